@@ -1,0 +1,60 @@
+//! RFC 5681 AIMD: slow start adds min(acked, SMSS) per ACK; congestion avoidance adds
+//! SMSS*SMSS/cwnd per ACK (eq. 3), about one segment per RTT.
+
+use super::{AckEvent, CongestionControl, Window};
+
+#[derive(Default, Debug)]
+pub struct NewReno;
+
+impl CongestionControl for NewReno {
+    fn name(&self) -> &'static str {
+        "newreno"
+    }
+
+    fn on_ack(&mut self, w: &mut Window, ev: &AckEvent) {
+        if w.in_slow_start() {
+            w.cwnd += ev.acked.min(w.mss);
+        } else {
+            w.cwnd += (w.mss * w.mss / w.cwnd).max(1);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(acked: u64) -> AckEvent {
+        AckEvent { now: 0, acked, flight_before: 0, srtt: None, min_rtt: None }
+    }
+
+    #[test]
+    fn slow_start_adds_at_most_one_mss_per_ack() {
+        let mut w = Window { cwnd: 1000, ssthresh: u64::MAX, mss: 1000 };
+        NewReno.on_ack(&mut w, &ev(2000));
+        assert_eq!(w.cwnd, 2000);
+        NewReno.on_ack(&mut w, &ev(500));
+        assert_eq!(w.cwnd, 2500);
+    }
+
+    #[test]
+    fn avoidance_adds_one_mss_per_window_of_acks() {
+        let mut w = Window { cwnd: 10_000, ssthresh: 5_000, mss: 1000 };
+        for _ in 0..10 {
+            NewReno.on_ack(&mut w, &ev(1000));
+        }
+        // 10 ACKs at cwnd ~10 segments: growth a little under one segment (eq. 3 is per ACK)
+        assert!(w.cwnd > 10_900 && w.cwnd <= 11_000, "{}", w.cwnd);
+    }
+
+    #[test]
+    fn loss_halves_flight_with_two_segment_floor() {
+        let mut r = NewReno;
+        let w = Window { cwnd: 10_000, ssthresh: u64::MAX, mss: 1000 };
+        assert_eq!(r.ssthresh_after_loss(&w, 10_000), 5_000);
+        assert_eq!(r.ssthresh_after_loss(&w, 3_000), 2_000);
+        let mut w2 = w;
+        r.on_timeout(&mut w2, 8_000);
+        assert_eq!((w2.cwnd, w2.ssthresh), (1000, 4000));
+    }
+}

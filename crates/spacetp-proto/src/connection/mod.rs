@@ -1,0 +1,762 @@
+//! A TCP connection as a pure state machine: handshake with MSS / window-scale / timestamps
+//! negotiation, sliding-window sending limited by cwnd and the peer's window, RFC 6298
+//! retransmission timer with Karn's rule and backoff, delayed ACKs, FIN close and RST.
+//!
+//! Positions are absolute `u64` stream positions: 0 is our SYN, data byte i is at 1 + i, and
+//! the FIN follows the last data byte. `seq.rs` converts at the wire boundary.
+
+mod recovery;
+mod recv;
+
+use crate::cc::{new_controller, AckEvent, CongestionControl, Window};
+use crate::config::TcpConfig;
+use crate::rto::RttEstimator;
+use crate::seq::{from_wire, to_wire};
+use crate::time::{Time, MS};
+use spacetp_wire::{flags, TcpHeader, TcpOptions, Timestamps};
+
+pub(crate) use recovery::Recovery;
+pub(crate) use recv::Receiver;
+
+/// RFC 9293 connection states.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    Closed,
+    Listen,
+    SynSent,
+    SynReceived,
+    Established,
+    FinWait1,
+    FinWait2,
+    CloseWait,
+    Closing,
+    LastAck,
+    TimeWait,
+}
+
+/// Why a connection ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CloseReason {
+    /// FIN exchange completed.
+    Normal,
+    /// The peer sent RST.
+    Reset,
+    /// The handshake timed out `syn_retries` times.
+    HandshakeTimeout,
+    /// The same data timed out `max_retries` times.
+    RetransmissionTimeout,
+}
+
+impl CloseReason {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            CloseReason::Normal => "closed",
+            CloseReason::Reset => "reset by peer",
+            CloseReason::HandshakeTimeout => "aborted: handshake timed out (syn_retries)",
+            CloseReason::RetransmissionTimeout => "aborted: data timed out (max_retries)",
+        }
+    }
+}
+
+/// One segment to put on the wire.
+#[derive(Clone, Copy, Debug)]
+pub struct Transmit {
+    pub hdr: TcpHeader,
+    /// Payload bytes.
+    pub len: u32,
+    /// Absolute stream position of the first payload byte (0 = SYN, data starts at 1).
+    pub pos: u64,
+    pub retransmission: bool,
+}
+
+/// Counters of one endpoint.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ConnStats {
+    pub segments_sent: u64,
+    pub data_segments_sent: u64,
+    pub payload_bytes_sent: u64,
+    pub retransmitted_segments: u64,
+    pub retransmitted_bytes: u64,
+    pub pure_acks_sent: u64,
+    pub timeouts: u64,
+    pub fast_retransmits: u64,
+    pub dupacks_received: u64,
+    pub segments_received: u64,
+    pub out_of_order_segments: u64,
+    pub duplicate_segments: u64,
+}
+
+pub struct Connection {
+    cfg: TcpConfig,
+    state: State,
+    close_reason: Option<CloseReason>,
+    local_port: u16,
+    remote_port: u16,
+    /// Our MSS (payload of a full segment before options), from the path MTU.
+    own_mss: u32,
+
+    // Send side.
+    iss: u32,
+    snd_una: u64,
+    snd_nxt: u64,
+    snd_max: u64,
+    /// End of the data the application has written (position after its last byte).
+    data_end: u64,
+    app_closed: bool,
+    /// Peer's window in bytes (already scaled).
+    snd_wnd: u64,
+    snd_wscale: u8,
+    /// Payload bytes per full data segment after option overhead.
+    seg_size: u32,
+    win: Window,
+    cc: Box<dyn CongestionControl>,
+    rtt: RttEstimator,
+    /// The segment end being timed for an RTT sample and when it was sent (Karn: cleared by
+    /// any retransmission).
+    timed: Option<(u64, Time)>,
+    rto_deadline: Option<Time>,
+    retries: u32,
+    syn_pending: bool,
+    syn_retransmitted: bool,
+    rst_pending: bool,
+    recovery: Recovery,
+
+    // Options.
+    ws_ok: bool,
+    ts_ok: bool,
+    rcv_wscale: u8,
+
+    // Receive side.
+    rx: Receiver,
+
+    stats: ConnStats,
+}
+
+impl Connection {
+    fn new(cfg: &TcpConfig, mss: u32, local_port: u16, remote_port: u16, iss: u32) -> Self {
+        let rcv_wscale = if cfg.window_scaling { wscale_for(cfg.receive_buffer.0) } else { 0 };
+        let mss = mss.max(1);
+        let win = Window {
+            cwnd: cfg.initial_window as u64 * mss as u64,
+            ssthresh: cfg.initial_ssthresh.map_or(u64::MAX, |b| b.0.max(2 * mss as u64)),
+            mss: mss as u64,
+        };
+        Connection {
+            rtt: RttEstimator::new(
+                cfg.initial_rto.0,
+                cfg.min_rto.0,
+                cfg.max_rto.0,
+                cfg.clock_granularity.0,
+            ),
+            cc: new_controller(cfg.congestion_control),
+            rx: Receiver::new(cfg),
+            cfg: cfg.clone(),
+            state: State::Closed,
+            close_reason: None,
+            local_port,
+            remote_port,
+            own_mss: mss,
+            iss,
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            data_end: 1,
+            app_closed: false,
+            snd_wnd: 0,
+            snd_wscale: 0,
+            seg_size: mss,
+            win,
+            timed: None,
+            rto_deadline: None,
+            retries: 0,
+            syn_pending: false,
+            syn_retransmitted: false,
+            rst_pending: false,
+            recovery: Recovery::default(),
+            ws_ok: false,
+            ts_ok: false,
+            rcv_wscale,
+            stats: ConnStats::default(),
+        }
+    }
+
+    /// Active open: the connection will send a SYN on the first `poll_transmit`.
+    pub fn connect(cfg: &TcpConfig, mss: u32, local_port: u16, remote_port: u16, iss: u32) -> Self {
+        let mut c = Self::new(cfg, mss, local_port, remote_port, iss);
+        c.state = State::SynSent;
+        c.syn_pending = true;
+        c
+    }
+
+    /// Passive open: waits for a SYN.
+    pub fn listen(cfg: &TcpConfig, mss: u32, local_port: u16, remote_port: u16, iss: u32) -> Self {
+        let mut c = Self::new(cfg, mss, local_port, remote_port, iss);
+        c.state = State::Listen;
+        c
+    }
+
+    // ----- application interface -----
+
+    /// Offer `n` more bytes of application data; returns how many the send buffer accepted.
+    pub fn send(&mut self, n: u64) -> u64 {
+        if self.app_closed || matches!(self.state, State::Closed | State::Listen) {
+            return 0;
+        }
+        let buffered = self.data_end - self.snd_una.max(1);
+        let room = self.cfg.send_buffer.0.saturating_sub(buffered);
+        let take = n.min(room);
+        self.data_end += take;
+        take
+    }
+
+    /// No more data will be written: a FIN follows the last byte.
+    pub fn close(&mut self) {
+        self.app_closed = true;
+    }
+
+    /// Bytes delivered in order to the application so far.
+    pub fn delivered(&self) -> u64 {
+        self.rx.delivered()
+    }
+
+    /// Bytes the application wrote that the peer has acknowledged.
+    pub fn bytes_acked(&self) -> u64 {
+        self.snd_una.saturating_sub(1).min(self.data_end - 1)
+    }
+
+    /// Bytes written by the application so far.
+    pub fn bytes_written(&self) -> u64 {
+        self.data_end - 1
+    }
+
+    pub fn state(&self) -> State {
+        self.state
+    }
+    pub fn close_reason(&self) -> Option<CloseReason> {
+        self.close_reason
+    }
+    pub fn stats(&self) -> &ConnStats {
+        &self.stats
+    }
+    pub fn window(&self) -> &Window {
+        &self.win
+    }
+    pub fn rtt(&self) -> &RttEstimator {
+        &self.rtt
+    }
+    pub fn bytes_in_flight(&self) -> u64 {
+        self.snd_max - self.snd_una
+    }
+    /// Highest position sent and highest acknowledged (absolute).
+    pub fn snd_max(&self) -> u64 {
+        self.snd_max
+    }
+    pub fn snd_una(&self) -> u64 {
+        self.snd_una
+    }
+    pub fn in_recovery(&self) -> bool {
+        self.recovery.in_recovery
+    }
+    pub fn config(&self) -> &TcpConfig {
+        &self.cfg
+    }
+    /// Payload bytes per full segment after negotiation.
+    pub fn segment_size(&self) -> u32 {
+        self.seg_size
+    }
+
+    /// True once the FIN exchange is complete in both directions (or the connection aborted).
+    pub fn is_finished(&self) -> bool {
+        matches!(self.state, State::Closed | State::TimeWait)
+    }
+
+    fn fin_pos(&self) -> Option<u64> {
+        self.app_closed.then_some(self.data_end)
+    }
+
+    fn our_fin_acked(&self) -> bool {
+        self.fin_pos().is_some_and(|f| self.snd_una > f)
+    }
+
+    // ----- time -----
+
+    /// The earliest time at which `on_timeout` has work to do.
+    pub fn poll_timeout(&self) -> Option<Time> {
+        if self.state == State::Closed {
+            return None;
+        }
+        match (self.rto_deadline, self.rx.delack_deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Handle every timer due at `now`.
+    pub fn on_timeout(&mut self, now: Time) {
+        if self.rx.delack_deadline.is_some_and(|d| d <= now) {
+            self.rx.delack_deadline = None;
+            self.rx.ack_now = true;
+        }
+        if self.rto_deadline.is_some_and(|d| d <= now) {
+            self.on_rto(now);
+        }
+    }
+
+    fn on_rto(&mut self, now: Time) {
+        self.rto_deadline = None;
+        self.retries += 1;
+        let handshake = matches!(self.state, State::SynSent | State::SynReceived);
+        let limit = if handshake { self.cfg.syn_retries } else { self.cfg.max_retries };
+        if self.retries > limit {
+            let reason = if handshake {
+                CloseReason::HandshakeTimeout
+            } else {
+                CloseReason::RetransmissionTimeout
+            };
+            self.abort(reason);
+            return;
+        }
+        self.stats.timeouts += 1;
+        self.rtt.back_off();
+        self.timed = None;
+        if handshake {
+            self.syn_pending = true;
+            self.syn_retransmitted = true;
+        } else {
+            let flight = self.snd_max - self.snd_una;
+            self.cc.on_timeout(&mut self.win, flight);
+            self.recovery.on_timeout(self.snd_max);
+            // Go back N: everything after snd_una is sent again under slow start.
+            self.snd_nxt = self.snd_una;
+        }
+        self.rto_deadline = Some(now + self.rtt.rto());
+    }
+
+    fn abort(&mut self, reason: CloseReason) {
+        self.state = State::Closed;
+        self.close_reason = Some(reason);
+        self.rst_pending = true;
+        self.rto_deadline = None;
+        self.rx.delack_deadline = None;
+    }
+
+    fn restart_rto(&mut self, now: Time) {
+        self.rto_deadline = (self.snd_max > self.snd_una).then(|| now + self.rtt.rto());
+    }
+
+    // ----- input -----
+
+    /// Process one received segment with `len` payload bytes.
+    pub fn on_segment(&mut self, now: Time, hdr: &TcpHeader, len: u32) {
+        self.stats.segments_received += 1;
+        match self.state {
+            State::Closed => {}
+            State::Listen => self.on_segment_listen(now, hdr),
+            State::SynSent => self.on_segment_syn_sent(now, hdr),
+            _ => self.on_segment_synchronized(now, hdr, len),
+        }
+    }
+
+    fn on_segment_listen(&mut self, now: Time, hdr: &TcpHeader) {
+        if !hdr.has(flags::SYN) || hdr.has(flags::ACK) || hdr.has(flags::RST) {
+            return;
+        }
+        self.negotiate(&hdr.options, true);
+        self.rx.on_syn(hdr.seq);
+        self.state = State::SynReceived;
+        self.syn_pending = true;
+        self.snd_wnd = hdr.window as u64;
+        self.rx.ts_recent_from(&hdr.options, now);
+    }
+
+    fn on_segment_syn_sent(&mut self, now: Time, hdr: &TcpHeader) {
+        if !hdr.has(flags::ACK) {
+            return; // simultaneous open is not supported; ignore a bare SYN
+        }
+        let ack = from_wire(self.iss, hdr.ack, self.snd_una);
+        if ack != 1 {
+            return;
+        }
+        if hdr.has(flags::RST) {
+            self.state = State::Closed;
+            self.close_reason = Some(CloseReason::Reset);
+            return;
+        }
+        if !hdr.has(flags::SYN) {
+            return;
+        }
+        self.negotiate(&hdr.options, false);
+        self.rx.on_syn(hdr.seq);
+        self.rx.ts_recent_from(&hdr.options, now);
+        self.snd_una = 1;
+        self.snd_nxt = self.snd_nxt.max(1);
+        self.snd_wnd = hdr.window as u64; // windows in SYNs are never scaled
+        self.take_handshake_rtt(now, &hdr.options);
+        self.retries = 0;
+        self.state = State::Established;
+        self.restart_rto(now);
+        self.rx.ack_now = true;
+    }
+
+    fn take_handshake_rtt(&mut self, now: Time, opts: &TcpOptions) {
+        if let (true, Some(ts)) = (self.ts_ok, opts.timestamps) {
+            self.rtt_sample(now, ts_elapsed(now, ts.ecr));
+        } else if let Some((_, sent)) = self.timed.take() {
+            if !self.syn_retransmitted {
+                self.rtt_sample(now, now - sent);
+            }
+        }
+    }
+
+    /// Record what the peer offered in its SYN / SYN-ACK.
+    fn negotiate(&mut self, o: &TcpOptions, we_are_passive: bool) {
+        let peer_mss = o.mss.map_or(536, |m| m as u32);
+        self.ws_ok = self.cfg.window_scaling && o.window_scale.is_some();
+        if self.ws_ok {
+            self.snd_wscale = o.window_scale.unwrap_or(0).min(14);
+        } else {
+            self.rcv_wscale = 0;
+        }
+        self.ts_ok = self.cfg.timestamps && o.timestamps.is_some();
+        let _ = we_are_passive;
+        let mss = self.own_mss.min(peer_mss);
+        // RFC 6691: the MSS excludes options, so data segments carry less when timestamps ride
+        // on every segment.
+        self.seg_size = mss.saturating_sub(if self.ts_ok { 12 } else { 0 }).max(1);
+        self.win.mss = self.seg_size as u64;
+        self.win.cwnd = self.cfg.initial_window as u64 * self.win.mss;
+        if self.win.ssthresh != u64::MAX {
+            self.win.ssthresh = self.win.ssthresh.max(2 * self.win.mss);
+        }
+    }
+
+    fn on_segment_synchronized(&mut self, now: Time, hdr: &TcpHeader, len: u32) {
+        if hdr.has(flags::RST) {
+            self.state = State::Closed;
+            self.close_reason = Some(CloseReason::Reset);
+            self.rto_deadline = None;
+            self.rx.delack_deadline = None;
+            return;
+        }
+        if hdr.has(flags::SYN) {
+            // Our SYN-ACK (or the peer's view of the handshake) was lost: answer again.
+            if self.state == State::SynReceived {
+                self.syn_pending = true;
+            } else {
+                self.rx.ack_now = true;
+            }
+            return;
+        }
+        if self.ts_ok {
+            self.rx.ts_recent_from(&hdr.options, now);
+        }
+        if hdr.has(flags::ACK) {
+            self.on_ack(now, hdr, len);
+        }
+        if self.state == State::Closed {
+            return;
+        }
+        let seg_start = self.rx.abs_seq(hdr.seq);
+        let fin = hdr.has(flags::FIN);
+        if len > 0 || fin {
+            let fin_now = self.rx.on_data(now, seg_start, len, fin, &mut self.stats);
+            if fin_now {
+                self.on_peer_fin();
+            }
+        }
+    }
+
+    fn on_peer_fin(&mut self) {
+        self.state = match self.state {
+            State::SynReceived | State::Established => State::CloseWait,
+            State::FinWait1 if self.our_fin_acked() => State::TimeWait,
+            State::FinWait1 => State::Closing,
+            State::FinWait2 => State::TimeWait,
+            s => s,
+        };
+        if self.state == State::TimeWait {
+            self.enter_time_wait();
+        }
+    }
+
+    fn enter_time_wait(&mut self) {
+        // The simulator does not wait 2 MSL: the connection is finished, but keeps answering a
+        // retransmitted FIN with an ACK.
+        self.close_reason.get_or_insert(CloseReason::Normal);
+        self.rto_deadline = None;
+    }
+
+    fn on_ack(&mut self, now: Time, hdr: &TcpHeader, len: u32) {
+        let ack = from_wire(self.iss, hdr.ack, self.snd_una);
+        if ack > self.snd_max {
+            self.rx.ack_now = true; // RFC 9293: ACK something not yet sent -> answer with an ACK
+            return;
+        }
+        if self.state == State::SynReceived {
+            if ack < 1 {
+                return;
+            }
+            self.state = State::Established;
+            self.snd_wnd = (hdr.window as u64) << self.snd_wscale;
+            self.take_handshake_rtt(now, &hdr.options);
+            self.retries = 0;
+        }
+        let wnd = (hdr.window as u64) << self.snd_wscale;
+        if ack < self.snd_una {
+            return; // old ACK
+        }
+        if ack == self.snd_una {
+            let is_dup = len == 0
+                && !hdr.has(flags::FIN)
+                && self.snd_max > self.snd_una
+                && wnd == self.snd_wnd;
+            self.snd_wnd = wnd;
+            if is_dup {
+                self.stats.dupacks_received += 1;
+                self.on_dupack(now);
+            }
+            return;
+        }
+        self.snd_wnd = wnd;
+        self.on_new_ack(now, ack, &hdr.options);
+    }
+
+    fn on_new_ack(&mut self, now: Time, ack: u64, opts: &TcpOptions) {
+        let acked = ack - self.snd_una;
+        let flight_before = self.snd_max - self.snd_una;
+        // RTT: timestamps give a sample per ACK (RFC 7323 RTTM); otherwise one timed segment.
+        if let (true, Some(ts)) = (self.ts_ok, opts.timestamps) {
+            self.rtt_sample(now, ts_elapsed(now, ts.ecr));
+        } else if let Some((end, sent)) = self.timed {
+            if ack >= end {
+                self.timed = None;
+                self.rtt_sample(now, now - sent);
+            }
+        }
+        self.snd_una = ack;
+        self.snd_nxt = self.snd_nxt.max(ack);
+        self.retries = 0;
+        let ev = AckEvent {
+            now,
+            acked,
+            flight_before,
+            srtt: self.rtt.srtt(),
+            min_rtt: self.rtt.min_rtt(),
+        };
+        let rto_restart = self.on_ack_recovery(&ev);
+        if rto_restart {
+            self.restart_rto(now);
+        }
+        if self.our_fin_acked() {
+            self.state = match self.state {
+                State::FinWait1 => State::FinWait2,
+                State::Closing => State::TimeWait,
+                State::LastAck => State::Closed,
+                s => s,
+            };
+            if self.state == State::TimeWait {
+                self.enter_time_wait();
+            } else if self.state == State::Closed {
+                self.close_reason.get_or_insert(CloseReason::Normal);
+                self.rto_deadline = None;
+            }
+        }
+    }
+
+    fn rtt_sample(&mut self, now: Time, rtt: Time) {
+        self.rtt.on_sample(rtt);
+        self.cc.on_rtt_sample(rtt, now);
+    }
+
+    // ----- output -----
+
+    /// The next segment to send at `now`, if any. Call until it returns `None`.
+    pub fn poll_transmit(&mut self, now: Time) -> Option<Transmit> {
+        if self.rst_pending {
+            self.rst_pending = false;
+            let mut h = self.header(flags::RST | flags::ACK, self.snd_nxt, now);
+            h.window = 0;
+            return Some(self.emit(h, 0, self.snd_nxt, false, now));
+        }
+        match self.state {
+            State::Closed | State::Listen => return None,
+            State::SynSent | State::SynReceived if self.syn_pending => {
+                return Some(self.transmit_syn(now));
+            }
+            State::SynSent => return None,
+            _ => {}
+        }
+        if let Some(pos) = self.recovery.rtx_pending.take() {
+            if pos < self.snd_max {
+                return Some(self.transmit_from(pos, now));
+            }
+        }
+        if let Some(t) = self.transmit_new(now) {
+            return Some(t);
+        }
+        if self.rx.ack_now {
+            let h = self.header(flags::ACK, self.snd_nxt, now);
+            self.stats.pure_acks_sent += 1;
+            return Some(self.emit(h, 0, self.snd_nxt, false, now));
+        }
+        None
+    }
+
+    fn transmit_syn(&mut self, now: Time) -> Transmit {
+        self.syn_pending = false;
+        let passive = self.state == State::SynReceived;
+        let mut h = self.header(if passive { flags::SYN | flags::ACK } else { flags::SYN }, 0, now);
+        h.window = self.cfg.receive_buffer.0.min(65535) as u16;
+        let o = &mut h.options;
+        o.mss = Some(self.own_mss.min(65535) as u16);
+        let offer_ws = self.cfg.window_scaling && (!passive || self.ws_ok);
+        if offer_ws {
+            o.window_scale = Some(self.rcv_wscale);
+        }
+        let offer_ts = self.cfg.timestamps && (!passive || self.ts_ok);
+        if offer_ts {
+            o.timestamps = Some(Timestamps { val: ts_clock(now), ecr: self.rx.ts_recent });
+        } else if !passive {
+            o.timestamps = None;
+        }
+        let retx = self.snd_max > 0;
+        if retx {
+            self.syn_retransmitted = true;
+            self.timed = None;
+        } else {
+            self.timed = Some((1, now));
+        }
+        self.snd_nxt = self.snd_nxt.max(1);
+        self.snd_max = self.snd_max.max(1);
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+        self.emit(h, 0, 0, retx, now)
+    }
+
+    /// Send window: the congestion window (plus limited-transmit allowance) capped by the
+    /// peer's advertised window.
+    fn send_limit(&self) -> u64 {
+        let cwnd = self.win.cwnd + self.recovery.limited_transmit_allowance(self.win.mss);
+        self.snd_una + cwnd.min(self.snd_wnd)
+    }
+
+    fn transmit_new(&mut self, now: Time) -> Option<Transmit> {
+        if !matches!(
+            self.state,
+            State::Established | State::CloseWait | State::FinWait1 | State::Closing | State::LastAck
+        ) {
+            return None;
+        }
+        let limit = self.send_limit();
+        if self.snd_nxt < self.data_end {
+            let avail = self.data_end - self.snd_nxt;
+            let room = limit.saturating_sub(self.snd_nxt);
+            let len = avail.min(self.seg_size as u64).min(room);
+            // Sender-side silly window avoidance: a short segment only when it ends the data.
+            if len > 0 && (len == self.seg_size as u64 || len == avail) {
+                return Some(self.transmit_from(self.snd_nxt, now));
+            }
+            return None;
+        }
+        if let Some(fin) = self.fin_pos() {
+            if self.snd_nxt == fin {
+                return Some(self.transmit_from(fin, now));
+            }
+        }
+        None
+    }
+
+    /// Send the segment that starts at `pos` (data, possibly with the FIN).
+    fn transmit_from(&mut self, pos: u64, now: Time) -> Transmit {
+        let len = self.data_end.saturating_sub(pos).min(self.seg_size as u64) as u32;
+        let end = pos + len as u64;
+        let fin = self.fin_pos().is_some_and(|f| f == end);
+        let mut fl = flags::ACK;
+        if fin {
+            fl |= flags::FIN;
+        }
+        if len > 0 && end == self.data_end {
+            fl |= flags::PSH;
+        }
+        let retx = pos < self.snd_max;
+        let seg_end = end + fin as u64;
+        if retx {
+            self.timed = None;
+            self.stats.retransmitted_segments += 1;
+            self.stats.retransmitted_bytes += len as u64;
+        } else if self.timed.is_none() && len > 0 {
+            self.timed = Some((seg_end, now));
+        }
+        if pos == self.snd_nxt {
+            self.snd_nxt = seg_end;
+        }
+        self.snd_max = self.snd_max.max(seg_end);
+        if fin {
+            self.state = match self.state {
+                State::Established => State::FinWait1,
+                State::CloseWait => State::LastAck,
+                s => s,
+            };
+        }
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+        let h = self.header(fl, pos, now);
+        self.emit(h, len, pos, retx, now)
+    }
+
+    fn header(&self, fl: u8, pos: u64, now: Time) -> TcpHeader {
+        let mut h = TcpHeader {
+            src_port: self.local_port,
+            dst_port: self.remote_port,
+            seq: to_wire(self.iss, pos),
+            ack: 0,
+            flags: fl,
+            window: 0,
+            urgent: 0,
+            options: TcpOptions::default(),
+        };
+        if fl & flags::ACK != 0 {
+            h.ack = self.rx.wire_ack();
+            h.window = (self.rx.window() >> self.rcv_wscale).min(65535) as u16;
+        }
+        if self.ts_ok {
+            h.options.timestamps = Some(Timestamps { val: ts_clock(now), ecr: self.rx.ts_recent });
+        }
+        h
+    }
+
+    fn emit(&mut self, hdr: TcpHeader, len: u32, pos: u64, retx: bool, _now: Time) -> Transmit {
+        self.stats.segments_sent += 1;
+        if len > 0 {
+            self.stats.data_segments_sent += 1;
+            self.stats.payload_bytes_sent += len as u64;
+        }
+        if hdr.has(flags::ACK) {
+            self.rx.on_ack_sent();
+        }
+        Transmit { hdr, len, pos, retransmission: retx }
+    }
+}
+
+/// Smallest window-scale shift that lets `buf` be advertised (RFC 7323, at most 14).
+fn wscale_for(buf: u64) -> u8 {
+    let mut s = 0u8;
+    while s < 14 && (buf >> s) > 65535 {
+        s += 1;
+    }
+    s
+}
+
+/// The timestamp clock ticks in milliseconds (RFC 7323 allows 1 ms to 1 s per tick).
+fn ts_clock(now: Time) -> u32 {
+    (now / MS) as u32
+}
+
+fn ts_elapsed(now: Time, ecr: u32) -> Time {
+    ts_clock(now).wrapping_sub(ecr) as Time * MS
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,222 @@
+//! Receive side: reassembly of out-of-order data, the cumulative ACK point, the advertised
+//! window and the delayed-ACK policy of RFC 1122 / RFC 5681 section 4.2 (ACK every
+//! `ack_every` segments or after `ack_delay`; ACK at once when data arrives out of order, fills
+//! a hole, or is a duplicate).
+
+use super::ConnStats;
+use crate::config::TcpConfig;
+use crate::seq::{from_wire, to_wire};
+use crate::time::Time;
+use spacetp_wire::TcpOptions;
+
+pub(crate) struct Receiver {
+    irs: u32,
+    /// Next position expected (absolute; 1 = first data byte once the SYN is in).
+    rcv_nxt: u64,
+    /// Out-of-order ranges `[start, end)`, sorted and disjoint.
+    ooo: Vec<(u64, u64)>,
+    /// Position of a FIN that arrived before all the data preceding it.
+    fin_at: Option<u64>,
+    fin_received: bool,
+    rcv_buf: u64,
+    ack_every: u32,
+    ack_delay: Time,
+    unacked: u32,
+    pub ack_now: bool,
+    pub delack_deadline: Option<Time>,
+    pub ts_recent: u32,
+}
+
+impl Receiver {
+    pub fn new(cfg: &TcpConfig) -> Self {
+        Receiver {
+            irs: 0,
+            rcv_nxt: 0,
+            ooo: Vec::new(),
+            fin_at: None,
+            fin_received: false,
+            rcv_buf: cfg.receive_buffer.0,
+            ack_every: cfg.ack_every,
+            ack_delay: cfg.ack_delay.0,
+            unacked: 0,
+            ack_now: false,
+            delack_deadline: None,
+            ts_recent: 0,
+        }
+    }
+
+    pub fn on_syn(&mut self, seq: u32) {
+        self.irs = seq;
+        self.rcv_nxt = 1;
+    }
+
+    pub fn abs_seq(&self, wire: u32) -> u64 {
+        from_wire(self.irs, wire, self.rcv_nxt)
+    }
+
+    pub fn wire_ack(&self) -> u32 {
+        to_wire(self.irs, self.rcv_nxt)
+    }
+
+    /// Window to advertise, in bytes. The application reads at once, so the whole buffer is
+    /// free beyond `rcv_nxt` (out-of-order data sits inside it).
+    pub fn window(&self) -> u64 {
+        self.rcv_buf
+    }
+
+    pub fn delivered(&self) -> u64 {
+        self.rcv_nxt.saturating_sub(1 + self.fin_received as u64)
+    }
+
+    /// The holes below the highest out-of-order byte, as `[start, end)` (for SACK and SNACK).
+    #[allow(dead_code)]
+    pub fn out_of_order(&self) -> &[(u64, u64)] {
+        &self.ooo
+    }
+
+    pub fn ts_recent_from(&mut self, o: &TcpOptions, _now: Time) {
+        if let Some(ts) = o.timestamps {
+            self.ts_recent = ts.val;
+        }
+    }
+
+    pub fn on_ack_sent(&mut self) {
+        self.ack_now = false;
+        self.unacked = 0;
+        self.delack_deadline = None;
+    }
+
+    /// Data `[start, start+len)` and maybe a FIN arrived. Returns true when the FIN is consumed
+    /// now (all data before it is in).
+    pub fn on_data(
+        &mut self,
+        now: Time,
+        start: u64,
+        len: u32,
+        fin: bool,
+        stats: &mut ConnStats,
+    ) -> bool {
+        let mut end = start + len as u64;
+        // Accept nothing beyond the right edge of the window we advertised.
+        let right_edge = self.rcv_nxt + self.rcv_buf;
+        let fin = fin && end <= right_edge;
+        end = end.min(right_edge);
+        if fin && !self.fin_received {
+            self.fin_at = Some(end);
+        }
+        if len > 0 {
+            if end <= self.rcv_nxt {
+                stats.duplicate_segments += 1;
+                self.ack_now = true;
+            } else if start > self.rcv_nxt {
+                stats.out_of_order_segments += 1;
+                self.insert_ooo(start, end);
+                self.ack_now = true;
+            } else {
+                let filled_hole = !self.ooo.is_empty();
+                self.rcv_nxt = end;
+                self.absorb_ooo();
+                if filled_hole {
+                    self.ack_now = true;
+                } else {
+                    self.unacked += 1;
+                    if self.unacked >= self.ack_every {
+                        self.ack_now = true;
+                    } else if self.delack_deadline.is_none() {
+                        self.delack_deadline = Some(now + self.ack_delay);
+                    }
+                }
+            }
+        } else if fin && self.fin_received {
+            self.ack_now = true; // retransmitted FIN: our ACK of it was lost
+        }
+        if !self.fin_received && self.fin_at == Some(self.rcv_nxt) {
+            self.fin_received = true;
+            self.rcv_nxt += 1;
+            self.ack_now = true;
+            return true;
+        }
+        false
+    }
+
+    fn insert_ooo(&mut self, start: u64, end: u64) {
+        let i = self.ooo.partition_point(|&(_, e)| e < start);
+        let mut s = start;
+        let mut e = end;
+        let mut j = i;
+        while j < self.ooo.len() && self.ooo[j].0 <= e {
+            s = s.min(self.ooo[j].0);
+            e = e.max(self.ooo[j].1);
+            j += 1;
+        }
+        self.ooo.splice(i..j, [(s, e)]);
+    }
+
+    fn absorb_ooo(&mut self) {
+        let n = self.ooo.iter().take_while(|&&(s, _)| s <= self.rcv_nxt).count();
+        for &(_, e) in &self.ooo[..n] {
+            self.rcv_nxt = self.rcv_nxt.max(e);
+        }
+        self.ooo.drain(..n);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rx() -> Receiver {
+        let mut r = Receiver::new(&TcpConfig::default());
+        r.on_syn(1000);
+        r
+    }
+
+    #[test]
+    fn in_order_data_is_acked_every_second_segment() {
+        let mut r = rx();
+        let mut st = ConnStats::default();
+        r.on_data(0, 1, 100, false, &mut st);
+        assert!(!r.ack_now);
+        assert_eq!(r.delack_deadline, Some(200_000_000));
+        r.on_data(0, 101, 100, false, &mut st);
+        assert!(r.ack_now);
+        assert_eq!(r.delivered(), 200);
+    }
+
+    #[test]
+    fn holes_are_filled_and_acked_at_once() {
+        let mut r = rx();
+        let mut st = ConnStats::default();
+        r.on_data(0, 201, 100, false, &mut st);
+        r.on_data(0, 401, 100, false, &mut st);
+        assert!(r.ack_now);
+        assert_eq!(r.delivered(), 0);
+        assert_eq!(r.out_of_order(), &[(201, 301), (401, 501)]);
+        r.on_ack_sent();
+        r.on_data(0, 1, 200, false, &mut st);
+        assert!(r.ack_now, "filling a hole must be acked at once");
+        assert_eq!(r.delivered(), 300);
+        r.on_data(0, 301, 100, false, &mut st);
+        assert_eq!(r.delivered(), 500);
+        assert!(r.out_of_order().is_empty());
+    }
+
+    #[test]
+    fn overlapping_ranges_merge() {
+        let mut r = rx();
+        let mut st = ConnStats::default();
+        r.on_data(0, 101, 100, false, &mut st);
+        r.on_data(0, 301, 100, false, &mut st);
+        r.on_data(0, 150, 200, false, &mut st);
+        assert_eq!(r.out_of_order(), &[(101, 401)]);
+    }
+
+    #[test]
+    fn early_fin_waits_for_the_data() {
+        let mut r = rx();
+        let mut st = ConnStats::default();
+        assert!(!r.on_data(0, 101, 100, true, &mut st));
+        assert!(r.on_data(0, 1, 100, false, &mut st));
+        assert_eq!(r.delivered(), 200);
+    }
+}

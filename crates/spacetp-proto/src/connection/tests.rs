@@ -1,0 +1,261 @@
+//! Connection tests over a minimal two-endpoint pipe: fixed one-way delay, optional rate,
+//! scripted drops. Each test checks one behaviour the RFCs prescribe.
+
+use super::*;
+use crate::time::{MS, SEC};
+use std::collections::BTreeMap;
+
+struct Pipe {
+    a: Connection,
+    b: Connection,
+    delay: Time,
+    /// Serialisation time per segment from a to b (models a bottleneck).
+    gap_ab: Time,
+    busy_ab: Time,
+    inflight: BTreeMap<(Time, u64), (bool, Transmit)>,
+    serial: u64,
+    /// Indices (0-based) of a->b and b->a segments to drop.
+    drop_ab: Vec<u64>,
+    drop_ba: Vec<u64>,
+    sent_ab: u64,
+    sent_ba: u64,
+    log_ab: Vec<(Time, u64, u32, bool, u8)>,
+    now: Time,
+    /// Application bytes not yet accepted by a's send buffer.
+    to_send: u64,
+}
+
+impl Pipe {
+    fn new(cfg: &TcpConfig, mss: u32, bytes: u64) -> Self {
+        let mut a = Connection::connect(cfg, mss, 1000, 80, 0xFFFF_FFF0);
+        let b = Connection::listen(cfg, mss, 80, 1000, 77);
+        Pipe {
+            a,
+            b,
+            delay: 50 * MS,
+            gap_ab: 0,
+            busy_ab: 0,
+            inflight: BTreeMap::new(),
+            serial: 0,
+            drop_ab: vec![],
+            drop_ba: vec![],
+            sent_ab: 0,
+            sent_ba: 0,
+            log_ab: vec![],
+            now: 0,
+            to_send: bytes,
+        }
+    }
+
+    fn flush(&mut self) {
+        if self.to_send > 0 {
+            self.to_send -= self.a.send(self.to_send);
+            if self.to_send == 0 {
+                self.a.close();
+            }
+        }
+        while let Some(t) = self.a.poll_transmit(self.now) {
+            let idx = self.sent_ab;
+            self.sent_ab += 1;
+            self.log_ab.push((self.now, t.pos, t.len, t.retransmission, t.hdr.flags));
+            let start = self.busy_ab.max(self.now);
+            self.busy_ab = start + self.gap_ab;
+            if !self.drop_ab.contains(&idx) {
+                self.serial += 1;
+                self.inflight.insert((self.busy_ab + self.delay, self.serial), (true, t));
+            }
+        }
+        while let Some(t) = self.b.poll_transmit(self.now) {
+            let idx = self.sent_ba;
+            self.sent_ba += 1;
+            if !self.drop_ba.contains(&idx) {
+                self.serial += 1;
+                self.inflight.insert((self.now + self.delay, self.serial), (false, t));
+            }
+        }
+        if self.b.state() == State::CloseWait {
+            self.b.close();
+            self.flush();
+        }
+    }
+
+    fn run(&mut self, limit: Time) {
+        self.flush();
+        while self.now < limit && !(self.a.is_finished() && self.b.is_finished()) {
+            let next_pkt = self.inflight.keys().next().map(|k| k.0);
+            let next_t = [next_pkt, self.a.poll_timeout(), self.b.poll_timeout()]
+                .into_iter()
+                .flatten()
+                .min();
+            let Some(t) = next_t else {
+                if self.a.state() == State::Closed {
+                    break;
+                }
+                panic!("stalled at {} s: a {:?} b {:?}", self.now as f64 / 1e9, self.a.state(), self.b.state())
+            };
+            self.now = t;
+            if next_pkt == Some(t) {
+                let k = *self.inflight.keys().next().unwrap();
+                let (to_b, seg) = self.inflight.remove(&k).unwrap();
+                if to_b {
+                    self.b.on_segment(t, &seg.hdr, seg.len);
+                } else {
+                    self.a.on_segment(t, &seg.hdr, seg.len);
+                }
+            }
+            if self.a.poll_timeout().is_some_and(|d| d <= t) {
+                self.a.on_timeout(t);
+            }
+            if self.b.poll_timeout().is_some_and(|d| d <= t) {
+                self.b.on_timeout(t);
+            }
+            self.flush();
+        }
+    }
+
+    /// Positions of retransmitted data segments, in order.
+    fn retransmissions(&self) -> Vec<u64> {
+        self.log_ab.iter().filter(|l| l.3 && l.2 > 0).map(|l| l.1).collect()
+    }
+}
+
+fn cfg() -> TcpConfig {
+    TcpConfig { initial_window: 4, ..TcpConfig::default() }
+}
+
+#[test]
+fn handshake_then_exact_delivery_and_close() {
+    let mut p = Pipe::new(&cfg(), 1000, 100_000);
+    p.run(100 * SEC);
+    assert_eq!(p.b.delivered(), 100_000);
+    assert_eq!(p.a.close_reason(), Some(CloseReason::Normal));
+    assert_eq!(p.b.state(), State::Closed);
+    assert_eq!(p.a.stats().retransmitted_segments, 0);
+    // handshake RTT sample = 100 ms
+    assert_eq!(p.a.rtt().min_rtt(), Some(100 * MS));
+}
+
+#[test]
+fn syn_options_negotiate_mss_and_window_scale() {
+    let mut c = Connection::connect(&cfg(), 1460, 1, 2, 0);
+    let syn = c.poll_transmit(0).unwrap();
+    assert!(syn.hdr.has(flags::SYN) && !syn.hdr.has(flags::ACK));
+    assert_eq!(syn.hdr.options.mss, Some(1460));
+    // 300 kB needs shift 3 (300000 >> 3 = 37500 <= 65535; >> 2 = 75000 does not fit)
+    assert_eq!(syn.hdr.options.window_scale, Some(3));
+    let mut s = Connection::listen(&cfg(), 536, 2, 1, 9);
+    s.on_segment(0, &syn.hdr, 0);
+    let synack = s.poll_transmit(0).unwrap();
+    assert!(synack.hdr.has(flags::SYN) && synack.hdr.has(flags::ACK));
+    assert_eq!(synack.hdr.ack, 1);
+    c.on_segment(10, &synack.hdr, 0);
+    assert_eq!(c.state(), State::Established);
+    assert_eq!(c.segment_size(), 536, "MSS is the smaller of the two offers");
+}
+
+#[test]
+fn single_loss_one_fast_retransmit_no_timeout() {
+    let mut p = Pipe::new(&cfg(), 1000, 200_000);
+    p.gap_ab = MS;
+    // segment index 10 = SYN + 9 data segments earlier: data at position 1 + 9*1000
+    p.drop_ab = vec![10];
+    p.run(100 * SEC);
+    assert_eq!(p.b.delivered(), 200_000);
+    assert_eq!(p.retransmissions(), vec![9001]);
+    assert_eq!(p.a.stats().fast_retransmits, 1);
+    assert_eq!(p.a.stats().timeouts, 0);
+}
+
+#[test]
+fn two_losses_in_a_window_recovered_by_partial_ack() {
+    let mut p = Pipe::new(&cfg(), 1000, 200_000);
+    p.gap_ab = MS;
+    p.drop_ab = vec![20, 23];
+    p.run(100 * SEC);
+    assert_eq!(p.b.delivered(), 200_000);
+    let lost: Vec<u64> = p.drop_ab.iter().map(|&i| p.log_ab[i as usize].1).collect();
+    // RFC 6582: the first by fast retransmit, the second on the partial ACK; one recovery.
+    assert_eq!(p.retransmissions(), lost);
+    assert_eq!(p.a.stats().fast_retransmits, 1);
+    assert_eq!(p.a.stats().timeouts, 0);
+}
+
+#[test]
+fn lost_retransmission_needs_the_timer() {
+    let mut p = Pipe::new(&cfg(), 1000, 100_000);
+    p.gap_ab = MS;
+    p.drop_ab = vec![10];
+    p.run(100 * SEC);
+    let first_rtx = p.log_ab.iter().position(|l| l.3 && l.2 > 0).unwrap() as u64;
+    let mut q = Pipe::new(&cfg(), 1000, 100_000);
+    q.gap_ab = MS;
+    q.drop_ab = vec![10, first_rtx];
+    q.run(100 * SEC);
+    assert_eq!(q.b.delivered(), 100_000);
+    assert_eq!(q.a.stats().timeouts, 1);
+    let rtx = q.retransmissions();
+    assert_eq!(&rtx[..2], &[9001, 9001], "fast retransmit, then the RTO resends the same hole");
+}
+
+#[test]
+fn syn_loss_backs_off_the_rto() {
+    let mut p = Pipe::new(&cfg(), 1000, 10_000);
+    p.drop_ab = vec![0, 1];
+    p.run(100 * SEC);
+    assert_eq!(p.b.delivered(), 10_000);
+    let syn_times: Vec<Time> =
+        p.log_ab.iter().filter(|l| l.4 & flags::SYN != 0).map(|l| l.0).collect();
+    // initial RTO 1 s, then doubled: SYNs at 0, 1 s, 3 s
+    assert_eq!(syn_times, vec![0, SEC, 3 * SEC]);
+}
+
+#[test]
+fn synack_loss_and_fin_loss_still_deliver_everything() {
+    let mut p = Pipe::new(&cfg(), 1000, 50_000);
+    p.drop_ba = vec![0]; // the SYN-ACK
+    let n_data = 50;
+    p.drop_ab = vec![n_data + 1]; // a's segment carrying the FIN (or the one after the data)
+    p.run(200 * SEC);
+    assert_eq!(p.b.delivered(), 50_000);
+    assert!(p.a.is_finished() && p.b.is_finished());
+}
+
+#[test]
+fn every_ack_lost_for_a_while_recovers_by_timeout() {
+    let mut p = Pipe::new(&cfg(), 1000, 100_000);
+    p.drop_ba = (3..15).collect();
+    p.run(1000 * SEC);
+    assert_eq!(p.b.delivered(), 100_000);
+    assert!(p.a.stats().timeouts >= 1);
+}
+
+#[test]
+fn transfer_across_sequence_wrap() {
+    // ISN 0xFFFF_FFF0: the wire sequence wraps after 15 bytes.
+    let mut p = Pipe::new(&cfg(), 1000, 3_000_000);
+    p.gap_ab = 100_000;
+    p.drop_ab = vec![50, 51, 500];
+    p.run(1000 * SEC);
+    assert_eq!(p.b.delivered(), 3_000_000);
+    assert_eq!(p.a.close_reason(), Some(CloseReason::Normal));
+}
+
+#[test]
+fn too_many_retries_abort_with_a_reason() {
+    let c = TcpConfig { max_retries: 2, ..cfg() };
+    let mut p = Pipe::new(&c, 1000, 100_000);
+    p.drop_ab = (5..10_000).collect();
+    p.run(1000 * SEC);
+    assert_eq!(p.a.close_reason(), Some(CloseReason::RetransmissionTimeout));
+    assert!(p.b.delivered() < 100_000);
+}
+
+#[test]
+fn timestamps_give_rtt_samples_on_every_ack() {
+    let c = TcpConfig { timestamps: true, ..cfg() };
+    let mut p = Pipe::new(&c, 1000, 100_000);
+    p.run(100 * SEC);
+    assert_eq!(p.b.delivered(), 100_000);
+    assert_eq!(p.a.segment_size(), 988, "12 bytes of timestamps come out of each segment");
+    assert!(p.a.rtt().samples > 20, "{}", p.a.rtt().samples);
+}

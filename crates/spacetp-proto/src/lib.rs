@@ -1,0 +1,19 @@
+//! The transport engine of spacetp, sans-IO (as quinn-proto and smoltcp are): a [`Connection`]
+//! is fed segments and the current time, and is asked for segments to send and for its next
+//! deadline. It never sees a link, a socket or a clock, so the simulator and a live gateway
+//! drive the very same code.
+//!
+//! Payload bytes never enter the connection: it deals in sequence ranges. A driver that carries
+//! real data keeps the bytes itself, indexed by stream offset.
+
+pub mod cc;
+pub mod config;
+pub mod connection;
+pub mod rto;
+pub mod seq;
+pub mod time;
+pub mod units;
+
+pub use config::TcpConfig;
+pub use connection::{CloseReason, Connection, ConnStats, State, Transmit};
+pub use time::{Time, MS, SEC, US};

@@ -1,0 +1,159 @@
+//! TCP options as fields. Fixed-size (no heap) so a header is `Copy`.
+
+/// At most this many SACK blocks fit in a header (RFC 2018: 4 without timestamps).
+pub const MAX_SACK_BLOCKS: usize = 4;
+/// At most this many SNACK options are carried in one header (6 x 6 bytes = 36 of 40).
+pub const MAX_SNACKS: usize = 6;
+
+/// RFC 7323 timestamps option (kind 8, length 10).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Timestamps {
+    pub val: u32,
+    pub ecr: u32,
+}
+
+/// SACK blocks (kind 5): `[left, right)` pairs of 32-bit sequence numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct SackBlocks {
+    pub blocks: [(u32, u32); MAX_SACK_BLOCKS],
+    pub len: u8,
+}
+
+impl SackBlocks {
+    pub fn as_slice(&self) -> &[(u32, u32)] {
+        &self.blocks[..self.len as usize]
+    }
+    pub fn push(&mut self, left: u32, right: u32) -> bool {
+        if (self.len as usize) < MAX_SACK_BLOCKS {
+            self.blocks[self.len as usize] = (left, right);
+            self.len += 1;
+            true
+        } else {
+            false
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// SCPS capabilities option (kind 20, length 4), CCSDS 714.0-B-2 section 3.2.3.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct ScpsCapabilities {
+    /// Capability bit vector: 0x80 BETS, 0x40 SNACK1, 0x20 SNACK2, 0x10 COMP, 0x08 NLTS.
+    pub vector: u8,
+    /// Connection identifier used by header compression.
+    pub connection_id: u8,
+}
+
+impl ScpsCapabilities {
+    pub const BETS: u8 = 0x80;
+    pub const SNACK1: u8 = 0x40;
+    pub const SNACK2: u8 = 0x20;
+    pub const COMP: u8 = 0x10;
+    pub const NLTS: u8 = 0x08;
+}
+
+/// One SNACK option (kind 21): a hole `offset` MSS units after the ACK, `size` MSS units long,
+/// optionally followed by a bit vector (length 6 + `bitvec_len` bytes) whose bit i (MSB first)
+/// set means "segment i after the first hole's end is missing as well".
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Snack {
+    pub offset: u16,
+    pub size: u16,
+    /// Bit vector bytes, MSB of byte 0 first; only the first `bitvec_len` bytes are sent.
+    pub bitvec: [u8; 8],
+    pub bitvec_len: u8,
+}
+
+/// The SNACK options of one header, in the order they are sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct SnackList {
+    pub items: [Snack; MAX_SNACKS],
+    pub len: u8,
+}
+
+impl SnackList {
+    pub fn as_slice(&self) -> &[Snack] {
+        &self.items[..self.len as usize]
+    }
+    pub fn push(&mut self, s: Snack) -> bool {
+        if (self.len as usize) < MAX_SNACKS {
+            self.items[self.len as usize] = s;
+            self.len += 1;
+            true
+        } else {
+            false
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// Every option spacetp sends or understands. Unknown options received are skipped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct TcpOptions {
+    /// Kind 2.
+    pub mss: Option<u16>,
+    /// Kind 3: the shift count.
+    pub window_scale: Option<u8>,
+    /// Kind 4.
+    pub sack_permitted: bool,
+    /// Kind 8.
+    pub timestamps: Option<Timestamps>,
+    /// Kind 5.
+    pub sack: SackBlocks,
+    /// Kind 20.
+    pub scps_capabilities: Option<ScpsCapabilities>,
+    /// Kind 22 (end of record).
+    pub record_boundary: bool,
+    /// Kind 23.
+    pub corruption_experienced: bool,
+    /// Kind 21, always written last (Wireshark stops decoding after a SNACK).
+    pub snacks: SnackList,
+}
+
+impl TcpOptions {
+    /// Length of the options as written, before padding.
+    pub fn raw_len(&self) -> u32 {
+        let mut n = 0u32;
+        if self.mss.is_some() {
+            n += 4;
+        }
+        if self.window_scale.is_some() {
+            n += 3;
+        }
+        if self.sack_permitted {
+            n += 2;
+        }
+        if self.timestamps.is_some() {
+            n += 10;
+        }
+        if !self.sack.is_empty() {
+            n += 2 + 8 * self.sack.len as u32;
+        }
+        if self.scps_capabilities.is_some() {
+            n += 4;
+        }
+        if self.record_boundary {
+            n += 2;
+        }
+        if self.corruption_experienced {
+            n += 2;
+        }
+        for s in self.snacks.as_slice() {
+            n += 6 + s.bitvec_len as u32;
+        }
+        n
+    }
+
+    /// Length of the options on the wire, padded to a multiple of 4 bytes.
+    pub fn padded_len(&self) -> u32 {
+        (self.raw_len() + 3) & !3
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.raw_len() == 0
+    }
+}
