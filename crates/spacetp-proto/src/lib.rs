@@ -10,6 +10,7 @@ pub mod cc;
 pub mod config;
 pub mod connection;
 pub mod rto;
+pub mod profiles;
 pub mod seq;
 pub mod time;
 pub mod units;

@@ -1,1 +1,86 @@
+//! PyO3 bindings: thin wrappers that move JSON text and column bytes across. No logic here.
 
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+use spacetp_sim::{run, scenario_from_json, scenario_from_toml, RunOptions, Table};
+use std::time::Instant;
+
+fn table_to_dict<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (name, col) in &t.columns {
+        let bytes: Vec<u8> = col.iter().flat_map(|v| v.to_le_bytes()).collect();
+        d.set_item(*name, PyBytes::new(py, &bytes))?;
+    }
+    Ok(d)
+}
+
+/// Run a scenario given as JSON text. Returns a dict with `summary` (JSON text), `samples`
+/// and `segments` (dicts of little-endian f64 column bytes, or None) and `wall_s`.
+#[pyfunction]
+#[pyo3(signature = (scenario_json, pcap=Vec::new()))]
+fn run_json<'py>(py: Python<'py>, scenario_json: &str, pcap: Vec<(String, String)>) -> PyResult<Bound<'py, PyDict>> {
+    let sc = scenario_from_json(scenario_json).map_err(PyValueError::new_err)?;
+    let opts = RunOptions { pcap };
+    let t0 = Instant::now();
+    let out = py.allow_threads(|| run(sc, &opts)).map_err(PyValueError::new_err)?;
+    let wall = t0.elapsed().as_secs_f64();
+    let d = PyDict::new(py);
+    let summary = serde_json::to_string(&out.summary).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    d.set_item("summary", summary)?;
+    d.set_item("samples", out.samples.as_ref().map(|t| table_to_dict(py, t)).transpose()?)?;
+    d.set_item("segments", out.segments.as_ref().map(|t| table_to_dict(py, t)).transpose()?)?;
+    d.set_item("wall_s", wall)?;
+    Ok(d)
+}
+
+/// Check a scenario (JSON text) without running it: parse and build the world.
+#[pyfunction]
+fn validate_json(scenario_json: &str) -> PyResult<()> {
+    let sc = scenario_from_json(scenario_json).map_err(PyValueError::new_err)?;
+    spacetp_sim::World::new(sc, &RunOptions::default()).map_err(PyValueError::new_err)?;
+    Ok(())
+}
+
+/// Parse TOML text with the Rust schema (used to report TOML paths exactly as Rust sees them).
+#[pyfunction]
+fn check_toml(text: &str) -> PyResult<()> {
+    scenario_from_toml(text).map(|_| ()).map_err(PyValueError::new_err)
+}
+
+/// JSON Schema of the scenario.
+#[pyfunction]
+fn schema() -> String {
+    spacetp_sim::config::json_schema()
+}
+
+/// JSON Schema of the transport settings (`[flows.tcp]`).
+#[pyfunction]
+fn tcp_schema() -> String {
+    let s = schemars::schema_for!(spacetp_proto::TcpConfig);
+    serde_json::to_string_pretty(&s).unwrap_or_default()
+}
+
+/// `[(name, description, settings as JSON)]` for every protocol profile.
+#[pyfunction]
+fn protocols() -> Vec<(String, String, String)> {
+    spacetp_proto::profiles::PROFILES
+        .iter()
+        .map(|(n, d)| {
+            let cfg = spacetp_proto::profiles::profile(n).map(|c| serde_json::to_string(&c).unwrap_or_default());
+            (n.to_string(), d.to_string(), cfg.unwrap_or_default())
+        })
+        .collect()
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(run_json, m)?)?;
+    m.add_function(wrap_pyfunction!(validate_json, m)?)?;
+    m.add_function(wrap_pyfunction!(check_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(schema, m)?)?;
+    m.add_function(wrap_pyfunction!(tcp_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(protocols, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,1 +1,26 @@
-//! Discrete-event simulator.
+//! The discrete-event world of spacetp: nodes, links with per-direction rate, delay, queue and
+//! error model, applications, and the event loop that drives `spacetp-proto` connections.
+//!
+//! Entry points: [`config::scenario_from_toml`] / [`config::scenario_from_json`] to read a
+//! scenario, [`run`] to simulate it.
+
+pub mod build;
+pub mod channel;
+pub mod config;
+pub mod dist;
+pub mod engine;
+pub mod link;
+pub mod packet;
+pub mod pcap;
+pub mod result;
+pub mod rng;
+pub mod world;
+
+pub use config::{scenario_from_json, scenario_from_toml, Scenario};
+pub use result::{RunOutput, Summary, Table};
+pub use world::{RunOptions, World};
+
+/// Simulate `scenario`; errors are user errors that name the offending field.
+pub fn run(scenario: Scenario, opts: &RunOptions) -> Result<RunOutput, String> {
+    Ok(World::new(scenario, opts)?.run())
+}

@@ -4,6 +4,25 @@
 pub const MAX_SACK_BLOCKS: usize = 4;
 /// At most this many SNACK options are carried in one header (6 x 6 bytes = 36 of 40).
 pub const MAX_SNACKS: usize = 6;
+/// At most this many bit-vector bytes are kept per SNACK (longer ones are truncated on decode).
+pub const MAX_SNACK_BITVEC: usize = 8;
+/// TCP options occupy at most 40 bytes (data offset 15 words minus the 20-byte header).
+pub const MAX_OPTIONS_LEN: u32 = 40;
+
+/// TCP option kinds (IANA registry; 20-23 are the SCPS-TP options of CCSDS 714.0-B-2).
+pub mod kind {
+    pub const EOL: u8 = 0;
+    pub const NOP: u8 = 1;
+    pub const MSS: u8 = 2;
+    pub const WINDOW_SCALE: u8 = 3;
+    pub const SACK_PERMITTED: u8 = 4;
+    pub const SACK: u8 = 5;
+    pub const TIMESTAMPS: u8 = 8;
+    pub const SCPS_CAPABILITIES: u8 = 20;
+    pub const SNACK: u8 = 21;
+    pub const RECORD_BOUNDARY: u8 = 22;
+    pub const CORRUPTION_EXPERIENCED: u8 = 23;
+}
 
 /// RFC 7323 timestamps option (kind 8, length 10).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -21,7 +40,8 @@ pub struct SackBlocks {
 
 impl SackBlocks {
     pub fn as_slice(&self) -> &[(u32, u32)] {
-        &self.blocks[..self.len as usize]
+        // Clamped: `len` is public, and a bad value must not panic (validate() reports it).
+        &self.blocks[..(self.len as usize).min(MAX_SACK_BLOCKS)]
     }
     pub fn push(&mut self, left: u32, right: u32) -> bool {
         if (self.len as usize) < MAX_SACK_BLOCKS {
@@ -75,7 +95,7 @@ pub struct SnackList {
 
 impl SnackList {
     pub fn as_slice(&self) -> &[Snack] {
-        &self.items[..self.len as usize]
+        &self.items[..(self.len as usize).min(MAX_SNACKS)]
     }
     pub fn push(&mut self, s: Snack) -> bool {
         if (self.len as usize) < MAX_SNACKS {
@@ -155,5 +175,42 @@ impl TcpOptions {
 
     pub fn is_empty(&self) -> bool {
         self.raw_len() == 0
+    }
+
+    /// Whether these options can be encoded: counts within the arrays and at most 40 bytes
+    /// once padded. The encoders call this and refuse (no silent truncation).
+    pub fn validate(&self) -> Result<(), crate::WireError> {
+        use crate::WireError::{InvalidOptions, OptionsTooLong};
+        if self.sack.len as usize > MAX_SACK_BLOCKS {
+            return Err(InvalidOptions {
+                what: "sack.len > MAX_SACK_BLOCKS",
+            });
+        }
+        if self.snacks.len as usize > MAX_SNACKS {
+            return Err(InvalidOptions {
+                what: "snacks.len > MAX_SNACKS",
+            });
+        }
+        if self
+            .snacks
+            .as_slice()
+            .iter()
+            .any(|s| s.bitvec_len as usize > MAX_SNACK_BITVEC)
+        {
+            return Err(InvalidOptions {
+                what: "snack bitvec_len > 8",
+            });
+        }
+        if self.padded_len() > MAX_OPTIONS_LEN {
+            return Err(OptionsTooLong {
+                len: self.padded_len(),
+            });
+        }
+        Ok(())
+    }
+
+    /// True when `validate()` succeeds.
+    pub fn fits(&self) -> bool {
+        self.validate().is_ok()
     }
 }

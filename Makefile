@@ -1,0 +1,41 @@
+# Two entry points a fresh machine needs: `make demo` and `make test`.
+# Both create .venv and build the Rust core into it on first use.
+
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+STAMP := $(VENV)/.spacetp-built
+
+.PHONY: demo test build lint rust-test py-test clean
+
+$(VENV)/bin/python:
+	python3 -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet "maturin>=1.5,<2" pytest ruff
+
+$(STAMP): $(VENV)/bin/python pyproject.toml Cargo.toml $(shell find crates python -name '*.rs' -o -name '*.py' -o -name 'Cargo.toml' 2>/dev/null)
+	$(PIP) install --quiet -e ".[dev]"
+	. $(VENV)/bin/activate && maturin develop --release --quiet
+	touch $(STAMP)
+
+build: $(STAMP)
+
+demo: build
+	$(VENV)/bin/spacetp run examples/asymmetry.toml
+
+lint: $(VENV)/bin/python
+	cargo fmt --all -- --check
+	cargo clippy --workspace --all-targets -- -D warnings
+	$(VENV)/bin/ruff check python tests
+	$(VENV)/bin/ruff format --check python tests
+
+rust-test:
+	cargo test --workspace --release
+
+py-test: build
+	$(VENV)/bin/pytest -q tests
+
+test: lint rust-test py-test
+
+clean:
+	rm -rf $(VENV) target

@@ -1,0 +1,350 @@
+//! From a validated scenario to the pieces of a world: node indices, link directions, routes,
+//! per-flow transport settings. Every check names the scenario path it refers to.
+
+use crate::channel::Channel;
+use crate::config::*;
+use crate::link::{Delay, LinkDir, LinkStats, QueueLimit};
+use crate::rng::{stream, Rng};
+use spacetp_proto::{profiles, TcpConfig, Time};
+use std::collections::{HashMap, VecDeque};
+
+pub struct Built {
+    pub node_names: Vec<String>,
+    pub node_kinds: Vec<NodeKind>,
+    pub links: Vec<LinkDir>,
+    /// `routes[from][to]` = link direction of the first hop.
+    pub routes: Vec<Vec<Option<u32>>>,
+    pub link_names: Vec<String>,
+}
+
+/// Add the nodes and links of a ready-made topology to the scenario's own.
+pub fn expand_topology(sc: &mut Scenario) -> Result<(), String> {
+    let Some(t) = sc.topology.clone() else { return Ok(()) };
+    let need = |v: Option<u32>, field: &str| -> Result<u32, String> {
+        match v {
+            Some(n) if n >= 1 => Ok(n),
+            Some(_) => Err(format!("topology.{field}: must be at least 1")),
+            None => Err(format!("topology.{field}: required for kind {:?}", t.kind)),
+        }
+    };
+    let access = || {
+        t.access
+            .clone()
+            .ok_or_else(|| format!("topology.access: required for kind {:?}", t.kind))
+    };
+    let add_node = |sc: &mut Scenario, name: String, kind: NodeKind| {
+        sc.nodes.push(NodeCfg { name, kind: Some(kind) });
+    };
+    match t.kind {
+        TopologyKind::Chain => {
+            let n = need(t.nodes, "nodes")?;
+            if n < 2 {
+                return Err("topology.nodes: a chain needs at least 2 nodes".into());
+            }
+            for i in 0..n {
+                let kind = if i == 0 || i == n - 1 { NodeKind::Host } else { NodeKind::Router };
+                add_node(sc, format!("n{i}"), kind);
+            }
+            for i in 0..n - 1 {
+                sc.links.push(t.core.between(&format!("n{i}"), &format!("n{}", i + 1)));
+            }
+        }
+        TopologyKind::Dumbbell => {
+            let n = need(t.pairs, "pairs")?;
+            let acc = access()?;
+            add_node(sc, "left".into(), NodeKind::Router);
+            add_node(sc, "right".into(), NodeKind::Router);
+            sc.links.push(t.core.between("left", "right"));
+            for i in 0..n {
+                add_node(sc, format!("s{i}"), NodeKind::Host);
+                add_node(sc, format!("r{i}"), NodeKind::Host);
+                sc.links.push(acc.between(&format!("s{i}"), "left"));
+                sc.links.push(acc.between("right", &format!("r{i}")));
+            }
+        }
+        TopologyKind::GroundStations => {
+            let n = need(t.hosts, "hosts")?;
+            let m = t.servers.unwrap_or(1).max(1);
+            let acc = access()?;
+            add_node(sc, "gs_a".into(), NodeKind::Router);
+            add_node(sc, "gs_b".into(), NodeKind::Router);
+            sc.links.push(t.core.between("gs_a", "gs_b"));
+            for i in 0..n {
+                add_node(sc, format!("h{i}"), NodeKind::Host);
+                sc.links.push(acc.between(&format!("h{i}"), "gs_a"));
+            }
+            for i in 0..m {
+                add_node(sc, format!("srv{i}"), NodeKind::Host);
+                sc.links.push(acc.between("gs_b", &format!("srv{i}")));
+            }
+        }
+    }
+    sc.topology = None;
+    Ok(())
+}
+
+pub fn node_index(sc: &Scenario) -> Result<HashMap<String, u16>, String> {
+    if sc.nodes.len() > u16::MAX as usize {
+        return Err(format!("nodes: {} nodes; at most {}", sc.nodes.len(), u16::MAX));
+    }
+    let mut m = HashMap::new();
+    for (i, n) in sc.nodes.iter().enumerate() {
+        if n.name.is_empty() {
+            return Err(format!("nodes[{i}].name: must not be empty"));
+        }
+        if m.insert(n.name.clone(), i as u16).is_some() {
+            return Err(format!("nodes[{i}].name: \"{}\" is used twice", n.name));
+        }
+    }
+    Ok(m)
+}
+
+pub fn lookup(idx: &HashMap<String, u16>, name: &str, path: &str) -> Result<u16, String> {
+    idx.get(name).copied().ok_or_else(|| {
+        let mut known: Vec<&String> = idx.keys().collect();
+        known.sort();
+        let known: Vec<&str> = known.iter().take(12).map(|s| s.as_str()).collect();
+        format!("{path}: unknown node \"{name}\"; nodes are: {}", known.join(", "))
+    })
+}
+
+fn delay(cfg: &DelayCfg, path: &str) -> Result<Delay, String> {
+    match cfg {
+        DelayCfg::Constant(d) => Ok(Delay::Constant(d.0)),
+        DelayCfg::Schedule { schedule } => {
+            if schedule.is_empty() {
+                return Err(format!("{path}.schedule: needs at least one [time, delay] point"));
+            }
+            let pts: Vec<(Time, Time)> = schedule.iter().map(|(t, d)| (t.0, d.0)).collect();
+            if pts.windows(2).any(|w| w[1].0 <= w[0].0) {
+                return Err(format!("{path}.schedule: times must be strictly increasing"));
+            }
+            Ok(Delay::Schedule(pts))
+        }
+    }
+}
+
+fn queue_limit(cfg: Option<&QueueCfg>, rate: f64, rtt: Time, pkt: u32, path: &str) -> Result<QueueLimit, String> {
+    let Some(q) = cfg else { return Ok(QueueLimit::Packets(100)) };
+    let given = [q.packets.is_some(), q.bytes.is_some(), q.bdp.is_some()].iter().filter(|&&b| b).count();
+    if given != 1 {
+        return Err(format!("{path}: give exactly one of packets, bytes, bdp"));
+    }
+    if let Some(p) = q.packets {
+        if p == 0 {
+            return Err(format!("{path}.packets: must be at least 1"));
+        }
+        return Ok(QueueLimit::Packets(p));
+    }
+    if let Some(b) = q.bytes {
+        if b.0 == 0 {
+            return Err(format!("{path}.bytes: must be at least 1 byte"));
+        }
+        return Ok(QueueLimit::Bytes(b.0));
+    }
+    let f = q.bdp.unwrap_or(1.0);
+    if !(f.is_finite() && f > 0.0) {
+        return Err(format!("{path}.bdp: {f} must be > 0"));
+    }
+    // Packets of the largest size the flows send, as ns-3 scripts size BDP queues.
+    let bytes = f * rate / 8.0 * rtt as f64 / 1e9;
+    Ok(QueueLimit::Packets(((bytes / pkt as f64).ceil() as u32).max(2)))
+}
+
+fn outages(list: &[(spacetp_proto::units::Duration, spacetp_proto::units::Duration)], path: &str) -> Result<Vec<(Time, Time)>, String> {
+    let mut v = Vec::new();
+    for (i, (s, e)) in list.iter().enumerate() {
+        if e.0 <= s.0 {
+            return Err(format!("{path}[{i}]: end {e} must be after start {s}"));
+        }
+        v.push((s.0, e.0));
+    }
+    v.sort_unstable();
+    let mut merged: Vec<(Time, Time)> = Vec::new();
+    for (s, e) in v {
+        match merged.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => merged.push((s, e)),
+        }
+    }
+    Ok(merged)
+}
+
+pub fn build_links(sc: &Scenario, idx: &HashMap<String, u16>, max_pkt: u32) -> Result<Built, String> {
+    let n = sc.nodes.len();
+    let mut links = Vec::new();
+    let mut link_names = Vec::new();
+    let mut adj: Vec<Vec<(u16, u32)>> = vec![Vec::new(); n];
+    for (li, l) in sc.links.iter().enumerate() {
+        let p = format!("links[{li}]");
+        let a = lookup(idx, &l.between[0], &format!("{p}.between[0]"))?;
+        let b = lookup(idx, &l.between[1], &format!("{p}.between[1]"))?;
+        if a == b {
+            return Err(format!("{p}.between: a link needs two different nodes"));
+        }
+        let mtu = match l.mtu {
+            Some(m) if m.0 < 68 || m.0 > 65535 => {
+                return Err(format!("{p}.mtu: {} must be in [68, 65535] bytes", m.0))
+            }
+            Some(m) => m.0 as u32,
+            None => 65535,
+        };
+        let down = outages(&l.outages, &format!("{p}.outages"))?;
+        for dir in 0..2 {
+            let (from, to, suffix) = if dir == 0 { (a, b, "") } else { (b, a, "_back") };
+            let rate = if dir == 0 { l.rate.0 } else { l.rate_back.unwrap_or(l.rate).0 };
+            let dcfg = if dir == 0 { &l.delay } else { l.delay_back.as_ref().unwrap_or(&l.delay) };
+            let d = delay(dcfg, &format!("{p}.delay{suffix}"))?;
+            let rtt = 2 * d.max();
+            let qcfg = if dir == 0 { l.queue.as_ref() } else { l.queue_back.as_ref() };
+            let limit = queue_limit(qcfg, rate, rtt, max_pkt, &format!("{p}.queue{suffix}"))?;
+            let ecfg = if dir == 0 { l.errors.as_ref() } else { l.errors_back.as_ref().or(l.errors.as_ref()) };
+            let rng = Rng::for_component(sc.seed, stream::CHANNEL, 2 * li as u64 + dir as u64);
+            let channel = match ecfg {
+                Some(e) => Channel::from_cfg(e, &format!("{p}.errors{suffix}"), rng)?,
+                None => Channel::none(rng),
+            };
+            let name = format!("{}->{}", sc.nodes[from as usize].name, sc.nodes[to as usize].name);
+            adj[from as usize].push((to, links.len() as u32));
+            links.push(LinkDir {
+                from,
+                to,
+                rate_bps: rate,
+                framing: l.framing.0 as u32,
+                mtu,
+                delay: d,
+                limit,
+                channel,
+                corrupted_policy: l.corrupted,
+                outages: down.clone(),
+                queue: VecDeque::new(),
+                queue_bytes: 0,
+                on_wire: None,
+                pipe: VecDeque::new(),
+                last_arrival: 0,
+                stats: LinkStats { name: name.clone(), ..Default::default() },
+                tap: None,
+            });
+            link_names.push(name);
+        }
+    }
+    let routes = (0..n).map(|s| bfs_routes(&adj, s as u16)).collect();
+    let node_kinds = infer_kinds(sc, idx)?;
+    Ok(Built {
+        node_names: sc.nodes.iter().map(|x| x.name.clone()).collect(),
+        node_kinds,
+        links,
+        routes,
+        link_names,
+    })
+}
+
+/// Shortest-hop first hops from `src` to every node (ties: the link listed first).
+fn bfs_routes(adj: &[Vec<(u16, u32)>], src: u16) -> Vec<Option<u32>> {
+    let mut first = vec![None; adj.len()];
+    let mut seen = vec![false; adj.len()];
+    seen[src as usize] = true;
+    let mut q = VecDeque::new();
+    for &(nb, ld) in &adj[src as usize] {
+        if !seen[nb as usize] {
+            seen[nb as usize] = true;
+            first[nb as usize] = Some(ld);
+            q.push_back(nb);
+        }
+    }
+    while let Some(u) = q.pop_front() {
+        for &(nb, _) in &adj[u as usize] {
+            if !seen[nb as usize] {
+                seen[nb as usize] = true;
+                first[nb as usize] = first[u as usize];
+                q.push_back(nb);
+            }
+        }
+    }
+    first
+}
+
+fn infer_kinds(sc: &Scenario, idx: &HashMap<String, u16>) -> Result<Vec<NodeKind>, String> {
+    let mut endpoints = vec![false; sc.nodes.len()];
+    let mut mark = |name: &str| {
+        if let Some(&i) = idx.get(name) {
+            endpoints[i as usize] = true;
+        }
+    };
+    for f in &sc.flows {
+        mark(&f.from);
+        mark(&f.to);
+    }
+    for w in &sc.workloads {
+        mark(&w.server);
+        w.clients.iter().for_each(|c| mark(c));
+    }
+    for t in &sc.traffic {
+        mark(&t.from);
+        mark(&t.to);
+    }
+    sc.nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| match (n.kind, endpoints[i]) {
+            (Some(NodeKind::Router), true) => Err(format!(
+                "nodes[{i}].kind: \"{}\" is a router but a flow starts or ends there; make it a host",
+                n.name
+            )),
+            (Some(k), _) => Ok(k),
+            (None, true) => Ok(NodeKind::Host),
+            (None, false) => Ok(NodeKind::Router),
+        })
+        .collect()
+}
+
+/// The transport settings of a flow: profile, then `[flows.tcp]` overrides, then the
+/// buffer shorthands.
+pub fn tcp_config(
+    protocol: &str,
+    overrides: Option<&serde_json::Map<String, serde_json::Value>>,
+    rcv: Option<spacetp_proto::units::Bytes>,
+    snd: Option<spacetp_proto::units::Bytes>,
+    path: &str,
+) -> Result<TcpConfig, String> {
+    let base = profiles::profile(protocol).ok_or_else(|| {
+        format!(
+            "{path}.protocol: unknown protocol \"{protocol}\"; known: {}",
+            profiles::names().join(", ")
+        )
+    })?;
+    let mut cfg = base;
+    if let Some(o) = overrides {
+        let mut v = serde_json::to_value(&cfg).map_err(|e| e.to_string())?;
+        if let serde_json::Value::Object(m) = &mut v {
+            for (k, val) in o {
+                m.insert(k.clone(), val.clone());
+            }
+        }
+        cfg = serde_path_to_error::deserialize(v).map_err(|e| {
+            let p = e.path().to_string();
+            let inner = e.into_inner().to_string();
+            if p == "." {
+                format!("{path}.tcp: {inner}")
+            } else {
+                format!("{path}.tcp.{p}: {inner}")
+            }
+        })?;
+    }
+    if let Some(b) = rcv {
+        cfg.receive_buffer = b;
+    }
+    if let Some(b) = snd {
+        cfg.send_buffer = b;
+    }
+    cfg.validate().map_err(|e| format!("{path}.tcp.{e}"))?;
+    Ok(cfg)
+}
+
+/// The MSS for a flow of IP packet size `mtu` (IPv4 + TCP headers without options: 40 bytes).
+pub fn mss_for(mtu: u64, path: &str) -> Result<u32, String> {
+    if !(68..=65535).contains(&mtu) {
+        return Err(format!("{path}.mtu: {mtu} B must be in [68, 65535] bytes"));
+    }
+    Ok(mtu as u32 - 40)
+}

@@ -1,0 +1,260 @@
+//! Error models of one link direction. Each decides, per packet, whether the packet is hit;
+//! the link then drops it or delivers it marked corrupted.
+
+use crate::config::{ErrorCfg, SlotLossMode};
+use crate::rng::Rng;
+use spacetp_proto::Time;
+
+#[derive(Clone, Debug)]
+enum Model {
+    None,
+    /// Bit-error rate: P(hit) = 1 - (1 - ber)^bits.
+    Ber { ln_keep: f64 },
+    Per(f64),
+    GilbertElliott { p_gb: f64, p_bg: f64, loss_good: f64, loss_bad: f64, bad: bool },
+    MarkovSlot(Box<MarkovSlot>),
+    Scripted { drops: Vec<u64>, next: usize },
+}
+
+#[derive(Clone, Debug)]
+struct MarkovSlot {
+    slot: Time,
+    a: Vec<Vec<f64>>,
+    loss: Vec<f64>,
+    mode: SlotLossMode,
+    state: usize,
+    /// Index of the slot `state` belongs to.
+    slot_index: u64,
+    /// Whether the current slot drew a loss (OnePerSlot) and whether it was spent.
+    slot_lossy: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct Channel {
+    model: Model,
+    rng: Rng,
+    /// Packets offered so far (scripted drops count these).
+    offered: u64,
+}
+
+impl Channel {
+    pub fn none(rng: Rng) -> Self {
+        Channel { model: Model::None, rng, offered: 0 }
+    }
+
+    /// Build from the scenario, validating every number; `path` names the field in errors.
+    pub fn from_cfg(cfg: &ErrorCfg, path: &str, mut rng: Rng) -> Result<Self, String> {
+        let given = [
+            cfg.ber.is_some(),
+            cfg.per.is_some(),
+            cfg.gilbert_elliott.is_some(),
+            cfg.markov_slot.is_some(),
+            cfg.drop.is_some(),
+        ]
+        .iter()
+        .filter(|&&b| b)
+        .count();
+        if given > 1 {
+            return Err(format!(
+                "{path}: give one error model (ber, per, gilbert_elliott, markov_slot or drop), not {given}"
+            ));
+        }
+        let prob = |name: &str, v: f64| -> Result<f64, String> {
+            if (0.0..=1.0).contains(&v) {
+                Ok(v)
+            } else {
+                Err(format!("{path}.{name}: {v} is not a probability; must be in [0, 1]"))
+            }
+        };
+        let model = if let Some(ber) = cfg.ber {
+            if !(0.0..1.0).contains(&ber) {
+                return Err(format!("{path}.ber: {ber} must be in [0, 1)"));
+            }
+            Model::Ber { ln_keep: (-ber).ln_1p() }
+        } else if let Some(per) = cfg.per {
+            Model::Per(prob("per", per)?)
+        } else if let Some(ge) = &cfg.gilbert_elliott {
+            let p = format!("gilbert_elliott");
+            Model::GilbertElliott {
+                p_gb: prob(&format!("{p}.p_good_to_bad"), ge.p_good_to_bad)?,
+                p_bg: prob(&format!("{p}.p_bad_to_good"), ge.p_bad_to_good)?,
+                loss_good: prob(&format!("{p}.loss_good"), ge.loss_good)?,
+                loss_bad: prob(&format!("{p}.loss_bad"), ge.loss_bad)?,
+                bad: false,
+            }
+        } else if let Some(m) = &cfg.markov_slot {
+            let n = m.loss.len();
+            if n == 0 {
+                return Err(format!("{path}.markov_slot.loss: needs one probability per state"));
+            }
+            if m.transition.len() != n || m.transition.iter().any(|r| r.len() != n) {
+                return Err(format!(
+                    "{path}.markov_slot.transition: must be {n} x {n} (one row and column per state in `loss`)"
+                ));
+            }
+            for (i, row) in m.transition.iter().enumerate() {
+                for &v in row {
+                    prob(&format!("markov_slot.transition[{i}]"), v)?;
+                }
+                let s: f64 = row.iter().sum();
+                if (s - 1.0).abs() > 1e-9 {
+                    return Err(format!(
+                        "{path}.markov_slot.transition[{i}]: row sums to {s}; each row must sum to 1"
+                    ));
+                }
+            }
+            for (i, &v) in m.loss.iter().enumerate() {
+                prob(&format!("markov_slot.loss[{i}]"), v)?;
+            }
+            if m.initial_state >= n {
+                return Err(format!(
+                    "{path}.markov_slot.initial_state: {} but there are only {n} states",
+                    m.initial_state
+                ));
+            }
+            if m.slot.0 == 0 {
+                return Err(format!("{path}.markov_slot.slot: must be > 0"));
+            }
+            let lossy = rng.chance(m.loss[m.initial_state]);
+            Model::MarkovSlot(Box::new(MarkovSlot {
+                slot: m.slot.0,
+                a: m.transition.clone(),
+                loss: m.loss.clone(),
+                mode: m.mode,
+                state: m.initial_state,
+                slot_index: 0,
+                slot_lossy: lossy,
+            }))
+        } else if let Some(d) = &cfg.drop {
+            let mut drops = d.clone();
+            drops.sort_unstable();
+            drops.dedup();
+            Model::Scripted { drops, next: 0 }
+        } else {
+            Model::None
+        };
+        Ok(Channel { model, rng, offered: 0 })
+    }
+
+    /// Is the packet of `bits` bits on the wire, sent at `now`, hit by an error?
+    pub fn hit(&mut self, now: Time, bits: u64) -> bool {
+        let index = self.offered;
+        self.offered += 1;
+        match &mut self.model {
+            Model::None => false,
+            Model::Ber { ln_keep } => {
+                let p = -(bits as f64 * *ln_keep).exp_m1();
+                self.rng.chance(p)
+            }
+            Model::Per(p) => self.rng.chance(*p),
+            Model::GilbertElliott { p_gb, p_bg, loss_good, loss_bad, bad } => {
+                // Step the chain, then draw the loss in the new state.
+                let flip = if *bad { *p_bg } else { *p_gb };
+                if self.rng.chance(flip) {
+                    *bad = !*bad;
+                }
+                self.rng.chance(if *bad { *loss_bad } else { *loss_good })
+            }
+            Model::MarkovSlot(m) => {
+                let target = now / m.slot;
+                while m.slot_index < target {
+                    m.slot_index += 1;
+                    let row = &m.a[m.state];
+                    let u = self.rng.uniform();
+                    let mut acc = 0.0;
+                    let mut next = row.len() - 1;
+                    for (j, &p) in row.iter().enumerate() {
+                        acc += p;
+                        if u < acc {
+                            next = j;
+                            break;
+                        }
+                    }
+                    m.state = next;
+                    m.slot_lossy = self.rng.chance(m.loss[m.state]);
+                }
+                match m.mode {
+                    SlotLossMode::OnePerSlot => std::mem::replace(&mut m.slot_lossy, false),
+                    SlotLossMode::PerPacket => self.rng.chance(m.loss[m.state]),
+                }
+            }
+            Model::Scripted { drops, next } => {
+                while *next < drops.len() && drops[*next] < index {
+                    *next += 1;
+                }
+                *next < drops.len() && drops[*next] == index
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{GilbertElliottCfg, MarkovSlotCfg};
+    use spacetp_proto::units::Duration;
+
+    fn rng() -> Rng {
+        Rng::for_component(3, 1, 0)
+    }
+
+    fn rate(ch: &mut Channel, n: u64, bits: u64, dt: Time) -> f64 {
+        (0..n).filter(|&i| ch.hit(i * dt, bits)).count() as f64 / n as f64
+    }
+
+    #[test]
+    fn ber_hits_packets_by_their_size() {
+        let cfg = ErrorCfg { ber: Some(1e-5), ..Default::default() };
+        let mut ch = Channel::from_cfg(&cfg, "e", rng()).unwrap();
+        let p = 1.0 - (1.0f64 - 1e-5).powi(514 * 8);
+        let r = rate(&mut ch, 200_000, 514 * 8, 1);
+        assert!((r - p).abs() < 0.002, "{r} vs {p}");
+        let r40 = rate(&mut ch, 200_000, 42 * 8, 1);
+        assert!((r40 - 0.00336).abs() < 0.0006, "{r40}");
+    }
+
+    #[test]
+    fn gilbert_elliott_matches_its_stationary_loss() {
+        let ge = GilbertElliottCfg { p_good_to_bad: 0.01, p_bad_to_good: 0.1, loss_good: 0.0, loss_bad: 1.0 };
+        let cfg = ErrorCfg { gilbert_elliott: Some(ge), ..Default::default() };
+        let mut ch = Channel::from_cfg(&cfg, "e", rng()).unwrap();
+        let r = rate(&mut ch, 500_000, 1, 1);
+        let pi_bad = 0.01 / (0.01 + 0.1);
+        assert!((r - pi_bad).abs() < 0.01, "{r} vs {pi_bad}");
+    }
+
+    #[test]
+    fn markov_slot_loses_one_packet_per_bad_slot() {
+        // Always bad: every slot loses exactly its first packet.
+        let m = MarkovSlotCfg {
+            slot: Duration(100),
+            transition: vec![vec![0.0, 1.0], vec![0.0, 1.0]],
+            loss: vec![0.0, 1.0],
+            mode: SlotLossMode::OnePerSlot,
+            initial_state: 1,
+        };
+        let cfg = ErrorCfg { markov_slot: Some(m), ..Default::default() };
+        let mut ch = Channel::from_cfg(&cfg, "e", rng()).unwrap();
+        // 10 packets per slot for 50 slots
+        let hits: Vec<bool> = (0..500).map(|i| ch.hit(i * 10, 1)).collect();
+        assert_eq!(hits.iter().filter(|&&h| h).count(), 50);
+        assert!(hits.iter().step_by(10).all(|&h| h), "the first packet of each slot");
+    }
+
+    #[test]
+    fn scripted_drops_exact_indices() {
+        let cfg = ErrorCfg { drop: Some(vec![3, 0, 7]), ..Default::default() };
+        let mut ch = Channel::from_cfg(&cfg, "e", rng()).unwrap();
+        let hits: Vec<u64> = (0..10).filter(|&i| ch.hit(i, 1)).collect();
+        assert_eq!(hits, vec![0, 3, 7]);
+    }
+
+    #[test]
+    fn bad_numbers_are_named() {
+        let cfg = ErrorCfg { ber: Some(1.5), ..Default::default() };
+        let e = Channel::from_cfg(&cfg, "links[1].errors", rng()).unwrap_err();
+        assert_eq!(e, "links[1].errors.ber: 1.5 must be in [0, 1)");
+        let cfg = ErrorCfg { ber: Some(1e-5), per: Some(0.1), ..Default::default() };
+        assert!(Channel::from_cfg(&cfg, "x", rng()).unwrap_err().contains("give one error model"));
+    }
+}

@@ -1,0 +1,432 @@
+//! The scenario schema, defined once. TOML files, Python dicts and `--set` overrides all end
+//! here; `deny_unknown_fields` everywhere, and errors carry the path of the offending field.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use spacetp_proto::units::{Bytes, Duration, Rate};
+
+fn default_seed() -> u64 {
+    1
+}
+fn default_protocol() -> String {
+    "newreno".into()
+}
+fn default_mtu() -> Bytes {
+    Bytes(1500)
+}
+
+/// A whole scenario: nodes, links between them, and the traffic that crosses them.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Free text shown in reports.
+    #[serde(default)]
+    pub name: String,
+    /// Base seed of every random stream in the run.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// Simulated time at which the run ends. Without it the run ends when every finite flow
+    /// and workload has finished.
+    pub stop: Option<Duration>,
+    /// Hosts and routers.
+    #[serde(default)]
+    pub nodes: Vec<NodeCfg>,
+    /// Point-to-point links, each with two directions configured separately.
+    #[serde(default)]
+    pub links: Vec<LinkCfg>,
+    /// A ready-made topology that adds its nodes and links to those above.
+    pub topology: Option<TopologyCfg>,
+    /// Transport connections, each a bulk transfer.
+    #[serde(default)]
+    pub flows: Vec<FlowCfg>,
+    /// Request-driven workloads (many short transfers).
+    #[serde(default)]
+    pub workloads: Vec<WorkloadCfg>,
+    /// Background datagram traffic (no transport, no congestion control).
+    #[serde(default)]
+    pub traffic: Vec<DatagramCfg>,
+    /// Time series to record.
+    pub trace: Option<TraceCfg>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum NodeKind {
+    Host,
+    Router,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NodeCfg {
+    /// Unique name, used by links and flows.
+    pub name: String,
+    /// `host` or `router`; inferred when absent (a node that is a flow endpoint is a host).
+    pub kind: Option<NodeKind>,
+}
+
+/// Propagation delay: a constant, or a piecewise-linear schedule over simulated time.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum DelayCfg {
+    Constant(Duration),
+    Schedule {
+        /// `[[time, delay], ...]` in increasing time; linear between points, constant
+        /// outside them.
+        schedule: Vec<(Duration, Duration)>,
+    },
+}
+
+/// Queue at the sending end of one link direction. Give exactly one of `packets`, `bytes`,
+/// `bdp`. Default: 100 packets (the ns-3 default DropTail queue).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QueueCfg {
+    /// Limit in packets.
+    pub packets: Option<u32>,
+    /// Limit in bytes.
+    pub bytes: Option<Bytes>,
+    /// Limit as a multiple of this direction's bandwidth x round-trip propagation delay of the
+    /// link (rate x 2 x delay), in bytes, and at least two full-size packets.
+    pub bdp: Option<f64>,
+}
+
+/// Error model of one link direction. Give exactly one field.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ErrorCfg {
+    /// Bit-error rate in [0, 1): a packet of n bits on the wire is hit with 1 - (1 - ber)^n.
+    pub ber: Option<f64>,
+    /// Packet-error rate in [0, 1].
+    pub per: Option<f64>,
+    /// Two-state Gilbert-Elliott chain stepped once per packet.
+    pub gilbert_elliott: Option<GilbertElliottCfg>,
+    /// N-state Markov chain stepped once per time slot (the per-RTT model of Altman et al.).
+    pub markov_slot: Option<MarkovSlotCfg>,
+    /// Scripted: drop the packets with these indices (0 = first packet sent in this
+    /// direction). For tests.
+    pub drop: Option<Vec<u64>>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GilbertElliottCfg {
+    /// Probability of moving from good to bad, per packet.
+    pub p_good_to_bad: f64,
+    /// Probability of moving from bad to good, per packet.
+    pub p_bad_to_good: f64,
+    /// Loss probability in the good state (default 0).
+    #[serde(default)]
+    pub loss_good: f64,
+    /// Loss probability in the bad state (default 1).
+    #[serde(default = "one_f64")]
+    pub loss_bad: f64,
+}
+
+fn one_f64() -> f64 {
+    1.0
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SlotLossMode {
+    /// A slot whose loss draw succeeds loses exactly its first packet (Altman et al.: one loss
+    /// per RTT spent in a lossy state).
+    #[default]
+    OnePerSlot,
+    /// Every packet in the slot is lost with the state's probability.
+    PerPacket,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MarkovSlotCfg {
+    /// Slot length (e.g. one RTT).
+    pub slot: Duration,
+    /// Row-stochastic N x N transition matrix A, stepped at each slot boundary.
+    pub transition: Vec<Vec<f64>>,
+    /// Per-state loss probability p_i (length N).
+    pub loss: Vec<f64>,
+    /// How a lossy slot loses packets.
+    #[serde(default)]
+    pub mode: SlotLossMode,
+    /// State at time 0 (default 0).
+    #[serde(default)]
+    pub initial_state: usize,
+}
+
+/// What happens to a packet the error model hits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CorruptedPolicy {
+    /// Lost silently on the link.
+    #[default]
+    Drop,
+    /// Delivered to the next hop marked corrupted; that node discards it (and can signal it).
+    Deliver,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LinkCfg {
+    /// The two ends. `between[0] -> between[1]` is the forward direction.
+    pub between: [String; 2],
+    /// Forward rate.
+    pub rate: Rate,
+    /// Back rate (default: same as forward).
+    pub rate_back: Option<Rate>,
+    /// One-way propagation delay, forward (and back unless `delay_back`).
+    pub delay: DelayCfg,
+    pub delay_back: Option<DelayCfg>,
+    /// Queue at the forward sender (and back unless `queue_back`).
+    pub queue: Option<QueueCfg>,
+    pub queue_back: Option<QueueCfg>,
+    /// Error model forward (and back unless `errors_back`).
+    pub errors: Option<ErrorCfg>,
+    pub errors_back: Option<ErrorCfg>,
+    /// Hit packets are dropped or delivered marked corrupted.
+    #[serde(default)]
+    pub corrupted: CorruptedPolicy,
+    /// `[[start, end], ...]`: the link is down in both directions; packets emitted while down
+    /// are lost.
+    #[serde(default)]
+    pub outages: Vec<(Duration, Duration)>,
+    /// Link-layer bytes added to every packet (e.g. 2 for PPP, as ns-3 point-to-point).
+    #[serde(default)]
+    pub framing: Bytes,
+    /// Largest IP packet the link carries (default 65535: no limit).
+    pub mtu: Option<Bytes>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FlowCfg {
+    /// Label in results (default `flow<i>`).
+    pub name: Option<String>,
+    /// Sending host.
+    pub from: String,
+    /// Receiving host.
+    pub to: String,
+    /// Protocol profile: run `spacetp protocols` for the list.
+    #[serde(default = "default_protocol")]
+    pub protocol: String,
+    /// Bytes to transfer. Without it the flow sends until `stop`.
+    pub bytes: Option<Bytes>,
+    /// When the sender opens the connection.
+    #[serde(default)]
+    pub start: Duration,
+    /// When an unlimited flow stops being measured (default: the scenario's `stop`).
+    pub stop: Option<Duration>,
+    /// IP packet size of a full segment; the MSS is mtu - 40.
+    #[serde(default = "default_mtu")]
+    pub mtu: Bytes,
+    /// Shorthand for `tcp.receive_buffer`.
+    pub receive_buffer: Option<Bytes>,
+    /// Shorthand for `tcp.send_buffer`.
+    pub send_buffer: Option<Bytes>,
+    /// Overrides of any profile setting (see `spacetp protocols`).
+    pub tcp: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// A distribution of values with units (sizes or durations). Give exactly one field.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DistCfg<T> {
+    pub constant: Option<T>,
+    /// Exponential with this mean.
+    pub exponential: Option<T>,
+    /// Uniform between the two values.
+    pub uniform: Option<(T, T)>,
+    /// Drawn uniformly from this list.
+    pub empirical: Option<Vec<T>>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// The server sends the file to the client (download).
+    #[default]
+    Get,
+    /// The client sends the file to the server (upload).
+    Put,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkloadKind {
+    FileRequests,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadCfg {
+    /// `file_requests`: each client requests files; each file is one new connection.
+    pub kind: WorkloadKind,
+    /// Requesting hosts.
+    pub clients: Vec<String>,
+    /// The host that serves (or receives) the files.
+    pub server: String,
+    #[serde(default)]
+    pub direction: Direction,
+    /// File size distribution.
+    pub size: DistCfg<Bytes>,
+    /// Time between one client's requests.
+    pub interval: DistCfg<Duration>,
+    /// Each client's first request comes after one interval draw from `start`.
+    #[serde(default)]
+    pub start: Duration,
+    /// No new request after this time (default: the scenario's `stop`).
+    pub stop: Option<Duration>,
+    /// At most this many requests per client.
+    pub count: Option<u32>,
+    #[serde(default = "default_protocol")]
+    pub protocol: String,
+    #[serde(default = "default_mtu")]
+    pub mtu: Bytes,
+    pub tcp: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DatagramPattern {
+    /// Constant bit rate.
+    #[default]
+    Cbr,
+    /// Alternating exponential on and off periods, constant rate while on.
+    Onoff,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DatagramCfg {
+    pub from: String,
+    pub to: String,
+    /// Rate while sending.
+    pub rate: Rate,
+    /// IP packet size.
+    pub size: Bytes,
+    #[serde(default)]
+    pub pattern: DatagramPattern,
+    /// Mean on period (onoff).
+    pub on: Option<Duration>,
+    /// Mean off period (onoff).
+    pub off: Option<Duration>,
+    #[serde(default)]
+    pub start: Duration,
+    pub stop: Option<Duration>,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TraceCfg {
+    /// Sample every flow's sender state at this interval.
+    pub interval: Option<Duration>,
+    /// Log every transmitted segment (time, flow, sequence, length, retransmission).
+    #[serde(default)]
+    pub segments: bool,
+}
+
+/// Ready-made topologies. Their nodes and links are added to the scenario's own.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TopologyCfg {
+    /// `chain`: n0 - n1 - ... ; `dumbbell`: `pairs` senders s<i> and receivers r<i> around
+    /// routers `left` and `right`; `ground_stations`: `hosts` hosts h<i> behind `gs_a` and
+    /// `servers` hosts srv<i> behind `gs_b`, the two ground stations joined by the space link.
+    pub kind: TopologyKind,
+    /// Chain length (chain).
+    pub nodes: Option<u32>,
+    /// Sender/receiver pairs (dumbbell).
+    pub pairs: Option<u32>,
+    /// Hosts behind the first ground station (ground_stations).
+    pub hosts: Option<u32>,
+    /// Hosts behind the second ground station (ground_stations, default 1).
+    pub servers: Option<u32>,
+    /// Template for every access link (`between` is filled in; write any placeholder).
+    pub access: Option<LinkTemplate>,
+    /// The middle link (dumbbell bottleneck / ground-station space link) or every chain link.
+    pub core: LinkTemplate,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TopologyKind {
+    Chain,
+    Dumbbell,
+    GroundStations,
+}
+
+/// A link without its ends.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LinkTemplate {
+    pub rate: Rate,
+    pub rate_back: Option<Rate>,
+    pub delay: DelayCfg,
+    pub delay_back: Option<DelayCfg>,
+    pub queue: Option<QueueCfg>,
+    pub queue_back: Option<QueueCfg>,
+    pub errors: Option<ErrorCfg>,
+    pub errors_back: Option<ErrorCfg>,
+    #[serde(default)]
+    pub corrupted: CorruptedPolicy,
+    #[serde(default)]
+    pub outages: Vec<(Duration, Duration)>,
+    #[serde(default)]
+    pub framing: Bytes,
+    pub mtu: Option<Bytes>,
+}
+
+impl LinkTemplate {
+    pub fn between(&self, a: &str, b: &str) -> LinkCfg {
+        LinkCfg {
+            between: [a.to_string(), b.to_string()],
+            rate: self.rate,
+            rate_back: self.rate_back,
+            delay: self.delay.clone(),
+            delay_back: self.delay_back.clone(),
+            queue: self.queue.clone(),
+            queue_back: self.queue_back.clone(),
+            errors: self.errors.clone(),
+            errors_back: self.errors_back.clone(),
+            corrupted: self.corrupted,
+            outages: self.outages.clone(),
+            framing: self.framing,
+            mtu: self.mtu,
+        }
+    }
+}
+
+/// Parse a scenario from JSON text; the error names the path of the bad field.
+pub fn scenario_from_json(text: &str) -> Result<Scenario, String> {
+    let de = &mut serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(de).map_err(path_error)
+}
+
+/// Parse a scenario from TOML text; the error names the path of the bad field.
+pub fn scenario_from_toml(text: &str) -> Result<Scenario, String> {
+    if text.trim().is_empty() {
+        return Err("the scenario is empty: it needs at least [[nodes]], [[links]] and [[flows]]".into());
+    }
+    let de = toml::Deserializer::new(text);
+    serde_path_to_error::deserialize(de).map_err(path_error)
+}
+
+fn path_error<E: std::fmt::Display>(e: serde_path_to_error::Error<E>) -> String {
+    let path = e.path().to_string();
+    let inner = e.inner().to_string();
+    // serde_json appends " at line L column C"; TOML errors are multi-line: keep the first line.
+    let msg = inner.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+    let msg = msg.split(" at line ").next().unwrap_or(msg);
+    if path == "." || path.is_empty() {
+        msg.to_string()
+    } else {
+        format!("{path}: {msg}")
+    }
+}
+
+/// JSON Schema of the scenario (for docs and editors).
+pub fn json_schema() -> String {
+    let s = schemars::schema_for!(Scenario);
+    serde_json::to_string_pretty(&s).unwrap_or_default()
+}

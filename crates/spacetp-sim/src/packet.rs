@@ -1,0 +1,60 @@
+//! Packets carry header fields, never payload bytes. They live in a slab reused across the
+//! run, so the hot path allocates nothing once the slab has grown to the peak in flight.
+
+use spacetp_wire::TcpHeader;
+
+pub type PacketId = u32;
+
+#[derive(Clone, Copy, Debug)]
+pub enum Body {
+    /// A TCP segment for endpoint `ep` with `len` payload bytes.
+    Tcp { ep: u32, hdr: TcpHeader, len: u32 },
+    /// A background datagram of traffic source `source`.
+    Datagram { source: u32 },
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Packet {
+    pub src: u16,
+    pub dst: u16,
+    /// IP packet size in bytes.
+    pub size: u32,
+    pub corrupted: bool,
+    pub body: Body,
+}
+
+#[derive(Default)]
+pub struct Slab {
+    items: Vec<Packet>,
+    free: Vec<PacketId>,
+}
+
+impl Slab {
+    pub fn insert(&mut self, p: Packet) -> PacketId {
+        if let Some(id) = self.free.pop() {
+            self.items[id as usize] = p;
+            id
+        } else {
+            self.items.push(p);
+            (self.items.len() - 1) as PacketId
+        }
+    }
+
+    pub fn get(&self, id: PacketId) -> &Packet {
+        &self.items[id as usize]
+    }
+
+    pub fn get_mut(&mut self, id: PacketId) -> &mut Packet {
+        &mut self.items[id as usize]
+    }
+
+    pub fn remove(&mut self, id: PacketId) -> Packet {
+        self.free.push(id);
+        self.items[id as usize]
+    }
+
+    /// Most packets alive at once so far.
+    pub fn capacity_used(&self) -> usize {
+        self.items.len()
+    }
+}

@@ -1,0 +1,93 @@
+//! What a run returns: per-flow summaries, per-link counters, and optional time series.
+
+use serde::Serialize;
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FlowSummary {
+    pub name: String,
+    pub protocol: String,
+    pub from: String,
+    pub to: String,
+    /// Bytes the application asked to send (None: unlimited).
+    pub bytes_requested: Option<u64>,
+    pub bytes_delivered: u64,
+    /// Requested bytes not delivered in order by the end of the run.
+    pub bytes_undelivered: Option<u64>,
+    pub complete: bool,
+    pub start_s: f64,
+    /// When the last byte reached the receiving application.
+    pub last_byte_s: Option<f64>,
+    /// Completion time of a finite flow: last byte minus start.
+    pub completion_s: Option<f64>,
+    /// Delivered bits / (last byte - start).
+    pub goodput_bps: f64,
+    pub segments_sent: u64,
+    pub data_segments_sent: u64,
+    pub retransmitted_segments: u64,
+    pub retransmitted_bytes: u64,
+    pub timeouts: u64,
+    pub fast_retransmits: u64,
+    pub acks_sent: u64,
+    pub mean_rtt_s: Option<f64>,
+    pub min_rtt_s: Option<f64>,
+    pub final_cwnd_bytes: u64,
+    pub state: String,
+    pub workload: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct DatagramSummary {
+    pub from: String,
+    pub to: String,
+    pub packets_sent: u64,
+    pub packets_received: u64,
+    pub bytes_received: u64,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct RunSummary {
+    pub name: String,
+    pub seed: u64,
+    pub end_s: f64,
+    pub events: u64,
+    /// Most packets alive at once.
+    pub peak_packets: u64,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Summary {
+    pub run: RunSummary,
+    pub flows: Vec<FlowSummary>,
+    pub links: Vec<crate::link::LinkStats>,
+    pub datagrams: Vec<DatagramSummary>,
+}
+
+/// A column-oriented table of f64 values.
+#[derive(Clone, Debug, Default)]
+pub struct Table {
+    pub columns: Vec<(&'static str, Vec<f64>)>,
+}
+
+impl Table {
+    pub fn new(names: &[&'static str]) -> Self {
+        Table { columns: names.iter().map(|n| (*n, Vec::new())).collect() }
+    }
+    pub fn push(&mut self, row: &[f64]) {
+        for (c, v) in self.columns.iter_mut().zip(row) {
+            c.1.push(*v);
+        }
+    }
+    pub fn rows(&self) -> usize {
+        self.columns.first().map_or(0, |c| c.1.len())
+    }
+}
+
+/// Everything a run produces.
+pub struct RunOutput {
+    pub summary: Summary,
+    /// Sampled sender state: time_s, flow, cwnd, ssthresh, srtt_s, flight, snd_max, snd_una,
+    /// delivered (bytes).
+    pub samples: Option<Table>,
+    /// Every transmitted data segment: time_s, flow, offset (first byte), len, retransmission.
+    pub segments: Option<Table>,
+}

@@ -1,0 +1,26 @@
+"""spacetp: a laboratory for transport protocols over space links.
+
+    import spacetp
+    sc = spacetp.load("examples/asymmetry.toml")
+    res = spacetp.run(sc, seed=1)
+    res.flows[0]["goodput_bps"]
+
+The simulator core is Rust (`spacetp._core`); this package holds scenarios, results, models,
+sweeps, figures and the `spacetp` command.
+"""
+
+from spacetp.result import Result
+from spacetp.scenario import ScenarioError, apply_set, load, loads, set_value, validate
+from spacetp.simulate import protocols, run
+
+__all__ = [
+    "Result",
+    "ScenarioError",
+    "apply_set",
+    "load",
+    "loads",
+    "protocols",
+    "run",
+    "set_value",
+    "validate",
+]

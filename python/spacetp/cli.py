@@ -1,0 +1,204 @@
+"""The `spacetp` command."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from spacetp.scenario import ScenarioError, apply_set, load
+
+app = typer.Typer(
+    help="spacetp: transport protocols over space links (simulate, compare, reproduce).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+out = Console()
+if not out.is_terminal:
+    out = Console(width=140)  # pipes and CI logs: do not squeeze the tables to 80 columns
+err = Console(stderr=True)
+
+
+class UserError(Exception):
+    """A mistake by the user: printed as one line, exit code 2."""
+
+
+def _fmt_rate(bps: float) -> str:
+    for unit, scale in (("Gb/s", 1e9), ("Mb/s", 1e6), ("kb/s", 1e3)):
+        if bps >= scale:
+            return f"{bps / scale:.4g} {unit}"
+    return f"{bps:.4g} b/s"
+
+
+def _fmt_s(v: float | None) -> str:
+    return "-" if v is None else f"{v:.4g} s"
+
+
+def _parse_pcap(specs: list[str]) -> dict[str, str]:
+    taps = {}
+    for s in specs:
+        if "=" not in s:
+            raise UserError(f"--pcap {s}: use LINK=FILE, e.g. --pcap 1=space.pcap")
+        link, path = s.split("=", 1)
+        taps[link] = path
+    return taps
+
+
+def print_summary(res) -> None:
+    run = res.summary["run"]
+    t = Table(title=f"{run['name'] or 'scenario'} (seed {run['seed']})", title_justify="left")
+    for col in (
+        "flow", "protocol", "delivered", "complete", "time", "goodput", "retx", "timeouts",
+        "mean RTT",
+    ):
+        t.add_column(col, justify="left" if col in ("flow", "protocol") else "right")
+    for f in res.flows[:50]:
+        t.add_row(
+            f["name"],
+            f["protocol"],
+            f"{f['bytes_delivered']:,} B",
+            "yes" if f["complete"] else ("-" if f["bytes_requested"] is None else "NO"),
+            _fmt_s(f["completion_s"] if f["complete"] else f["last_byte_s"]),
+            _fmt_rate(f["goodput_bps"]),
+            str(f["retransmitted_segments"]),
+            str(f["timeouts"]),
+            _fmt_s(f["mean_rtt_s"]),
+        )
+    if len(res.flows) > 50:
+        t.caption = f"... and {len(res.flows) - 50} more flows (see --json)"
+    out.print(t)
+    lt = Table(title="links", title_justify="left")
+    for col in ("direction", "sent", "queue drops", "error drops", "corrupted", "outage drops",
+                "max queue"):
+        lt.add_column(col, justify="left" if col == "direction" else "right")
+    for li in res.links:
+        if li["tx_packets"] == 0 and li["queue_drops"] == 0:
+            continue
+        lt.add_row(
+            li["name"], str(li["tx_packets"]), str(li["queue_drops"]), str(li["error_drops"]),
+            str(li["corrupted"]), str(li["outage_drops"]), str(li["max_queue_packets"]),
+        )
+    out.print(lt)
+    ev = run["events"]
+    rate = ev / res.wall_s / 1e6 if res.wall_s > 0 else float("nan")
+    out.print(
+        f"simulated {run['end_s']:.6g} s in {res.wall_s:.3f} s wall "
+        f"({ev:,} events, {rate:.1f} M events/s)"
+    )
+
+
+@app.command()
+def run(
+    scenario: Annotated[Path, typer.Argument(help="Scenario TOML file.")],
+    seed: Annotated[int | None, typer.Option(help="Override the scenario's seed.")] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", help='Override a field: --set links[1].delay="300 ms".'),
+    ] = None,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Write the summary as JSON.")
+    ] = None,
+    trace: Annotated[
+        Path | None,
+        typer.Option(help="Write sampled sender state (and every segment) to a .csv/.parquet."),
+    ] = None,
+    trace_interval: Annotated[
+        str, typer.Option(help="Sampling interval for --trace.")
+    ] = "100 ms",
+    pcap: Annotated[
+        list[str] | None,
+        typer.Option(help="Record a link to pcap: LINK=FILE (LINK: index, links[i] or a-b)."),
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing.")] = False,
+) -> None:
+    """Simulate a scenario and print a summary."""
+    from spacetp.simulate import run as simulate
+
+    sc = load(scenario)
+    for s in set_ or []:
+        apply_set(sc, s)
+    kwargs = {}
+    if trace is not None:
+        if trace.suffix not in (".csv", ".parquet"):
+            raise UserError(f"--trace {trace}: use a .csv or .parquet file name")
+        kwargs = {"trace_interval": trace_interval, "trace_segments": True}
+    try:
+        res = simulate(sc, seed=seed, pcap=_parse_pcap(pcap or []), **kwargs)
+    except ScenarioError as e:
+        raise ScenarioError(f"{scenario}: {e}") from None
+    if json_out is not None:
+        json_out.write_text(res.to_json() + "\n")
+    written = res.write_traces(trace) if trace is not None else []
+    if not quiet:
+        print_summary(res)
+        for w in written:
+            out.print(f"trace written to {w}")
+
+
+@app.command()
+def validate(scenario: Annotated[Path, typer.Argument(help="Scenario TOML file.")]) -> None:
+    """Check a scenario without running it."""
+    from spacetp.scenario import validate as check
+
+    try:
+        check(load(scenario))
+    except ScenarioError as e:
+        raise ScenarioError(f"{scenario}: {e}") from None
+    out.print(f"{scenario}: ok")
+
+
+@app.command()
+def protocols(
+    as_json: Annotated[bool, typer.Option("--json", help="Print all settings as JSON.")] = False,
+) -> None:
+    """List the protocol profiles and their settings."""
+    from spacetp.simulate import protocols as profiles
+
+    p = profiles()
+    if as_json:
+        out.print_json(json.dumps(p))
+        return
+    for name, info in p.items():
+        out.print(f"[bold]{name}[/bold]: {info['description']}")
+        settings = ", ".join(f"{k}={v}" for k, v in info["settings"].items())
+        out.print(f"  {settings}", highlight=False)
+
+
+@app.command()
+def schema(
+    tcp: Annotated[bool, typer.Option(help="The [flows.tcp] settings instead.")] = False,
+) -> None:
+    """Print the JSON Schema of scenarios."""
+    from spacetp import _core
+
+    print(_core.tcp_schema() if tcp else _core.schema())
+
+
+def main() -> None:
+    try:
+        app(standalone_mode=False)
+    except (ScenarioError, UserError) as e:
+        err.print(f"[red]error:[/red] {e}", highlight=False, soft_wrap=True)
+        sys.exit(2)
+    except typer.Exit as e:
+        sys.exit(e.exit_code)
+    except typer.Abort:
+        err.print("aborted")
+        sys.exit(130)
+    except Exception as e:  # click usage errors
+        import click
+
+        if isinstance(e, click.exceptions.ClickException):
+            e.show()
+            sys.exit(2)
+        raise
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,388 @@
+"""Analytic throughput models and the registry the ``spacetp model`` command is built on.
+
+Modules (numpy only, each documents its equations, units and corrections):
+:mod:`.pftk` (Padhye et al.; Akan et al. eq. 1; square-root law), :mod:`.slowstart`
+(Akan et al. eq. 2), :mod:`.vegas` (Liu & Liu eq. 1 and a derived loss model),
+:mod:`.scps_liu` (Liu & Liu eqs. 1-24, corrected), :mod:`.scalable` (Altman et al.).
+
+``MODELS`` maps a CLI name to a :class:`ModelSpec`; :func:`evaluate` validates parameters and
+calls the model; :func:`parse_sweep` turns ``"p=1e-4:1e-1:log20"`` into ``("p", array)``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import pftk, scalable, scps_liu, slowstart, vegas
+from ._common import to_bits_per_second
+
+__all__ = [
+    "MODELS",
+    "ModelSpec",
+    "Param",
+    "evaluate",
+    "parse_sweep",
+    "pftk",
+    "scalable",
+    "scps_liu",
+    "slowstart",
+    "to_bits_per_second",
+    "vegas",
+]
+
+INF = math.inf
+
+
+@dataclass(frozen=True)
+class Param:
+    """One model parameter: unit, default, allowed range and a short description.
+
+    ``default=None`` on an optional parameter means the model derives it (see description).
+    """
+
+    unit: str
+    description: str
+    default: float | None = None
+    required: bool = False
+    low: float = -INF
+    high: float = INF
+    low_open: bool = True
+    high_open: bool = True
+
+    def range_text(self) -> str:
+        lo = "(" if self.low_open else "["
+        hi = ")" if self.high_open else "]"
+        return f"{lo}{_num(self.low)}, {_num(self.high)}{hi}"
+
+    def contains(self, x: np.ndarray) -> np.ndarray:
+        above = x > self.low if self.low_open else x >= self.low
+        below = x < self.high if self.high_open else x <= self.high
+        return above & below  # NaN fails both comparisons, so it is rejected too
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A registered model: the callable, its parameters (name -> Param) and output unit."""
+
+    func: Callable[..., object]
+    params: dict[str, Param]
+    returns: str
+    description: str
+    check: Callable[[dict[str, np.ndarray]], None] | None = None
+
+
+def _unit(unit: str) -> str:
+    return "" if unit == "1" else f" {unit}"  # "1" marks a dimensionless parameter
+
+
+def _num(x: float) -> str:
+    return "inf" if x == INF else "-inf" if x == -INF else f"{x:g}"
+
+
+# ------------------------------------------------------------------ parameter vocabulary
+
+
+def _rtt():
+    return Param("s", "mean round-trip time", required=True, low=0.0)
+
+
+def _p(desc="per-packet loss probability"):
+    return Param("1", desc, required=True, low=0.0, high=1.0)
+
+
+def _t0(factor):
+    return Param("s", f"first retransmission timeout T0 (default {factor:g} * rtt)", low=0.0)
+
+
+def _alpha():
+    return Param("1", "multiplicative increase per RTT", default=1.01, low=1.0)
+
+
+def _beta_mimd():
+    return Param("1", "multiplicative decrease factor", default=0.86, low=0.0, high=1.0)
+
+
+def _b_u(unbounded_ok=True):
+    # inf is meaningful for eq. (8) (it gives the limit (9)); with i.i.d. losses the mean
+    # window is then infinite, and a Markov chain needs a finite top.
+    desc = "upper window bound B_u" + (" (inf: no bound)" if unbounded_ok else "")
+    return Param("packets", desc, default=500.0, low=0.0, high_open=not unbounded_ok)
+
+
+def _or(value, fallback):
+    return fallback if value is None else value
+
+
+def _check_vegas(v):
+    if np.any(v["rtt"] <= v["base_rtt"]):
+        raise ValueError(
+            f"rtt must be greater than base_rtt (got rtt={v['rtt']}, base_rtt={v['base_rtt']})"
+        )
+
+
+def _check_bounds(v):
+    if np.any(v["b_u"] <= v["b_l"]):
+        raise ValueError(f"b_u must be greater than b_l (got b_u={v['b_u']}, b_l={v['b_l']})")
+
+
+MODELS: dict[str, ModelSpec] = {
+    "pftk": ModelSpec(
+        func=lambda rtt, p, t0=None, w_max=INF, b=2.0: pftk.full_throughput(
+            rtt, p, _or(t0, 3.0 * rtt), w_max=w_max, b=b
+        ),
+        params={
+            "rtt": _rtt(),
+            "p": _p(),
+            "t0": _t0(3),
+            "w_max": Param(
+                "packets", "receiver window", default=INF, low=1.0, low_open=False, high_open=False
+            ),
+            "b": Param(
+                "packets", "packets acknowledged per ACK", default=2.0, low=1.0, low_open=False
+            ),
+        },
+        returns="packets/s",
+        description="PFTK full TCP Reno model with timeouts and receiver window (Padhye 2000)",
+    ),
+    "pftk-approx": ModelSpec(
+        func=lambda rtt, p, t0=None, b=1.0, w_max=INF: pftk.approx_throughput(
+            rtt, p, _or(t0, 3.0 * rtt), b=b, w_max=w_max
+        ),
+        params={
+            "rtt": _rtt(),
+            "p": _p(),
+            "t0": _t0(3),
+            "b": Param(
+                "packets", "packets acknowledged per ACK", default=1.0, low=1.0, low_open=False
+            ),
+            "w_max": Param(
+                "packets", "receiver window", default=INF, low=1.0, low_open=False, high_open=False
+            ),
+        },
+        returns="packets/s",
+        description="PFTK approximate formula, Akan et al. eq. (1) with the defaults",
+    ),
+    "mathis": ModelSpec(
+        func=pftk.mathis_throughput,
+        params={
+            "rtt": _rtt(),
+            "p": _p(),
+            "b": Param(
+                "packets", "packets acknowledged per ACK", default=1.0, low=1.0, low_open=False
+            ),
+        },
+        returns="packets/s",
+        description="square-root law sqrt(3/(2bp))/RTT (Mathis et al. 1997)",
+    ),
+    "slowstart": ModelSpec(
+        func=slowstart.duration,
+        params={
+            "rtt": _rtt(),
+            "ssthresh": Param(
+                "packets", "slow-start threshold", required=True, low=1.0, low_open=False
+            ),
+        },
+        returns="s",
+        description="slow-start duration (ceil(log2 ssthresh) + 1) RTT, Akan et al. eq. (2)",
+    ),
+    "vegas": ModelSpec(
+        func=vegas.throughput,
+        params={
+            "rtt": _rtt(),
+            "p": Param(
+                "1",
+                "per-packet loss probability (0: no-loss eq. 1)",
+                default=0.0,
+                low=0.0,
+                high=1.0,
+                low_open=False,
+            ),
+            "base_rtt": Param("s", "minimum (propagation) RTT", required=True, low=0.0),
+            "beta": Param("packets", "Vegas upper threshold", default=3.0, low=0.0),
+        },
+        returns="packets/s",
+        description="TCP Vegas: beta/(R - baseRTT) without loss (Liu eq. 1), derived loss model",
+        check=_check_vegas,
+    ),
+    "scps-liu": ModelSpec(
+        func=lambda rtt, p, t0=None, w0=INF, ts=0.0: scps_liu.throughput(
+            rtt, p, _or(t0, 2.0 * rtt), w0=w0, ts=ts
+        ),
+        params={
+            "rtt": _rtt(),
+            "p": _p(),
+            "t0": _t0(2),
+            "w0": Param(
+                "packets",
+                "loss-free window ceiling (Vegas equilibrium/receiver)",
+                default=INF,
+                low=4.0,
+                low_open=False,
+                high_open=False,
+            ),
+            "ts": Param("s", "SNACK delay T_s", default=0.0, low=0.0, low_open=False),
+        },
+        returns="packets/s",
+        description="SCPS-TP full model with timeouts, Liu & Liu eq. (24), corrected",
+    ),
+    "scps-liu-nt": ModelSpec(
+        func=scps_liu.no_timeout_throughput,
+        params={
+            "rtt": _rtt(),
+            "p": _p(),
+            "w0": Param(
+                "packets",
+                "loss-free window ceiling (Vegas equilibrium/receiver)",
+                default=INF,
+                low=4.0,
+                low_open=False,
+                high_open=False,
+            ),
+            "ts": Param("s", "SNACK delay T_s", default=0.0, low=0.0, low_open=False),
+        },
+        returns="packets/s",
+        description="SCPS-TP no-timeout model, Liu & Liu eq. (10), corrected",
+    ),
+    "scalable": ModelSpec(
+        func=scalable.throughput,
+        params={
+            "q": _p("per-packet loss probability q"),
+            "rtt": _rtt(),
+            "b_u": _b_u(),
+            "alpha": _alpha(),
+            "beta": _beta_mimd(),
+        },
+        returns="packets/s",
+        description="Scalable TCP, window-dependent losses, Altman et al. eq. (8)",
+    ),
+    "scalable-iid": ModelSpec(
+        func=scalable.throughput_iid,
+        params={
+            "p": _p("probability of a window reduction per RTT"),
+            "rtt": _rtt(),
+            "b_u": _b_u(unbounded_ok=False),
+            "alpha": _alpha(),
+            "beta": _beta_mimd(),
+        },
+        returns="packets/s",
+        description="Scalable TCP, i.i.d. per-RTT losses, Altman et al. eq. (5)",
+    ),
+    "scalable-markov": ModelSpec(
+        func=lambda p_a, burstiness, rtt, b_l=8.0, b_u=500.0, alpha=1.01, beta=0.86: (
+            scalable.throughput_burst(p_a, burstiness, rtt, b_l, b_u, alpha, beta)
+        ),
+        params={
+            "p_a": _p("fraction of RTTs in the BAD state (one reduction each)"),
+            "burstiness": Param(
+                "1",
+                "P(BAD -> BAD), b of Altman et al. eq. (14)",
+                default=0.0,
+                low=0.0,
+                high=1.0,
+                low_open=False,
+            ),
+            "rtt": _rtt(),
+            "b_l": Param("packets", "lower window bound B_l", default=8.0, low=0.0),
+            "b_u": _b_u(unbounded_ok=False),
+            "alpha": _alpha(),
+            "beta": _beta_mimd(),
+        },
+        returns="packets/s",
+        description="Scalable TCP, two-state Markov losses of Altman et al. eq. (14), section 4",
+        check=_check_bounds,
+    ),
+}
+
+
+def evaluate(name: str, **params):
+    """Validate ``params`` for model ``name`` and evaluate it (arrays broadcast).
+
+    Raises ValueError for an unknown model, an unknown or missing parameter, a non-numeric
+    value, or a value outside the parameter's range; messages name the parameter.
+    """
+    if name not in MODELS:
+        raise ValueError(f"unknown model {name!r}; available: {', '.join(MODELS)}")
+    spec = MODELS[name]
+    allowed = ", ".join(spec.params)
+    for key in params:
+        if key not in spec.params:
+            raise ValueError(
+                f"unknown parameter {key!r} for model {name!r}; allowed parameters: {allowed}"
+            )
+    values: dict[str, np.ndarray] = {}
+    for key, param in spec.params.items():
+        if key not in params or params[key] is None:
+            if param.required:
+                raise ValueError(
+                    f"missing parameter {key!r} ({param.description}, {param.unit}) "
+                    f"for model {name!r}"
+                )
+            if param.default is not None:  # None: the model derives it (e.g. t0 from rtt)
+                values[key] = np.asarray(param.default)
+            continue
+        try:
+            x = np.asarray(params[key], dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError(f"{key}: expected a number or array, got {params[key]!r}") from None
+        ok = param.contains(x)
+        if not np.all(ok):
+            bad = x[~ok].flat[0] if x.ndim else x
+            raise ValueError(
+                f"{key} = {float(bad):g} is out of range for model {name!r}: allowed "
+                f"{param.range_text()}{_unit(param.unit)}"
+            )
+        values[key] = x
+    if spec.check is not None:
+        spec.check(values)
+    return spec.func(**values)
+
+
+_RANGE = re.compile(r"^(log|lin)(\d+)$")
+
+
+def parse_sweep(text: str) -> tuple[str, np.ndarray]:
+    """Parse ``NAME=a:b:logN``, ``NAME=a:b:linN`` (N >= 2 points, ends included) or
+    ``NAME=v1,v2,...`` into ``(NAME, values)``. Raises ValueError with the reason."""
+    usage = "expected NAME=a:b:logN, NAME=a:b:linN or NAME=v1,v2,..."
+    name, sep, rhs = text.partition("=")
+    name, rhs = name.strip(), rhs.strip()
+    if not sep or not name.isidentifier():
+        raise ValueError(f"bad sweep {text!r}: {usage}")
+    if not rhs:
+        raise ValueError(f"bad sweep {text!r}: no values after '='; {usage}")
+
+    def number(s):
+        try:
+            return float(s)
+        except ValueError:
+            raise ValueError(f"bad sweep {text!r}: {s.strip()!r} is not a number") from None
+
+    if ":" in rhs:
+        parts = rhs.split(":")
+        if len(parts) != 3:
+            raise ValueError(f"bad sweep {text!r}: a range has three fields a:b:logN; {usage}")
+        a, b = number(parts[0]), number(parts[1])
+        m = _RANGE.match(parts[2].strip())
+        if m is None:
+            raise ValueError(
+                f"bad sweep {text!r}: spacing {parts[2].strip()!r} must be logN or linN"
+            )
+        kind, n = m.group(1), int(m.group(2))
+        if n < 2:
+            raise ValueError(f"bad sweep {text!r}: a range needs at least 2 points, got {n}")
+        if not (math.isfinite(a) and math.isfinite(b)):
+            raise ValueError(f"bad sweep {text!r}: range ends must be finite")
+        if kind == "log":
+            if a <= 0 or b <= 0:
+                raise ValueError(f"bad sweep {text!r}: log spacing needs positive ends")
+            return name, np.geomspace(a, b, n)
+        return name, np.linspace(a, b, n)
+    items = [s for s in rhs.split(",")]
+    if any(not s.strip() for s in items):
+        raise ValueError(f"bad sweep {text!r}: empty item in the list; {usage}")
+    return name, np.array([number(s) for s in items])

@@ -1,0 +1,93 @@
+"""The outcome of one run: summaries as dicts (or pandas frames), traces as numpy arrays."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+
+def _columns(raw: dict[str, bytes] | None) -> dict[str, np.ndarray] | None:
+    if raw is None:
+        return None
+    return {k: np.frombuffer(v, dtype="<f8") for k, v in raw.items()}
+
+
+@dataclass
+class Result:
+    """Summary of a run plus its optional time series.
+
+    `summary` has `run`, `flows` (one dict per flow), `links` (one per direction) and
+    `datagrams`. `samples` (sender state sampled over time) and `segments` (every data
+    segment sent) are dicts of numpy arrays when tracing was on.
+    """
+
+    summary: dict
+    samples: dict[str, np.ndarray] | None = None
+    segments: dict[str, np.ndarray] | None = None
+    wall_s: float = 0.0
+    scenario: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_core(cls, raw: dict, scenario: dict) -> Result:
+        return cls(
+            summary=json.loads(raw["summary"]),
+            samples=_columns(raw["samples"]),
+            segments=_columns(raw["segments"]),
+            wall_s=raw["wall_s"],
+            scenario=scenario,
+        )
+
+    @property
+    def flows(self) -> list[dict]:
+        return self.summary["flows"]
+
+    @property
+    def links(self) -> list[dict]:
+        return self.summary["links"]
+
+    def flows_frame(self):
+        import pandas as pd
+
+        return pd.DataFrame(self.flows)
+
+    def links_frame(self):
+        import pandas as pd
+
+        return pd.DataFrame(self.links)
+
+    def samples_frame(self):
+        import pandas as pd
+
+        return None if self.samples is None else pd.DataFrame(self.samples)
+
+    def segments_frame(self):
+        import pandas as pd
+
+        return None if self.segments is None else pd.DataFrame(self.segments)
+
+    def to_json(self) -> str:
+        """Deterministic JSON of the summary (no wall-clock time in it)."""
+        return json.dumps(self.summary, indent=2, sort_keys=True)
+
+    def write_traces(self, path: str | Path) -> list[Path]:
+        """Write samples to `path` (.csv or .parquet) and segments beside it
+        (`NAME-segments.EXT`). Returns the files written."""
+        p = Path(path)
+        if p.suffix not in (".csv", ".parquet"):
+            raise ValueError(f"--trace {p}: use a .csv or .parquet file name")
+        written = []
+        for frame, target in (
+            (self.samples_frame(), p),
+            (self.segments_frame(), p.with_name(f"{p.stem}-segments{p.suffix}")),
+        ):
+            if frame is None:
+                continue
+            if p.suffix == ".csv":
+                frame.to_csv(target, index=False)
+            else:
+                frame.to_parquet(target, index=False)
+            written.append(target)
+        return written

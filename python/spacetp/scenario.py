@@ -1,0 +1,197 @@
+"""Scenarios as plain dicts: read from TOML, changed with `--set PATH=VALUE`, checked by the
+one schema the Rust core defines (paths in errors are those of the scenario, e.g.
+`links[1].rate_back`)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import tomllib
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+
+class ScenarioError(ValueError):
+    """A mistake in a scenario or in how it was asked for; the message names the field."""
+
+
+def load(path: str | Path) -> dict:
+    """Read a scenario TOML file into a dict."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ScenarioError(f"{p}: no such file") from None
+    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as e:
+        raise ScenarioError(f"{p}: cannot read it ({e})") from None
+    try:
+        return loads(text)
+    except ScenarioError as e:
+        raise ScenarioError(f"{p}: {e}") from None
+
+
+def loads(text: str) -> dict:
+    """Parse scenario TOML text into a dict."""
+    if not text.strip():
+        raise ScenarioError(
+            "the scenario is empty: it needs at least [[nodes]], [[links]] and [[flows]]"
+        )
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(f"not valid TOML: {e}") from None
+
+
+_TOKEN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]")
+
+
+def _parse_path(path: str) -> list[str | int]:
+    tokens: list[str | int] = []
+    pos = 0
+    while pos < len(path):
+        if path[pos] == "." and tokens:
+            pos += 1
+        m = _TOKEN.match(path, pos)
+        if not m:
+            raise ScenarioError(f"--set {path}: cannot read the path at {path[pos:]!r}")
+        tokens.append(m.group(1) if m.group(1) is not None else int(m.group(2)))
+        pos = m.end()
+    if not tokens or not isinstance(tokens[0], str):
+        raise ScenarioError(f"--set {path}: a path starts with a field name, e.g. links[1].delay")
+    return tokens
+
+
+@cache
+def _schemas() -> tuple[dict, dict]:
+    from spacetp import _core
+
+    return json.loads(_core.schema()), json.loads(_core.tcp_schema())
+
+
+def _resolve(node: dict, root: dict) -> list[dict]:
+    """The object/array alternatives a schema node allows (through $ref, anyOf, allOf...)."""
+    if "$ref" in node:
+        name = node["$ref"].split("/")[-1]
+        return _resolve(root["definitions"][name], root)
+    out = []
+    for key in ("anyOf", "oneOf", "allOf"):
+        for sub in node.get(key, []):
+            out += _resolve(sub, root)
+    if not out:
+        out = [node]
+    return out
+
+
+def _check_path(tokens: list[str | int], shown: str) -> None:
+    """Reject a path naming a field the schema does not have."""
+    root, tcp_root = _schemas()
+    nodes, roots = [root], [root]
+    where = ""
+    for tok in tokens:
+        nxt, nxt_roots = [], []
+        for node, r in zip(nodes, roots, strict=True):
+            for alt in _resolve(node, r):
+                if isinstance(tok, int):
+                    items = alt.get("items")
+                    if isinstance(items, dict):
+                        nxt.append(items)
+                        nxt_roots.append(r)
+                    elif isinstance(items, list) and tok < len(items):
+                        nxt.append(items[tok])
+                        nxt_roots.append(r)
+                else:
+                    props = alt.get("properties", {})
+                    if tok in props:
+                        nxt.append(props[tok])
+                        nxt_roots.append(r)
+                    elif alt.get("additionalProperties") not in (None, False):
+                        # Free maps: `tcp` tables follow the transport settings schema.
+                        if where.endswith("tcp") and tok in tcp_root.get("properties", {}):
+                            nxt.append(tcp_root["properties"][tok])
+                            nxt_roots.append(tcp_root)
+                        elif not where.endswith("tcp"):
+                            nxt.append({})
+                            nxt_roots.append(r)
+        if not nxt:
+            allowed = sorted(
+                {
+                    k
+                    for node, r in zip(nodes, roots, strict=True)
+                    for alt in _resolve(node, r)
+                    for k in alt.get("properties", {})
+                }
+                | (set(tcp_root["properties"]) if where.endswith("tcp") else set())
+            )
+            what = f"index [{tok}]" if isinstance(tok, int) else f"field `{tok}`"
+            hint = f"; fields there: {', '.join(allowed)}" if allowed else ""
+            raise ScenarioError(f"--set {shown}: no {what} in `{where or 'the scenario'}`{hint}")
+        nodes, roots = nxt, nxt_roots
+        where += f"[{tok}]" if isinstance(tok, int) else (f".{tok}" if where else tok)
+
+
+def _parse_value(text: str) -> Any:
+    """A TOML value (`300`, `"50 ms"`, `true`, `{ ber = 1e-5 }`), or else the bare text."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text.strip()
+
+
+def set_value(scenario: dict, path: str, value: Any) -> None:
+    """Set the field at `path` (e.g. `links[1].delay`) to `value`, in place."""
+    tokens = _parse_path(path)
+    _check_path(tokens, path)
+    cur: Any = scenario
+    where = ""
+    for tok, nxt in zip(tokens[:-1], tokens[1:], strict=True):
+        if isinstance(tok, int):
+            if not isinstance(cur, list) or tok >= len(cur):
+                n = len(cur) if isinstance(cur, list) else 0
+                raise ScenarioError(f"--set {path}: `{where}` has {n} entries, no [{tok}]")
+            cur = cur[tok]
+            where += f"[{tok}]"
+        else:
+            if tok not in cur or cur[tok] is None:
+                if isinstance(nxt, int):
+                    raise ScenarioError(f"--set {path}: the scenario has no `{where}{tok}` list")
+                cur[tok] = {}
+            elif isinstance(nxt, str) and not isinstance(cur[tok], dict):
+                # e.g. delay = "50 ms" replaced by delay.schedule = [...]
+                cur[tok] = {}
+            cur = cur[tok]
+            where += f".{tok}" if where else tok
+    last = tokens[-1]
+    if isinstance(last, int):
+        if not isinstance(cur, list) or last >= len(cur):
+            raise ScenarioError(f"--set {path}: `{where}` has no entry [{last}]")
+    cur[last] = value
+
+
+def apply_set(scenario: dict, assignment: str) -> None:
+    """Apply one `PATH=VALUE` assignment in place."""
+    if "=" not in assignment:
+        raise ScenarioError(f"--set {assignment}: use PATH=VALUE, e.g. links[1].delay=\"300 ms\"")
+    path, text = assignment.split("=", 1)
+    set_value(scenario, path.strip(), _parse_value(text))
+
+
+def to_json(scenario: dict) -> str:
+    return json.dumps(scenario)
+
+
+def validate(scenario: dict | str | Path) -> dict:
+    """Check a scenario completely (schema, names, routes, values); returns it as a dict."""
+    from spacetp import _core
+
+    sc = load(scenario) if isinstance(scenario, str | Path) else scenario
+    try:
+        _core.validate_json(to_json(sc))
+    except ValueError as e:
+        raise ScenarioError(str(e)) from None
+    return sc
+
+
+def copy_of(scenario: dict) -> dict:
+    return copy.deepcopy(scenario)

@@ -1,0 +1,54 @@
+"""Running scenarios from Python."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from spacetp.result import Result
+from spacetp.scenario import ScenarioError, copy_of, load, to_json
+
+
+def run(
+    scenario: dict | str | Path,
+    seed: int | None = None,
+    *,
+    pcap: dict[str, str] | None = None,
+    trace_interval: str | None = None,
+    trace_segments: bool = False,
+) -> Result:
+    """Simulate `scenario` (a dict, or the path of a TOML file).
+
+    seed: overrides the scenario's seed. pcap: {link selector: file}, a selector being a link
+    index ("1"), "links[1]" or "a-b". trace_interval: sample every flow's sender state this
+    often (e.g. "100 ms"); trace_segments: log every data segment sent.
+    """
+    from spacetp import _core
+
+    sc = load(scenario) if isinstance(scenario, str | Path) else copy_of(scenario)
+    if seed is not None:
+        if not isinstance(seed, int) or seed < 0:
+            raise ScenarioError(f"seed: {seed!r} must be a whole number >= 0")
+        sc["seed"] = seed
+    if trace_interval is not None or trace_segments:
+        tr = sc.setdefault("trace", {})
+        if trace_interval is not None:
+            tr["interval"] = trace_interval
+        if trace_segments:
+            tr["segments"] = True
+    taps = [(str(k), str(v)) for k, v in (pcap or {}).items()]
+    try:
+        raw = _core.run_json(to_json(sc), taps)
+    except ValueError as e:
+        raise ScenarioError(str(e)) from None
+    return Result.from_core(raw, sc)
+
+
+def protocols() -> dict[str, dict]:
+    """Every protocol profile: {name: {"description": ..., "settings": {...}}}."""
+    from spacetp import _core
+
+    return {
+        name: {"description": desc, "settings": json.loads(cfg)}
+        for name, desc, cfg in _core.protocols()
+    }
