@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+
 from spacetp.models import pftk
 
 KB = 1000  # bytes: 003's "1 KB" segment (1024 bytes cannot give 308 b/s, see below)

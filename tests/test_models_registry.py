@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+
 from spacetp.models import MODELS, evaluate, parse_sweep, pftk
 
 NAMES = [

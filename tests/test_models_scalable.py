@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+
 from spacetp.models import scalable as st
 
 ALPHA, BETA = 1.01, 0.86  # 004 section 5 (k ~ 15)

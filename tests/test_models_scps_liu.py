@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+
 from spacetp.models import scps_liu as liu
 from spacetp.models import vegas
 

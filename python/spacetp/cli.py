@@ -54,7 +54,14 @@ def print_summary(res) -> None:
     run = res.summary["run"]
     t = Table(title=f"{run['name'] or 'scenario'} (seed {run['seed']})", title_justify="left")
     for col in (
-        "flow", "protocol", "delivered", "complete", "time", "goodput", "retx", "timeouts",
+        "flow",
+        "protocol",
+        "delivered",
+        "complete",
+        "time",
+        "goodput",
+        "retx",
+        "timeouts",
         "mean RTT",
     ):
         t.add_column(col, justify="left" if col in ("flow", "protocol") else "right")
@@ -74,15 +81,27 @@ def print_summary(res) -> None:
         t.caption = f"... and {len(res.flows) - 50} more flows (see --json)"
     out.print(t)
     lt = Table(title="links", title_justify="left")
-    for col in ("direction", "sent", "queue drops", "error drops", "corrupted", "outage drops",
-                "max queue"):
+    for col in (
+        "direction",
+        "sent",
+        "queue drops",
+        "error drops",
+        "corrupted",
+        "outage drops",
+        "max queue",
+    ):
         lt.add_column(col, justify="left" if col == "direction" else "right")
     for li in res.links:
         if li["tx_packets"] == 0 and li["queue_drops"] == 0:
             continue
         lt.add_row(
-            li["name"], str(li["tx_packets"]), str(li["queue_drops"]), str(li["error_drops"]),
-            str(li["corrupted"]), str(li["outage_drops"]), str(li["max_queue_packets"]),
+            li["name"],
+            str(li["tx_packets"]),
+            str(li["queue_drops"]),
+            str(li["error_drops"]),
+            str(li["corrupted"]),
+            str(li["outage_drops"]),
+            str(li["max_queue_packets"]),
         )
     out.print(lt)
     ev = run["events"]
@@ -108,9 +127,7 @@ def run(
         Path | None,
         typer.Option(help="Write sampled sender state (and every segment) to a .csv/.parquet."),
     ] = None,
-    trace_interval: Annotated[
-        str, typer.Option(help="Sampling interval for --trace.")
-    ] = "100 ms",
+    trace_interval: Annotated[str, typer.Option(help="Sampling interval for --trace.")] = "100 ms",
     pcap: Annotated[
         list[str] | None,
         typer.Option(help="Record a link to pcap: LINK=FILE (LINK: index, links[i] or a-b)."),

@@ -172,7 +172,7 @@ def set_value(scenario: dict, path: str, value: Any) -> None:
 def apply_set(scenario: dict, assignment: str) -> None:
     """Apply one `PATH=VALUE` assignment in place."""
     if "=" not in assignment:
-        raise ScenarioError(f"--set {assignment}: use PATH=VALUE, e.g. links[1].delay=\"300 ms\"")
+        raise ScenarioError(f'--set {assignment}: use PATH=VALUE, e.g. links[1].delay="300 ms"')
     path, text = assignment.split("=", 1)
     set_value(scenario, path.strip(), _parse_value(text))
 

@@ -118,7 +118,9 @@ impl TcpConfig {
             return Err("receive_buffer and send_buffer: must be at least 1 byte".into());
         }
         if self.receive_buffer.0 > (u32::MAX as u64) << 14 {
-            return Err("receive_buffer: above the largest window TCP can advertise (1 GiB x 16)".into());
+            return Err(
+                "receive_buffer: above the largest window TCP can advertise (1 GiB x 16)".into(),
+            );
         }
         Ok(())
     }

@@ -9,12 +9,12 @@
 pub mod cc;
 pub mod config;
 pub mod connection;
-pub mod rto;
 pub mod profiles;
+pub mod rto;
 pub mod seq;
 pub mod time;
 pub mod units;
 
 pub use config::TcpConfig;
-pub use connection::{CloseReason, Connection, ConnStats, State, Transmit};
+pub use connection::{CloseReason, ConnStats, Connection, State, Transmit};
 pub use time::{Time, MS, SEC, US};

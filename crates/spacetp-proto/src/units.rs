@@ -39,12 +39,13 @@ pub fn parse_duration(s: &str) -> Result<Time, String> {
 }
 
 fn to_time(ns: f64) -> Option<Time> {
-    (ns.is_finite() && ns >= 0.0 && ns < 1.8e19).then(|| ns.round() as Time)
+    (0.0..1.8e19).contains(&ns).then(|| ns.round() as Time)
 }
 
 /// Parse a size such as "5 MB" (10^6), "300 kB", "64 KiB" (2^10), "1040 B" or "1 GiB".
 pub fn parse_bytes(s: &str) -> Result<u64, String> {
-    let bad = || format!("\"{s}\" is not a size; use e.g. \"1040 B\", \"25 kB\", \"5 MB\" or \"64 KiB\"");
+    let bad =
+        || format!("\"{s}\" is not a size; use e.g. \"1040 B\", \"25 kB\", \"5 MB\" or \"64 KiB\"");
     let (v, unit) = split_number(s).ok_or_else(bad)?;
     let scale = match unit {
         "B" | "" => 1.0,
@@ -58,7 +59,7 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
         _ => return Err(bad()),
     };
     let b = v * scale;
-    if !(b.is_finite() && b >= 0.0 && b < 1.8e19) {
+    if !(0.0..1.8e19).contains(&b) {
         return Err(format!("\"{s}\": a size must be finite and >= 0"));
     }
     Ok(b.round() as u64)
@@ -192,7 +193,9 @@ mod tests {
         assert_eq!(parse_duration("1e-3 s"), Ok(1_000_000));
         assert!(parse_duration("50").is_err());
         assert!(parse_duration("-5 ms").is_err());
-        assert!(parse_duration("5 parsecs").unwrap_err().contains("is not a duration"));
+        assert!(parse_duration("5 parsecs")
+            .unwrap_err()
+            .contains("is not a duration"));
     }
 
     #[test]
@@ -209,7 +212,10 @@ mod tests {
         assert_eq!(parse_rate("5 kb/s"), Ok(5e3));
         assert_eq!(parse_rate("1 kB/s"), Ok(8e3));
         let e = parse_rate("5 kbit").unwrap_err();
-        assert!(e.contains("\"5 kbit\" is not a rate; use e.g. \"5 kb/s\""), "{e}");
+        assert!(
+            e.contains("\"5 kbit\" is not a rate; use e.g. \"5 kb/s\""),
+            "{e}"
+        );
         assert!(parse_rate("-1 Mb/s").is_err());
         assert!(parse_rate("0 b/s").is_err());
     }

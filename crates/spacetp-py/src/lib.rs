@@ -19,17 +19,36 @@ fn table_to_dict<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>
 /// and `segments` (dicts of little-endian f64 column bytes, or None) and `wall_s`.
 #[pyfunction]
 #[pyo3(signature = (scenario_json, pcap=Vec::new()))]
-fn run_json<'py>(py: Python<'py>, scenario_json: &str, pcap: Vec<(String, String)>) -> PyResult<Bound<'py, PyDict>> {
+fn run_json<'py>(
+    py: Python<'py>,
+    scenario_json: &str,
+    pcap: Vec<(String, String)>,
+) -> PyResult<Bound<'py, PyDict>> {
     let sc = scenario_from_json(scenario_json).map_err(PyValueError::new_err)?;
     let opts = RunOptions { pcap };
     let t0 = Instant::now();
-    let out = py.allow_threads(|| run(sc, &opts)).map_err(PyValueError::new_err)?;
+    let out = py
+        .allow_threads(|| run(sc, &opts))
+        .map_err(PyValueError::new_err)?;
     let wall = t0.elapsed().as_secs_f64();
     let d = PyDict::new(py);
-    let summary = serde_json::to_string(&out.summary).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let summary =
+        serde_json::to_string(&out.summary).map_err(|e| PyValueError::new_err(e.to_string()))?;
     d.set_item("summary", summary)?;
-    d.set_item("samples", out.samples.as_ref().map(|t| table_to_dict(py, t)).transpose()?)?;
-    d.set_item("segments", out.segments.as_ref().map(|t| table_to_dict(py, t)).transpose()?)?;
+    d.set_item(
+        "samples",
+        out.samples
+            .as_ref()
+            .map(|t| table_to_dict(py, t))
+            .transpose()?,
+    )?;
+    d.set_item(
+        "segments",
+        out.segments
+            .as_ref()
+            .map(|t| table_to_dict(py, t))
+            .transpose()?,
+    )?;
     d.set_item("wall_s", wall)?;
     Ok(d)
 }
@@ -45,7 +64,9 @@ fn validate_json(scenario_json: &str) -> PyResult<()> {
 /// Parse TOML text with the Rust schema (used to report TOML paths exactly as Rust sees them).
 #[pyfunction]
 fn check_toml(text: &str) -> PyResult<()> {
-    scenario_from_toml(text).map(|_| ()).map_err(PyValueError::new_err)
+    scenario_from_toml(text)
+        .map(|_| ())
+        .map_err(PyValueError::new_err)
 }
 
 /// JSON Schema of the scenario.
@@ -67,7 +88,8 @@ fn protocols() -> Vec<(String, String, String)> {
     spacetp_proto::profiles::PROFILES
         .iter()
         .map(|(n, d)| {
-            let cfg = spacetp_proto::profiles::profile(n).map(|c| serde_json::to_string(&c).unwrap_or_default());
+            let cfg = spacetp_proto::profiles::profile(n)
+                .map(|c| serde_json::to_string(&c).unwrap_or_default());
             (n.to_string(), d.to_string(), cfg.unwrap_or_default())
         })
         .collect()

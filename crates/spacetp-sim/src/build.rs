@@ -19,7 +19,9 @@ pub struct Built {
 
 /// Add the nodes and links of a ready-made topology to the scenario's own.
 pub fn expand_topology(sc: &mut Scenario) -> Result<(), String> {
-    let Some(t) = sc.topology.clone() else { return Ok(()) };
+    let Some(t) = sc.topology.clone() else {
+        return Ok(());
+    };
     let need = |v: Option<u32>, field: &str| -> Result<u32, String> {
         match v {
             Some(n) if n >= 1 => Ok(n),
@@ -33,7 +35,10 @@ pub fn expand_topology(sc: &mut Scenario) -> Result<(), String> {
             .ok_or_else(|| format!("topology.access: required for kind {:?}", t.kind))
     };
     let add_node = |sc: &mut Scenario, name: String, kind: NodeKind| {
-        sc.nodes.push(NodeCfg { name, kind: Some(kind) });
+        sc.nodes.push(NodeCfg {
+            name,
+            kind: Some(kind),
+        });
     };
     match t.kind {
         TopologyKind::Chain => {
@@ -42,11 +47,16 @@ pub fn expand_topology(sc: &mut Scenario) -> Result<(), String> {
                 return Err("topology.nodes: a chain needs at least 2 nodes".into());
             }
             for i in 0..n {
-                let kind = if i == 0 || i == n - 1 { NodeKind::Host } else { NodeKind::Router };
+                let kind = if i == 0 || i == n - 1 {
+                    NodeKind::Host
+                } else {
+                    NodeKind::Router
+                };
                 add_node(sc, format!("n{i}"), kind);
             }
             for i in 0..n - 1 {
-                sc.links.push(t.core.between(&format!("n{i}"), &format!("n{}", i + 1)));
+                sc.links
+                    .push(t.core.between(&format!("n{i}"), &format!("n{}", i + 1)));
             }
         }
         TopologyKind::Dumbbell => {
@@ -85,7 +95,11 @@ pub fn expand_topology(sc: &mut Scenario) -> Result<(), String> {
 
 pub fn node_index(sc: &Scenario) -> Result<HashMap<String, u16>, String> {
     if sc.nodes.len() > u16::MAX as usize {
-        return Err(format!("nodes: {} nodes; at most {}", sc.nodes.len(), u16::MAX));
+        return Err(format!(
+            "nodes: {} nodes; at most {}",
+            sc.nodes.len(),
+            u16::MAX
+        ));
     }
     let mut m = HashMap::new();
     for (i, n) in sc.nodes.iter().enumerate() {
@@ -104,7 +118,10 @@ pub fn lookup(idx: &HashMap<String, u16>, name: &str, path: &str) -> Result<u16,
         let mut known: Vec<&String> = idx.keys().collect();
         known.sort();
         let known: Vec<&str> = known.iter().take(12).map(|s| s.as_str()).collect();
-        format!("{path}: unknown node \"{name}\"; nodes are: {}", known.join(", "))
+        format!(
+            "{path}: unknown node \"{name}\"; nodes are: {}",
+            known.join(", ")
+        )
     })
 }
 
@@ -113,20 +130,35 @@ fn delay(cfg: &DelayCfg, path: &str) -> Result<Delay, String> {
         DelayCfg::Constant(d) => Ok(Delay::Constant(d.0)),
         DelayCfg::Schedule { schedule } => {
             if schedule.is_empty() {
-                return Err(format!("{path}.schedule: needs at least one [time, delay] point"));
+                return Err(format!(
+                    "{path}.schedule: needs at least one [time, delay] point"
+                ));
             }
             let pts: Vec<(Time, Time)> = schedule.iter().map(|(t, d)| (t.0, d.0)).collect();
             if pts.windows(2).any(|w| w[1].0 <= w[0].0) {
-                return Err(format!("{path}.schedule: times must be strictly increasing"));
+                return Err(format!(
+                    "{path}.schedule: times must be strictly increasing"
+                ));
             }
             Ok(Delay::Schedule(pts))
         }
     }
 }
 
-fn queue_limit(cfg: Option<&QueueCfg>, rate: f64, rtt: Time, pkt: u32, path: &str) -> Result<QueueLimit, String> {
-    let Some(q) = cfg else { return Ok(QueueLimit::Packets(100)) };
-    let given = [q.packets.is_some(), q.bytes.is_some(), q.bdp.is_some()].iter().filter(|&&b| b).count();
+fn queue_limit(
+    cfg: Option<&QueueCfg>,
+    rate: f64,
+    rtt: Time,
+    pkt: u32,
+    path: &str,
+) -> Result<QueueLimit, String> {
+    let Some(q) = cfg else {
+        return Ok(QueueLimit::Packets(100));
+    };
+    let given = [q.packets.is_some(), q.bytes.is_some(), q.bdp.is_some()]
+        .iter()
+        .filter(|&&b| b)
+        .count();
     if given != 1 {
         return Err(format!("{path}: give exactly one of packets, bytes, bdp"));
     }
@@ -148,10 +180,18 @@ fn queue_limit(cfg: Option<&QueueCfg>, rate: f64, rtt: Time, pkt: u32, path: &st
     }
     // Packets of the largest size the flows send, as ns-3 scripts size BDP queues.
     let bytes = f * rate / 8.0 * rtt as f64 / 1e9;
-    Ok(QueueLimit::Packets(((bytes / pkt as f64).ceil() as u32).max(2)))
+    Ok(QueueLimit::Packets(
+        ((bytes / pkt as f64).ceil() as u32).max(2),
+    ))
 }
 
-fn outages(list: &[(spacetp_proto::units::Duration, spacetp_proto::units::Duration)], path: &str) -> Result<Vec<(Time, Time)>, String> {
+fn outages(
+    list: &[(
+        spacetp_proto::units::Duration,
+        spacetp_proto::units::Duration,
+    )],
+    path: &str,
+) -> Result<Vec<(Time, Time)>, String> {
     let mut v = Vec::new();
     for (i, (s, e)) in list.iter().enumerate() {
         if e.0 <= s.0 {
@@ -170,7 +210,11 @@ fn outages(list: &[(spacetp_proto::units::Duration, spacetp_proto::units::Durati
     Ok(merged)
 }
 
-pub fn build_links(sc: &Scenario, idx: &HashMap<String, u16>, max_pkt: u32) -> Result<Built, String> {
+pub fn build_links(
+    sc: &Scenario,
+    idx: &HashMap<String, u16>,
+    max_pkt: u32,
+) -> Result<Built, String> {
     let n = sc.nodes.len();
     let mut links = Vec::new();
     let mut link_names = Vec::new();
@@ -191,20 +235,43 @@ pub fn build_links(sc: &Scenario, idx: &HashMap<String, u16>, max_pkt: u32) -> R
         };
         let down = outages(&l.outages, &format!("{p}.outages"))?;
         for dir in 0..2 {
-            let (from, to, suffix) = if dir == 0 { (a, b, "") } else { (b, a, "_back") };
-            let rate = if dir == 0 { l.rate.0 } else { l.rate_back.unwrap_or(l.rate).0 };
-            let dcfg = if dir == 0 { &l.delay } else { l.delay_back.as_ref().unwrap_or(&l.delay) };
+            let (from, to, suffix) = if dir == 0 {
+                (a, b, "")
+            } else {
+                (b, a, "_back")
+            };
+            let rate = if dir == 0 {
+                l.rate.0
+            } else {
+                l.rate_back.unwrap_or(l.rate).0
+            };
+            let dcfg = if dir == 0 {
+                &l.delay
+            } else {
+                l.delay_back.as_ref().unwrap_or(&l.delay)
+            };
             let d = delay(dcfg, &format!("{p}.delay{suffix}"))?;
             let rtt = 2 * d.max();
-            let qcfg = if dir == 0 { l.queue.as_ref() } else { l.queue_back.as_ref() };
+            let qcfg = if dir == 0 {
+                l.queue.as_ref()
+            } else {
+                l.queue_back.as_ref()
+            };
             let limit = queue_limit(qcfg, rate, rtt, max_pkt, &format!("{p}.queue{suffix}"))?;
-            let ecfg = if dir == 0 { l.errors.as_ref() } else { l.errors_back.as_ref().or(l.errors.as_ref()) };
+            let ecfg = if dir == 0 {
+                l.errors.as_ref()
+            } else {
+                l.errors_back.as_ref().or(l.errors.as_ref())
+            };
             let rng = Rng::for_component(sc.seed, stream::CHANNEL, 2 * li as u64 + dir as u64);
             let channel = match ecfg {
                 Some(e) => Channel::from_cfg(e, &format!("{p}.errors{suffix}"), rng)?,
                 None => Channel::none(rng),
             };
-            let name = format!("{}->{}", sc.nodes[from as usize].name, sc.nodes[to as usize].name);
+            let name = format!(
+                "{}->{}",
+                sc.nodes[from as usize].name, sc.nodes[to as usize].name
+            );
             adj[from as usize].push((to, links.len() as u32));
             links.push(LinkDir {
                 from,
@@ -222,7 +289,10 @@ pub fn build_links(sc: &Scenario, idx: &HashMap<String, u16>, max_pkt: u32) -> R
                 on_wire: None,
                 pipe: VecDeque::new(),
                 last_arrival: 0,
-                stats: LinkStats { name: name.clone(), ..Default::default() },
+                stats: LinkStats {
+                    name: name.clone(),
+                    ..Default::default()
+                },
                 tap: None,
             });
             link_names.push(name);

@@ -9,11 +9,22 @@ use spacetp_proto::Time;
 enum Model {
     None,
     /// Bit-error rate: P(hit) = 1 - (1 - ber)^bits.
-    Ber { ln_keep: f64 },
+    Ber {
+        ln_keep: f64,
+    },
     Per(f64),
-    GilbertElliott { p_gb: f64, p_bg: f64, loss_good: f64, loss_bad: f64, bad: bool },
+    GilbertElliott {
+        p_gb: f64,
+        p_bg: f64,
+        loss_good: f64,
+        loss_bad: f64,
+        bad: bool,
+    },
     MarkovSlot(Box<MarkovSlot>),
-    Scripted { drops: Vec<u64>, next: usize },
+    Scripted {
+        drops: Vec<u64>,
+        next: usize,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -39,7 +50,11 @@ pub struct Channel {
 
 impl Channel {
     pub fn none(rng: Rng) -> Self {
-        Channel { model: Model::None, rng, offered: 0 }
+        Channel {
+            model: Model::None,
+            rng,
+            offered: 0,
+        }
     }
 
     /// Build from the scenario, validating every number; `path` names the field in errors.
@@ -63,29 +78,34 @@ impl Channel {
             if (0.0..=1.0).contains(&v) {
                 Ok(v)
             } else {
-                Err(format!("{path}.{name}: {v} is not a probability; must be in [0, 1]"))
+                Err(format!(
+                    "{path}.{name}: {v} is not a probability; must be in [0, 1]"
+                ))
             }
         };
         let model = if let Some(ber) = cfg.ber {
             if !(0.0..1.0).contains(&ber) {
                 return Err(format!("{path}.ber: {ber} must be in [0, 1)"));
             }
-            Model::Ber { ln_keep: (-ber).ln_1p() }
+            Model::Ber {
+                ln_keep: (-ber).ln_1p(),
+            }
         } else if let Some(per) = cfg.per {
             Model::Per(prob("per", per)?)
         } else if let Some(ge) = &cfg.gilbert_elliott {
-            let p = format!("gilbert_elliott");
             Model::GilbertElliott {
-                p_gb: prob(&format!("{p}.p_good_to_bad"), ge.p_good_to_bad)?,
-                p_bg: prob(&format!("{p}.p_bad_to_good"), ge.p_bad_to_good)?,
-                loss_good: prob(&format!("{p}.loss_good"), ge.loss_good)?,
-                loss_bad: prob(&format!("{p}.loss_bad"), ge.loss_bad)?,
+                p_gb: prob("gilbert_elliott.p_good_to_bad", ge.p_good_to_bad)?,
+                p_bg: prob("gilbert_elliott.p_bad_to_good", ge.p_bad_to_good)?,
+                loss_good: prob("gilbert_elliott.loss_good", ge.loss_good)?,
+                loss_bad: prob("gilbert_elliott.loss_bad", ge.loss_bad)?,
                 bad: false,
             }
         } else if let Some(m) = &cfg.markov_slot {
             let n = m.loss.len();
             if n == 0 {
-                return Err(format!("{path}.markov_slot.loss: needs one probability per state"));
+                return Err(format!(
+                    "{path}.markov_slot.loss: needs one probability per state"
+                ));
             }
             if m.transition.len() != n || m.transition.iter().any(|r| r.len() != n) {
                 return Err(format!(
@@ -133,7 +153,11 @@ impl Channel {
         } else {
             Model::None
         };
-        Ok(Channel { model, rng, offered: 0 })
+        Ok(Channel {
+            model,
+            rng,
+            offered: 0,
+        })
     }
 
     /// Is the packet of `bits` bits on the wire, sent at `now`, hit by an error?
@@ -147,7 +171,13 @@ impl Channel {
                 self.rng.chance(p)
             }
             Model::Per(p) => self.rng.chance(*p),
-            Model::GilbertElliott { p_gb, p_bg, loss_good, loss_bad, bad } => {
+            Model::GilbertElliott {
+                p_gb,
+                p_bg,
+                loss_good,
+                loss_bad,
+                bad,
+            } => {
                 // Step the chain, then draw the loss in the new state.
                 let flip = if *bad { *p_bg } else { *p_gb };
                 if self.rng.chance(flip) {
@@ -204,7 +234,10 @@ mod tests {
 
     #[test]
     fn ber_hits_packets_by_their_size() {
-        let cfg = ErrorCfg { ber: Some(1e-5), ..Default::default() };
+        let cfg = ErrorCfg {
+            ber: Some(1e-5),
+            ..Default::default()
+        };
         let mut ch = Channel::from_cfg(&cfg, "e", rng()).unwrap();
         let p = 1.0 - (1.0f64 - 1e-5).powi(514 * 8);
         let r = rate(&mut ch, 200_000, 514 * 8, 1);
@@ -215,8 +248,16 @@ mod tests {
 
     #[test]
     fn gilbert_elliott_matches_its_stationary_loss() {
-        let ge = GilbertElliottCfg { p_good_to_bad: 0.01, p_bad_to_good: 0.1, loss_good: 0.0, loss_bad: 1.0 };
-        let cfg = ErrorCfg { gilbert_elliott: Some(ge), ..Default::default() };
+        let ge = GilbertElliottCfg {
+            p_good_to_bad: 0.01,
+            p_bad_to_good: 0.1,
+            loss_good: 0.0,
+            loss_bad: 1.0,
+        };
+        let cfg = ErrorCfg {
+            gilbert_elliott: Some(ge),
+            ..Default::default()
+        };
         let mut ch = Channel::from_cfg(&cfg, "e", rng()).unwrap();
         let r = rate(&mut ch, 500_000, 1, 1);
         let pi_bad = 0.01 / (0.01 + 0.1);
@@ -233,17 +274,26 @@ mod tests {
             mode: SlotLossMode::OnePerSlot,
             initial_state: 1,
         };
-        let cfg = ErrorCfg { markov_slot: Some(m), ..Default::default() };
+        let cfg = ErrorCfg {
+            markov_slot: Some(m),
+            ..Default::default()
+        };
         let mut ch = Channel::from_cfg(&cfg, "e", rng()).unwrap();
         // 10 packets per slot for 50 slots
         let hits: Vec<bool> = (0..500).map(|i| ch.hit(i * 10, 1)).collect();
         assert_eq!(hits.iter().filter(|&&h| h).count(), 50);
-        assert!(hits.iter().step_by(10).all(|&h| h), "the first packet of each slot");
+        assert!(
+            hits.iter().step_by(10).all(|&h| h),
+            "the first packet of each slot"
+        );
     }
 
     #[test]
     fn scripted_drops_exact_indices() {
-        let cfg = ErrorCfg { drop: Some(vec![3, 0, 7]), ..Default::default() };
+        let cfg = ErrorCfg {
+            drop: Some(vec![3, 0, 7]),
+            ..Default::default()
+        };
         let mut ch = Channel::from_cfg(&cfg, "e", rng()).unwrap();
         let hits: Vec<u64> = (0..10).filter(|&i| ch.hit(i, 1)).collect();
         assert_eq!(hits, vec![0, 3, 7]);
@@ -251,10 +301,19 @@ mod tests {
 
     #[test]
     fn bad_numbers_are_named() {
-        let cfg = ErrorCfg { ber: Some(1.5), ..Default::default() };
+        let cfg = ErrorCfg {
+            ber: Some(1.5),
+            ..Default::default()
+        };
         let e = Channel::from_cfg(&cfg, "links[1].errors", rng()).unwrap_err();
         assert_eq!(e, "links[1].errors.ber: 1.5 must be in [0, 1)");
-        let cfg = ErrorCfg { ber: Some(1e-5), per: Some(0.1), ..Default::default() };
-        assert!(Channel::from_cfg(&cfg, "x", rng()).unwrap_err().contains("give one error model"));
+        let cfg = ErrorCfg {
+            ber: Some(1e-5),
+            per: Some(0.1),
+            ..Default::default()
+        };
+        assert!(Channel::from_cfg(&cfg, "x", rng())
+            .unwrap_err()
+            .contains("give one error model"));
     }
 }

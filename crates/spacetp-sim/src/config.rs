@@ -406,17 +406,42 @@ pub fn scenario_from_json(text: &str) -> Result<Scenario, String> {
 /// Parse a scenario from TOML text; the error names the path of the bad field.
 pub fn scenario_from_toml(text: &str) -> Result<Scenario, String> {
     if text.trim().is_empty() {
-        return Err("the scenario is empty: it needs at least [[nodes]], [[links]] and [[flows]]".into());
+        return Err(
+            "the scenario is empty: it needs at least [[nodes]], [[links]] and [[flows]]".into(),
+        );
     }
     let de = toml::Deserializer::new(text);
-    serde_path_to_error::deserialize(de).map_err(path_error)
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        // TOML errors carry a source excerpt; keep the message itself and the line.
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        let line = inner
+            .span()
+            .map(|s| {
+                format!(
+                    " (line {})",
+                    text[..s.start.min(text.len())].lines().count().max(1)
+                )
+            })
+            .unwrap_or_default();
+        let msg = inner.message().trim().to_string();
+        if path == "." || path.is_empty() {
+            format!("{msg}{line}")
+        } else {
+            format!("{path}: {msg}{line}")
+        }
+    })
 }
 
 fn path_error<E: std::fmt::Display>(e: serde_path_to_error::Error<E>) -> String {
     let path = e.path().to_string();
     let inner = e.inner().to_string();
     // serde_json appends " at line L column C"; TOML errors are multi-line: keep the first line.
-    let msg = inner.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+    let msg = inner
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
     let msg = msg.split(" at line ").next().unwrap_or(msg);
     if path == "." || path.is_empty() {
         msg.to_string()

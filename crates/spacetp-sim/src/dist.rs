@@ -28,12 +28,19 @@ impl AsF64 for Duration {
 
 impl Dist {
     pub fn from_cfg<T: AsF64>(c: &DistCfg<T>, path: &str) -> Result<Dist, String> {
-        let n = [c.constant.is_some(), c.exponential.is_some(), c.uniform.is_some(), c.empirical.is_some()]
-            .iter()
-            .filter(|&&b| b)
-            .count();
+        let n = [
+            c.constant.is_some(),
+            c.exponential.is_some(),
+            c.uniform.is_some(),
+            c.empirical.is_some(),
+        ]
+        .iter()
+        .filter(|&&b| b)
+        .count();
         if n != 1 {
-            return Err(format!("{path}: give exactly one of constant, exponential, uniform, empirical"));
+            return Err(format!(
+                "{path}: give exactly one of constant, exponential, uniform, empirical"
+            ));
         }
         if let Some(v) = c.constant {
             return Ok(Dist::Constant(v.as_f64()));

@@ -58,7 +58,11 @@ pub struct EventQueue {
 impl EventQueue {
     pub fn schedule(&mut self, time: Time, event: Event) {
         self.seq += 1;
-        self.heap.push(Entry { time, seq: self.seq, event });
+        self.heap.push(Entry {
+            time,
+            seq: self.seq,
+            event,
+        });
     }
 
     pub fn pop(&mut self) -> Option<(Time, Event)> {
@@ -90,7 +94,12 @@ mod tests {
         let order: Vec<Event> = std::iter::from_fn(|| q.pop().map(|e| e.1)).collect();
         assert_eq!(
             order,
-            vec![Event::Timer(2), Event::Timer(4), Event::Timer(1), Event::Timer(3)]
+            vec![
+                Event::Timer(2),
+                Event::Timer(4),
+                Event::Timer(1),
+                Event::Timer(3)
+            ]
         );
     }
 }

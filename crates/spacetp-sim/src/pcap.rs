@@ -4,7 +4,10 @@
 
 use crate::packet::{Body, Packet};
 use spacetp_proto::Time;
-use spacetp_wire::{encode_ipv4_packet, encode_ipv4_tcp_headers, Ipv4Params, Payload, PcapWriter, PROTO_TCP, PROTO_UDP};
+use spacetp_wire::{
+    encode_ipv4_packet, encode_ipv4_tcp_headers, Ipv4Params, Payload, PcapWriter, PROTO_TCP,
+    PROTO_UDP,
+};
 use std::fs::File;
 use std::io::BufWriter;
 
@@ -25,16 +28,28 @@ impl PcapTap {
     pub fn create(path: &str, _node_names: &[String]) -> Result<PcapTap, String> {
         let f = File::create(path).map_err(|e| format!("cannot create the file: {e}"))?;
         let writer = PcapWriter::new(BufWriter::new(f)).map_err(|e| e.to_string())?;
-        Ok(PcapTap { writer: Some(writer), buf: Vec::with_capacity(128), ip_id: 0, error: None })
+        Ok(PcapTap {
+            writer: Some(writer),
+            buf: Vec::with_capacity(128),
+            ip_id: 0,
+            error: None,
+        })
     }
 
     pub fn record(&mut self, now: Time, p: &Packet, ports: &(u16, u16)) {
         let Some(w) = &mut self.writer else { return };
         self.ip_id = self.ip_id.wrapping_add(1);
         self.buf.clear();
-        let mut ip = Ipv4Params { src: node_addr(p.src), dst: node_addr(p.dst), protocol: PROTO_TCP, id: self.ip_id };
+        let mut ip = Ipv4Params {
+            src: node_addr(p.src),
+            dst: node_addr(p.dst),
+            protocol: PROTO_TCP,
+            id: self.ip_id,
+        };
         let res = match &p.body {
-            Body::Tcp { hdr, len, .. } => encode_ipv4_tcp_headers(&ip, hdr, *len, &mut self.buf).map(|_| ()),
+            Body::Tcp { hdr, len, .. } => {
+                encode_ipv4_tcp_headers(&ip, hdr, *len, &mut self.buf).map(|_| ())
+            }
             Body::Datagram { .. } => {
                 ip.protocol = PROTO_UDP;
                 let udp_len = (p.size - 20) as u16;
@@ -43,12 +58,14 @@ impl PcapTap {
                 udp[2..4].copy_from_slice(&ports.1.to_be_bytes());
                 udp[4..6].copy_from_slice(&udp_len.to_be_bytes());
                 // UDP checksum 0 = not computed (allowed over IPv4).
-                encode_ipv4_packet(&ip, &udp, Payload::Zeros(p.size - 28), &mut self.buf).map(|_| ())
+                encode_ipv4_packet(&ip, &udp, Payload::Zeros(p.size - 28), &mut self.buf)
+                    .map(|_| ())
             }
         };
-        let res = res
-            .map_err(|e| e.to_string())
-            .and_then(|_| w.write_zero_filled(now, &self.buf[..], p.size).map_err(|e| e.to_string()));
+        let res = res.map_err(|e| e.to_string()).and_then(|_| {
+            w.write_zero_filled(now, &self.buf[..], p.size)
+                .map_err(|e| e.to_string())
+        });
         if let Err(e) = res {
             self.error.get_or_insert(e);
         }

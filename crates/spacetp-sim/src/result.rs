@@ -70,7 +70,9 @@ pub struct Table {
 
 impl Table {
     pub fn new(names: &[&'static str]) -> Self {
-        Table { columns: names.iter().map(|n| (*n, Vec::new())).collect() }
+        Table {
+            columns: names.iter().map(|n| (*n, Vec::new())).collect(),
+        }
     }
     pub fn push(&mut self, row: &[f64]) {
         for (c, v) in self.columns.iter_mut().zip(row) {

@@ -18,7 +18,9 @@ fn splitmix64(x: &mut u64) -> u64 {
 impl Rng {
     /// A stream for component `(kind, index)` of a run with `seed`.
     pub fn for_component(seed: u64, kind: u64, index: u64) -> Self {
-        let mut x = seed ^ kind.wrapping_mul(0xD1B5_4A32_D192_ED03) ^ index.wrapping_mul(0x8CB9_2BA7_2F3D_8DD7);
+        let mut x = seed
+            ^ kind.wrapping_mul(0xD1B5_4A32_D192_ED03)
+            ^ index.wrapping_mul(0x8CB9_2BA7_2F3D_8DD7);
         let mut s = [0u64; 4];
         for v in &mut s {
             *v = splitmix64(&mut x);
@@ -27,7 +29,9 @@ impl Rng {
     }
 
     pub fn next_u64(&mut self) -> u64 {
-        let r = (self.s[0].wrapping_add(self.s[3])).rotate_left(23).wrapping_add(self.s[0]);
+        let r = (self.s[0].wrapping_add(self.s[3]))
+            .rotate_left(23)
+            .wrapping_add(self.s[0]);
         let t = self.s[1] << 17;
         self.s[2] ^= self.s[0];
         self.s[3] ^= self.s[1];
@@ -73,7 +77,9 @@ mod tests {
 
     #[test]
     fn streams_are_reproducible_and_distinct() {
-        let a: Vec<u64> = (0..4).map(|_| Rng::for_component(1, 1, 0).next_u64()).collect();
+        let a: Vec<u64> = (0..4)
+            .map(|_| Rng::for_component(1, 1, 0).next_u64())
+            .collect();
         assert!(a.windows(2).all(|w| w[0] == w[1]));
         let mut x = Rng::for_component(1, 1, 0);
         let mut y = Rng::for_component(1, 1, 1);

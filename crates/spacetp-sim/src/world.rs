@@ -160,18 +160,32 @@ impl World {
                 }
                 w.sample_every = Some(iv.0);
                 w.samples = Some(Table::new(&[
-                    "time_s", "flow", "cwnd", "ssthresh", "srtt_s", "flight", "snd_max", "snd_una",
+                    "time_s",
+                    "flow",
+                    "cwnd",
+                    "ssthresh",
+                    "srtt_s",
+                    "flight",
+                    "snd_max",
+                    "snd_una",
                     "delivered",
                 ]));
                 w.q.schedule(0, Event::Sample);
             }
             if t.segments {
-                w.segments = Some(Table::new(&["time_s", "flow", "offset", "len", "retransmission"]));
+                w.segments = Some(Table::new(&[
+                    "time_s",
+                    "flow",
+                    "offset",
+                    "len",
+                    "retransmission",
+                ]));
             }
         }
         for (sel, path) in &opts.pcap {
             let li = select_link(sel, &sc, &b)?;
-            let tap = PcapTap::create(path, &b.node_names).map_err(|e| format!("--pcap {sel}={path}: {e}"))?;
+            let tap = PcapTap::create(path, &b.node_names)
+                .map_err(|e| format!("--pcap {sel}={path}: {e}"))?;
             b.links[2 * li].tap = Some(w.taps.len());
             b.links[2 * li + 1].tap = Some(w.taps.len());
             w.taps.push(tap);
@@ -200,10 +214,18 @@ impl World {
         check_route(b, from, to, &p)?;
         let mss = build::mss_for(f.mtu.0, &p)?;
         check_path_mtu(b, from, to, f.mtu.0 as u32, &p)?;
-        let cfg = build::tcp_config(&f.protocol, f.tcp.as_ref(), f.receive_buffer, f.send_buffer, &p)?;
+        let cfg = build::tcp_config(
+            &f.protocol,
+            f.tcp.as_ref(),
+            f.receive_buffer,
+            f.send_buffer,
+            &p,
+        )?;
         let fstop = f.stop.map(|d| d.0).or(stop);
         if f.bytes.is_none() && fstop.is_none() {
-            return Err(format!("{p}: give bytes, or a stop time (here or at the top level)"));
+            return Err(format!(
+                "{p}: give bytes, or a stop time (here or at the top level)"
+            ));
         }
         if let Some(s) = f.stop {
             if s.0 <= f.start.0 {
@@ -265,7 +287,9 @@ impl World {
         let interval = Dist::from_cfg(&wl.interval, &format!("{p}.interval"))?;
         let wstop = wl.stop.map(|d| d.0).or(stop);
         if wstop.is_none() && wl.count.is_none() {
-            return Err(format!("{p}: give count, or a stop time (here or at the top level)"));
+            return Err(format!(
+                "{p}: give count, or a stop time (here or at the top level)"
+            ));
         }
         let mss = build::mss_for(wl.mtu.0, &p)?;
         let cfg = build::tcp_config(&wl.protocol, wl.tcp.as_ref(), None, None, &p)?;
@@ -309,14 +333,20 @@ impl World {
         let to = build::lookup(idx, &t.to, &format!("{p}.to"))?;
         check_route(b, from, to, &p)?;
         if t.size.0 < 28 || t.size.0 > 65535 {
-            return Err(format!("{p}.size: {} B must be in [28, 65535] (IP + UDP headers)", t.size.0));
+            return Err(format!(
+                "{p}.size: {} B must be in [28, 65535] (IP + UDP headers)",
+                t.size.0
+            ));
         }
         check_path_mtu(b, from, to, t.size.0 as u32, &p)?;
         let onoff = match t.pattern {
             DatagramPattern::Cbr => None,
             DatagramPattern::Onoff => {
-                let on = t.on.ok_or_else(|| format!("{p}.on: required for pattern onoff"))?;
-                let off = t.off.ok_or_else(|| format!("{p}.off: required for pattern onoff"))?;
+                let on =
+                    t.on.ok_or_else(|| format!("{p}.on: required for pattern onoff"))?;
+                let off = t
+                    .off
+                    .ok_or_else(|| format!("{p}.off: required for pattern onoff"))?;
                 Some((on.0 as f64, off.0 as f64))
             }
         };
@@ -354,7 +384,8 @@ impl World {
                 Event::Sample => self.sample(),
                 Event::Stop => break,
             }
-            if self.alive == 0 {
+            // Without flows or workloads only the stop time ends the run.
+            if self.alive == 0 && !(self.flows.is_empty() && self.workloads.is_empty()) {
                 break;
             }
         }
@@ -408,7 +439,9 @@ impl World {
     fn tx_done(&mut self, ld: u32) {
         let now = self.now;
         let l = &mut self.b.links[ld as usize];
-        let Some((id, started)) = l.on_wire.take() else { return };
+        let Some((id, started)) = l.on_wire.take() else {
+            return;
+        };
         let size = self.slab.get(id).size;
         let mut keep = true;
         if l.is_down(started) || l.is_down(now) {
@@ -445,7 +478,9 @@ impl World {
 
     fn arrive(&mut self, ld: u32) {
         let l = &mut self.b.links[ld as usize];
-        let Some((_, id)) = l.pipe.pop_front() else { return };
+        let Some((_, id)) = l.pipe.pop_front() else {
+            return;
+        };
         if let Some(&(t, _)) = l.pipe.front() {
             self.q.schedule(t, Event::Arrive(ld));
         }
@@ -544,7 +579,11 @@ impl World {
                 dst: peer_node,
                 size,
                 corrupted: false,
-                body: Body::Tcp { ep: peer_ep, hdr: t.hdr, len: t.len },
+                body: Body::Tcp {
+                    ep: peer_ep,
+                    hdr: t.hdr,
+                    len: t.len,
+                },
             });
             self.send_from(node, id);
         }
@@ -697,7 +736,11 @@ impl World {
                     secs(now),
                     fi as f64,
                     w.cwnd as f64,
-                    if w.ssthresh == u64::MAX { f64::INFINITY } else { w.ssthresh as f64 },
+                    if w.ssthresh == u64::MAX {
+                        f64::INFINITY
+                    } else {
+                        w.ssthresh as f64
+                    },
                     c.rtt().srtt().map_or(f64::NAN, secs),
                     c.bytes_in_flight() as f64,
                     c.snd_max().saturating_sub(1) as f64,
@@ -764,7 +807,12 @@ impl World {
 
     fn finish(self) -> RunOutput {
         let flows = (0..self.flows.len())
-            .map(|i| self.flows[i].snapshot.clone().unwrap_or_else(|| self.flow_summary(i)))
+            .map(|i| {
+                self.flows[i]
+                    .snapshot
+                    .clone()
+                    .unwrap_or_else(|| self.flow_summary(i))
+            })
             .collect();
         let datagrams = self
             .sources
@@ -789,7 +837,11 @@ impl World {
             links: self.b.links.iter().map(|l| l.stats.clone()).collect(),
             datagrams,
         };
-        RunOutput { summary, samples: self.samples, segments: self.segments }
+        RunOutput {
+            summary,
+            samples: self.samples,
+            segments: self.segments,
+        }
     }
 }
 
@@ -839,7 +891,10 @@ fn select_link(sel: &str, sc: &Scenario, b: &Built) -> Result<usize, String> {
         return if i < n {
             Ok(i)
         } else {
-            Err(format!("--pcap {sel}: there are {n} links (0..{})", n.saturating_sub(1)))
+            Err(format!(
+                "--pcap {sel}: there are {n} links (0..{})",
+                n.saturating_sub(1)
+            ))
         };
     }
     for (i, l) in sc.links.iter().enumerate() {
@@ -849,6 +904,11 @@ fn select_link(sel: &str, sc: &Scenario, b: &Built) -> Result<usize, String> {
             return Ok(i);
         }
     }
-    let names: Vec<String> = (0..n).map(|i| b.link_names[2 * i].replace("->", "-")).collect();
-    Err(format!("--pcap {sel}: no such link; use an index or one of: {}", names.join(", ")))
+    let names: Vec<String> = (0..n)
+        .map(|i| b.link_names[2 * i].replace("->", "-"))
+        .collect();
+    Err(format!(
+        "--pcap {sel}: no such link; use an index or one of: {}",
+        names.join(", ")
+    ))
 }

@@ -62,6 +62,6 @@ pub trait CongestionControl: Send {
 
 pub fn new_controller(kind: CongestionControlKind) -> Box<dyn CongestionControl> {
     match kind {
-        CongestionControlKind::Newreno => Box::new(NewReno::default()),
+        CongestionControlKind::Newreno => Box::new(NewReno),
     }
 }

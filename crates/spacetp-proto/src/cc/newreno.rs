@@ -25,12 +25,22 @@ mod tests {
     use super::*;
 
     fn ev(acked: u64) -> AckEvent {
-        AckEvent { now: 0, acked, flight_before: 0, srtt: None, min_rtt: None }
+        AckEvent {
+            now: 0,
+            acked,
+            flight_before: 0,
+            srtt: None,
+            min_rtt: None,
+        }
     }
 
     #[test]
     fn slow_start_adds_at_most_one_mss_per_ack() {
-        let mut w = Window { cwnd: 1000, ssthresh: u64::MAX, mss: 1000 };
+        let mut w = Window {
+            cwnd: 1000,
+            ssthresh: u64::MAX,
+            mss: 1000,
+        };
         NewReno.on_ack(&mut w, &ev(2000));
         assert_eq!(w.cwnd, 2000);
         NewReno.on_ack(&mut w, &ev(500));
@@ -39,7 +49,11 @@ mod tests {
 
     #[test]
     fn avoidance_adds_one_mss_per_window_of_acks() {
-        let mut w = Window { cwnd: 10_000, ssthresh: 5_000, mss: 1000 };
+        let mut w = Window {
+            cwnd: 10_000,
+            ssthresh: 5_000,
+            mss: 1000,
+        };
         for _ in 0..10 {
             NewReno.on_ack(&mut w, &ev(1000));
         }
@@ -50,7 +64,11 @@ mod tests {
     #[test]
     fn loss_halves_flight_with_two_segment_floor() {
         let mut r = NewReno;
-        let w = Window { cwnd: 10_000, ssthresh: u64::MAX, mss: 1000 };
+        let w = Window {
+            cwnd: 10_000,
+            ssthresh: u64::MAX,
+            mss: 1000,
+        };
         assert_eq!(r.ssthresh_after_loss(&w, 10_000), 5_000);
         assert_eq!(r.ssthresh_after_loss(&w, 3_000), 2_000);
         let mut w2 = w;

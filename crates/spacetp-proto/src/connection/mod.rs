@@ -134,11 +134,17 @@ pub struct Connection {
 
 impl Connection {
     fn new(cfg: &TcpConfig, mss: u32, local_port: u16, remote_port: u16, iss: u32) -> Self {
-        let rcv_wscale = if cfg.window_scaling { wscale_for(cfg.receive_buffer.0) } else { 0 };
+        let rcv_wscale = if cfg.window_scaling {
+            wscale_for(cfg.receive_buffer.0)
+        } else {
+            0
+        };
         let mss = mss.max(1);
         let win = Window {
             cwnd: cfg.initial_window as u64 * mss as u64,
-            ssthresh: cfg.initial_ssthresh.map_or(u64::MAX, |b| b.0.max(2 * mss as u64)),
+            ssthresh: cfg
+                .initial_ssthresh
+                .map_or(u64::MAX, |b| b.0.max(2 * mss as u64)),
             mss: mss as u64,
         };
         Connection {
@@ -306,7 +312,11 @@ impl Connection {
         self.rto_deadline = None;
         self.retries += 1;
         let handshake = matches!(self.state, State::SynSent | State::SynReceived);
-        let limit = if handshake { self.cfg.syn_retries } else { self.cfg.max_retries };
+        let limit = if handshake {
+            self.cfg.syn_retries
+        } else {
+            self.cfg.max_retries
+        };
         if self.retries > limit {
             let reason = if handshake {
                 CloseReason::HandshakeTimeout
@@ -605,7 +615,15 @@ impl Connection {
     fn transmit_syn(&mut self, now: Time) -> Transmit {
         self.syn_pending = false;
         let passive = self.state == State::SynReceived;
-        let mut h = self.header(if passive { flags::SYN | flags::ACK } else { flags::SYN }, 0, now);
+        let mut h = self.header(
+            if passive {
+                flags::SYN | flags::ACK
+            } else {
+                flags::SYN
+            },
+            0,
+            now,
+        );
         h.window = self.cfg.receive_buffer.0.min(65535) as u16;
         let o = &mut h.options;
         o.mss = Some(self.own_mss.min(65535) as u16);
@@ -615,7 +633,10 @@ impl Connection {
         }
         let offer_ts = self.cfg.timestamps && (!passive || self.ts_ok);
         if offer_ts {
-            o.timestamps = Some(Timestamps { val: ts_clock(now), ecr: self.rx.ts_recent });
+            o.timestamps = Some(Timestamps {
+                val: ts_clock(now),
+                ecr: self.rx.ts_recent,
+            });
         } else if !passive {
             o.timestamps = None;
         }
@@ -644,7 +665,11 @@ impl Connection {
     fn transmit_new(&mut self, now: Time) -> Option<Transmit> {
         if !matches!(
             self.state,
-            State::Established | State::CloseWait | State::FinWait1 | State::Closing | State::LastAck
+            State::Established
+                | State::CloseWait
+                | State::FinWait1
+                | State::Closing
+                | State::LastAck
         ) {
             return None;
         }
@@ -722,7 +747,10 @@ impl Connection {
             h.window = (self.rx.window() >> self.rcv_wscale).min(65535) as u16;
         }
         if self.ts_ok {
-            h.options.timestamps = Some(Timestamps { val: ts_clock(now), ecr: self.rx.ts_recent });
+            h.options.timestamps = Some(Timestamps {
+                val: ts_clock(now),
+                ecr: self.rx.ts_recent,
+            });
         }
         h
     }
@@ -736,7 +764,12 @@ impl Connection {
         if hdr.has(flags::ACK) {
             self.rx.on_ack_sent();
         }
-        Transmit { hdr, len, pos, retransmission: retx }
+        Transmit {
+            hdr,
+            len,
+            pos,
+            retransmission: retx,
+        }
     }
 }
 

@@ -75,7 +75,10 @@ impl Connection {
         if self.snd_una >= r.recover {
             // Full ACK (RFC 6582 step 3, option 1).
             let flight = self.snd_max - self.snd_una;
-            self.win.cwnd = self.win.ssthresh.min(flight.max(self.win.mss) + self.win.mss);
+            self.win.cwnd = self
+                .win
+                .ssthresh
+                .min(flight.max(self.win.mss) + self.win.mss);
             r.in_recovery = false;
             r.dupacks = 0;
             return true;

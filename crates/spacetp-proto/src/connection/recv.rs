@@ -153,7 +153,11 @@ impl Receiver {
     }
 
     fn absorb_ooo(&mut self) {
-        let n = self.ooo.iter().take_while(|&&(s, _)| s <= self.rcv_nxt).count();
+        let n = self
+            .ooo
+            .iter()
+            .take_while(|&&(s, _)| s <= self.rcv_nxt)
+            .count();
         for &(_, e) in &self.ooo[..n] {
             self.rcv_nxt = self.rcv_nxt.max(e);
         }

@@ -27,7 +27,7 @@ struct Pipe {
 
 impl Pipe {
     fn new(cfg: &TcpConfig, mss: u32, bytes: u64) -> Self {
-        let mut a = Connection::connect(cfg, mss, 1000, 80, 0xFFFF_FFF0);
+        let a = Connection::connect(cfg, mss, 1000, 80, 0xFFFF_FFF0);
         let b = Connection::listen(cfg, mss, 80, 1000, 77);
         Pipe {
             a,
@@ -57,12 +57,14 @@ impl Pipe {
         while let Some(t) = self.a.poll_transmit(self.now) {
             let idx = self.sent_ab;
             self.sent_ab += 1;
-            self.log_ab.push((self.now, t.pos, t.len, t.retransmission, t.hdr.flags));
+            self.log_ab
+                .push((self.now, t.pos, t.len, t.retransmission, t.hdr.flags));
             let start = self.busy_ab.max(self.now);
             self.busy_ab = start + self.gap_ab;
             if !self.drop_ab.contains(&idx) {
                 self.serial += 1;
-                self.inflight.insert((self.busy_ab + self.delay, self.serial), (true, t));
+                self.inflight
+                    .insert((self.busy_ab + self.delay, self.serial), (true, t));
             }
         }
         while let Some(t) = self.b.poll_transmit(self.now) {
@@ -70,7 +72,8 @@ impl Pipe {
             self.sent_ba += 1;
             if !self.drop_ba.contains(&idx) {
                 self.serial += 1;
-                self.inflight.insert((self.now + self.delay, self.serial), (false, t));
+                self.inflight
+                    .insert((self.now + self.delay, self.serial), (false, t));
             }
         }
         if self.b.state() == State::CloseWait {
@@ -91,7 +94,12 @@ impl Pipe {
                 if self.a.state() == State::Closed {
                     break;
                 }
-                panic!("stalled at {} s: a {:?} b {:?}", self.now as f64 / 1e9, self.a.state(), self.b.state())
+                panic!(
+                    "stalled at {} s: a {:?} b {:?}",
+                    self.now as f64 / 1e9,
+                    self.a.state(),
+                    self.b.state()
+                )
             };
             self.now = t;
             if next_pkt == Some(t) {
@@ -115,12 +123,19 @@ impl Pipe {
 
     /// Positions of retransmitted data segments, in order.
     fn retransmissions(&self) -> Vec<u64> {
-        self.log_ab.iter().filter(|l| l.3 && l.2 > 0).map(|l| l.1).collect()
+        self.log_ab
+            .iter()
+            .filter(|l| l.3 && l.2 > 0)
+            .map(|l| l.1)
+            .collect()
     }
 }
 
 fn cfg() -> TcpConfig {
-    TcpConfig { initial_window: 4, ..TcpConfig::default() }
+    TcpConfig {
+        initial_window: 4,
+        ..TcpConfig::default()
+    }
 }
 
 #[test]
@@ -150,7 +165,11 @@ fn syn_options_negotiate_mss_and_window_scale() {
     assert_eq!(synack.hdr.ack, 1);
     c.on_segment(10, &synack.hdr, 0);
     assert_eq!(c.state(), State::Established);
-    assert_eq!(c.segment_size(), 536, "MSS is the smaller of the two offers");
+    assert_eq!(
+        c.segment_size(),
+        536,
+        "MSS is the smaller of the two offers"
+    );
 }
 
 #[test]
@@ -194,7 +213,11 @@ fn lost_retransmission_needs_the_timer() {
     assert_eq!(q.b.delivered(), 100_000);
     assert_eq!(q.a.stats().timeouts, 1);
     let rtx = q.retransmissions();
-    assert_eq!(&rtx[..2], &[9001, 9001], "fast retransmit, then the RTO resends the same hole");
+    assert_eq!(
+        &rtx[..2],
+        &[9001, 9001],
+        "fast retransmit, then the RTO resends the same hole"
+    );
 }
 
 #[test]
@@ -203,8 +226,12 @@ fn syn_loss_backs_off_the_rto() {
     p.drop_ab = vec![0, 1];
     p.run(100 * SEC);
     assert_eq!(p.b.delivered(), 10_000);
-    let syn_times: Vec<Time> =
-        p.log_ab.iter().filter(|l| l.4 & flags::SYN != 0).map(|l| l.0).collect();
+    let syn_times: Vec<Time> = p
+        .log_ab
+        .iter()
+        .filter(|l| l.4 & flags::SYN != 0)
+        .map(|l| l.0)
+        .collect();
     // initial RTO 1 s, then doubled: SYNs at 0, 1 s, 3 s
     assert_eq!(syn_times, vec![0, SEC, 3 * SEC]);
 }
@@ -242,7 +269,10 @@ fn transfer_across_sequence_wrap() {
 
 #[test]
 fn too_many_retries_abort_with_a_reason() {
-    let c = TcpConfig { max_retries: 2, ..cfg() };
+    let c = TcpConfig {
+        max_retries: 2,
+        ..cfg()
+    };
     let mut p = Pipe::new(&c, 1000, 100_000);
     p.drop_ab = (5..10_000).collect();
     p.run(1000 * SEC);
@@ -252,10 +282,17 @@ fn too_many_retries_abort_with_a_reason() {
 
 #[test]
 fn timestamps_give_rtt_samples_on_every_ack() {
-    let c = TcpConfig { timestamps: true, ..cfg() };
+    let c = TcpConfig {
+        timestamps: true,
+        ..cfg()
+    };
     let mut p = Pipe::new(&c, 1000, 100_000);
     p.run(100 * SEC);
     assert_eq!(p.b.delivered(), 100_000);
-    assert_eq!(p.a.segment_size(), 988, "12 bytes of timestamps come out of each segment");
+    assert_eq!(
+        p.a.segment_size(),
+        988,
+        "12 bytes of timestamps come out of each segment"
+    );
     assert!(p.a.rtt().samples > 20, "{}", p.a.rtt().samples);
 }

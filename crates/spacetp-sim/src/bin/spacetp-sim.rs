@@ -27,9 +27,15 @@ fn main() {
     let t0 = Instant::now();
     let out = run(sc, &opts).unwrap_or_else(|e| fail(&format!("{path}: {e}")));
     let wall = t0.elapsed().as_secs_f64();
-    println!("{}", serde_json::to_string_pretty(&out.summary).unwrap_or_default());
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&out.summary).unwrap_or_default()
+    );
     let ev = out.summary.run.events;
-    eprintln!("wall {wall:.4} s, {ev} events, {:.2} M events/s", ev as f64 / wall / 1e6);
+    eprintln!(
+        "wall {wall:.4} s, {ev} events, {:.2} M events/s",
+        ev as f64 / wall / 1e6
+    );
 }
 
 fn fail(msg: &str) -> ! {

@@ -1,0 +1,55 @@
+#![allow(dead_code)]
+use spacetp_sim::{run, scenario_from_toml, RunOptions, RunOutput};
+
+pub fn sim(toml: &str) -> RunOutput {
+    let sc = scenario_from_toml(toml).unwrap_or_else(|e| panic!("scenario: {e}"));
+    run(sc, &RunOptions::default()).unwrap_or_else(|e| panic!("run: {e}"))
+}
+
+pub fn sim_err(toml: &str) -> String {
+    match scenario_from_toml(toml) {
+        Err(e) => e,
+        Ok(sc) => match run(sc, &RunOptions::default()) {
+            Err(e) => e,
+            Ok(_) => panic!("expected an error"),
+        },
+    }
+}
+
+/// Two hosts joined by one link; `link_extra` and `flow_extra` are appended TOML lines.
+pub fn two_nodes(link_extra: &str, flow_extra: &str) -> String {
+    format!(
+        r#"
+seed = 7
+[[nodes]]
+name = "a"
+[[nodes]]
+name = "b"
+[[links]]
+between = ["a", "b"]
+rate = "2 Mb/s"
+delay = "40 ms"
+{link_extra}
+[[flows]]
+from = "a"
+to = "b"
+mtu = 1000
+{flow_extra}
+"#
+    )
+}
+
+/// Every finite flow delivered every byte once, in order, and closed normally.
+pub fn assert_exact(out: &RunOutput) {
+    for f in &out.summary.flows {
+        let total = f.bytes_requested.expect("finite flow");
+        assert!(
+            f.complete,
+            "{}: incomplete ({} of {total}) state {}",
+            f.name, f.bytes_delivered, f.state
+        );
+        assert_eq!(f.bytes_delivered, total, "{}", f.name);
+        assert_eq!(f.bytes_undelivered, Some(0), "{}", f.name);
+        assert_eq!(f.state, "closed", "{}: sender state", f.name);
+    }
+}

@@ -1,0 +1,118 @@
+//! Builders (chain, dumbbell, ground stations), routing through routers, workloads and
+//! background datagram traffic.
+
+mod common;
+use common::*;
+
+const ACCESS: &str = r#"access = { rate = "100 Mb/s", delay = "1 ms" }"#;
+
+#[test]
+fn chain_routes_through_every_router() {
+    let out = sim(r#"
+[topology]
+kind = "chain"
+nodes = 5
+core = { rate = "10 Mb/s", delay = "5 ms" }
+[[flows]]
+from = "n0"
+to = "n4"
+bytes = "500 kB"
+"#);
+    assert_exact(&out);
+    // 4 hops each way: 8 ms x 2 x 5 ms = 40 ms plus serialisation
+    let rtt = out.summary.flows[0].min_rtt_s.unwrap();
+    assert!((0.040..0.041).contains(&rtt), "{rtt}");
+    assert!(out.summary.links.iter().all(|l| l.tx_packets > 0));
+}
+
+#[test]
+fn dumbbell_pairs_share_the_bottleneck() {
+    let out = sim(&format!(
+        r#"
+[topology]
+kind = "dumbbell"
+pairs = 3
+{ACCESS}
+core = {{ rate = "3 Mb/s", delay = "50 ms", queue = {{ packets = 20 }} }}
+[[flows]]
+from = "s0"
+to = "r0"
+bytes = "1 MB"
+[[flows]]
+from = "s1"
+to = "r1"
+bytes = "1 MB"
+[[flows]]
+from = "s2"
+to = "r2"
+bytes = "1 MB"
+"#
+    ));
+    assert_exact(&out);
+    let bottleneck = &out.summary.links[0];
+    assert_eq!(bottleneck.name, "left->right");
+    assert!(
+        bottleneck.queue_drops > 0,
+        "three flows must congest a 20-packet queue"
+    );
+}
+
+#[test]
+fn file_requests_behind_ground_stations() {
+    let out = sim(&format!(
+        r#"
+[topology]
+kind = "ground_stations"
+hosts = 4
+{ACCESS}
+core = {{ rate = "680 kb/s", delay = "350 ms" }}
+[[workloads]]
+kind = "file_requests"
+clients = ["h0", "h1", "h2", "h3"]
+server = "srv0"
+size = {{ exponential = "40 kB" }}
+interval = {{ exponential = "20 s" }}
+count = 3
+"#
+    ));
+    assert_eq!(out.summary.flows.len(), 12);
+    assert_exact(&out);
+    assert!(out
+        .summary
+        .flows
+        .iter()
+        .all(|f| f.from == "srv0" && f.workload.is_some()));
+}
+
+#[test]
+fn datagram_sources_send_at_their_rate() {
+    let out = sim(r#"
+stop = "10 s"
+[[nodes]]
+name = "a"
+[[nodes]]
+name = "b"
+[[links]]
+between = ["a", "b"]
+rate = "10 Mb/s"
+delay = "10 ms"
+[[traffic]]
+from = "a"
+to = "b"
+rate = "1 Mb/s"
+size = "1000 B"
+[[traffic]]
+from = "a"
+to = "b"
+rate = "1 Mb/s"
+size = "1000 B"
+pattern = "onoff"
+on = "1 s"
+off = "1 s"
+"#);
+    let cbr = &out.summary.datagrams[0];
+    assert_eq!(cbr.packets_sent, 1250); // 1 Mb/s / 8000 bits over 10 s
+    assert!(cbr.packets_received >= 1248);
+    let onoff = out.summary.datagrams[1].packets_sent as f64;
+    assert!(onoff > 250.0 && onoff < 1000.0, "{onoff}");
+}

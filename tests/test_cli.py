@@ -1,0 +1,98 @@
+"""The `spacetp` command: the example runs, and every kind of bad input gives exit code 2 and
+one clear line, never a traceback."""
+
+import json
+
+import pytest
+
+from conftest import EXAMPLES
+
+ASYM = str(EXAMPLES / "asymmetry.toml")
+
+
+def test_run_prints_a_summary_and_writes_json(cli, tmp_path):
+    out = tmp_path / "a.json"
+    r = cli("run", ASYM, "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "newreno" in r.stdout and "goodput" in r.stdout
+    d = json.loads(out.read_text())
+    assert d["flows"][0]["bytes_delivered"] == 5_000_000
+    r2 = cli("run", ASYM, "--json", str(tmp_path / "b.json"), "-q")
+    assert r2.returncode == 0, r2.stderr
+    assert (tmp_path / "b.json").read_text() == out.read_text(), "bit-identical JSON"
+
+
+def test_set_and_seed_change_the_run(cli, tmp_path):
+    out = tmp_path / "a.json"
+    r = cli("run", ASYM, "--set", 'links[1].delay="150 ms"', "--seed", "5", "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    d = json.loads(out.read_text())
+    assert d["run"]["seed"] == 5
+    assert d["flows"][0]["min_rtt_s"] > 0.3
+
+
+def test_trace_files(cli, tmp_path):
+    r = cli("run", ASYM, "--trace", str(tmp_path / "t.csv"), "--trace-interval", "5 s", "-q")
+    assert r.returncode == 0, r.stderr
+    lines = (tmp_path / "t.csv").read_text().splitlines()
+    assert lines[0] == "time_s,flow,cwnd,ssthresh,srtt_s,flight,snd_max,snd_una,delivered"
+    assert len(lines) > 20
+    assert (tmp_path / "t-segments.csv").exists()
+
+
+def _write(tmp_path, text):
+    p = tmp_path / "s.toml"
+    p.write_text(text)
+    return str(p)
+
+
+BASE = (EXAMPLES / "asymmetry.toml").read_text()
+
+
+@pytest.mark.parametrize(
+    "text, args, expected",
+    [
+        (BASE.replace('delay = "50 ms"', 'dealy = "50 ms"'), [], "unknown field `dealy`"),
+        (BASE.replace('"5 kb/s"', '"5 kbit"'), [], 'links[1].rate_back: "5 kbit" is not a rate'),
+        (BASE.replace('"5 kb/s"', '"-5 kb/s"'), [], "links[1].rate_back"),
+        (
+            BASE.replace("queue = { bdp = 1.0 }", "queue = { bdp = 1.0 }\nerrors = { ber = 1.5 }"),
+            [],
+            "links[1].errors.ber: 1.5 must be in [0, 1)",
+        ),
+        (BASE.replace('["router", "server"]', '["router", "srv"]'), [], 'unknown node "srv"'),
+        (
+            BASE.replace('to = "server"', 'to = "island"') + '[[nodes]]\nname = "island"\n',
+            [],
+            'no route from "client" to "island"',
+        ),
+        ("", [], "the scenario is empty"),
+        ("[[nodes]\n", [], "not valid TOML"),
+        (BASE, ["--set", "links[1].no_such_field=3"], "no field `no_such_field`"),
+        (BASE, ["--set", "links[9].delay=3"], "no [9]"),
+        (BASE, ["--set", "nodelay"], "use PATH=VALUE"),
+        (BASE, ["--pcap", "7=x.pcap"], "--pcap 7: there are 2 links"),
+        (BASE, ["--pcap", "x.pcap"], "use LINK=FILE"),
+        (BASE, ["--trace", "t.txt"], "use a .csv or .parquet"),
+        (BASE.replace('protocol = "newreno"', 'protocol = "tcp-x"'), [], "unknown protocol"),
+    ],
+)
+def test_bad_input_is_one_clear_line(cli, tmp_path, text, args, expected):
+    r = cli("run", _write(tmp_path, text), *args, cwd=tmp_path)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert "Traceback" not in r.stderr and "panicked" not in r.stderr
+    assert expected in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_missing_file(cli, tmp_path):
+    r = cli("run", str(tmp_path / "nope.toml"))
+    assert r.returncode == 2 and "no such file" in r.stderr
+
+
+def test_protocols_and_schema(cli):
+    r = cli("protocols")
+    assert r.returncode == 0 and "newreno" in r.stdout
+    r = cli("schema")
+    assert r.returncode == 0
+    assert "rate_back" in json.loads(r.stdout)["definitions"]["LinkCfg"]["properties"]
