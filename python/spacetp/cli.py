@@ -118,7 +118,7 @@ def run(
     seed: Annotated[int | None, typer.Option(help="Override the scenario's seed.")] = None,
     set_: Annotated[
         list[str] | None,
-        typer.Option("--set", help='Override a field: --set links[1].delay="300 ms".'),
+        typer.Option("--set", help='Override a field: --set links\\[1].delay="300 ms".'),
     ] = None,
     json_out: Annotated[
         Path | None, typer.Option("--json", help="Write the summary as JSON.")
@@ -130,7 +130,7 @@ def run(
     trace_interval: Annotated[str, typer.Option(help="Sampling interval for --trace.")] = "100 ms",
     pcap: Annotated[
         list[str] | None,
-        typer.Option(help="Record a link to pcap: LINK=FILE (LINK: index, links[i] or a-b)."),
+        typer.Option(help="Record a link to pcap: LINK=FILE (LINK: index, links\\[i] or a-b)."),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing.")] = False,
 ) -> None:

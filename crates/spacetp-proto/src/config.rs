@@ -117,10 +117,12 @@ impl TcpConfig {
         if self.receive_buffer.0 < 1 || self.send_buffer.0 < 1 {
             return Err("receive_buffer and send_buffer: must be at least 1 byte".into());
         }
-        if self.receive_buffer.0 > (u32::MAX as u64) << 14 {
-            return Err(
-                "receive_buffer: above the largest window TCP can advertise (1 GiB x 16)".into(),
-            );
+        let max_window = 65535u64 << 14;
+        if self.receive_buffer.0 > max_window {
+            return Err(format!(
+                "receive_buffer: {} is above the largest window TCP can advertise, 65535 x 2^14 = {max_window} B",
+                self.receive_buffer
+            ));
         }
         Ok(())
     }

@@ -102,8 +102,13 @@ macro_rules! unit_type {
 
         impl<'de> Deserialize<'de> for $name {
             fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                let v = NumOrStr::deserialize(d).map_err(|_| {
-                    de::Error::custom(concat!("expected a string with a unit, e.g. ", $example))
+                let v = NumOrStr::deserialize(d).map_err(|e: D::Error| {
+                    let m = e.to_string();
+                    if m.starts_with("missing field") {
+                        e
+                    } else {
+                        de::Error::custom(concat!("expected a string with a unit, e.g. ", $example))
+                    }
                 })?;
                 let parsed: Result<$inner, String> = match v {
                     NumOrStr::Str(s) => $parse(&s),

@@ -17,10 +17,14 @@ pub struct Built {
     pub link_names: Vec<String>,
 }
 
-/// Add the nodes and links of a ready-made topology to the scenario's own.
-pub fn expand_topology(sc: &mut Scenario) -> Result<(), String> {
+/// Add the nodes and links of a ready-made topology to the scenario's own. Returns, for every
+/// link, the scenario path its settings came from (`topology.core` for template links), so
+/// errors name the field the user wrote.
+pub fn expand_topology(sc: &mut Scenario) -> Result<Vec<String>, String> {
+    let own = sc.links.len();
+    let mut origins: Vec<String> = (0..own).map(|i| format!("links[{i}]")).collect();
     let Some(t) = sc.topology.clone() else {
-        return Ok(());
+        return Ok(origins);
     };
     let need = |v: Option<u32>, field: &str| -> Result<u32, String> {
         match v {
@@ -74,7 +78,11 @@ pub fn expand_topology(sc: &mut Scenario) -> Result<(), String> {
         }
         TopologyKind::GroundStations => {
             let n = need(t.hosts, "hosts")?;
-            let m = t.servers.unwrap_or(1).max(1);
+            let m = match t.servers {
+                Some(0) => return Err("topology.servers: must be at least 1".into()),
+                Some(m) => m,
+                None => 1,
+            };
             let acc = access()?;
             add_node(sc, "gs_a".into(), NodeKind::Router);
             add_node(sc, "gs_b".into(), NodeKind::Router);
@@ -90,7 +98,16 @@ pub fn expand_topology(sc: &mut Scenario) -> Result<(), String> {
         }
     }
     sc.topology = None;
-    Ok(())
+    // The core link comes first for dumbbell and ground stations; chains are all core.
+    for i in own..sc.links.len() {
+        let core = t.kind == TopologyKind::Chain || i == own;
+        origins.push(if core {
+            "topology.core".into()
+        } else {
+            "topology.access".into()
+        });
+    }
+    Ok(origins)
 }
 
 pub fn node_index(sc: &Scenario) -> Result<HashMap<String, u16>, String> {
@@ -214,13 +231,17 @@ pub fn build_links(
     sc: &Scenario,
     idx: &HashMap<String, u16>,
     max_pkt: u32,
+    origins: &[String],
 ) -> Result<Built, String> {
     let n = sc.nodes.len();
     let mut links = Vec::new();
     let mut link_names = Vec::new();
     let mut adj: Vec<Vec<(u16, u32)>> = vec![Vec::new(); n];
     for (li, l) in sc.links.iter().enumerate() {
-        let p = format!("links[{li}]");
+        let p = origins
+            .get(li)
+            .cloned()
+            .unwrap_or_else(|| format!("links[{li}]"));
         let a = lookup(idx, &l.between[0], &format!("{p}.between[0]"))?;
         let b = lookup(idx, &l.between[1], &format!("{p}.between[1]"))?;
         if a == b {

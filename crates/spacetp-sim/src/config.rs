@@ -66,7 +66,7 @@ pub struct NodeCfg {
 }
 
 /// Propagation delay: a constant, or a piecewise-linear schedule over simulated time.
-#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum DelayCfg {
     Constant(Duration),
@@ -75,6 +75,44 @@ pub enum DelayCfg {
         /// outside them.
         schedule: Vec<(Duration, Duration)>,
     },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScheduleOnly {
+    schedule: Vec<(Duration, Duration)>,
+}
+
+impl<'de> Deserialize<'de> for DelayCfg {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{self, value, Visitor};
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = DelayCfg;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a duration such as \"50 ms\", or { schedule = [[time, delay], ...] }")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<DelayCfg, E> {
+                Duration::deserialize(value::StrDeserializer::<E>::new(s)).map(DelayCfg::Constant)
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<DelayCfg, E> {
+                Duration::deserialize(value::F64Deserializer::<E>::new(v)).map(DelayCfg::Constant)
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<DelayCfg, E> {
+                self.visit_f64(v as f64)
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<DelayCfg, E> {
+                self.visit_f64(v as f64)
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, m: A) -> Result<DelayCfg, A::Error> {
+                let s = ScheduleOnly::deserialize(value::MapAccessDeserializer::new(m))?;
+                Ok(DelayCfg::Schedule {
+                    schedule: s.schedule,
+                })
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// Queue at the sending end of one link direction. Give exactly one of `packets`, `bytes`,
@@ -86,8 +124,9 @@ pub struct QueueCfg {
     pub packets: Option<u32>,
     /// Limit in bytes.
     pub bytes: Option<Bytes>,
-    /// Limit as a multiple of this direction's bandwidth x round-trip propagation delay of the
-    /// link (rate x 2 x delay), in bytes, and at least two full-size packets.
+    /// Limit as a multiple of this direction's bandwidth x round-trip propagation delay of
+    /// this link (rate x 2 x delay), converted to packets of the largest flow MTU in the
+    /// scenario (rounded up, at least 2), as ns-3 scripts size BDP queues.
     pub bdp: Option<f64>,
 }
 
@@ -162,7 +201,8 @@ pub enum CorruptedPolicy {
     /// Lost silently on the link.
     #[default]
     Drop,
-    /// Delivered to the next hop marked corrupted; that node discards it (and can signal it).
+    /// Delivered to the next hop marked corrupted; that node discards it. (SCPS-TP ground
+    /// stations use this to signal corruption to the sender.)
     Deliver,
 }
 
@@ -177,12 +217,15 @@ pub struct LinkCfg {
     pub rate_back: Option<Rate>,
     /// One-way propagation delay, forward (and back unless `delay_back`).
     pub delay: DelayCfg,
+    /// One-way propagation delay back (default: `delay`).
     pub delay_back: Option<DelayCfg>,
-    /// Queue at the forward sender (and back unless `queue_back`).
+    /// Queue at the forward sender, `between[0]` (default 100 packets).
     pub queue: Option<QueueCfg>,
+    /// Queue at the back sender, `between[1]` (default 100 packets; not copied from `queue`).
     pub queue_back: Option<QueueCfg>,
     /// Error model forward (and back unless `errors_back`).
     pub errors: Option<ErrorCfg>,
+    /// Error model back (default: `errors`; `{}` for none).
     pub errors_back: Option<ErrorCfg>,
     /// Hit packets are dropped or delivered marked corrupted.
     #[serde(default)]
@@ -215,7 +258,9 @@ pub struct FlowCfg {
     /// When the sender opens the connection.
     #[serde(default)]
     pub start: Duration,
-    /// When an unlimited flow stops being measured (default: the scenario's `stop`).
+    /// When the flow is abandoned: its connection stops sending and receiving and its counters
+    /// freeze. Required for unlimited flows unless the scenario has a `stop`; a finite flow
+    /// not complete by then is reported incomplete.
     pub stop: Option<Duration>,
     /// IP packet size of a full segment; the MSS is mtu - 40.
     #[serde(default = "default_mtu")]
@@ -232,6 +277,7 @@ pub struct FlowCfg {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DistCfg<T> {
+    /// Always this value.
     pub constant: Option<T>,
     /// Exponential with this mean.
     pub exponential: Option<T>,
@@ -266,6 +312,7 @@ pub struct WorkloadCfg {
     pub clients: Vec<String>,
     /// The host that serves (or receives) the files.
     pub server: String,
+    /// `get`: the server sends each file to the client; `put`: the client sends it.
     #[serde(default)]
     pub direction: Direction,
     /// File size distribution.
@@ -281,8 +328,14 @@ pub struct WorkloadCfg {
     pub count: Option<u32>,
     #[serde(default = "default_protocol")]
     pub protocol: String,
+    /// IP packet size of a full segment of every transfer.
     #[serde(default = "default_mtu")]
     pub mtu: Bytes,
+    /// Shorthand for `tcp.receive_buffer`.
+    pub receive_buffer: Option<Bytes>,
+    /// Shorthand for `tcp.send_buffer`.
+    pub send_buffer: Option<Bytes>,
+    /// Overrides of any profile setting (see `spacetp protocols`).
     pub tcp: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
@@ -299,20 +352,25 @@ pub enum DatagramPattern {
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DatagramCfg {
+    /// Sending node.
     pub from: String,
+    /// Receiving node.
     pub to: String,
     /// Rate while sending.
     pub rate: Rate,
     /// IP packet size.
     pub size: Bytes,
+    /// `cbr` or `onoff`.
     #[serde(default)]
     pub pattern: DatagramPattern,
     /// Mean on period (onoff).
     pub on: Option<Duration>,
     /// Mean off period (onoff).
     pub off: Option<Duration>,
+    /// First packet.
     #[serde(default)]
     pub start: Duration,
+    /// No packet after this time (default: the scenario's `stop`).
     pub stop: Option<Duration>,
 }
 
@@ -356,24 +414,36 @@ pub enum TopologyKind {
     GroundStations,
 }
 
-/// A link without its ends.
+/// A link without its ends: the fields mean what they mean in `[[links]]`.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LinkTemplate {
+    /// Forward rate (away from the core for access links; left to right for the core).
     pub rate: Rate,
+    /// Back rate (default: `rate`).
     pub rate_back: Option<Rate>,
+    /// One-way propagation delay.
     pub delay: DelayCfg,
+    /// One-way propagation delay back (default: `delay`).
     pub delay_back: Option<DelayCfg>,
+    /// Queue at the forward sender (default 100 packets).
     pub queue: Option<QueueCfg>,
+    /// Queue at the back sender (default 100 packets).
     pub queue_back: Option<QueueCfg>,
+    /// Error model forward (and back unless `errors_back`).
     pub errors: Option<ErrorCfg>,
+    /// Error model back (default: `errors`).
     pub errors_back: Option<ErrorCfg>,
+    /// Hit packets are dropped or delivered marked corrupted.
     #[serde(default)]
     pub corrupted: CorruptedPolicy,
+    /// Down intervals, both directions.
     #[serde(default)]
     pub outages: Vec<(Duration, Duration)>,
+    /// Link-layer bytes per packet.
     #[serde(default)]
     pub framing: Bytes,
+    /// Largest IP packet the link carries.
     pub mtu: Option<Bytes>,
 }
 

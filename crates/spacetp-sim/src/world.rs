@@ -33,6 +33,8 @@ struct Endpoint {
     sender: bool,
     /// Time of the timer event in the queue that is still valid.
     timer_at: Option<Time>,
+    /// Abandoned at the flow's stop time: receives, sends and times nothing more.
+    dead: bool,
 }
 
 struct Flow {
@@ -105,7 +107,7 @@ pub struct World {
 
 impl World {
     pub fn new(mut sc: Scenario, opts: &RunOptions) -> Result<World, String> {
-        build::expand_topology(&mut sc)?;
+        let origins = build::expand_topology(&mut sc)?;
         let idx = build::node_index(&sc)?;
         let max_pkt = sc
             .flows
@@ -115,7 +117,7 @@ impl World {
             .max()
             .unwrap_or(1500)
             .clamp(68, 65535) as u32;
-        let mut b = build::build_links(&sc, &idx, max_pkt)?;
+        let mut b = build::build_links(&sc, &idx, max_pkt, &origins)?;
         let mut w = World {
             now: 0,
             q: EventQueue::default(),
@@ -252,8 +254,14 @@ impl World {
         });
         self.alive += 1;
         self.q.schedule(f.start.0, Event::FlowStart(fi));
-        if f.bytes.is_none() {
-            self.q.schedule(fstop.unwrap_or(0), Event::FlowStop(fi));
+        // A finite flow is stopped only by its own `stop`; the run's stop ends everything.
+        let own_stop = if f.bytes.is_none() {
+            fstop
+        } else {
+            f.stop.map(|d| d.0)
+        };
+        if let Some(t) = own_stop {
+            self.q.schedule(t, Event::FlowStop(fi));
         }
         Ok(())
     }
@@ -292,7 +300,13 @@ impl World {
             ));
         }
         let mss = build::mss_for(wl.mtu.0, &p)?;
-        let cfg = build::tcp_config(&wl.protocol, wl.tcp.as_ref(), None, None, &p)?;
+        let cfg = build::tcp_config(
+            &wl.protocol,
+            wl.tcp.as_ref(),
+            wl.receive_buffer,
+            wl.send_buffer,
+            &p,
+        )?;
         let mut rng = Rng::for_component(self.seed, stream::WORKLOAD, i as u64);
         let wi = self.workloads.len() as u32;
         for c in 0..clients.len() {
@@ -503,6 +517,9 @@ impl World {
         self.slab.remove(id);
         match p.body {
             Body::Tcp { ep, hdr, len } => {
+                if self.eps[ep as usize].dead {
+                    return;
+                }
                 self.eps[ep as usize].conn.on_segment(self.now, &hdr, len);
                 self.service(ep);
             }
@@ -518,8 +535,8 @@ impl World {
 
     fn timer(&mut self, ep: u32) {
         let e = &mut self.eps[ep as usize];
-        if e.timer_at != Some(self.now) {
-            return; // superseded by an earlier deadline: lazily cancelled
+        if e.timer_at != Some(self.now) || e.dead {
+            return; // superseded by an earlier deadline (lazily cancelled), or abandoned
         }
         e.timer_at = None;
         if e.conn.poll_timeout().is_some_and(|d| d <= self.now) {
@@ -629,6 +646,7 @@ impl World {
             flow: fi,
             sender: true,
             timer_at: None,
+            dead: false,
         });
         self.eps.push(Endpoint {
             conn: server,
@@ -638,11 +656,13 @@ impl World {
             flow: fi,
             sender: false,
             timer_at: None,
+            dead: false,
         });
         self.flows[fi as usize].eps = Some((s_ep, s_ep + 1));
         self.service(s_ep);
     }
 
+    /// The flow's stop time: freeze its counters and abandon its connection.
     fn stop_flow(&mut self, fi: u32) {
         if self.flows[fi as usize].done {
             return;
@@ -651,6 +671,10 @@ impl World {
         let f = &mut self.flows[fi as usize];
         f.snapshot = Some(snap);
         f.done = true;
+        if let Some((s, r)) = f.eps {
+            self.eps[s as usize].dead = true;
+            self.eps[r as usize].dead = true;
+        }
         self.alive -= 1;
     }
 

@@ -125,6 +125,22 @@ initial_windw = 3"#,
             "flows[0].tcp.initial_windw: unknown field",
         ),
         (String::new(), "the scenario is empty"),
+        (
+            two_nodes("", r#"bytes = "1 kB""#).replace("rate = \"2 Mb/s\"", ""),
+            "links[0]: missing field `rate`",
+        ),
+        (
+            two_nodes("", r#"bytes = "1 kB""#).replace("\"40 ms\"", "\"40\""),
+            "links[0].delay: \"40\" is not a duration; use e.g. \"50 ms\"",
+        ),
+        (
+            two_nodes(
+                "",
+                r#"bytes = "1 kB"
+receive_buffer = "2 GB""#,
+            ),
+            "flows[0].tcp.receive_buffer: 2000000000 B is above the largest window",
+        ),
     ];
     for (toml, want) in cases {
         if want.is_empty() {
@@ -153,4 +169,65 @@ bytes = "1 kB"
         sim_err(unroutable),
         "flows[0]: no route from \"a\" to \"c\"; connect them with [[links]]"
     );
+}
+
+#[test]
+fn topology_errors_name_the_template() {
+    let e = sim_err(
+        r#"
+[topology]
+kind = "dumbbell"
+pairs = 1
+access = { rate = "10 Mb/s", delay = "1 ms", errors = { per = 2.0 } }
+core = { rate = "1 Mb/s", delay = "10 ms" }
+[[flows]]
+from = "s0"
+to = "r0"
+bytes = "1 kB"
+"#,
+    );
+    assert!(
+        e.starts_with("topology.access.errors.per: 2 is not a probability"),
+        "{e}"
+    );
+    let e = sim_err(
+        r#"
+[topology]
+kind = "ground_stations"
+hosts = 1
+servers = 0
+access = { rate = "10 Mb/s", delay = "1 ms" }
+core = { rate = "1 Mb/s", delay = "10 ms" }
+"#,
+    );
+    assert_eq!(e, "topology.servers: must be at least 1");
+}
+
+#[test]
+fn a_stopped_flow_stops_sending() {
+    // An unlimited flow stopped at 5 s beside a 20 MB flow: no segment of it after 5 s.
+    let toml = two_nodes("", r#"stop = "5 s""#).replace("2 Mb/s", "10 Mb/s")
+        + "[[flows]]\nfrom = \"a\"\nto = \"b\"\nbytes = \"20 MB\"\nmtu = 1000\n"
+        + "[trace]\nsegments = true\n";
+    let out = sim(&toml);
+    let f = &out.summary.flows;
+    assert!(f[0].last_byte_s.unwrap() <= 5.0);
+    assert!(f[1].complete);
+    let seg = out.segments.unwrap();
+    let col = |n: &str| &seg.columns.iter().find(|c| c.0 == n).unwrap().1;
+    let (t, flow) = (col("time_s"), col("flow"));
+    let last0 = (0..t.len())
+        .filter(|&i| flow[i] == 0.0)
+        .map(|i| t[i])
+        .fold(0.0, f64::max);
+    assert!(
+        last0 > 4.9 && last0 <= 5.0,
+        "last segment of the stopped flow at {last0} s"
+    );
+    assert!(t.iter().zip(flow).any(|(&t, &f)| f == 1.0 && t > 10.0));
+    // a finite flow with its own stop is abandoned incomplete
+    let toml = two_nodes("", "bytes = \"20 MB\"\nstop = \"3 s\"");
+    let out = sim(&toml);
+    assert!(!out.summary.flows[0].complete);
+    assert!(out.summary.flows[0].bytes_undelivered.unwrap() > 0);
 }
