@@ -1,0 +1,66 @@
+//! No heap allocation per packet on the hot path: a transfer four times longer must not make
+//! many more allocations (a counting global allocator measures them).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+struct Counting;
+static ALLOCS: AtomicU64 = AtomicU64::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        unsafe { System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.realloc(p, l, n) }
+    }
+}
+
+#[global_allocator]
+static A: Counting = Counting;
+
+fn allocations_for(bytes: &str) -> (u64, u64) {
+    let toml = format!(
+        r#"
+[[nodes]]
+name = "a"
+[[nodes]]
+name = "b"
+[[links]]
+between = ["a", "b"]
+rate = "10 Mb/s"
+delay = "20 ms"
+errors = {{ per = 0.001 }}
+[[flows]]
+from = "a"
+to = "b"
+bytes = "{bytes}"
+"#
+    );
+    let sc = spacetp_sim::scenario_from_toml(&toml).unwrap();
+    let before = ALLOCS.load(Ordering::Relaxed);
+    let out = spacetp_sim::run(sc, &spacetp_sim::RunOptions::default()).unwrap();
+    let n = ALLOCS.load(Ordering::Relaxed) - before;
+    assert!(out.summary.flows[0].complete);
+    (n, out.summary.links[0].tx_packets + out.summary.links[1].tx_packets)
+}
+
+#[test]
+fn allocations_do_not_grow_with_packets() {
+    let (small, p_small) = allocations_for("5 MB");
+    let (large, p_large) = allocations_for("20 MB");
+    assert!(p_large > 3 * p_small);
+    // Growth of buffers to their peak is amortised (log n); a per-packet allocation would add
+    // at least (p_large - p_small) allocations.
+    eprintln!("allocations: {small} for {p_small} packets, {large} for {p_large} packets");
+    let extra = large.saturating_sub(small);
+    assert!(
+        extra * 20 < p_large - p_small,
+        "{small} allocations for {p_small} packets, {large} for {p_large}"
+    );
+}
