@@ -21,6 +21,96 @@ pub enum RecoveryKind {
     Newreno,
 }
 
+/// The initial congestion window.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum InitialWindow {
+    Segments(u32),
+    Bytes(Bytes),
+    /// RFC 3390: min(4 MSS, max(2 MSS, 4380 bytes)).
+    Rfc3390,
+}
+
+impl InitialWindow {
+    /// The initial window in bytes for segments of `mss` bytes.
+    pub fn bytes(&self, mss: u64) -> u64 {
+        match *self {
+            InitialWindow::Segments(n) => n as u64 * mss,
+            InitialWindow::Bytes(b) => b.0.max(1),
+            InitialWindow::Rfc3390 => (4 * mss).min((2 * mss).max(4380)),
+        }
+    }
+}
+
+impl Serialize for InitialWindow {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            InitialWindow::Segments(n) => s.serialize_u32(*n),
+            InitialWindow::Bytes(b) => b.serialize(s),
+            InitialWindow::Rfc3390 => s.serialize_str("rfc3390"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for InitialWindow {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{self, Visitor};
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = InitialWindow;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a number of segments, a size such as \"4380 B\", or \"rfc3390\"")
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<InitialWindow, E> {
+                u32::try_from(v)
+                    .map(InitialWindow::Segments)
+                    .map_err(|_| E::custom(format!("{v} segments is too many")))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<InitialWindow, E> {
+                if v < 0 {
+                    return Err(E::custom(format!("{v} segments: must be >= 1")));
+                }
+                self.visit_u64(v as u64)
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<InitialWindow, E> {
+                if v.fract() == 0.0 && v >= 0.0 {
+                    return self.visit_u64(v as u64);
+                }
+                Err(E::custom(format!("{v} is not a whole number of segments")))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<InitialWindow, E> {
+                if v == "rfc3390" {
+                    return Ok(InitialWindow::Rfc3390);
+                }
+                crate::units::parse_bytes(v).map(|b| InitialWindow::Bytes(Bytes(b))).map_err(|_| {
+                    E::custom(format!(
+                        "\"{v}\" is not an initial window; use a number of segments, a size such as \"4380 B\", or \"rfc3390\""
+                    ))
+                })
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl JsonSchema for InitialWindow {
+    fn schema_name() -> String {
+        "InitialWindow".into()
+    }
+    fn json_schema(_: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
+        let mut o = schemars::schema::SchemaObject::default();
+        o.instance_type = Some(
+            vec![
+                schemars::schema::InstanceType::Integer,
+                schemars::schema::InstanceType::String,
+            ]
+            .into(),
+        );
+        o.metadata().description =
+            Some("Segments (integer), a size (\"4380 B\"), or \"rfc3390\".".into());
+        o.into()
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TcpConfig {
@@ -28,8 +118,9 @@ pub struct TcpConfig {
     pub congestion_control: CongestionControlKind,
     /// Loss recovery algorithm.
     pub recovery: RecoveryKind,
-    /// Initial congestion window in segments (RFC 3390: 2-4, RFC 6928: 10).
-    pub initial_window: u32,
+    /// Initial congestion window: a number of segments (RFC 6928: 10), a size ("4380 B"), or
+    /// "rfc3390" for min(4 MSS, max(2 MSS, 4380 B)).
+    pub initial_window: InitialWindow,
     /// Initial slow-start threshold; absent means unbounded.
     pub initial_ssthresh: Option<Bytes>,
     /// Receive buffer: the largest window this end advertises.
@@ -38,8 +129,11 @@ pub struct TcpConfig {
     pub send_buffer: Bytes,
     /// Offer the window scale option (RFC 7323).
     pub window_scaling: bool,
-    /// Offer the timestamps option (RFC 7323) for RTT measurement.
+    /// Offer the timestamps option (RFC 7323) for RTT measurement and PAWS.
     pub timestamps: bool,
+    /// Offer SACK-permitted and send SACK blocks (RFC 2018); SACK-based recovery needs it on
+    /// both ends.
+    pub sack: bool,
     /// Send an ACK after this many received segments (RFC 1122 delayed ACK; 1 = every segment).
     pub ack_every: u32,
     /// Delayed ACK timer.
@@ -60,6 +154,8 @@ pub struct TcpConfig {
     pub dupack_threshold: u32,
     /// Limited transmit (RFC 3042): one new segment on each of the first two duplicate ACKs.
     pub limited_transmit: bool,
+    // ----- congestion-controller parameters: one table per controller, e.g.
+    // `[flows.tcp.vegas] alpha = 1` (each struct lives in its controller's file) -----
 }
 
 impl Default for TcpConfig {
@@ -70,12 +166,13 @@ impl Default for TcpConfig {
         TcpConfig {
             congestion_control: CongestionControlKind::Newreno,
             recovery: RecoveryKind::Newreno,
-            initial_window: 10,
+            initial_window: InitialWindow::Segments(10),
             initial_ssthresh: None,
             receive_buffer: Bytes(300_000),
             send_buffer: Bytes(300_000),
             window_scaling: true,
             timestamps: false,
+            sack: false,
             ack_every: 2,
             ack_delay: Duration(200 * MS),
             initial_rto: Duration(SEC),
@@ -93,8 +190,14 @@ impl Default for TcpConfig {
 impl TcpConfig {
     /// Check the values a connection cannot work with; errors name the field and the rule.
     pub fn validate(&self) -> Result<(), String> {
-        if self.initial_window == 0 {
-            return Err("initial_window: must be at least 1 segment".into());
+        match self.initial_window {
+            InitialWindow::Segments(0) => {
+                return Err("initial_window: must be at least 1 segment".into())
+            }
+            InitialWindow::Bytes(b) if b.0 == 0 => {
+                return Err("initial_window: must be at least 1 byte".into())
+            }
+            _ => {}
         }
         if self.ack_every == 0 {
             return Err("ack_every: must be at least 1".into());

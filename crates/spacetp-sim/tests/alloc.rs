@@ -47,7 +47,10 @@ bytes = "{bytes}"
     let out = spacetp_sim::run(sc, &spacetp_sim::RunOptions::default()).unwrap();
     let n = ALLOCS.load(Ordering::Relaxed) - before;
     assert!(out.summary.flows[0].complete);
-    (n, out.summary.links[0].tx_packets + out.summary.links[1].tx_packets)
+    (
+        n,
+        out.summary.links[0].tx_packets + out.summary.links[1].tx_packets,
+    )
 }
 
 #[test]

@@ -1,12 +1,13 @@
 //! Congestion controllers, one file each behind one small trait (after Linux's
 //! `tcp_congestion_ops` and quinn's `Controller`). The connection owns the window numbers;
-//! a controller only decides how they move.
+//! a controller only decides how they move. Loss recovery (`connection/recovery.rs`) is a
+//! separate component: it asks the controller for ssthresh and drives cwnd while repairing.
 
 mod newreno;
 
 pub use newreno::NewReno;
 
-use crate::config::CongestionControlKind;
+use crate::config::{CongestionControlKind, TcpConfig};
 use crate::time::Time;
 
 /// The numbers a controller moves, in bytes.
@@ -24,14 +25,20 @@ impl Window {
     }
 }
 
-/// What an ACK that advanced the left edge tells the controller.
-#[derive(Clone, Copy, Debug)]
+/// What an arriving ACK tells the controller.
+#[derive(Clone, Copy, Debug, Default)]
 pub struct AckEvent {
     pub now: Time,
-    /// Bytes newly acknowledged.
+    /// Bytes newly acknowledged cumulatively (0 for a duplicate ACK).
     pub acked: u64,
     /// Bytes in flight before this ACK.
     pub flight_before: u64,
+    /// The cumulative ACK point after this ACK (absolute stream position).
+    pub ack: u64,
+    /// The next position the sender will send (absolute).
+    pub snd_nxt: u64,
+    /// RTT sample carried by this ACK (timestamps, or the timed segment), if any.
+    pub rtt: Option<Time>,
     /// Smoothed and minimum RTT when known.
     pub srtt: Option<Time>,
     pub min_rtt: Option<Time>,
@@ -40,18 +47,25 @@ pub struct AckEvent {
 pub trait CongestionControl: Send {
     fn name(&self) -> &'static str;
 
+    /// Every ACK, new or duplicate, before any other hook (bandwidth estimators count
+    /// delivered data here).
+    fn on_any_ack(&mut self, _ev: &AckEvent, _duplicate: bool) {}
+
     /// New data acknowledged outside loss recovery: grow the window.
     fn on_ack(&mut self, w: &mut Window, ev: &AckEvent);
 
-    /// A loss detected by duplicate ACKs (or by an explicit signal): return the new ssthresh.
-    /// The recovery algorithm sets cwnd from it.
-    fn ssthresh_after_loss(&mut self, w: &Window, flight: u64) -> u64 {
+    /// A loss detected by duplicate ACKs or SACK: return the new ssthresh. Recovery sets cwnd
+    /// from it.
+    fn ssthresh_after_loss(&mut self, w: &Window, flight: u64, _now: Time) -> u64 {
         (flight / 2).max(2 * w.mss)
     }
 
+    /// Loss recovery ended (the window is what recovery left, usually ssthresh).
+    fn on_recovery_exit(&mut self, _w: &mut Window, _now: Time) {}
+
     /// The retransmission timer expired (RFC 5681 eq. 4: ssthresh = max(FlightSize/2, 2 SMSS),
     /// cwnd = 1 SMSS).
-    fn on_timeout(&mut self, w: &mut Window, flight: u64) {
+    fn on_timeout(&mut self, w: &mut Window, flight: u64, _now: Time) {
         w.ssthresh = (flight / 2).max(2 * w.mss);
         w.cwnd = w.mss;
     }
@@ -60,8 +74,9 @@ pub trait CongestionControl: Send {
     fn on_rtt_sample(&mut self, _rtt: Time, _now: Time) {}
 }
 
-pub fn new_controller(kind: CongestionControlKind) -> Box<dyn CongestionControl> {
-    match kind {
+/// The controller a connection with these settings uses.
+pub fn new_controller(cfg: &TcpConfig) -> Box<dyn CongestionControl> {
+    match cfg.congestion_control {
         CongestionControlKind::Newreno => Box::new(NewReno),
     }
 }

@@ -26,11 +26,8 @@ mod tests {
 
     fn ev(acked: u64) -> AckEvent {
         AckEvent {
-            now: 0,
             acked,
-            flight_before: 0,
-            srtt: None,
-            min_rtt: None,
+            ..Default::default()
         }
     }
 
@@ -69,10 +66,10 @@ mod tests {
             ssthresh: u64::MAX,
             mss: 1000,
         };
-        assert_eq!(r.ssthresh_after_loss(&w, 10_000), 5_000);
-        assert_eq!(r.ssthresh_after_loss(&w, 3_000), 2_000);
+        assert_eq!(r.ssthresh_after_loss(&w, 10_000, 0), 5_000);
+        assert_eq!(r.ssthresh_after_loss(&w, 3_000, 0), 2_000);
         let mut w2 = w;
-        r.on_timeout(&mut w2, 8_000);
+        r.on_timeout(&mut w2, 8_000, 0);
         assert_eq!((w2.cwnd, w2.ssthresh), (1000, 4000));
     }
 }

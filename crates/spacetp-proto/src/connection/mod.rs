@@ -141,7 +141,7 @@ impl Connection {
         };
         let mss = mss.max(1);
         let win = Window {
-            cwnd: cfg.initial_window as u64 * mss as u64,
+            cwnd: cfg.initial_window.bytes(mss as u64),
             ssthresh: cfg
                 .initial_ssthresh
                 .map_or(u64::MAX, |b| b.0.max(2 * mss as u64)),
@@ -154,7 +154,7 @@ impl Connection {
                 cfg.max_rto.0,
                 cfg.clock_granularity.0,
             ),
-            cc: new_controller(cfg.congestion_control),
+            cc: new_controller(cfg),
             rx: Receiver::new(cfg),
             cfg: cfg.clone(),
             state: State::Closed,
@@ -334,7 +334,7 @@ impl Connection {
             self.syn_retransmitted = true;
         } else {
             let flight = self.snd_max - self.snd_una;
-            self.cc.on_timeout(&mut self.win, flight);
+            self.cc.on_timeout(&mut self.win, flight, now);
             self.recovery.on_timeout(self.snd_max);
             // Go back N: everything after snd_una is sent again under slow start.
             self.snd_nxt = self.snd_una;
@@ -434,7 +434,7 @@ impl Connection {
         // on every segment.
         self.seg_size = mss.saturating_sub(if self.ts_ok { 12 } else { 0 }).max(1);
         self.win.mss = self.seg_size as u64;
-        self.win.cwnd = self.cfg.initial_window as u64 * self.win.mss;
+        self.win.cwnd = self.cfg.initial_window.bytes(self.win.mss);
         if self.win.ssthresh != u64::MAX {
             self.win.ssthresh = self.win.ssthresh.max(2 * self.win.mss);
         }
@@ -523,6 +523,8 @@ impl Connection {
             self.snd_wnd = wnd;
             if is_dup {
                 self.stats.dupacks_received += 1;
+                let ev = self.ack_event(now, 0, None);
+                self.cc.on_any_ack(&ev, true);
                 self.on_dupack(now);
             }
             return;
@@ -531,28 +533,40 @@ impl Connection {
         self.on_new_ack(now, ack, &hdr.options);
     }
 
+    /// The controller's view of an ACK; `flight_before` is taken before snd_una moves.
+    fn ack_event(&self, now: Time, acked: u64, rtt: Option<Time>) -> AckEvent {
+        AckEvent {
+            now,
+            acked,
+            flight_before: self.snd_max - self.snd_una + acked,
+            ack: self.snd_una,
+            snd_nxt: self.snd_nxt,
+            rtt,
+            srtt: self.rtt.srtt(),
+            min_rtt: self.rtt.min_rtt(),
+        }
+    }
+
     fn on_new_ack(&mut self, now: Time, ack: u64, opts: &TcpOptions) {
         let acked = ack - self.snd_una;
-        let flight_before = self.snd_max - self.snd_una;
         // RTT: timestamps give a sample per ACK (RFC 7323 RTTM); otherwise one timed segment.
+        let mut sample = None;
         if let (true, Some(ts)) = (self.ts_ok, opts.timestamps) {
-            self.rtt_sample(now, ts_elapsed(now, ts.ecr));
+            sample = Some(ts_elapsed(now, ts.ecr));
         } else if let Some((end, sent)) = self.timed {
             if ack >= end {
                 self.timed = None;
-                self.rtt_sample(now, now - sent);
+                sample = Some(now - sent);
             }
+        }
+        if let Some(r) = sample {
+            self.rtt_sample(now, r);
         }
         self.snd_una = ack;
         self.snd_nxt = self.snd_nxt.max(ack);
         self.retries = 0;
-        let ev = AckEvent {
-            now,
-            acked,
-            flight_before,
-            srtt: self.rtt.srtt(),
-            min_rtt: self.rtt.min_rtt(),
-        };
+        let ev = self.ack_event(now, acked, sample);
+        self.cc.on_any_ack(&ev, false);
         let rto_restart = self.on_ack_recovery(&ev);
         if rto_restart {
             self.restart_rto(now);

@@ -53,7 +53,7 @@ impl Connection {
         // RFC 6582 step 2: enter only if the ACK covers more than `recover`.
         if r.dupacks == self.cfg.dupack_threshold && self.snd_una >= r.recover {
             let flight = self.snd_max - self.snd_una;
-            self.win.ssthresh = self.cc.ssthresh_after_loss(&self.win, flight);
+            self.win.ssthresh = self.cc.ssthresh_after_loss(&self.win, flight, _now);
             self.win.cwnd = self.win.ssthresh + 3 * self.win.mss;
             let r = &mut self.recovery;
             r.in_recovery = true;

@@ -133,7 +133,7 @@ impl Pipe {
 
 fn cfg() -> TcpConfig {
     TcpConfig {
-        initial_window: 4,
+        initial_window: crate::config::InitialWindow::Segments(4),
         ..TcpConfig::default()
     }
 }
