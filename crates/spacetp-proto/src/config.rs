@@ -17,8 +17,16 @@ pub enum CongestionControlKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum RecoveryKind {
-    /// RFC 6582 fast retransmit and fast recovery with partial ACKs.
+    /// Fast retransmit, then slow start from one segment (no fast recovery).
+    Tahoe,
+    /// RFC 5681 fast recovery, left on the first new ACK.
+    Reno,
+    /// RFC 6582 fast recovery with partial ACKs.
     Newreno,
+    /// RFC 6675 SACK scoreboard and pipe (NewReno when SACK is not negotiated).
+    Sack,
+    /// Forward acknowledgment, Mathis & Mahdavi 1996 (NewReno when SACK is not negotiated).
+    Fack,
 }
 
 /// The initial congestion window.

@@ -13,10 +13,28 @@ use crate::config::TcpConfig;
 use crate::rto::RttEstimator;
 use crate::seq::{from_wire, to_wire};
 use crate::time::{Time, MS};
+use recovery::{new_recovery, Ctx, LossRecovery, Scoreboard};
 use spacetp_wire::{flags, TcpHeader, TcpOptions, Timestamps};
 
-pub(crate) use recovery::Recovery;
 pub(crate) use recv::Receiver;
+
+/// The recovery algorithm's view of the sender, built from disjoint field borrows so that
+/// `self.recovery` stays usable beside it.
+macro_rules! ctx {
+    ($s:ident, $now:expr) => {
+        Ctx {
+            win: &mut $s.win,
+            cc: &mut *$s.cc,
+            board: &$s.board,
+            snd_una: $s.snd_una,
+            snd_nxt: &mut $s.snd_nxt,
+            snd_max: $s.snd_max,
+            new_data: $s.snd_max < $s.data_end,
+            now: $now,
+            dupthresh: $s.cfg.dupack_threshold,
+        }
+    };
+}
 
 /// RFC 9293 connection states.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,11 +137,16 @@ pub struct Connection {
     syn_pending: bool,
     syn_retransmitted: bool,
     rst_pending: bool,
-    recovery: Recovery,
+    recovery: Box<dyn LossRecovery>,
+    /// What the peer has SACKed above snd_una.
+    board: Scoreboard,
+    /// Duplicate ACKs in a row.
+    dupacks: u32,
 
     // Options.
     ws_ok: bool,
     ts_ok: bool,
+    sack_ok: bool,
     rcv_wscale: u8,
 
     // Receive side.
@@ -178,9 +201,12 @@ impl Connection {
             syn_pending: false,
             syn_retransmitted: false,
             rst_pending: false,
-            recovery: Recovery::default(),
+            recovery: new_recovery(cfg.recovery, false),
+            board: Scoreboard::default(),
+            dupacks: 0,
             ws_ok: false,
             ts_ok: false,
+            sack_ok: false,
             rcv_wscale,
             stats: ConnStats::default(),
         }
@@ -261,7 +287,11 @@ impl Connection {
         self.snd_una
     }
     pub fn in_recovery(&self) -> bool {
-        self.recovery.in_recovery
+        self.recovery.in_recovery()
+    }
+    /// Whether SACK was negotiated.
+    pub fn sack_enabled(&self) -> bool {
+        self.sack_ok
     }
     pub fn config(&self) -> &TcpConfig {
         &self.cfg
@@ -336,6 +366,7 @@ impl Connection {
             let flight = self.snd_max - self.snd_una;
             self.cc.on_timeout(&mut self.win, flight, now);
             self.recovery.on_timeout(self.snd_max);
+            self.dupacks = 0;
             // Go back N: everything after snd_una is sent again under slow start.
             self.snd_nxt = self.snd_una;
         }
@@ -428,6 +459,8 @@ impl Connection {
             self.rcv_wscale = 0;
         }
         self.ts_ok = self.cfg.timestamps && o.timestamps.is_some();
+        self.sack_ok = self.cfg.sack && o.sack_permitted;
+        self.recovery = new_recovery(self.cfg.recovery, self.sack_ok);
         let _ = we_are_passive;
         let mss = self.own_mss.min(peer_mss);
         // RFC 6691: the MSS excludes options, so data segments carry less when timestamps ride
@@ -515,6 +548,7 @@ impl Connection {
         if ack < self.snd_una {
             return; // old ACK
         }
+        let new_sack = self.sack_ok && self.absorb_sack(&hdr.options);
         if ack == self.snd_una {
             let is_dup = len == 0
                 && !hdr.has(flags::FIN)
@@ -523,9 +557,16 @@ impl Connection {
             self.snd_wnd = wnd;
             if is_dup {
                 self.stats.dupacks_received += 1;
+                self.dupacks += 1;
                 let ev = self.ack_event(now, 0, None);
                 self.cc.on_any_ack(&ev, true);
-                self.on_dupack(now);
+                let dupacks = self.dupacks;
+                if self
+                    .recovery
+                    .on_dupack(&mut ctx!(self, now), dupacks, new_sack)
+                {
+                    self.stats.fast_retransmits += 1;
+                }
             }
             return;
         }
@@ -564,10 +605,12 @@ impl Connection {
         }
         self.snd_una = ack;
         self.snd_nxt = self.snd_nxt.max(ack);
+        self.board.advance(ack);
         self.retries = 0;
+        self.dupacks = 0;
         let ev = self.ack_event(now, acked, sample);
         self.cc.on_any_ack(&ev, false);
-        let rto_restart = self.on_ack_recovery(&ev);
+        let rto_restart = self.recovery.on_new_ack(&mut ctx!(self, now), &ev);
         if rto_restart {
             self.restart_rto(now);
         }
@@ -585,6 +628,19 @@ impl Connection {
                 self.rto_deadline = None;
             }
         }
+    }
+
+    /// Merge the SACK blocks of an ACK into the scoreboard; true if any byte is newly SACKed.
+    fn absorb_sack(&mut self, o: &TcpOptions) -> bool {
+        let mut blocks = [(0u64, 0u64); spacetp_wire::MAX_SACK_BLOCKS];
+        let n = o.sack.as_slice().len();
+        for (b, &(l, r)) in blocks.iter_mut().zip(o.sack.as_slice()) {
+            *b = (
+                from_wire(self.iss, l, self.snd_una),
+                from_wire(self.iss, r, self.snd_una),
+            );
+        }
+        self.board.add(&blocks[..n], self.snd_una, self.snd_max)
     }
 
     fn rtt_sample(&mut self, now: Time, rtt: Time) {
@@ -610,10 +666,11 @@ impl Connection {
             State::SynSent => return None,
             _ => {}
         }
-        if let Some(pos) = self.recovery.rtx_pending.take() {
-            if pos < self.snd_max {
-                return Some(self.transmit_from(pos, now));
-            }
+        let rtx = self.recovery.next_retransmission(&ctx!(self, now));
+        if let Some(pos) = rtx.filter(|&p| p < self.snd_max) {
+            let t = self.transmit_from(pos, now);
+            self.recovery.on_retransmit(pos, pos + t.len as u64);
+            return Some(t);
         }
         if let Some(t) = self.transmit_new(now) {
             return Some(t);
@@ -645,6 +702,7 @@ impl Connection {
         if offer_ws {
             o.window_scale = Some(self.rcv_wscale);
         }
+        o.sack_permitted = self.cfg.sack && (!passive || self.sack_ok);
         let offer_ts = self.cfg.timestamps && (!passive || self.ts_ok);
         if offer_ts {
             o.timestamps = Some(Timestamps {
@@ -669,11 +727,21 @@ impl Connection {
         self.emit(h, 0, 0, retx, now)
     }
 
-    /// Send window: the congestion window (plus limited-transmit allowance) capped by the
-    /// peer's advertised window.
-    fn send_limit(&self) -> u64 {
-        let cwnd = self.win.cwnd + self.recovery.limited_transmit_allowance(self.win.mss);
-        self.snd_una + cwnd.min(self.snd_wnd)
+    /// Bytes that may still be sent: congestion window (plus the RFC 3042 allowance for the
+    /// first two duplicate ACKs) less what recovery counts in flight, and the peer's window.
+    fn send_room(&mut self, now: Time) -> u64 {
+        let lt = if self.cfg.limited_transmit
+            && !self.recovery.in_recovery()
+            && self.dupacks < self.cfg.dupack_threshold
+        {
+            self.dupacks.min(2) as u64 * self.win.mss
+        } else {
+            0
+        };
+        let flight = self.recovery.flight(&ctx!(self, now));
+        let cwnd_room = (self.win.cwnd + lt).saturating_sub(flight);
+        let rwnd_room = (self.snd_una + self.snd_wnd).saturating_sub(self.snd_nxt);
+        cwnd_room.min(rwnd_room)
     }
 
     fn transmit_new(&mut self, now: Time) -> Option<Transmit> {
@@ -687,10 +755,17 @@ impl Connection {
         ) {
             return None;
         }
-        let limit = self.send_limit();
+        // After a timeout the sender goes back over data the peer may already hold: skip it.
+        while self.snd_nxt < self.snd_max {
+            match self.board.sacked_end(self.snd_nxt) {
+                Some(end) => self.snd_nxt = end.min(self.snd_max),
+                None => break,
+            }
+        }
+        let room = self.send_room(now);
         if self.snd_nxt < self.data_end {
-            let avail = self.data_end - self.snd_nxt;
-            let room = limit.saturating_sub(self.snd_nxt);
+            let sacked_at = self.board.next_sacked(self.snd_nxt);
+            let avail = self.data_end.min(sacked_at) - self.snd_nxt;
             let len = avail.min(self.seg_size as u64).min(room);
             // Sender-side silly window avoidance: a short segment only when it ends the data.
             if len > 0 && (len == self.seg_size as u64 || len == avail) {
@@ -706,9 +781,11 @@ impl Connection {
         None
     }
 
-    /// Send the segment that starts at `pos` (data, possibly with the FIN).
+    /// Send the segment that starts at `pos` (data, possibly with the FIN), stopping short of
+    /// anything the peer has SACKed.
     fn transmit_from(&mut self, pos: u64, now: Time) -> Transmit {
-        let len = self.data_end.saturating_sub(pos).min(self.seg_size as u64) as u32;
+        let end = self.data_end.min(self.board.next_sacked(pos));
+        let len = end.saturating_sub(pos).min(self.seg_size as u64) as u32;
         let end = pos + len as u64;
         let fin = self.fin_pos().is_some_and(|f| f == end);
         let mut fl = flags::ACK;
@@ -765,6 +842,11 @@ impl Connection {
                 val: ts_clock(now),
                 ecr: self.rx.ts_recent,
             });
+        }
+        if self.sack_ok && fl & flags::ACK != 0 {
+            // RFC 2018: 4 blocks fit beside no other option, 3 beside timestamps.
+            let max = if self.ts_ok { 3 } else { 4 };
+            self.rx.sack_blocks(max, &mut h.options.sack);
         }
         h
     }

@@ -7,7 +7,7 @@ use super::ConnStats;
 use crate::config::TcpConfig;
 use crate::seq::{from_wire, to_wire};
 use crate::time::Time;
-use spacetp_wire::TcpOptions;
+use spacetp_wire::{SackBlocks, TcpOptions};
 
 pub(crate) struct Receiver {
     irs: u32,
@@ -15,6 +15,10 @@ pub(crate) struct Receiver {
     rcv_nxt: u64,
     /// Out-of-order ranges `[start, end)`, sorted and disjoint.
     ooo: Vec<(u64, u64)>,
+    /// Start positions of the most recent out-of-order arrivals, newest first (RFC 2018: the
+    /// first SACK block reports the newest, the others the most recently reported).
+    recent: [u64; 8],
+    recent_len: usize,
     /// Position of a FIN that arrived before all the data preceding it.
     fin_at: Option<u64>,
     fin_received: bool,
@@ -33,6 +37,8 @@ impl Receiver {
             irs: 0,
             rcv_nxt: 0,
             ooo: Vec::new(),
+            recent: [0; 8],
+            recent_len: 0,
             fin_at: None,
             fin_received: false,
             rcv_buf: cfg.receive_buffer.0,
@@ -111,6 +117,7 @@ impl Receiver {
             } else if start > self.rcv_nxt {
                 stats.out_of_order_segments += 1;
                 self.insert_ooo(start, end);
+                self.note_recent(start);
                 self.ack_now = true;
             } else {
                 let filled_hole = !self.ooo.is_empty();
@@ -137,6 +144,31 @@ impl Receiver {
             return true;
         }
         false
+    }
+
+    fn note_recent(&mut self, pos: u64) {
+        let n = self.recent_len.min(self.recent.len() - 1);
+        self.recent.copy_within(0..n, 1);
+        self.recent[0] = pos;
+        self.recent_len = n + 1;
+    }
+
+    /// Fill `out` with up to `max` SACK blocks (wire sequence numbers), newest first.
+    pub fn sack_blocks(&self, max: usize, out: &mut SackBlocks) {
+        *out = SackBlocks::default();
+        for &pos in &self.recent[..self.recent_len] {
+            if out.len as usize >= max {
+                break;
+            }
+            let i = self.ooo.partition_point(|&(_, e)| e <= pos);
+            let Some(&(s, e)) = self.ooo.get(i).filter(|r| r.0 <= pos) else {
+                continue;
+            };
+            let (ws, we) = (to_wire(self.irs, s), to_wire(self.irs, e));
+            if !out.as_slice().iter().any(|b| b.0 == ws) {
+                out.push(ws, we);
+            }
+        }
     }
 
     fn insert_ooo(&mut self, start: u64, end: u64) {

@@ -296,3 +296,182 @@ fn timestamps_give_rtt_samples_on_every_ack() {
     );
     assert!(p.a.rtt().samples > 20, "{}", p.a.rtt().samples);
 }
+
+// ----- recovery algorithms (one behaviour each, with scripted drops) -----
+
+use crate::config::RecoveryKind;
+
+fn with(recovery: RecoveryKind, sack: bool) -> TcpConfig {
+    TcpConfig {
+        recovery,
+        sack,
+        ..cfg()
+    }
+}
+
+/// Run 200 kB over a 1 ms/segment bottleneck dropping the given a->b segments; return the
+/// pipe and the positions of the dropped segments.
+fn run_drops(c: &TcpConfig, drops: &[u64]) -> (Pipe, Vec<u64>) {
+    let mut p = Pipe::new(c, 1000, 200_000);
+    p.gap_ab = MS;
+    p.drop_ab = drops.to_vec();
+    p.run(200 * SEC);
+    assert_eq!(p.b.delivered(), 200_000, "exact delivery");
+    let lost = drops.iter().map(|&i| p.log_ab[i as usize].1).collect();
+    (p, lost)
+}
+
+fn retx_times(p: &Pipe) -> Vec<(Time, u64)> {
+    p.log_ab
+        .iter()
+        .filter(|l| l.3 && l.2 > 0)
+        .map(|l| (l.0, l.1))
+        .collect()
+}
+
+/// Data segments sent in `[t, t + dt)`.
+fn sent_between(p: &Pipe, t: Time, dt: Time) -> usize {
+    p.log_ab
+        .iter()
+        .filter(|l| l.2 > 0 && l.0 >= t && l.0 < t + dt)
+        .count()
+}
+
+#[test]
+fn tahoe_slow_starts_from_one_segment_after_fast_retransmit() {
+    let (p, lost) = run_drops(&with(RecoveryKind::Tahoe, false), &[20, 23]);
+    // Going back N from each hole: the first hole alone (cwnd 1); after the partial ACK,
+    // slow start (cwnd 2) resends the second hole and the segment after it, which the
+    // receiver already holds; then the cumulative ACK jumps past everything.
+    let r = p.retransmissions();
+    assert_eq!(&r[..2], &lost[..]);
+    assert_eq!(&r[2..], &[lost[1] + 1000]);
+    assert_eq!(p.a.stats().fast_retransmits, 1);
+    assert_eq!(p.a.stats().timeouts, 0);
+    // cwnd = 1 SMSS: nothing but the retransmission for one round trip (100 ms).
+    let t0 = retx_times(&p)[0].0;
+    assert_eq!(sent_between(&p, t0, 100 * MS), 1);
+    // Reno keeps the ACK clock going with new data during fast recovery.
+    let (reno, _) = run_drops(&with(RecoveryKind::Reno, false), &[20]);
+    let t1 = retx_times(&reno)[0].0;
+    assert!(sent_between(&reno, t1, 100 * MS) > 3);
+}
+
+#[test]
+fn reno_single_loss_one_retransmission() {
+    let (p, lost) = run_drops(&with(RecoveryKind::Reno, false), &[20]);
+    assert_eq!(p.retransmissions(), lost);
+    assert_eq!(p.a.stats().fast_retransmits, 1);
+}
+
+#[test]
+fn reno_halves_twice_for_two_losses_newreno_once() {
+    let (reno, lost) = run_drops(&with(RecoveryKind::Reno, false), &[20, 23]);
+    assert_eq!(reno.retransmissions(), lost);
+    // RFC 5681: the partial ACK ends Reno's recovery; the second hole needs a second fast
+    // retransmit (a second halving).
+    assert_eq!(reno.a.stats().fast_retransmits, 2);
+    let (newreno, lost2) = run_drops(&with(RecoveryKind::Newreno, false), &[20, 23]);
+    assert_eq!(newreno.retransmissions(), lost2);
+    assert_eq!(newreno.a.stats().fast_retransmits, 1);
+}
+
+#[test]
+fn sack_repairs_every_hole_in_one_round_trip() {
+    let c = with(RecoveryKind::Sack, true);
+    let (p, lost) = run_drops(&c, &[20, 23, 26]);
+    assert!(p.a.sack_enabled());
+    let r = retx_times(&p);
+    assert_eq!(
+        r.iter().map(|x| x.1).collect::<Vec<_>>(),
+        lost,
+        "each hole once, in order"
+    );
+    // All three are resent before the first of them could be acknowledged (one RTT = 100 ms).
+    assert!(r[2].0 - r[0].0 < 100 * MS, "{r:?}");
+    assert_eq!(p.a.stats().fast_retransmits, 1);
+    assert_eq!(p.a.stats().timeouts, 0);
+    // NewReno needs a round trip per hole for the same losses.
+    let (nr, _) = run_drops(&with(RecoveryKind::Newreno, false), &[20, 23, 26]);
+    let nt = retx_times(&nr);
+    assert!(nt[2].0 - nt[0].0 >= 200 * MS, "{nt:?}");
+}
+
+#[test]
+fn fack_repairs_every_hole_below_the_forward_ack() {
+    let (p, lost) = run_drops(&with(RecoveryKind::Fack, true), &[20, 23, 26]);
+    let r = retx_times(&p);
+    assert_eq!(r.iter().map(|x| x.1).collect::<Vec<_>>(), lost);
+    assert!(r[2].0 - r[0].0 < 100 * MS, "{r:?}");
+    assert_eq!(p.a.stats().timeouts, 0);
+}
+
+#[test]
+fn sack_falls_back_to_newreno_when_the_peer_does_not_offer_it() {
+    let mut p = Pipe::new(&with(RecoveryKind::Sack, true), 1000, 100_000);
+    p.b = Connection::listen(&with(RecoveryKind::Newreno, false), 1000, 80, 1000, 77);
+    p.gap_ab = MS;
+    p.drop_ab = vec![20, 23];
+    p.run(200 * SEC);
+    assert_eq!(p.b.delivered(), 100_000);
+    assert!(!p.a.sack_enabled());
+    assert_eq!(p.a.stats().fast_retransmits, 1, "NewReno recovery");
+}
+
+#[test]
+fn every_recovery_survives_a_lost_retransmission_and_lost_acks() {
+    for (kind, sack) in [
+        (RecoveryKind::Tahoe, false),
+        (RecoveryKind::Reno, false),
+        (RecoveryKind::Newreno, false),
+        (RecoveryKind::Sack, true),
+        (RecoveryKind::Fack, true),
+    ] {
+        let c = with(kind, sack);
+        let (first, _) = run_drops(&c, &[20]);
+        let rtx = first.log_ab.iter().position(|l| l.3 && l.2 > 0).unwrap() as u64;
+        let (p, lost) = run_drops(&c, &[20, rtx]);
+        let r = p.retransmissions();
+        assert_eq!(
+            &r[..2],
+            &[lost[0], lost[0]],
+            "{kind:?}: the hole is sent a third time"
+        );
+        assert!(
+            p.a.stats().timeouts >= 1,
+            "{kind:?}: only the timer can find a lost retransmission"
+        );
+        let mut q = Pipe::new(&c, 1000, 200_000);
+        q.drop_ba = (5..15).collect();
+        q.run(1000 * SEC);
+        assert_eq!(q.b.delivered(), 200_000, "{kind:?}");
+    }
+}
+
+#[test]
+fn receiver_sack_blocks_newest_first() {
+    let c = with(RecoveryKind::Sack, true);
+    let mut r = Connection::listen(&c, 1000, 80, 1000, 0);
+    let mut a = Connection::connect(&c, 1000, 1000, 80, 100);
+    let syn = a.poll_transmit(0).unwrap();
+    r.on_segment(0, &syn.hdr, 0);
+    let _ = r.poll_transmit(0);
+    let seg = |pos: u64| TcpHeader {
+        seq: 100u32.wrapping_add(pos as u32),
+        flags: flags::ACK,
+        ack: 1,
+        window: 1000,
+        ..Default::default()
+    };
+    r.on_segment(1, &seg(1), 1000); // in order
+    r.on_segment(1, &seg(2001), 1000); // hole at 1001
+    r.on_segment(1, &seg(4001), 1000); // hole at 3001
+    r.on_segment(1, &seg(6001), 1000); // hole at 5001
+    let ack = std::iter::from_fn(|| r.poll_transmit(2)).last().unwrap();
+    let blocks: Vec<(u32, u32)> = ack.hdr.options.sack.as_slice().to_vec();
+    let w = |p: u64| 100u32.wrapping_add(p as u32);
+    assert_eq!(
+        blocks,
+        vec![(w(6001), w(7001)), (w(4001), w(5001)), (w(2001), w(3001))]
+    );
+}

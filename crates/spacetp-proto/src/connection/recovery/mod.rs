@@ -1,0 +1,92 @@
+//! Loss recovery, one algorithm per file behind one trait (ns-3 splits `TcpRecoveryOps` from
+//! `TcpCongestionOps` the same way): the congestion controller chooses ssthresh and grows the
+//! window outside recovery; the recovery algorithm decides what to retransmit and drives cwnd
+//! while it repairs.
+//!
+//! - `tahoe`: fast retransmit, then slow start from one segment (no fast recovery).
+//! - `reno`: RFC 5681 fast recovery, left on the first new ACK.
+//! - `newreno`: RFC 6582 fast recovery with partial ACKs.
+//! - `sack`: RFC 6675 scoreboard, pipe and NextSeg; `fack`: Mathis & Mahdavi 1996 forward
+//!   acknowledgment on the same scoreboard.
+
+mod fack;
+mod newreno;
+mod reno;
+mod sack;
+mod scoreboard;
+mod tahoe;
+
+pub(crate) use scoreboard::Scoreboard;
+
+use crate::cc::{AckEvent, CongestionControl, Window};
+use crate::config::RecoveryKind;
+use crate::time::Time;
+
+/// What a recovery algorithm may read and change of the sender.
+pub(crate) struct Ctx<'a> {
+    pub win: &'a mut Window,
+    pub cc: &'a mut dyn CongestionControl,
+    pub board: &'a Scoreboard,
+    pub snd_una: u64,
+    pub snd_nxt: &'a mut u64,
+    pub snd_max: u64,
+    /// Whether the application has unsent data (RFC 6675 NextSeg rule 3 needs it).
+    pub new_data: bool,
+    pub now: Time,
+    pub dupthresh: u32,
+}
+
+impl Ctx<'_> {
+    /// RFC 5681 FlightSize: data sent and not yet cumulatively acknowledged.
+    pub fn flight_size(&self) -> u64 {
+        self.snd_max - self.snd_una
+    }
+
+    /// Ask the controller for ssthresh after a loss and store it.
+    pub fn reduce_ssthresh(&mut self) -> u64 {
+        let flight = self.flight_size();
+        self.win.ssthresh = self.cc.ssthresh_after_loss(self.win, flight, self.now);
+        self.win.ssthresh
+    }
+}
+
+pub(crate) trait LossRecovery: Send {
+    fn in_recovery(&self) -> bool;
+
+    /// The `dupacks`-th duplicate ACK in a row (`new_sack`: it SACKed new data). Returns true
+    /// when it starts a fast retransmit.
+    fn on_dupack(&mut self, c: &mut Ctx, dupacks: u32, new_sack: bool) -> bool;
+
+    /// The cumulative ACK advanced (snd_una and the scoreboard already moved). Returns whether
+    /// to restart the retransmission timer.
+    fn on_new_ack(&mut self, c: &mut Ctx, ev: &AckEvent) -> bool;
+
+    /// The retransmission timer expired (the sender goes back to snd_una).
+    fn on_timeout(&mut self, snd_max: u64);
+
+    /// A retransmission to send now: the position it starts at.
+    fn next_retransmission(&mut self, c: &Ctx) -> Option<u64>;
+
+    /// A retransmission of `[pos, end)` was sent.
+    fn on_retransmit(&mut self, _pos: u64, _end: u64) {}
+
+    /// Bytes counted against cwnd when deciding to send new data.
+    fn flight(&self, c: &Ctx) -> u64 {
+        *c.snd_nxt - c.snd_una
+    }
+}
+
+pub(crate) fn new_recovery(kind: RecoveryKind, sack_ok: bool) -> Box<dyn LossRecovery> {
+    match (kind, sack_ok) {
+        (RecoveryKind::Tahoe, _) => Box::new(tahoe::Tahoe::default()),
+        (RecoveryKind::Reno, _) => Box::new(reno::Reno::default()),
+        (RecoveryKind::Sack, true) => {
+            Box::new(sack::ScoreboardRecovery::<sack::Rfc6675>::default())
+        }
+        (RecoveryKind::Fack, true) => Box::new(sack::ScoreboardRecovery::<fack::Fack>::default()),
+        // SACK-based recovery without SACK negotiated falls back to NewReno.
+        (RecoveryKind::Newreno | RecoveryKind::Sack | RecoveryKind::Fack, _) => {
+            Box::new(newreno::NewReno::default())
+        }
+    }
+}
