@@ -12,15 +12,19 @@ sweeps, figures and the `spacetp` command.
 from spacetp.result import Result
 from spacetp.scenario import ScenarioError, apply_set, load, loads, set_value, validate
 from spacetp.simulate import protocols, run
+from spacetp.sweep import SweepResult, load_sweep, sweep
 
 __all__ = [
     "Result",
     "ScenarioError",
+    "SweepResult",
     "apply_set",
     "load",
+    "load_sweep",
     "loads",
     "protocols",
     "run",
     "set_value",
+    "sweep",
     "validate",
 ]

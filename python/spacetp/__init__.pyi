@@ -2,6 +2,7 @@ from pathlib import Path
 
 from spacetp.result import Result as Result
 from spacetp.scenario import ScenarioError as ScenarioError
+from spacetp.sweep import SweepResult as SweepResult
 
 def load(path: str | Path) -> dict: ...
 def loads(text: str) -> dict: ...
@@ -17,3 +18,18 @@ def run(
     trace_segments: bool = False,
 ) -> Result: ...
 def protocols() -> dict[str, dict]: ...
+def sweep(
+    scenario: dict | str | Path,
+    grid: dict | None = None,
+    reps: int = 10,
+    executor: object = "local",
+    workers: int | None = None,
+    store: str | Path | None = None,
+    metrics: list[str] | None = None,
+    fail_fast: bool = False,
+    progress: bool = True,
+    base_seed: int | None = None,
+    *,
+    retry_failed: bool = False,
+) -> SweepResult: ...
+def load_sweep(store: str | Path, metrics: list[str] | None = None) -> SweepResult: ...

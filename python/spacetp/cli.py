@@ -197,6 +197,11 @@ def schema(
     print(_core.tcp_schema() if tcp else _core.schema())
 
 
+from spacetp.cli_sweep import register  # noqa: E402  (sweep, results, plot)
+
+register(app)
+
+
 def main() -> None:
     try:
         app(standalone_mode=False)

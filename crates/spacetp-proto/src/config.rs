@@ -105,14 +105,16 @@ impl JsonSchema for InitialWindow {
         "InitialWindow".into()
     }
     fn json_schema(_: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
-        let mut o = schemars::schema::SchemaObject::default();
-        o.instance_type = Some(
-            vec![
-                schemars::schema::InstanceType::Integer,
-                schemars::schema::InstanceType::String,
-            ]
-            .into(),
-        );
+        let mut o = schemars::schema::SchemaObject {
+            instance_type: Some(
+                vec![
+                    schemars::schema::InstanceType::Integer,
+                    schemars::schema::InstanceType::String,
+                ]
+                .into(),
+            ),
+            ..Default::default()
+        };
         o.metadata().description =
             Some("Segments (integer), a size (\"4380 B\"), or \"rfc3390\".".into());
         o.into()

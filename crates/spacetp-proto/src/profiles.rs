@@ -1,22 +1,117 @@
 //! Named presets users pass as `protocol = "..."`: each is a full `TcpConfig`; a scenario's
-//! `[flows.tcp]` table overrides any of its fields.
+//! `[flows.tcp]` table overrides any of its fields. `spacetp protocols` prints them all.
 
-use crate::config::TcpConfig;
+use crate::config::{InitialWindow, RecoveryKind, TcpConfig};
+use crate::time::{MS, SEC};
+use crate::units::{Bytes, Duration};
 
-/// Every profile name with a one-line description.
-pub const PROFILES: &[(&str, &str)] = &[(
-    "newreno",
-    "TCP NewReno: RFC 5681 AIMD, RFC 6582 fast recovery, RFC 3042 limited transmit, no SACK",
-)];
+/// Every profile name with a one-line description (and the sources of its settings).
+pub const PROFILES: &[(&str, &str)] = &[
+    ("tahoe", "TCP Tahoe: AIMD, fast retransmit then slow start from one segment (no fast recovery)"),
+    ("reno", "TCP Reno: AIMD, RFC 5681 fast retransmit and fast recovery"),
+    (
+        "newreno",
+        "TCP NewReno: RFC 5681 AIMD, RFC 6582 fast recovery, RFC 3042 limited transmit, no SACK",
+    ),
+    ("sack", "TCP SACK: NewReno's AIMD with RFC 2018 SACK and RFC 6675 loss recovery"),
+    ("fack", "TCP FACK: SACK with forward-acknowledgment recovery (Mathis & Mahdavi 1996)"),
+    (
+        "win2000",
+        "Windows 2000 baseline of Edwards et al. Table 1: SACK, 64 kB window with scaling, initial \
+         window 2 MSS, initial RTO 3 s; fast retransmit after 2 duplicate ACKs (TcpMaxDupAcks \
+         default 2, Microsoft KB 224829), 5 data retransmissions; min RTO 300 ms (assumed: not \
+         published for Windows 2000)",
+    ),
+    (
+        "winnt",
+        "Windows NT 4.0 (SP2+): Reno fast retransmit/recovery after 2 duplicate ACKs, no SACK, no \
+         window scaling or timestamps (RFC 1323/2018 arrived with Windows 2000), 8760-byte \
+         Ethernet window, initial window 1 MSS, initial RTO 3 s, 5 data retransmissions; min RTO \
+         300 ms (assumed)",
+    ),
+];
 
 /// The settings of profile `name`, or None if there is no such profile.
 pub fn profile(name: &str) -> Option<TcpConfig> {
-    match name {
-        "newreno" => Some(TcpConfig::default()),
-        _ => None,
-    }
+    let base = TcpConfig::default();
+    let cfg = match name {
+        "newreno" => base,
+        "tahoe" => TcpConfig {
+            recovery: RecoveryKind::Tahoe,
+            ..base
+        },
+        "reno" => TcpConfig {
+            recovery: RecoveryKind::Reno,
+            ..base
+        },
+        "sack" => TcpConfig {
+            recovery: RecoveryKind::Sack,
+            sack: true,
+            ..base
+        },
+        "fack" => TcpConfig {
+            recovery: RecoveryKind::Fack,
+            sack: true,
+            ..base
+        },
+        "win2000" => TcpConfig {
+            recovery: RecoveryKind::Sack,
+            sack: true,
+            window_scaling: true,
+            receive_buffer: Bytes(65536),
+            send_buffer: Bytes(65536),
+            initial_window: InitialWindow::Segments(2),
+            initial_rto: Duration(3 * SEC),
+            min_rto: Duration(300 * MS),
+            dupack_threshold: 2,
+            max_retries: 5,
+            limited_transmit: false,
+            ..base
+        },
+        "winnt" => TcpConfig {
+            recovery: RecoveryKind::Reno,
+            window_scaling: false,
+            receive_buffer: Bytes(8760),
+            send_buffer: Bytes(8760),
+            initial_window: InitialWindow::Segments(1),
+            initial_rto: Duration(3 * SEC),
+            min_rto: Duration(300 * MS),
+            dupack_threshold: 2,
+            max_retries: 5,
+            limited_transmit: false,
+            ..base
+        },
+        _ => return None,
+    };
+    Some(cfg)
 }
 
 pub fn names() -> Vec<&'static str> {
     PROFILES.iter().map(|p| p.0).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_listed_profile_exists_and_is_valid() {
+        for (name, _) in PROFILES {
+            let p = profile(name).unwrap_or_else(|| panic!("{name}"));
+            p.validate().unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+        assert!(profile("tcp-x").is_none());
+    }
+
+    #[test]
+    fn windows_baselines_follow_edwards_table_1() {
+        let w = profile("win2000").unwrap();
+        assert!(w.sack && w.window_scaling);
+        assert_eq!(w.receive_buffer.0, 65536);
+        assert_eq!(w.initial_window.bytes(1460), 2920);
+        assert_eq!(w.initial_rto.0, 3 * SEC);
+        let nt = profile("winnt").unwrap();
+        assert!(!nt.sack && !nt.window_scaling);
+        assert_eq!(nt.receive_buffer.0, 8760);
+    }
 }

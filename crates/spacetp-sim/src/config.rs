@@ -269,6 +269,9 @@ pub struct FlowCfg {
     pub receive_buffer: Option<Bytes>,
     /// Shorthand for `tcp.send_buffer`.
     pub send_buffer: Option<Bytes>,
+    /// The receiving application reads at most this fast (default: as soon as data arrives).
+    /// A slow reader fills the receive buffer and closes the window.
+    pub read_rate: Option<Rate>,
     /// Overrides of any profile setting (see `spacetp protocols`).
     pub tcp: Option<serde_json::Map<String, serde_json::Value>>,
 }

@@ -14,6 +14,8 @@ pub enum Event {
     Arrive(u32),
     /// Endpoint `0`'s connection timer.
     Timer(u32),
+    /// Endpoint `0`'s rate-limited application reads again.
+    Read(u32),
     /// Flow `0` opens its connection.
     FlowStart(u32),
     /// Flow `0` stops being measured (unlimited flows).

@@ -35,6 +35,16 @@ struct Endpoint {
     timer_at: Option<Time>,
     /// Abandoned at the flow's stop time: receives, sends and times nothing more.
     dead: bool,
+    /// A receiving application that reads at a limited rate.
+    reader: Option<Reader>,
+}
+
+/// An application reading at `rate` bits/s: it earns read credit with time.
+struct Reader {
+    rate: f64,
+    credit: f64,
+    last: Time,
+    wake_at: Option<Time>,
 }
 
 struct Flow {
@@ -47,6 +57,7 @@ struct Flow {
     start: Time,
     cfg: TcpConfig,
     mss: u32,
+    read_rate: Option<f64>,
     eps: Option<(u32, u32)>,
     delivered: u64,
     last_byte: Option<Time>,
@@ -245,6 +256,7 @@ impl World {
             start: f.start.0,
             cfg,
             mss,
+            read_rate: f.read_rate.map(|r| r.0),
             eps: None,
             delivered: 0,
             last_byte: None,
@@ -391,6 +403,7 @@ impl World {
                 Event::TxDone(l) => self.tx_done(l),
                 Event::Arrive(l) => self.arrive(l),
                 Event::Timer(ep) => self.timer(ep),
+                Event::Read(ep) => self.wake_reader(ep),
                 Event::FlowStart(f) => self.start_flow(f),
                 Event::FlowStop(f) => self.stop_flow(f),
                 Event::Request(w, c) => self.request(w, c),
@@ -545,6 +558,17 @@ impl World {
         self.service(ep);
     }
 
+    fn wake_reader(&mut self, ep: u32) {
+        let e = &mut self.eps[ep as usize];
+        if e.dead {
+            return;
+        }
+        if let Some(r) = &mut e.reader {
+            r.wake_at = None;
+        }
+        self.service(ep);
+    }
+
     /// Let the application act, send what the connection wants to send, re-arm its timer.
     fn service(&mut self, ep: u32) {
         let now = self.now;
@@ -561,12 +585,27 @@ impl World {
                 }
             }
         } else {
+            if let Some(r) = &mut e.reader {
+                // Earn credit since the last read (at most one buffer's worth when idle), read.
+                let cap = e.conn.config().receive_buffer.0 as f64 * 8.0;
+                r.credit = (r.credit + (now - r.last) as f64 * 1e-9 * r.rate).min(cap);
+                r.last = now;
+                let got = e.conn.read((r.credit / 8.0) as u64);
+                r.credit -= got as f64 * 8.0;
+                if e.conn.readable() > 0 && r.wake_at.is_none() {
+                    // wake when one full segment of credit has accrued
+                    let dt = ((f.mss as f64 * 8.0 - r.credit).max(8.0) / r.rate * 1e9) as Time;
+                    r.wake_at = Some(now + dt.max(1));
+                    self.q.schedule(now + dt.max(1), Event::Read(ep));
+                }
+            }
             let d = e.conn.delivered();
             if d > f.delivered {
                 f.delivered = d;
                 f.last_byte = Some(now);
             }
-            if e.conn.state() == State::CloseWait {
+            // The application reads to end of file before it closes its side.
+            if e.conn.state() == State::CloseWait && e.conn.readable() == 0 {
                 e.conn.close();
             }
         }
@@ -647,6 +686,7 @@ impl World {
             sender: true,
             timer_at: None,
             dead: false,
+            reader: None,
         });
         self.eps.push(Endpoint {
             conn: server,
@@ -657,7 +697,16 @@ impl World {
             sender: false,
             timer_at: None,
             dead: false,
+            reader: f.read_rate.map(|rate| Reader {
+                rate,
+                credit: 0.0,
+                last: 0,
+                wake_at: None,
+            }),
         });
+        if f.read_rate.is_some() {
+            self.eps[s_ep as usize + 1].conn.set_manual_read();
+        }
         self.flows[fi as usize].eps = Some((s_ep, s_ep + 1));
         self.service(s_ep);
     }
@@ -701,6 +750,7 @@ impl World {
             start: now,
             cfg: w.cfg.clone(),
             mss: w.mss,
+            read_rate: None,
             eps: None,
             delivered: 0,
             last_byte: None,

@@ -231,3 +231,18 @@ fn a_stopped_flow_stops_sending() {
     assert!(!out.summary.flows[0].complete);
     assert!(out.summary.flows[0].bytes_undelivered.unwrap() > 0);
 }
+
+#[test]
+fn a_slow_reader_paces_the_transfer() {
+    // 2 Mb/s link, the receiving application reads 200 kb/s from a 30 kB buffer.
+    let out = sim(&two_nodes(
+        "",
+        "bytes = \"1 MB\"\nread_rate = \"200 kb/s\"\nreceive_buffer = \"30 kB\"",
+    ));
+    assert_exact(&out);
+    let g = out.summary.flows[0].goodput_bps;
+    assert!(
+        g > 190e3 && g <= 201e3,
+        "goodput {g} should be the read rate"
+    );
+}

@@ -102,6 +102,10 @@ pub struct ConnStats {
     pub segments_received: u64,
     pub out_of_order_segments: u64,
     pub duplicate_segments: u64,
+    /// Zero-window probes sent (persist timer).
+    pub persist_probes: u64,
+    /// Segments discarded by PAWS (RFC 7323 section 5).
+    pub paws_rejected: u64,
 }
 
 pub struct Connection {
@@ -134,6 +138,12 @@ pub struct Connection {
     timed: Option<(u64, Time)>,
     rto_deadline: Option<Time>,
     retries: u32,
+    /// Persist timer (RFC 9293 3.8.6.1): probes a zero window when nothing is in flight.
+    persist_deadline: Option<Time>,
+    persist_backoff: u32,
+    probe_pending: bool,
+    /// Largest window the peer ever offered (sender silly-window avoidance).
+    max_snd_wnd: u64,
     syn_pending: bool,
     syn_retransmitted: bool,
     rst_pending: bool,
@@ -198,6 +208,10 @@ impl Connection {
             timed: None,
             rto_deadline: None,
             retries: 0,
+            persist_deadline: None,
+            persist_backoff: 0,
+            probe_pending: false,
+            max_snd_wnd: 0,
             syn_pending: false,
             syn_retransmitted: false,
             rst_pending: false,
@@ -215,6 +229,7 @@ impl Connection {
     /// Active open: the connection will send a SYN on the first `poll_transmit`.
     pub fn connect(cfg: &TcpConfig, mss: u32, local_port: u16, remote_port: u16, iss: u32) -> Self {
         let mut c = Self::new(cfg, mss, local_port, remote_port, iss);
+        c.rx.set_mss(mss as u64);
         c.state = State::SynSent;
         c.syn_pending = true;
         c
@@ -223,6 +238,7 @@ impl Connection {
     /// Passive open: waits for a SYN.
     pub fn listen(cfg: &TcpConfig, mss: u32, local_port: u16, remote_port: u16, iss: u32) -> Self {
         let mut c = Self::new(cfg, mss, local_port, remote_port, iss);
+        c.rx.set_mss(mss as u64);
         c.state = State::Listen;
         c
     }
@@ -246,9 +262,25 @@ impl Connection {
         self.app_closed = true;
     }
 
-    /// Bytes delivered in order to the application so far.
+    /// Bytes delivered in order to the application so far (read, when reading is manual).
     pub fn delivered(&self) -> u64 {
         self.rx.delivered()
+    }
+
+    /// From now on the application reads only through `read`; unread data fills the receive
+    /// buffer and closes the advertised window.
+    pub fn set_manual_read(&mut self) {
+        self.rx.set_manual_read();
+    }
+
+    /// Read up to `n` bytes of in-order data; returns how many were read.
+    pub fn read(&mut self, n: u64) -> u64 {
+        self.rx.read(n)
+    }
+
+    /// In-order bytes waiting to be read.
+    pub fn readable(&self) -> u64 {
+        self.rx.unread()
     }
 
     /// Bytes the application wrote that the peer has acknowledged.
@@ -321,10 +353,14 @@ impl Connection {
         if self.state == State::Closed {
             return None;
         }
-        match (self.rto_deadline, self.rx.delack_deadline) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [
+            self.rto_deadline,
+            self.rx.delack_deadline,
+            self.persist_deadline,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Handle every timer due at `now`.
@@ -335,6 +371,35 @@ impl Connection {
         }
         if self.rto_deadline.is_some_and(|d| d <= now) {
             self.on_rto(now);
+        }
+        if self.persist_deadline.is_some_and(|d| d <= now) {
+            self.probe_pending = true;
+            self.persist_backoff += 1;
+            self.persist_deadline = Some(now + self.persist_interval());
+        }
+    }
+
+    /// Persist interval: the RTO, doubled per unanswered probe, at most `max_rto`.
+    fn persist_interval(&self) -> Time {
+        let backed = self
+            .rtt
+            .rto()
+            .saturating_mul(1 << self.persist_backoff.min(20));
+        backed.min(self.cfg.max_rto.0)
+    }
+
+    /// Arm the persist timer when data waits on a closed window with nothing in flight;
+    /// disarm it when the window opens.
+    fn update_persist(&mut self, now: Time) {
+        let stalled = matches!(self.state, State::Established | State::CloseWait)
+            && self.snd_max == self.snd_una
+            && self.snd_nxt < self.data_end
+            && self.snd_una + self.snd_wnd <= self.snd_nxt;
+        if !stalled {
+            self.persist_deadline = None;
+            self.persist_backoff = 0;
+        } else if self.persist_deadline.is_none() {
+            self.persist_deadline = Some(now + self.persist_interval());
         }
     }
 
@@ -398,7 +463,7 @@ impl Connection {
         }
     }
 
-    fn on_segment_listen(&mut self, now: Time, hdr: &TcpHeader) {
+    fn on_segment_listen(&mut self, _now: Time, hdr: &TcpHeader) {
         if !hdr.has(flags::SYN) || hdr.has(flags::ACK) || hdr.has(flags::RST) {
             return;
         }
@@ -407,7 +472,7 @@ impl Connection {
         self.state = State::SynReceived;
         self.syn_pending = true;
         self.snd_wnd = hdr.window as u64;
-        self.rx.ts_recent_from(&hdr.options, now);
+        self.rx.ts_recent_from(&hdr.options, 0);
     }
 
     fn on_segment_syn_sent(&mut self, now: Time, hdr: &TcpHeader) {
@@ -428,7 +493,7 @@ impl Connection {
         }
         self.negotiate(&hdr.options, false);
         self.rx.on_syn(hdr.seq);
-        self.rx.ts_recent_from(&hdr.options, now);
+        self.rx.ts_recent_from(&hdr.options, 0);
         self.snd_una = 1;
         self.snd_nxt = self.snd_nxt.max(1);
         self.snd_wnd = hdr.window as u64; // windows in SYNs are never scaled
@@ -490,8 +555,18 @@ impl Connection {
             }
             return;
         }
+        let seg_start = self.rx.abs_seq(hdr.seq);
         if self.ts_ok {
-            self.rx.ts_recent_from(&hdr.options, now);
+            if self.rx.paws_rejects(&hdr.options) {
+                self.stats.paws_rejected += 1;
+                self.rx.ack_now = true; // RFC 7323 5.3 R1: drop it, send an ACK
+                return;
+            }
+            self.rx.ts_recent_from(&hdr.options, seg_start);
+        }
+        if len == 0 && !hdr.has(flags::FIN) && seg_start < self.rx.next_expected() {
+            // An unacceptable segment (e.g. a zero-window probe): answer with an ACK.
+            self.rx.ack_now = true;
         }
         if hdr.has(flags::ACK) {
             self.on_ack(now, hdr, len);
@@ -499,7 +574,6 @@ impl Connection {
         if self.state == State::Closed {
             return;
         }
-        let seg_start = self.rx.abs_seq(hdr.seq);
         let fin = hdr.has(flags::FIN);
         if len > 0 || fin {
             let fin_now = self.rx.on_data(now, seg_start, len, fin, &mut self.stats);
@@ -571,6 +645,7 @@ impl Connection {
             return;
         }
         self.snd_wnd = wnd;
+        self.max_snd_wnd = self.max_snd_wnd.max(wnd);
         self.on_new_ack(now, ack, &hdr.options);
     }
 
@@ -675,11 +750,20 @@ impl Connection {
         if let Some(t) = self.transmit_new(now) {
             return Some(t);
         }
+        if self.probe_pending {
+            // Linux-style zero-window probe: an empty segment one byte below snd_una, which
+            // the peer must answer with an ACK carrying its current window.
+            self.probe_pending = false;
+            self.stats.persist_probes += 1;
+            let h = self.header(flags::ACK, self.snd_una - 1, now);
+            return Some(self.emit(h, 0, self.snd_una - 1, false, now));
+        }
         if self.rx.ack_now {
             let h = self.header(flags::ACK, self.snd_nxt, now);
             self.stats.pure_acks_sent += 1;
             return Some(self.emit(h, 0, self.snd_nxt, false, now));
         }
+        self.update_persist(now);
         None
     }
 
@@ -767,8 +851,10 @@ impl Connection {
             let sacked_at = self.board.next_sacked(self.snd_nxt);
             let avail = self.data_end.min(sacked_at) - self.snd_nxt;
             let len = avail.min(self.seg_size as u64).min(room);
-            // Sender-side silly window avoidance: a short segment only when it ends the data.
-            if len > 0 && (len == self.seg_size as u64 || len == avail) {
+            // Sender-side silly window avoidance (RFC 1122 4.2.3.4): a short segment only when
+            // it ends the data or fills half the largest window the peer ever offered.
+            let big = len == self.seg_size as u64 || len == avail || 2 * len >= self.max_snd_wnd;
+            if len > 0 && big {
                 return Some(self.transmit_from(self.snd_nxt, now));
             }
             return None;

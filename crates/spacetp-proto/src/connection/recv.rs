@@ -23,6 +23,16 @@ pub(crate) struct Receiver {
     fin_at: Option<u64>,
     fin_received: bool,
     rcv_buf: u64,
+    /// Full-segment size, for the window-update rule.
+    mss: u64,
+    /// The application reads only when told (`read`); otherwise it reads everything at once.
+    manual_read: bool,
+    /// Bytes the application has read (manual reading).
+    read: u64,
+    /// rcv_nxt and window in the last ACK sent (RFC 7323 Last.ACK.sent; window updates).
+    last_ack_sent: u64,
+    last_adv_window: u64,
+    ts_recent_valid: bool,
     ack_every: u32,
     ack_delay: Time,
     unacked: u32,
@@ -42,6 +52,12 @@ impl Receiver {
             fin_at: None,
             fin_received: false,
             rcv_buf: cfg.receive_buffer.0,
+            mss: 536,
+            manual_read: false,
+            read: 0,
+            last_ack_sent: 0,
+            last_adv_window: cfg.receive_buffer.0,
+            ts_recent_valid: false,
             ack_every: cfg.ack_every,
             ack_delay: cfg.ack_delay.0,
             unacked: 0,
@@ -64,14 +80,59 @@ impl Receiver {
         to_wire(self.irs, self.rcv_nxt)
     }
 
-    /// Window to advertise, in bytes. The application reads at once, so the whole buffer is
-    /// free beyond `rcv_nxt` (out-of-order data sits inside it).
-    pub fn window(&self) -> u64 {
-        self.rcv_buf
+    pub fn set_mss(&mut self, mss: u64) {
+        self.mss = mss.max(1);
     }
 
-    pub fn delivered(&self) -> u64 {
+    pub fn next_expected(&self) -> u64 {
+        self.rcv_nxt
+    }
+
+    /// Window to advertise, in bytes: the buffer less what the application has not read yet
+    /// (out-of-order data sits inside the window). Its right edge, read + buffer, never moves
+    /// left.
+    pub fn window(&self) -> u64 {
+        self.rcv_buf.saturating_sub(self.unread())
+    }
+
+    /// In-order bytes received so far.
+    fn received(&self) -> u64 {
         self.rcv_nxt.saturating_sub(1 + self.fin_received as u64)
+    }
+
+    /// Bytes delivered to the application.
+    pub fn delivered(&self) -> u64 {
+        if self.manual_read {
+            self.read
+        } else {
+            self.received()
+        }
+    }
+
+    /// In-order bytes waiting for the application.
+    pub fn unread(&self) -> u64 {
+        if self.manual_read {
+            self.received() - self.read
+        } else {
+            0
+        }
+    }
+
+    pub fn set_manual_read(&mut self) {
+        self.read = self.received();
+        self.manual_read = true;
+    }
+
+    /// The application reads up to `n` bytes. When this reopens a window the sender may be
+    /// stalled on, send a window update (RFC 1122 4.2.3.3: once it grows by min(buffer/2, MSS)).
+    pub fn read(&mut self, n: u64) -> u64 {
+        let m = n.min(self.unread());
+        self.read += m;
+        let step = (self.rcv_buf / 2).min(self.mss);
+        if self.last_adv_window < step && self.window() >= step {
+            self.ack_now = true;
+        }
+        m
     }
 
     /// The holes below the highest out-of-order byte, as `[start, end)` (for SACK and SNACK).
@@ -80,9 +141,23 @@ impl Receiver {
         &self.ooo
     }
 
-    pub fn ts_recent_from(&mut self, o: &TcpOptions, _now: Time) {
+    /// RFC 7323 section 4.3: record TSval of a segment that starts at or below the last
+    /// ACK sent (the SYN's always).
+    pub fn ts_recent_from(&mut self, o: &TcpOptions, seg_start: u64) {
         if let Some(ts) = o.timestamps {
-            self.ts_recent = ts.val;
+            if !self.ts_recent_valid || seg_start <= self.last_ack_sent {
+                self.ts_recent = ts.val;
+                self.ts_recent_valid = true;
+            }
+        }
+    }
+
+    /// RFC 7323 section 5.3 (PAWS): a segment whose TSval is older than TS.Recent is an old
+    /// duplicate, whatever its sequence number says.
+    pub fn paws_rejects(&self, o: &TcpOptions) -> bool {
+        match o.timestamps {
+            Some(ts) => self.ts_recent_valid && (ts.val.wrapping_sub(self.ts_recent) as i32) < 0,
+            None => false,
         }
     }
 
@@ -90,6 +165,8 @@ impl Receiver {
         self.ack_now = false;
         self.unacked = 0;
         self.delack_deadline = None;
+        self.last_ack_sent = self.rcv_nxt;
+        self.last_adv_window = self.window();
     }
 
     /// Data `[start, start+len)` and maybe a FIN arrived. Returns true when the FIN is consumed
@@ -103,8 +180,8 @@ impl Receiver {
         stats: &mut ConnStats,
     ) -> bool {
         let mut end = start + len as u64;
-        // Accept nothing beyond the right edge of the window we advertised.
-        let right_edge = self.rcv_nxt + self.rcv_buf;
+        // Accept nothing beyond the right edge of the window.
+        let right_edge = self.rcv_nxt + self.window();
         let fin = fin && end <= right_edge;
         end = end.min(right_edge);
         if fin && !self.fin_received {

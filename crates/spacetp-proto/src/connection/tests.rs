@@ -475,3 +475,64 @@ fn receiver_sack_blocks_newest_first() {
         vec![(w(6001), w(7001)), (w(4001), w(5001)), (w(2001), w(3001))]
     );
 }
+
+// ----- flow control: zero window, persist timer, PAWS -----
+
+#[test]
+fn zero_window_is_probed_and_reopened() {
+    let c = TcpConfig {
+        receive_buffer: crate::units::Bytes(20_000),
+        ..cfg()
+    };
+    let mut p = Pipe::new(&c, 1000, 100_000);
+    p.b.set_manual_read();
+    p.run(10 * SEC);
+    // Nothing read: the receiver holds one buffer and the window is shut.
+    assert_eq!(p.b.readable(), 20_000);
+    assert_eq!(p.b.delivered(), 0);
+    let probes = p.a.stats().persist_probes;
+    // RTO-based interval with backoff over ~10 s: probes at about 1, 3 and 7 s after stalling
+    assert!((2..=5).contains(&probes), "{probes} probes");
+    assert_eq!(p.a.stats().timeouts, 0, "a shut window is not a loss");
+    // The application reads; the window update restarts the transfer.
+    for _ in 0..40 {
+        p.b.read(u64::MAX);
+        let t = p.now + 2 * SEC;
+        p.run(t);
+        if p.b.delivered() == 100_000 {
+            break;
+        }
+    }
+    p.b.read(u64::MAX);
+    assert_eq!(p.b.delivered(), 100_000);
+}
+
+#[test]
+fn paws_discards_an_old_duplicate() {
+    let c = TcpConfig {
+        timestamps: true,
+        ..cfg()
+    };
+    let mut p = Pipe::new(&c, 1000, 5_000_000);
+    p.run(SEC);
+    assert_eq!(p.b.state(), State::Established);
+    // A segment claiming new data but carrying a TSval from the distant past (as an old
+    // duplicate after sequence wrap would).
+    let mut h = TcpHeader {
+        seq: crate::seq::to_wire(p.a.iss, p.a.snd_max() - 1),
+        ack: 1,
+        flags: flags::ACK,
+        window: 1000,
+        ..Default::default()
+    };
+    h.options.timestamps = Some(Timestamps {
+        val: p.b.rx.ts_recent.wrapping_sub(5000),
+        ecr: 0,
+    });
+    let before = p.b.delivered();
+    p.b.on_segment(p.now, &h, 1000);
+    assert_eq!(p.b.stats().paws_rejected, 1);
+    assert_eq!(p.b.delivered(), before);
+    let ack = p.b.poll_transmit(p.now).expect("PAWS answers with an ACK");
+    assert!(ack.hdr.has(flags::ACK) && ack.len == 0);
+}

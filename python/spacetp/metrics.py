@@ -1,0 +1,176 @@
+"""What a sweep measures in each run: numbers taken from the run's summary.
+
+A metric is either a path into the summary (`flows[0].goodput_bps`, `run.end_s`,
+`links[2].queue_drops`, `datagrams[0].packets_received`) or an aggregate over all flows
+(workload files included):
+
+    total_goodput_bps     sum of the flows' goodputs
+    mean_goodput_bps      their mean
+    mean_completion_s     mean completion time of the complete flows
+    max_completion_s      largest completion time of the complete flows
+    all_complete          1 if every finite flow completed, else 0
+    total_bytes_delivered, total_retransmitted_segments, total_timeouts
+    flow_count            number of flows in the results
+
+Every metric is a float: booleans are 0/1 (so a mean is a fraction), a missing value (the
+completion time of an incomplete flow, an index beyond the flows of this run) is NaN.
+
+Default metrics: for each `[[flows]]` entry i, `flows[i].goodput_bps`, `completion_s`,
+`complete`, `retransmitted_segments`, `timeouts` and `mean_rtt_s`; with more than one flow
+or any workload, the aggregates `total_goodput_bps`, `mean_completion_s`, `all_complete`,
+`total_retransmitted_segments` and `flow_count` too.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from spacetp.scenario import ScenarioError, _parse_path
+
+FLOW_DEFAULTS = (
+    "goodput_bps",
+    "completion_s",
+    "complete",
+    "retransmitted_segments",
+    "timeouts",
+    "mean_rtt_s",
+)
+AGGREGATE_DEFAULTS = (
+    "total_goodput_bps",
+    "mean_completion_s",
+    "all_complete",
+    "total_retransmitted_segments",
+    "flow_count",
+)
+
+# Numeric fields of each part of the summary (docs/scenario.md, "Outputs").
+FIELDS = {
+    "run": {"seed", "end_s", "events", "peak_packets"},
+    "flows": {
+        "bytes_requested",
+        "bytes_delivered",
+        "bytes_undelivered",
+        "complete",
+        "start_s",
+        "last_byte_s",
+        "completion_s",
+        "goodput_bps",
+        "segments_sent",
+        "data_segments_sent",
+        "retransmitted_segments",
+        "retransmitted_bytes",
+        "timeouts",
+        "fast_retransmits",
+        "acks_sent",
+        "mean_rtt_s",
+        "min_rtt_s",
+        "final_cwnd_bytes",
+    },
+    "links": {
+        "tx_packets",
+        "tx_bytes",
+        "queue_drops",
+        "error_drops",
+        "corrupted",
+        "outage_drops",
+        "delivered_packets",
+        "max_queue_packets",
+        "max_queue_bytes",
+    },
+    "datagrams": {"packets_sent", "packets_received", "bytes_received"},
+}
+
+
+def _num(v: object) -> float:
+    if v is None:
+        return math.nan
+    if isinstance(v, bool):
+        return 1.0 if v else 0.0
+    return float(v)
+
+
+def _mean(xs: list[float]) -> float:
+    return sum(xs) / len(xs) if xs else math.nan
+
+
+def _complete_times(s: dict) -> list[float]:
+    return [f["completion_s"] for f in s["flows"] if f["complete"]]
+
+
+AGGREGATES: dict[str, Callable[[dict], float]] = {
+    "total_goodput_bps": lambda s: float(sum(f["goodput_bps"] for f in s["flows"])),
+    "mean_goodput_bps": lambda s: _mean([f["goodput_bps"] for f in s["flows"]]),
+    "mean_completion_s": lambda s: _mean(_complete_times(s)),
+    "max_completion_s": lambda s: max(_complete_times(s), default=math.nan),
+    "all_complete": lambda s: _num(
+        all(f["complete"] for f in s["flows"] if f["bytes_requested"] is not None)
+    ),
+    "total_bytes_delivered": lambda s: float(sum(f["bytes_delivered"] for f in s["flows"])),
+    "total_retransmitted_segments": lambda s: float(
+        sum(f["retransmitted_segments"] for f in s["flows"])
+    ),
+    "total_timeouts": lambda s: float(sum(f["timeouts"] for f in s["flows"])),
+    "flow_count": lambda s: float(len(s["flows"])),
+}
+
+
+def defaults(scenario: dict) -> list[str]:
+    """The default metrics of a scenario (see the module docstring)."""
+    n = len(scenario.get("flows") or [])
+    out = [f"flows[{i}].{f}" for i in range(n) for f in FLOW_DEFAULTS]
+    if n != 1 or scenario.get("workloads"):
+        out += AGGREGATE_DEFAULTS
+    return out
+
+
+def _usage() -> str:
+    return (
+        "a metric is an aggregate (" + ", ".join(AGGREGATES) + ") or a summary path such as "
+        "flows[0].goodput_bps, run.end_s, links[2].queue_drops"
+    )
+
+
+def check(metric: str) -> None:
+    """Raise ScenarioError for a metric that is neither an aggregate nor a numeric path."""
+    if metric in AGGREGATES:
+        return
+    try:
+        tokens = _parse_path(metric)
+    except ScenarioError:
+        raise ScenarioError(f"--metric {metric}: {_usage()}") from None
+    head = tokens[0]
+    if head not in FIELDS:
+        raise ScenarioError(f"--metric {metric}: {_usage()}")
+    shape_ok = (
+        len(tokens) == 2 and isinstance(tokens[1], str)
+        if head == "run"
+        else len(tokens) == 3 and isinstance(tokens[1], int) and isinstance(tokens[2], str)
+    )
+    if not shape_ok:
+        example = "run.end_s" if head == "run" else f"{head}[0].{sorted(FIELDS[head])[0]}"
+        raise ScenarioError(f"--metric {metric}: expected a path like {example}")
+    if tokens[-1] not in FIELDS[head]:
+        raise ScenarioError(
+            f"--metric {metric}: `{tokens[-1]}` is not a numeric field of {head}; "
+            f"fields: {', '.join(sorted(FIELDS[head]))}"
+        )
+
+
+def extractor(metric: str) -> Callable[[dict], float]:
+    """A function giving the value of one metric in a run summary (the metric is checked)."""
+    check(metric)
+    agg = AGGREGATES.get(metric)
+    if agg is not None:
+        return agg
+    tokens = _parse_path(metric)
+    if tokens[0] == "run":
+        field = tokens[1]
+        return lambda s: _num(s["run"].get(field))
+    part, i, field = tokens
+
+    def value(s: dict) -> float:
+        items = s.get(part) or []
+        return _num(items[i].get(field)) if i < len(items) else math.nan
+
+    return value

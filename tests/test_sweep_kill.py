@@ -1,0 +1,153 @@
+"""Kill and resume: SIGKILL a running `spacetp sweep` (its whole process group: the command,
+the forkserver and the workers) at several moments, before anything is written, while a batch
+is being written and at random, then run it again to completion. The store must then hold
+exactly the planned runs, each once, each complete and equal to a fresh run of its scenario;
+temporary files left by the kills are never read as rows."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conftest import EXAMPLES
+from spacetp import _core
+from spacetp.store import Store
+from spacetp.sweep import load_sweep
+
+RUNS = 300  # 10 loss rates x 3 delays x 10 reps, about 4 ms each
+
+
+def command(store: Path) -> list[str]:
+    exe = shutil.which("spacetp", path=str(Path(sys.executable).parent))
+    cmd = [exe] if exe else [sys.executable, "-m", "spacetp.cli"]
+    return [
+        *cmd,
+        "sweep",
+        str(EXAMPLES / "asymmetry.toml"),
+        "--grid",
+        "links[1].errors.per=log:1e-4:1e-2:10",
+        "--grid",
+        "links[1].delay=50 ms,100 ms,150 ms",
+        "--reps",
+        "10",
+        "--workers",
+        "2",
+        "--store",
+        str(store),
+        "--no-progress",
+    ]
+
+
+def parts(store: Path) -> set[str]:
+    d = store / "runs"
+    return {p.name for p in d.iterdir()} if d.is_dir() else set()
+
+
+def run_and_kill(store: Path, when) -> bool:
+    """Start the sweep, SIGKILL its process group when `when(start_time)` says so. Returns
+    whether it was killed (False: it finished first)."""
+    proc = subprocess.Popen(
+        command(store),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    start = time.monotonic()
+    try:
+        while proc.poll() is None:
+            if when(start):
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                return True
+            time.sleep(0.002)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 0, proc.stderr.read().decode()
+    return False
+
+
+def check_store(store: Path) -> int:
+    """Whatever the moment of the kill: readable, one complete record per key."""
+    if not (store / "spacetp-store.json").exists():
+        return 0
+    raw = Store.open(store).read(dedupe=False)
+    assert raw["key"].is_unique, "a row was written twice"
+    assert (raw["status"] == "ok").all()
+    assert raw["summary"].notna().all() and raw["scenario"].notna().all()
+    assert len(raw) <= RUNS
+    return len(raw)
+
+
+def test_sigkill_at_any_moment_then_resume(tmp_path):
+    store = tmp_path / "store"
+    rng = random.Random(6)
+    before = set()
+
+    def at(seconds):
+        return lambda start: time.monotonic() - start >= seconds
+
+    def writing(start):  # a batch is being written, or has just been
+        now = parts(store)
+        return any(n.endswith(".tmp") for n in now) or bool(
+            {n for n in now if n.startswith("part-")} - before
+        )
+
+    def after_a_batch(delay):
+        state = {}
+
+        def when(start):
+            if "t" not in state and {n for n in parts(store) if n.startswith("part-")} - before:
+                state["t"] = time.monotonic()
+            return "t" in state and time.monotonic() - state["t"] >= delay
+
+        return when
+
+    schedule = [
+        at(rng.uniform(0.2, 0.6)),  # starting up: nothing written yet
+        writing,
+        after_a_batch(rng.uniform(0.0, 0.3)),
+        at(rng.uniform(0.8, 1.8)),
+        writing,
+    ]
+    counts = []
+    for when in schedule:
+        before = {n for n in parts(store) if n.startswith("part-")}
+        run_and_kill(store, when)
+        counts.append(check_store(store))
+    assert counts == sorted(counts), "a kill never loses rows already written"
+
+    # what a kill in the middle of a write leaves behind is never read
+    runs_dir = store / "runs"
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    (runs_dir / ".part-00000000000000000001-1-1.parquet.tmp").write_bytes(b"PAR1 torn")
+
+    proc = subprocess.run(command(store), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert f"{RUNS - counts[-1]} computed, {counts[-1]} from the store, 0 failed" in proc.stdout
+
+    raw = Store.open(store).read(dedupe=False)
+    assert len(raw) == RUNS and raw["key"].is_unique
+    res = load_sweep(store)
+    assert len(res.runs) == RUNS and (res.runs["status"] == "ok").all()
+    assert set(res.runs["key"]) == set(raw["key"])
+    for rec in raw.itertuples():
+        scenario = json.loads(rec.scenario)
+        text = json.dumps(
+            {"scenario": scenario, "version": _core.__version__},
+            sort_keys=True,
+            separators=(",", ":"),
+            ensure_ascii=False,
+        )
+        assert hashlib.sha256(text.encode()).hexdigest() == rec.key
+        fresh = _core.run_json(rec.scenario, [])
+        assert fresh["summary"] == rec.summary, rec.key
