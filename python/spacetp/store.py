@@ -80,6 +80,10 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def _is_tmp(path: Path) -> bool:
+    return path.name.startswith(".") and path.name.endswith(".tmp")
+
+
 def write_atomic(path: Path, data: bytes) -> None:
     """Write a small file so that it is either the old or the new content, never a mix."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{next(_seq)}.tmp")
@@ -110,17 +114,20 @@ class Store:
         p = st.path
         if p.exists() and not p.is_dir():
             raise ScenarioError(f"--store {p}: exists and is not a directory")
-        if p.is_dir() and not (p / MARKER).exists() and any(p.iterdir()):
-            raise ScenarioError(
-                f"--store {p}: this directory is not empty and is not a spacetp store; "
-                "choose a new or empty directory"
-            )
+        if p.is_dir() and not (p / MARKER).exists():
+            # a kill while the marker was written leaves only its temporary file
+            if any(not _is_tmp(c) for c in p.iterdir()):
+                raise ScenarioError(
+                    f"--store {p}: this directory is not empty and is not a spacetp store; "
+                    "choose a new or empty directory"
+                )
         try:
-            (p / RUNS).mkdir(parents=True, exist_ok=True)
+            p.mkdir(parents=True, exist_ok=True)
+            if not (p / MARKER).exists():  # the marker first: then the directory is ours
+                write_atomic(p / MARKER, json.dumps({"format": FORMAT}).encode() + b"\n")
+            (p / RUNS).mkdir(exist_ok=True)
         except OSError as e:
             raise ScenarioError(f"--store {p}: cannot create it ({e.strerror})") from None
-        if not (p / MARKER).exists():
-            write_atomic(p / MARKER, json.dumps({"format": FORMAT}).encode() + b"\n")
         return st
 
     @classmethod
@@ -199,15 +206,17 @@ class Store:
             return [t.select(columns) if columns else t for t in self._memory]
         import pyarrow.parquet as pq
 
-        if live is None:
-            live, _ = self._partition()
-        out = []
-        for p in live:
+        for _ in range(5):
             try:
-                out.append(pq.read_table(p, columns=columns))
+                parts = live if live is not None else self._partition()[0]
+                return [pq.read_table(p, columns=columns) for p in parts]
+            except FileNotFoundError:
+                if live is not None:
+                    raise
+                # another sweep's compaction replaced a part meanwhile: list the parts again
             except OSError as e:  # cannot happen with atomic writes, unless edited by hand
-                raise ScenarioError(f"{p}: unreadable part of the store ({e})") from None
-        return out
+                raise ScenarioError(f"{self.path}: unreadable part of the store ({e})") from None
+        raise ScenarioError(f"{self.path}: the store keeps changing under this reader")
 
     def read(self, columns: list[str] | None = None, dedupe: bool = True, keys=None):
         """Run records as a pandas DataFrame (oldest first), one per key when `dedupe`.
@@ -247,7 +256,7 @@ class Store:
         for p in dead:  # replaced by an earlier compaction killed before it deleted them
             p.unlink(missing_ok=True)
         now = time.time()
-        for p in (self.path / RUNS).glob(".part-*.tmp"):
+        for p in [*self.path.glob(".*.tmp"), *(self.path / RUNS).glob(".*.tmp")]:
             try:
                 if now - p.stat().st_mtime > STALE_TMP_S:
                     p.unlink()
