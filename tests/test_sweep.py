@@ -300,6 +300,21 @@ def test_interrupted_writes_and_compactions_never_show_half_or_double_rows(tmp_p
     pd.testing.assert_frame_equal(load_sweep(store).runs, res.runs, check_exact=True)
 
 
+def test_parts_are_merged_when_they_pile_up(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys.modules["spacetp.sweep"], "COMPACT_ABOVE", 2)
+    store = tmp_path / "s"
+    for n in (1, 2, 3):
+        values = ",".join(f"{10 * (i + 1)} kB" for i in range(n))
+        res = spacetp.sweep(
+            small(), grid={"flows[0].bytes": values}, reps=2, workers=1, store=store, progress=False
+        )
+        assert res.stats["computed"] == 2
+    assert len(list((store / "runs").glob("part-*.parquet"))) == 1  # 3 parts merged into one
+    raw = Store.open(store).read(dedupe=False)
+    assert len(raw) == 6 and raw["key"].is_unique
+    pd.testing.assert_frame_equal(load_sweep(store).runs, res.runs, check_exact=True)
+
+
 def test_store_refuses_other_directories(tmp_path):
     (tmp_path / "notes.txt").write_text("mine")
     with pytest.raises(spacetp.ScenarioError, match="not a spacetp store"):

@@ -5,8 +5,8 @@ JSON) and yield the records of each finished chunk, in completion order. Whateve
 the simulator is deterministic, so the records are the same bit for bit.
 
 Chunks: a small run takes well under a millisecond while handing a task to a process costs
-about one, so runs travel in chunks (up to 64, at least 8 chunks per worker so the last
-ones still spread over all workers).
+a fraction of one, so runs travel in chunks of up to 64, shrinking towards the end of the
+sweep so that the last ones still spread over all workers.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 from spacetp.scenario import ScenarioError
 
 MAX_CHUNK = 64
-CHUNKS_PER_WORKER = 8
+CHUNKS_PER_WORKER = 4
 
 
 class ExecutorFailed(ScenarioError):
@@ -56,8 +56,15 @@ def run_chunk(chunk: list[tuple[str, str]]) -> list[dict]:
 
 
 def chunks(items: list, workers: int) -> list[list]:
-    size = max(1, min(MAX_CHUNK, len(items) // (workers * CHUNKS_PER_WORKER)))
-    return [items[i : i + size] for i in range(0, len(items), size)]
+    """Guided chunks: each takes 1/CHUNKS_PER_WORKER of a worker's share of what remains (at
+    most MAX_CHUNK), so they shrink to single runs at the end and no worker idles long while
+    another finishes a big one."""
+    out, i = [], 0
+    while i < len(items):
+        size = max(1, min(MAX_CHUNK, (len(items) - i) // (workers * CHUNKS_PER_WORKER)))
+        out.append(items[i : i + size])
+        i += size
+    return out
 
 
 def default_workers() -> int:

@@ -266,7 +266,10 @@ class Store:
             return
         import pyarrow as pa
 
-        merged = pa.concat_tables(self._tables(None, live))
+        try:
+            merged = pa.concat_tables(self._tables(None, live))
+        except FileNotFoundError:  # another sweep sharing the store is compacting it
+            return
         df = _dedupe(merged.to_pandas())
         self.write(pa.Table.from_pandas(df, schema(), preserve_index=False), [p.name for p in live])
         for p in live:

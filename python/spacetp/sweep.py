@@ -163,9 +163,9 @@ class Plan:
 @dataclass
 class SweepResult:
     """`runs`: one row per run (plan order). `summary`: one row per grid point. `params`: the
-    varied paths; `metrics`: the metric columns; `stats`: counters of this sweep (`planned`,
-    `cached`: found in the store, `computed`, `failed`, `missing`, `elapsed_s`, `sim_s`: the
-    core's own time of the runs computed now)."""
+    varied paths; `metrics`: the metric columns. `stats`: `planned`, `ok`, `failed` and
+    `missing` runs of the plan; `computed` now and `cached` (found in the store); `failed_now`;
+    `elapsed_s`; `sim_s`, the core's own time of the runs computed now."""
 
     runs: Any
     summary: Any

@@ -27,6 +27,9 @@ pub enum RecoveryKind {
     Sack,
     /// Forward acknowledgment, Mathis & Mahdavi 1996 (NewReno when SACK is not negotiated).
     Fack,
+    /// TCP-Peach+ Quick Recovery: halve, repair like NewReno, and let the ACKs of low-priority
+    /// NIL segments rebuild the window within one RTT (needs `peach = true`).
+    Peach,
 }
 
 /// The initial congestion window.
@@ -164,6 +167,9 @@ pub struct TcpConfig {
     pub dupack_threshold: u32,
     /// Limited transmit (RFC 3042): one new segment on each of the first two duplicate ACKs.
     pub limited_transmit: bool,
+    /// TCP-Peach+ (Akyildiz et al. 2002): Jump Start at connection start and Quick Recovery
+    /// after a fast retransmit, with low-priority NIL segments probing spare capacity.
+    pub peach: bool,
     // ----- congestion-controller parameters: one table per controller, e.g.
     // `[flows.tcp.vegas] alpha = 1` (each struct lives in its controller's file) -----
 }
@@ -193,6 +199,7 @@ impl Default for TcpConfig {
             syn_retries: 6,
             dupack_threshold: 3,
             limited_transmit: true,
+            peach: false,
         }
     }
 }

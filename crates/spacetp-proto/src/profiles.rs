@@ -16,6 +16,13 @@ pub const PROFILES: &[(&str, &str)] = &[
     ("sack", "TCP SACK: NewReno's AIMD with RFC 2018 SACK and RFC 6675 loss recovery"),
     ("fack", "TCP FACK: SACK with forward-acknowledgment recovery (Mathis & Mahdavi 1996)"),
     (
+        "peach+",
+        "TCP-Peach+ (Akyildiz, Zhang & Fang 2002): AIMD with Jump Start (initial window 1 plus \
+         rwnd - 1 low-priority NIL segments paced over the first RTT) and Quick Recovery (NIL \
+         segments rebuild the halved window within one RTT after a link-error loss)",
+    ),
+
+    (
         "win2000",
         "Windows 2000 baseline of Edwards et al. Table 1: SACK, 64 kB window with scaling, initial \
          window 2 MSS, initial RTO 3 s; fast retransmit after 2 duplicate ACKs (TcpMaxDupAcks \
@@ -52,6 +59,12 @@ pub fn profile(name: &str) -> Option<TcpConfig> {
         "fack" => TcpConfig {
             recovery: RecoveryKind::Fack,
             sack: true,
+            ..base
+        },
+        "peach+" => TcpConfig {
+            recovery: RecoveryKind::Peach,
+            peach: true,
+            initial_window: InitialWindow::Segments(1),
             ..base
         },
         "win2000" => TcpConfig {

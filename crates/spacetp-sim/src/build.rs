@@ -306,6 +306,8 @@ pub fn build_links(
                 corrupted_policy: l.corrupted,
                 outages: down.clone(),
                 queue: VecDeque::new(),
+                queue_low: VecDeque::new(),
+                priority: qcfg.is_some_and(|q| q.discipline == Discipline::Priority),
                 queue_bytes: 0,
                 on_wire: None,
                 pipe: VecDeque::new(),

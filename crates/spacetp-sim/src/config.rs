@@ -124,10 +124,24 @@ pub struct QueueCfg {
     pub packets: Option<u32>,
     /// Limit in bytes.
     pub bytes: Option<Bytes>,
+    /// `droptail` (default): one FIFO. `priority`: low-priority packets (TCP-Peach+ NIL
+    /// segments) wait in their own FIFO, are sent only when no normal packet waits, and make
+    /// room for normal packets when the queue is full.
+    #[serde(default)]
+    pub discipline: Discipline,
     /// Limit as a multiple of this direction's bandwidth x round-trip propagation delay of
     /// this link (rate x 2 x delay), converted to packets of the largest flow MTU in the
     /// scenario (rounded up, at least 2), as ns-3 scripts size BDP queues.
     pub bdp: Option<f64>,
+}
+
+/// How a queue orders and drops packets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Discipline {
+    #[default]
+    Droptail,
+    Priority,
 }
 
 /// Error model of one link direction. Give exactly one field.

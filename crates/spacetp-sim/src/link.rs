@@ -58,8 +58,10 @@ pub struct LinkStats {
     /// Packets that started transmission.
     pub tx_packets: u64,
     pub tx_bytes: u64,
-    /// Packets refused by the full queue.
+    /// Packets refused by the full queue (or pushed out of it, for low-priority ones).
     pub queue_drops: u64,
+    /// Of those, low-priority packets.
+    pub low_priority_drops: u64,
     /// Packets lost to the error model (dropped on the link).
     pub error_drops: u64,
     /// Packets hit by the error model and delivered marked corrupted.
@@ -84,6 +86,9 @@ pub struct LinkDir {
     /// Sorted, merged `[start, end)` intervals when the link is down.
     pub outages: Vec<(Time, Time)>,
     pub queue: VecDeque<PacketId>,
+    /// Low-priority packets under the `priority` discipline.
+    pub queue_low: VecDeque<PacketId>,
+    pub priority: bool,
     pub queue_bytes: u64,
     /// The packet being serialised and when it started.
     pub on_wire: Option<(PacketId, Time)>,
@@ -109,7 +114,7 @@ impl LinkDir {
     /// Would the queue accept a packet of `size` bytes?
     pub fn has_room(&self, size: u32) -> bool {
         match self.limit {
-            QueueLimit::Packets(n) => (self.queue.len() as u64) < n as u64,
+            QueueLimit::Packets(n) => ((self.queue.len() + self.queue_low.len()) as u64) < n as u64,
             QueueLimit::Bytes(b) => self.queue_bytes + size as u64 <= b,
         }
     }
@@ -120,7 +125,8 @@ impl LinkDir {
     }
 
     pub fn note_queue(&mut self) {
-        self.stats.max_queue_packets = self.stats.max_queue_packets.max(self.queue.len() as u64);
+        let n = (self.queue.len() + self.queue_low.len()) as u64;
+        self.stats.max_queue_packets = self.stats.max_queue_packets.max(n);
         self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(self.queue_bytes);
     }
 }

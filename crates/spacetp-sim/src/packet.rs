@@ -20,6 +20,9 @@ pub struct Packet {
     /// IP packet size in bytes.
     pub size: u32,
     pub corrupted: bool,
+    /// Served only when no normal packet waits, and dropped first (TCP-Peach+ NIL segments),
+    /// where the queue's discipline is `priority`.
+    pub low_priority: bool,
     pub body: Body,
 }
 

@@ -27,6 +27,8 @@ pub struct FlowSummary {
     pub retransmitted_bytes: u64,
     pub timeouts: u64,
     pub fast_retransmits: u64,
+    /// TCP-Peach+ low-priority NIL segments sent.
+    pub nil_segments_sent: u64,
     pub acks_sent: u64,
     pub mean_rtt_s: Option<f64>,
     pub min_rtt_s: Option<f64>,

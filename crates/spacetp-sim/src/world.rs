@@ -435,16 +435,37 @@ impl World {
     }
 
     fn enqueue(&mut self, ld: u32, id: PacketId) {
-        let size = self.slab.get(id).size;
+        let p = self.slab.get(id);
+        let (size, low) = (p.size, p.low_priority);
         let l = &mut self.b.links[ld as usize];
+        let low_fifo = low && l.priority;
         if l.on_wire.is_none() {
             self.start_tx(ld, id);
-        } else if l.has_room(size) {
-            l.queue.push_back(id);
+            return;
+        }
+        // A normal packet finding the queue full pushes out the newest low-priority one.
+        while !low_fifo && l.priority && !l.has_room(size) {
+            let Some(victim) = l.queue_low.pop_back() else {
+                break;
+            };
+            l.queue_bytes -= self.slab.get(victim).size as u64;
+            l.stats.queue_drops += 1;
+            l.stats.low_priority_drops += 1;
+            self.slab.remove(victim);
+        }
+        if l.has_room(size) {
+            if low_fifo {
+                l.queue_low.push_back(id);
+            } else {
+                l.queue.push_back(id);
+            }
             l.queue_bytes += size as u64;
             l.note_queue();
         } else {
             l.stats.queue_drops += 1;
+            if low {
+                l.stats.low_priority_drops += 1;
+            }
             self.slab.remove(id);
         }
     }
@@ -497,7 +518,7 @@ impl World {
             self.slab.remove(id);
         }
         let l = &mut self.b.links[ld as usize];
-        if let Some(next) = l.queue.pop_front() {
+        if let Some(next) = l.queue.pop_front().or_else(|| l.queue_low.pop_front()) {
             l.queue_bytes -= self.slab.get(next).size as u64;
             self.start_tx(ld, next);
         }
@@ -635,6 +656,7 @@ impl World {
                 dst: peer_node,
                 size,
                 corrupted: false,
+                low_priority: t.low_priority,
                 body: Body::Tcp {
                     ep: peer_ep,
                     hdr: t.hdr,
@@ -791,6 +813,7 @@ impl World {
             dst: to,
             size,
             corrupted: false,
+            low_priority: false,
             body: Body::Datagram { source: si },
         });
         self.send_from(from, id);
@@ -864,6 +887,7 @@ impl World {
             s.retransmitted_bytes = st.retransmitted_bytes;
             s.timeouts = st.timeouts;
             s.fast_retransmits = st.fast_retransmits;
+            s.nil_segments_sent = st.nil_segments_sent;
             s.acks_sent = self.eps[re as usize].conn.stats().segments_sent;
             let r = c.rtt();
             if r.samples > 0 {

@@ -44,5 +44,8 @@ fn beyond_4_gib_with_timestamps_and_losses() {
     let out = sim(&big(true, "errors = { per = 1e-5 }\nerrors_back = {}"));
     assert_exact(&out);
     let f = &out.summary.flows[0];
-    assert!(f.retransmitted_segments > 0, "losses were repaired across the wrap");
+    assert!(
+        f.retransmitted_segments > 0,
+        "losses were repaired across the wrap"
+    );
 }

@@ -5,6 +5,7 @@
 //! Positions are absolute `u64` stream positions: 0 is our SYN, data byte i is at 1 + i, and
 //! the FIN follows the last data byte. `seq.rs` converts at the wire boundary.
 
+mod peach;
 mod recovery;
 mod recv;
 
@@ -85,6 +86,9 @@ pub struct Transmit {
     /// Absolute stream position of the first payload byte (0 = SYN, data starts at 1).
     pub pos: u64,
     pub retransmission: bool,
+    /// A low-priority packet (TCP-Peach+ NIL segment): routers serve it only with spare
+    /// capacity and drop it first.
+    pub low_priority: bool,
 }
 
 /// Counters of one endpoint.
@@ -106,6 +110,8 @@ pub struct ConnStats {
     pub persist_probes: u64,
     /// Segments discarded by PAWS (RFC 7323 section 5).
     pub paws_rejected: u64,
+    /// TCP-Peach+ NIL segments sent.
+    pub nil_segments_sent: u64,
 }
 
 pub struct Connection {
@@ -144,6 +150,8 @@ pub struct Connection {
     probe_pending: bool,
     /// Largest window the peer ever offered (sender silly-window avoidance).
     max_snd_wnd: u64,
+    /// TCP-Peach+ NIL-segment bursts, when enabled.
+    peach: Option<peach::Peach>,
     syn_pending: bool,
     syn_retransmitted: bool,
     rst_pending: bool,
@@ -212,6 +220,7 @@ impl Connection {
             persist_backoff: 0,
             probe_pending: false,
             max_snd_wnd: 0,
+            peach: cfg.peach.then(peach::Peach::default),
             syn_pending: false,
             syn_retransmitted: false,
             rst_pending: false,
@@ -353,10 +362,12 @@ impl Connection {
         if self.state == State::Closed {
             return None;
         }
+        let peach = self.peach.as_ref().and_then(|p| p.deadline());
         [
             self.rto_deadline,
             self.rx.delack_deadline,
             self.persist_deadline,
+            peach,
         ]
         .into_iter()
         .flatten()
@@ -371,6 +382,9 @@ impl Connection {
         }
         if self.rto_deadline.is_some_and(|d| d <= now) {
             self.on_rto(now);
+        }
+        if let Some(p) = &mut self.peach {
+            p.on_timer(now);
         }
         if self.persist_deadline.is_some_and(|d| d <= now) {
             self.probe_pending = true;
@@ -502,6 +516,18 @@ impl Connection {
         self.state = State::Established;
         self.restart_rto(now);
         self.rx.ack_now = true;
+        self.jump_start(now);
+    }
+
+    /// TCP-Peach+ Jump Start: cwnd = 1 segment, and rwnd - 1 NIL segments paced over the
+    /// handshake RTT whose ACKs open the window.
+    fn jump_start(&mut self, now: Time) {
+        let Some(p) = &mut self.peach else { return };
+        let mss = self.win.mss;
+        let rtt = self.rtt.srtt().unwrap_or(self.cfg.initial_rto.0);
+        let rwnd_segs = (self.snd_wnd / mss).max(1);
+        self.win.cwnd = mss;
+        p.start_burst(now, (rwnd_segs - 1) as u32, rtt, rwnd_segs * mss, 1);
     }
 
     fn take_handshake_rtt(&mut self, now: Time, opts: &TcpOptions) {
@@ -568,6 +594,10 @@ impl Connection {
             // An unacceptable segment (e.g. a zero-window probe): answer with an ACK.
             self.rx.ack_now = true;
         }
+        if hdr.has(flags::CWR) && len > 0 {
+            self.rx.nil_ack = true; // a Peach+ NIL segment: answer at once, marked ECE
+            self.rx.ack_now = true;
+        }
         if hdr.has(flags::ACK) {
             self.on_ack(now, hdr, len);
         }
@@ -623,8 +653,13 @@ impl Connection {
             return; // old ACK
         }
         let new_sack = self.sack_ok && self.absorb_sack(&hdr.options);
+        let nil_ack = self.peach.is_some() && hdr.has(flags::ECE);
+        if let (true, Some(p)) = (nil_ack, &self.peach) {
+            self.win.cwnd = p.on_nil_ack(self.win.cwnd, self.win.mss);
+        }
         if ack == self.snd_una {
-            let is_dup = len == 0
+            let is_dup = !nil_ack
+                && len == 0
                 && !hdr.has(flags::FIN)
                 && self.snd_max > self.snd_una
                 && wnd == self.snd_wnd;
@@ -635,11 +670,13 @@ impl Connection {
                 let ev = self.ack_event(now, 0, None);
                 self.cc.on_any_ack(&ev, true);
                 let dupacks = self.dupacks;
+                let cwnd_before = self.win.cwnd;
                 if self
                     .recovery
                     .on_dupack(&mut ctx!(self, now), dupacks, new_sack)
                 {
                     self.stats.fast_retransmits += 1;
+                    self.quick_recovery(now, cwnd_before);
                 }
             }
             return;
@@ -647,6 +684,15 @@ impl Connection {
         self.snd_wnd = wnd;
         self.max_snd_wnd = self.max_snd_wnd.max(wnd);
         self.on_new_ack(now, ack, &hdr.options);
+    }
+
+    /// TCP-Peach+ Quick Recovery: after the halving, pace as many NIL segments as the window
+    /// lost over one RTT; their ACKs rebuild it if the loss was not congestion.
+    fn quick_recovery(&mut self, now: Time, cwnd_before: u64) {
+        let Some(p) = &mut self.peach else { return };
+        let lost = cwnd_before.saturating_sub(self.win.cwnd) / self.win.mss;
+        let rtt = self.rtt.srtt().unwrap_or(self.cfg.initial_rto.0);
+        p.start_burst(now, lost as u32, rtt, cwnd_before, self.snd_una);
     }
 
     /// The controller's view of an ACK; `flight_before` is taken before snd_una moves.
@@ -746,6 +792,9 @@ impl Connection {
             let t = self.transmit_from(pos, now);
             self.recovery.on_retransmit(pos, pos + t.len as u64);
             return Some(t);
+        }
+        if self.peach.as_ref().is_some_and(|p| p.pending) {
+            return Some(self.transmit_nil(now));
         }
         if let Some(t) = self.transmit_new(now) {
             return Some(t);
@@ -867,6 +916,31 @@ impl Connection {
         None
     }
 
+    /// A TCP-Peach+ NIL segment: a low-priority copy of unacknowledged data (or of the last
+    /// segment sent, when all is acknowledged), marked with CWR.
+    fn transmit_nil(&mut self, now: Time) -> Transmit {
+        let seg = self.seg_size as u64;
+        let data_top = self.snd_max.min(self.data_end);
+        let p = self.peach.as_mut().expect("peach enabled");
+        p.pending = false;
+        p.sent += 1;
+        if p.cursor < self.snd_una || p.cursor >= data_top {
+            p.cursor = self.snd_una;
+        }
+        let mut pos = p.cursor;
+        if pos >= data_top {
+            pos = data_top.saturating_sub(seg).max(1);
+        }
+        let len = data_top.saturating_sub(pos).min(seg) as u32;
+        p.cursor = pos + len as u64;
+        self.timed = None; // a copy in flight spoils the RTT sample
+        self.stats.nil_segments_sent += 1;
+        let h = self.header(flags::ACK | flags::CWR, pos, now);
+        let mut t = self.emit(h, len, pos, false, now);
+        t.low_priority = true;
+        t
+    }
+
     /// Send the segment that starts at `pos` (data, possibly with the FIN), stopping short of
     /// anything the peer has SACKed.
     fn transmit_from(&mut self, pos: u64, now: Time) -> Transmit {
@@ -920,6 +994,9 @@ impl Connection {
             options: TcpOptions::default(),
         };
         if fl & flags::ACK != 0 {
+            if self.rx.nil_ack && fl & flags::CWR == 0 {
+                h.flags |= flags::ECE;
+            }
             h.ack = self.rx.wire_ack();
             h.window = (self.rx.window() >> self.rcv_wscale).min(65535) as u16;
         }
@@ -951,6 +1028,7 @@ impl Connection {
             len,
             pos,
             retransmission: retx,
+            low_priority: false,
         }
     }
 }

@@ -38,6 +38,8 @@ pub(crate) struct Receiver {
     unacked: u32,
     pub ack_now: bool,
     pub delack_deadline: Option<Time>,
+    /// The next ACK answers a Peach+ NIL segment (marked ECE).
+    pub nil_ack: bool,
     pub ts_recent: u32,
 }
 
@@ -63,6 +65,7 @@ impl Receiver {
             unacked: 0,
             ack_now: false,
             delack_deadline: None,
+            nil_ack: false,
             ts_recent: 0,
         }
     }
@@ -163,6 +166,7 @@ impl Receiver {
 
     pub fn on_ack_sent(&mut self) {
         self.ack_now = false;
+        self.nil_ack = false;
         self.unacked = 0;
         self.delack_deadline = None;
         self.last_ack_sent = self.rcv_nxt;

@@ -8,9 +8,11 @@
 //! - `newreno`: RFC 6582 fast recovery with partial ACKs.
 //! - `sack`: RFC 6675 scoreboard, pipe and NextSeg; `fack`: Mathis & Mahdavi 1996 forward
 //!   acknowledgment on the same scoreboard.
+//! - `peach`: TCP-Peach+ Quick Recovery (halve, repair like NewReno, let NIL ACKs rebuild).
 
 mod fack;
 mod newreno;
+mod peach;
 mod reno;
 mod sack;
 mod scoreboard;
@@ -80,6 +82,7 @@ pub(crate) fn new_recovery(kind: RecoveryKind, sack_ok: bool) -> Box<dyn LossRec
     match (kind, sack_ok) {
         (RecoveryKind::Tahoe, _) => Box::new(tahoe::Tahoe::default()),
         (RecoveryKind::Reno, _) => Box::new(reno::Reno::default()),
+        (RecoveryKind::Peach, _) => Box::new(peach::PeachRecovery::default()),
         (RecoveryKind::Sack, true) => {
             Box::new(sack::ScoreboardRecovery::<sack::Rfc6675>::default())
         }

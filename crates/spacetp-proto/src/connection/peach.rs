@@ -1,0 +1,88 @@
+//! TCP-Peach+ (Akyildiz, Zhang & Fang, IEEE Commun. Lett. 2002; after TCP-Peach, Akyildiz,
+//! Morabito & Palazzo, ToN 2001) probes spare capacity with low-priority NIL segments:
+//!
+//! - Jump Start: at connection start cwnd = 1 segment; besides it the sender paces
+//!   rwnd - 1 NIL segments over one RTT.
+//! - Quick Recovery: after a fast retransmit halves cwnd, the sender paces as many NIL
+//!   segments as the window lost over one RTT.
+//!
+//! Every ACK of a NIL segment adds one segment to cwnd (up to the window before the loss, or
+//! the receiver window), so after a link-error loss the window is back within one RTT, while
+//! under congestion routers drop the low-priority NILs first and the halving stands.
+//!
+//! NIL segments carry copies of unacknowledged data (so one may also repair a loss). On the
+//! wire they are marked with the CWR bit and their ACKs with ECE: TCP-Peach used a spare bit,
+//! and spacetp implements no ECN, so these bits are free. The packet itself is low priority.
+
+use crate::time::Time;
+
+#[derive(Default, Debug)]
+pub(crate) struct Peach {
+    /// NIL segments left in the current burst.
+    remaining: u32,
+    /// Spacing of the burst.
+    gap: Time,
+    next_at: Option<Time>,
+    /// A NIL segment is due now.
+    pub pending: bool,
+    /// cwnd may grow by NIL ACKs up to this (bytes).
+    pub target: u64,
+    /// Next position whose data the next NIL copies.
+    pub cursor: u64,
+    pub sent: u64,
+}
+
+impl Peach {
+    /// Pace `count` NIL segments over `rtt`, letting their ACKs raise cwnd to `target`.
+    pub fn start_burst(&mut self, now: Time, count: u32, rtt: Time, target: u64, from: u64) {
+        self.remaining = count;
+        self.target = target;
+        self.cursor = from;
+        self.gap = (rtt / count.max(1) as u64).max(1);
+        self.next_at = (count > 0).then_some(now);
+    }
+
+    pub fn deadline(&self) -> Option<Time> {
+        self.next_at
+    }
+
+    pub fn on_timer(&mut self, now: Time) {
+        if self.next_at.is_some_and(|t| t <= now) {
+            self.pending = true;
+            self.remaining = self.remaining.saturating_sub(1);
+            self.next_at = (self.remaining > 0).then_some(now + self.gap);
+        }
+    }
+
+    /// Growth from one NIL ACK: one segment, up to the target.
+    pub fn on_nil_ack(&self, cwnd: u64, mss: u64) -> u64 {
+        if cwnd < self.target {
+            (cwnd + mss).min(self.target)
+        } else {
+            cwnd
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_burst_is_paced_over_one_rtt() {
+        let mut p = Peach::default();
+        p.start_burst(1000, 4, 400, 8000, 1);
+        let mut times = vec![];
+        let mut now = 1000;
+        while let Some(t) = p.deadline() {
+            now = t.max(now);
+            p.on_timer(now);
+            assert!(p.pending);
+            p.pending = false;
+            times.push(now);
+        }
+        assert_eq!(times, vec![1000, 1100, 1200, 1300]);
+        assert_eq!(p.on_nil_ack(7500, 1000), 8000, "capped at the target");
+        assert_eq!(p.on_nil_ack(8000, 1000), 8000);
+    }
+}
