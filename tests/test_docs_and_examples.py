@@ -90,9 +90,11 @@ def valid_paths() -> set[str]:
     for full in schema_fields(_scenario_schema()).values():
         for p in full:
             paths |= _prefixes(p)
-    for prop in _tcp_schema()["properties"]:
-        paths.add(f"flows[].tcp.{prop}")
-        paths.add(f"workloads[].tcp.{prop}")
+    for full in schema_fields(_tcp_schema()).values():
+        for p in full:
+            for pre in _prefixes(p):
+                paths.add(f"flows[].tcp.{pre}")
+                paths.add(f"workloads[].tcp.{pre}")
     return paths
 
 
@@ -215,12 +217,24 @@ def _fmt(v) -> str:
     return str(v)
 
 
+def _flatten(settings: dict, prefix: str = "") -> dict:
+    """Controller tables (`vegas = {...}`) become `vegas.alpha` etc."""
+    out = {}
+    for k, v in settings.items():
+        if isinstance(v, dict):
+            out.update(_flatten(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
 def test_tcp_defaults_match_the_newreno_profile():
-    settings = spacetp.protocols()["newreno"]["settings"]
+    settings = _flatten(spacetp.protocols()["newreno"]["settings"])
+    tables = {k for k, v in spacetp.protocols()["newreno"]["settings"].items() if isinstance(v, dict)}
     rows = {}
     for line in _doc_text().splitlines():
-        m = re.match(r"\|\s*`flows\[i\]\.tcp\.([a-z_]+)`\s*\|([^|]*)\|([^|]*)\|", line)
-        if m:
+        m = re.match(r"\|\s*`flows\[i\]\.tcp\.([a-z0-9_.]+)`\s*\|([^|]*)\|([^|]*)\|", line)
+        if m and m.group(1) not in tables:
             rows[m.group(1)] = m.group(3)
     assert set(rows) == set(settings), (
         f"tcp table rows {sorted(set(rows) ^ set(settings))} differ from the profile's settings"

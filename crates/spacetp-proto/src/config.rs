@@ -11,6 +11,20 @@ use serde::{Deserialize, Serialize};
 pub enum CongestionControlKind {
     /// RFC 5681 AIMD (the controller of Reno and NewReno).
     Newreno,
+    /// TCP Vegas (Brakmo, O'Malley & Peterson 1994): delay-based, with its modified slow start.
+    Vegas,
+    /// TCP Westwood+ (Mascolo et al.): ssthresh from a bandwidth estimate after a loss.
+    Westwood,
+    /// HighSpeed TCP (RFC 3649): a(w), b(w) from the response function.
+    Highspeed,
+    /// TCP Hybla (Caini & Firrincieli 2004): growth normalised to a 25 ms reference RTT.
+    Hybla,
+    /// Scalable TCP (Kelly 2003): multiplicative increase, multiplicative decrease.
+    Scalable,
+    /// BIC TCP (Xu, Harfoush & Rhee 2004): binary search increase.
+    Bic,
+    /// CUBIC (RFC 9438).
+    Cubic,
 }
 
 /// Loss recovery algorithm.
@@ -172,6 +186,20 @@ pub struct TcpConfig {
     pub peach: bool,
     // ----- congestion-controller parameters: one table per controller, e.g.
     // `[flows.tcp.vegas] alpha = 1` (each struct lives in its controller's file) -----
+    /// Vegas thresholds (used when congestion_control = "vegas").
+    pub vegas: crate::cc::VegasParams,
+    /// Westwood+ estimator settings.
+    pub westwood: crate::cc::WestwoodParams,
+    /// HighSpeed response-function settings (RFC 3649).
+    pub highspeed: crate::cc::HighSpeedParams,
+    /// Hybla reference RTT.
+    pub hybla: crate::cc::HyblaParams,
+    /// Scalable increase/decrease factors and legacy window.
+    pub scalable: crate::cc::ScalableParams,
+    /// BIC settings.
+    pub bic: crate::cc::BicParams,
+    /// CUBIC settings (RFC 9438).
+    pub cubic: crate::cc::CubicParams,
 }
 
 impl Default for TcpConfig {
@@ -200,6 +228,13 @@ impl Default for TcpConfig {
             dupack_threshold: 3,
             limited_transmit: true,
             peach: false,
+            vegas: Default::default(),
+            westwood: Default::default(),
+            highspeed: Default::default(),
+            hybla: Default::default(),
+            scalable: Default::default(),
+            bic: Default::default(),
+            cubic: Default::default(),
         }
     }
 }
@@ -233,6 +268,18 @@ impl TcpConfig {
         }
         if self.initial_rto.0 == 0 {
             return Err("initial_rto: must be > 0".into());
+        }
+        let params: [(&str, Result<(), String>); 7] = [
+            ("vegas", self.vegas.validate()),
+            ("westwood", self.westwood.validate()),
+            ("highspeed", self.highspeed.validate()),
+            ("hybla", self.hybla.validate()),
+            ("scalable", self.scalable.validate()),
+            ("bic", self.bic.validate()),
+            ("cubic", self.cubic.validate()),
+        ];
+        for (name, r) in params {
+            r.map_err(|e| format!("{name}.{e}"))?;
         }
         if self.receive_buffer.0 < 1 || self.send_buffer.0 < 1 {
             return Err("receive_buffer and send_buffer: must be at least 1 byte".into());

@@ -1,7 +1,7 @@
 //! Named presets users pass as `protocol = "..."`: each is a full `TcpConfig`; a scenario's
 //! `[flows.tcp]` table overrides any of its fields. `spacetp protocols` prints them all.
 
-use crate::config::{InitialWindow, RecoveryKind, TcpConfig};
+use crate::config::{CongestionControlKind as Cc, InitialWindow, RecoveryKind, TcpConfig};
 use crate::time::{MS, SEC};
 use crate::units::{Bytes, Duration};
 
@@ -22,6 +22,13 @@ pub const PROFILES: &[(&str, &str)] = &[
          segments rebuild the halved window within one RTT after a link-error loss)",
     ),
 
+    ("vegas", "TCP Vegas (Brakmo et al. 1994): delay-based AIMD, slow start every other RTT; alpha/beta/gamma 2/4/1 (ns-3, Linux)"),
+    ("westwood", "TCP Westwood+ (Mascolo et al.): ssthresh = bandwidth estimate x min RTT after a loss"),
+    ("highspeed", "HighSpeed TCP (RFC 3649): a(w)/b(w) response function above 38 segments"),
+    ("hybla", "TCP Hybla (Caini & Firrincieli 2004): growth normalised to RTT0 = 25 ms"),
+    ("scalable", "Scalable TCP (Kelly 2003): +0.01 segment per ACK, x0.875 on loss, above a 16-segment legacy window"),
+    ("bic", "BIC TCP (Xu, Harfoush & Rhee 2004): binary search increase, beta 0.8"),
+    ("cubic", "CUBIC (RFC 9438): cubic window growth, beta 0.7, Reno-friendly region"),
     (
         "win2000",
         "Windows 2000 baseline of Edwards et al. Table 1: SACK, 64 kB window with scaling, initial \
@@ -65,6 +72,34 @@ pub fn profile(name: &str) -> Option<TcpConfig> {
             recovery: RecoveryKind::Peach,
             peach: true,
             initial_window: InitialWindow::Segments(1),
+            ..base
+        },
+        "vegas" => TcpConfig {
+            congestion_control: Cc::Vegas,
+            ..base
+        },
+        "westwood" => TcpConfig {
+            congestion_control: Cc::Westwood,
+            ..base
+        },
+        "highspeed" => TcpConfig {
+            congestion_control: Cc::Highspeed,
+            ..base
+        },
+        "hybla" => TcpConfig {
+            congestion_control: Cc::Hybla,
+            ..base
+        },
+        "scalable" => TcpConfig {
+            congestion_control: Cc::Scalable,
+            ..base
+        },
+        "bic" => TcpConfig {
+            congestion_control: Cc::Bic,
+            ..base
+        },
+        "cubic" => TcpConfig {
+            congestion_control: Cc::Cubic,
             ..base
         },
         "win2000" => TcpConfig {

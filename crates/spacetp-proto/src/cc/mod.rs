@@ -3,9 +3,27 @@
 //! a controller only decides how they move. Loss recovery (`connection/recovery.rs`) is a
 //! separate component: it asks the controller for ssthresh and drives cwnd while repairing.
 
+mod bic;
+mod cubic;
+mod frac;
+mod highspeed;
+mod hybla;
 mod newreno;
+mod scalable;
+mod vegas;
+mod westwood;
 
+#[cfg(test)]
+mod tests_transfer;
+
+pub use bic::{Bic, BicParams};
+pub use cubic::{Cubic, CubicParams};
+pub use highspeed::{HighSpeed, HighSpeedParams};
+pub use hybla::{Hybla, HyblaParams};
 pub use newreno::NewReno;
+pub use scalable::{Scalable, ScalableParams};
+pub use vegas::{Vegas, VegasLossResponse, VegasParams};
+pub use westwood::{Westwood, WestwoodParams};
 
 use crate::config::{CongestionControlKind, TcpConfig};
 use crate::time::Time;
@@ -78,5 +96,12 @@ pub trait CongestionControl: Send {
 pub fn new_controller(cfg: &TcpConfig) -> Box<dyn CongestionControl> {
     match cfg.congestion_control {
         CongestionControlKind::Newreno => Box::new(NewReno),
+        CongestionControlKind::Vegas => Box::new(Vegas::new(&cfg.vegas)),
+        CongestionControlKind::Westwood => Box::new(Westwood::new(&cfg.westwood)),
+        CongestionControlKind::Highspeed => Box::new(HighSpeed::new(&cfg.highspeed)),
+        CongestionControlKind::Hybla => Box::new(Hybla::new(&cfg.hybla)),
+        CongestionControlKind::Scalable => Box::new(Scalable::new(&cfg.scalable)),
+        CongestionControlKind::Bic => Box::new(Bic::new(&cfg.bic)),
+        CongestionControlKind::Cubic => Box::new(Cubic::new(&cfg.cubic)),
     }
 }

@@ -140,8 +140,12 @@ pub struct Connection {
     cc: Box<dyn CongestionControl>,
     rtt: RttEstimator,
     /// The segment end being timed for an RTT sample and when it was sent (Karn: cleared by
-    /// any retransmission).
+    /// any retransmission). Feeds the RFC 6298 estimator, one sample per round trip.
     timed: Option<(u64, Time)>,
+    /// `[start, end)`, send time and validity (Karn) of every new-data segment in flight: a
+    /// sample per ACK for the congestion controller (Vegas needs several per round trip), as
+    /// ns-3 and Linux keep.
+    sent_times: std::collections::VecDeque<(u64, u64, Time, bool)>,
     rto_deadline: Option<Time>,
     retries: u32,
     /// Persist timer (RFC 9293 3.8.6.1): probes a zero window when nothing is in flight.
@@ -214,6 +218,7 @@ impl Connection {
             seg_size: mss,
             win,
             timed: None,
+            sent_times: std::collections::VecDeque::new(),
             rto_deadline: None,
             retries: 0,
             persist_deadline: None,
@@ -711,19 +716,27 @@ impl Connection {
 
     fn on_new_ack(&mut self, now: Time, ack: u64, opts: &TcpOptions) {
         let acked = ack - self.snd_una;
-        // RTT: timestamps give a sample per ACK (RFC 7323 RTTM); otherwise one timed segment.
-        let mut sample = None;
+        // RTT: timestamps give a sample per ACK (RFC 7323 RTTM) to both the RTO estimator and
+        // the controller. Without them the estimator times one segment per round trip
+        // (RFC 6298) and the controller gets a sample per ACK from the send-time record.
+        let mut estimator = None;
+        let mut controller = self.sample_from_sent_times(ack, now);
         if let (true, Some(ts)) = (self.ts_ok, opts.timestamps) {
-            sample = Some(ts_elapsed(now, ts.ecr));
+            estimator = Some(ts_elapsed(now, ts.ecr));
+            controller = estimator;
         } else if let Some((end, sent)) = self.timed {
             if ack >= end {
                 self.timed = None;
-                sample = Some(now - sent);
+                estimator = Some(now - sent);
             }
         }
-        if let Some(r) = sample {
-            self.rtt_sample(now, r);
+        if let Some(r) = estimator {
+            self.rtt.on_sample(r);
         }
+        if let Some(r) = controller {
+            self.cc.on_rtt_sample(r, now);
+        }
+        let sample = controller;
         self.snd_una = ack;
         self.snd_nxt = self.snd_nxt.max(ack);
         self.board.advance(ack);
@@ -749,6 +762,21 @@ impl Connection {
                 self.rto_deadline = None;
             }
         }
+    }
+
+    /// Forget segments the ACK covers; the RTT of the newest never-retransmitted one.
+    fn sample_from_sent_times(&mut self, ack: u64, now: Time) -> Option<Time> {
+        let mut sample = None;
+        while let Some(&(_, end, sent, valid)) = self.sent_times.front() {
+            if end > ack {
+                break;
+            }
+            self.sent_times.pop_front();
+            if valid {
+                sample = Some(now - sent);
+            }
+        }
+        sample
     }
 
     /// Merge the SACK blocks of an ACK into the scoreboard; true if any byte is newly SACKed.
@@ -961,8 +989,19 @@ impl Connection {
             self.timed = None;
             self.stats.retransmitted_segments += 1;
             self.stats.retransmitted_bytes += len as u64;
-        } else if self.timed.is_none() && len > 0 {
-            self.timed = Some((seg_end, now));
+            // Karn: an ACK covering a resent range no longer times its first transmission.
+            for e in self
+                .sent_times
+                .iter_mut()
+                .filter(|e| e.0 < seg_end && e.1 > pos)
+            {
+                e.3 = false;
+            }
+        } else if len > 0 {
+            if self.timed.is_none() {
+                self.timed = Some((seg_end, now));
+            }
+            self.sent_times.push_back((pos, seg_end, now, true));
         }
         if pos == self.snd_nxt {
             self.snd_nxt = seg_end;
