@@ -96,3 +96,17 @@ def test_protocols_and_schema(cli):
     r = cli("schema")
     assert r.returncode == 0
     assert "rate_back" in json.loads(r.stdout)["definitions"]["LinkCfg"]["properties"]
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["run", "--seed", "abc", ASYM], "Invalid value for '--seed'"),
+        (["run", "--no-such-option", ASYM], "No such option"),
+        (["no-such-command"], "No such command"),
+    ],
+)
+def test_usage_errors_exit_2_without_traceback(cli, args, expected):
+    r = cli(*args)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert "Traceback" not in r.stderr and expected in r.stderr

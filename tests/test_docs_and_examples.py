@@ -230,7 +230,9 @@ def _flatten(settings: dict, prefix: str = "") -> dict:
 
 def test_tcp_defaults_match_the_newreno_profile():
     settings = _flatten(spacetp.protocols()["newreno"]["settings"])
-    tables = {k for k, v in spacetp.protocols()["newreno"]["settings"].items() if isinstance(v, dict)}
+    tables = {
+        k for k, v in spacetp.protocols()["newreno"]["settings"].items() if isinstance(v, dict)
+    }
     rows = {}
     for line in _doc_text().splitlines():
         m = re.match(r"\|\s*`flows\[i\]\.tcp\.([a-z0-9_.]+)`\s*\|([^|]*)\|([^|]*)\|", line)

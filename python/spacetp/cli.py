@@ -202,24 +202,45 @@ from spacetp.cli_sweep import register  # noqa: E402  (sweep, results, plot)
 register(app)
 
 
+def _is_usage_error(e: BaseException) -> bool:
+    """Click's usage errors, from click itself or the copy typer vendors (typer._click)."""
+    return (
+        hasattr(e, "show")
+        and hasattr(e, "exit_code")
+        and type(e).__name__
+        in {
+            "UsageError",
+            "BadParameter",
+            "MissingParameter",
+            "NoSuchOption",
+            "BadOptionUsage",
+            "BadArgumentUsage",
+            "NoArgsIsHelpError",
+            "FileError",
+            "ClickException",
+        }
+    )
+
+
 def main() -> None:
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)
     except (ScenarioError, UserError) as e:
         err.print(f"[red]error:[/red] {e}", highlight=False, soft_wrap=True)
         sys.exit(2)
     except typer.Exit as e:
         sys.exit(e.exit_code)
-    except typer.Abort:
+    except (typer.Abort, KeyboardInterrupt):
         err.print("aborted")
         sys.exit(130)
-    except Exception as e:  # click usage errors
-        import click
-
-        if isinstance(e, click.exceptions.ClickException):
+    except Exception as e:
+        if _is_usage_error(e):
             e.show()
             sys.exit(2)
         raise
+    # standalone_mode=False returns the exit code of an aborted run (e.g. 130 on Ctrl-C)
+    if isinstance(code, int) and code != 0:
+        sys.exit(code)
 
 
 if __name__ == "__main__":
