@@ -181,6 +181,10 @@ pub struct TcpConfig {
     pub dupack_threshold: u32,
     /// Limited transmit (RFC 3042): one new segment on each of the first two duplicate ACKs.
     pub limited_transmit: bool,
+    /// Proportional rate reduction (RFC 6937) during SACK-based recovery (`sack`, `fack`):
+    /// cwnd follows what is delivered instead of dropping to ssthresh at once. ns-3 and Linux
+    /// recover this way by default.
+    pub prr: bool,
     /// TCP-Peach+ (Akyildiz et al. 2002): Jump Start at connection start and Quick Recovery
     /// after a fast retransmit, with low-priority NIL segments probing spare capacity.
     pub peach: bool,
@@ -227,6 +231,7 @@ impl Default for TcpConfig {
             syn_retries: 6,
             dupack_threshold: 3,
             limited_transmit: true,
+            prr: false,
             peach: false,
             vegas: Default::default(),
             westwood: Default::default(),

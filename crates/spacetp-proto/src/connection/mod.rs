@@ -33,6 +33,7 @@ macro_rules! ctx {
             new_data: $s.snd_max < $s.data_end,
             now: $now,
             dupthresh: $s.cfg.dupack_threshold,
+            delivered: $s.delivered_now,
         }
     };
 }
@@ -164,6 +165,8 @@ pub struct Connection {
     board: Scoreboard,
     /// Duplicate ACKs in a row.
     dupacks: u32,
+    /// Bytes the ACK being processed newly acknowledged or SACKed (RFC 6937 DeliveredData).
+    delivered_now: u64,
 
     // Options.
     ws_ok: bool,
@@ -229,9 +232,10 @@ impl Connection {
             syn_pending: false,
             syn_retransmitted: false,
             rst_pending: false,
-            recovery: new_recovery(cfg.recovery, false),
+            recovery: new_recovery(cfg.recovery, false, cfg.prr),
             board: Scoreboard::default(),
             dupacks: 0,
+            delivered_now: 0,
             ws_ok: false,
             ts_ok: false,
             sack_ok: false,
@@ -556,7 +560,7 @@ impl Connection {
         }
         self.ts_ok = self.cfg.timestamps && o.timestamps.is_some();
         self.sack_ok = self.cfg.sack && o.sack_permitted;
-        self.recovery = new_recovery(self.cfg.recovery, self.sack_ok);
+        self.recovery = new_recovery(self.cfg.recovery, self.sack_ok, self.cfg.prr);
         let _ = we_are_passive;
         let mss = self.own_mss.min(peer_mss);
         // RFC 6691: the MSS excludes options, so data segments carry less when timestamps ride
@@ -657,7 +661,13 @@ impl Connection {
         if ack < self.snd_una {
             return; // old ACK
         }
-        let new_sack = self.sack_ok && self.absorb_sack(&hdr.options);
+        let newly_sacked = if self.sack_ok {
+            self.absorb_sack(&hdr.options)
+        } else {
+            0
+        };
+        let new_sack = newly_sacked > 0;
+        self.delivered_now = newly_sacked + ack.saturating_sub(self.snd_una);
         let nil_ack = self.peach.is_some() && hdr.has(flags::ECE);
         if let (true, Some(p)) = (nil_ack, &self.peach) {
             self.win.cwnd = p.on_nil_ack(self.win.cwnd, self.win.mss);
@@ -779,8 +789,8 @@ impl Connection {
         sample
     }
 
-    /// Merge the SACK blocks of an ACK into the scoreboard; true if any byte is newly SACKed.
-    fn absorb_sack(&mut self, o: &TcpOptions) -> bool {
+    /// Merge the SACK blocks of an ACK into the scoreboard; returns the bytes newly SACKed.
+    fn absorb_sack(&mut self, o: &TcpOptions) -> u64 {
         let mut blocks = [(0u64, 0u64); spacetp_wire::MAX_SACK_BLOCKS];
         let n = o.sack.as_slice().len();
         for (b, &(l, r)) in blocks.iter_mut().zip(o.sack.as_slice()) {
@@ -1056,6 +1066,7 @@ impl Connection {
     fn emit(&mut self, hdr: TcpHeader, len: u32, pos: u64, retx: bool, _now: Time) -> Transmit {
         self.stats.segments_sent += 1;
         if len > 0 {
+            self.recovery.on_data_sent(len as u64);
             self.stats.data_segments_sent += 1;
             self.stats.payload_bytes_sent += len as u64;
         }

@@ -536,3 +536,27 @@ fn paws_discards_an_old_duplicate() {
     let ack = p.b.poll_transmit(p.now).expect("PAWS answers with an ACK");
     assert!(ack.hdr.has(flags::ACK) && ack.len == 0);
 }
+
+#[test]
+fn prr_spreads_the_reduction_and_ends_at_ssthresh() {
+    // RFC 6937: during recovery the sender sends about ssthresh/RecoverFS (here ~1/2) of what
+    // is delivered, never a burst; recovery ends with cwnd = ssthresh, no timeout.
+    for (kind, sack) in [(RecoveryKind::Newreno, false), (RecoveryKind::Sack, true)] {
+        let c = TcpConfig {
+            prr: true,
+            ..with(kind, sack)
+        };
+        let (p, lost) = run_drops(&c, &[30, 33, 36]);
+        assert_eq!(p.a.stats().timeouts, 0, "{kind:?}");
+        let r = p.retransmissions();
+        assert_eq!(&r[..3], &lost[..], "{kind:?}: the holes, in order");
+        // In the first half RTT of recovery (50 ms) the ACKs report the delivery of the ~20
+        // segments that were in flight; PRR sends about half as many, spread over the ACKs.
+        let t0 = retx_times(&p)[0].0;
+        let sent = sent_between(&p, t0, 50 * MS);
+        assert!(
+            (3..=20).contains(&sent),
+            "{kind:?}: {sent} segments in the first 50 ms"
+        );
+    }
+}

@@ -6,6 +6,8 @@
 //! - `tahoe`: fast retransmit, then slow start from one segment (no fast recovery).
 //! - `reno`: RFC 5681 fast recovery, left on the first new ACK.
 //! - `newreno`: RFC 6582 fast recovery with partial ACKs.
+//! - with `prr`, NewReno, SACK and FACK size cwnd during recovery by RFC 6937 (proportional
+//!   rate reduction), as ns-3 and Linux do.
 //! - `sack`: RFC 6675 scoreboard, pipe and NextSeg; `fack`: Mathis & Mahdavi 1996 forward
 //!   acknowledgment on the same scoreboard.
 //! - `peach`: TCP-Peach+ Quick Recovery (halve, repair like NewReno, let NIL ACKs rebuild).
@@ -36,6 +38,8 @@ pub(crate) struct Ctx<'a> {
     pub new_data: bool,
     pub now: Time,
     pub dupthresh: u32,
+    /// RFC 6937 DeliveredData of this ACK: bytes newly acknowledged or SACKed.
+    pub delivered: u64,
 }
 
 impl Ctx<'_> {
@@ -72,24 +76,25 @@ pub(crate) trait LossRecovery: Send {
     /// A retransmission of `[pos, end)` was sent.
     fn on_retransmit(&mut self, _pos: u64, _end: u64) {}
 
+    /// `len` bytes of data (new or retransmitted) were sent (PRR counts them).
+    fn on_data_sent(&mut self, _len: u64) {}
+
     /// Bytes counted against cwnd when deciding to send new data.
     fn flight(&self, c: &Ctx) -> u64 {
         *c.snd_nxt - c.snd_una
     }
 }
 
-pub(crate) fn new_recovery(kind: RecoveryKind, sack_ok: bool) -> Box<dyn LossRecovery> {
+pub(crate) fn new_recovery(kind: RecoveryKind, sack_ok: bool, prr: bool) -> Box<dyn LossRecovery> {
     match (kind, sack_ok) {
         (RecoveryKind::Tahoe, _) => Box::new(tahoe::Tahoe::default()),
         (RecoveryKind::Reno, _) => Box::new(reno::Reno::default()),
         (RecoveryKind::Peach, _) => Box::new(peach::PeachRecovery::default()),
-        (RecoveryKind::Sack, true) => {
-            Box::new(sack::ScoreboardRecovery::<sack::Rfc6675>::default())
-        }
-        (RecoveryKind::Fack, true) => Box::new(sack::ScoreboardRecovery::<fack::Fack>::default()),
+        (RecoveryKind::Sack, true) => Box::new(sack::ScoreboardRecovery::<sack::Rfc6675>::new(prr)),
+        (RecoveryKind::Fack, true) => Box::new(sack::ScoreboardRecovery::<fack::Fack>::new(prr)),
         // SACK-based recovery without SACK negotiated falls back to NewReno.
         (RecoveryKind::Newreno | RecoveryKind::Sack | RecoveryKind::Fack, _) => {
-            Box::new(newreno::NewReno::default())
+            Box::new(newreno::NewReno::new(prr))
         }
     }
 }

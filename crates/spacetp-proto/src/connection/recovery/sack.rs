@@ -46,17 +46,48 @@ pub(crate) struct ScoreboardRecovery<P: LossPolicy> {
     recovery_point: u64,
     /// End of the highest retransmission in this recovery (RFC 6675 HighRxt, exclusive).
     high_rxt: u64,
+    /// Proportional rate reduction (RFC 6937) instead of cwnd = ssthresh at once.
+    prr: Option<Prr>,
     policy: PhantomData<P>,
 }
 
-impl<P: LossPolicy> Default for ScoreboardRecovery<P> {
-    fn default() -> Self {
+/// RFC 6937 state: data delivered and sent since recovery began, and the flight then.
+#[derive(Default, Clone, Copy)]
+struct Prr {
+    delivered: u64,
+    out: u64,
+    recover_fs: u64,
+}
+
+impl<P: LossPolicy> ScoreboardRecovery<P> {
+    pub fn new(prr: bool) -> Self {
         ScoreboardRecovery {
             in_recovery: false,
             recovery_point: 0,
             high_rxt: 0,
+            prr: prr.then(Prr::default),
             policy: PhantomData,
         }
+    }
+
+    /// RFC 6937 section 3: on each ACK in recovery, cwnd = pipe + sndcnt, sndcnt following
+    /// ssthresh / RecoverFS of what was delivered while pipe > ssthresh, and slow start
+    /// (bounded by what was delivered, PRR-SSRB) once pipe is below ssthresh.
+    fn prr_update(&mut self, c: &mut Ctx) {
+        let high_rxt = self.high_rxt;
+        let Some(prr) = &mut self.prr else { return };
+        prr.delivered += c.delivered;
+        let pipe = P::pipe(c, high_rxt);
+        let ssthresh = c.win.ssthresh;
+        let sndcnt = if pipe > ssthresh {
+            (prr.delivered * ssthresh)
+                .div_ceil(prr.recover_fs.max(1))
+                .saturating_sub(prr.out)
+        } else {
+            let limit = prr.delivered.saturating_sub(prr.out).max(c.delivered) + c.win.mss;
+            (ssthresh - pipe).min(limit)
+        };
+        c.win.cwnd = pipe + sndcnt;
     }
 }
 
@@ -66,7 +97,11 @@ impl<P: LossPolicy> LossRecovery for ScoreboardRecovery<P> {
     }
 
     fn on_dupack(&mut self, c: &mut Ctx, dupacks: u32, _new_sack: bool) -> bool {
-        if self.in_recovery || c.snd_una < self.recovery_point || !P::should_enter(c, dupacks) {
+        if self.in_recovery {
+            self.prr_update(c);
+            return false;
+        }
+        if c.snd_una < self.recovery_point || !P::should_enter(c, dupacks) {
             return false;
         }
         let ssthresh = c.reduce_ssthresh();
@@ -74,6 +109,14 @@ impl<P: LossPolicy> LossRecovery for ScoreboardRecovery<P> {
         self.in_recovery = true;
         self.recovery_point = c.snd_max;
         self.high_rxt = c.snd_una;
+        if let Some(prr) = &mut self.prr {
+            *prr = Prr {
+                delivered: 0,
+                out: 0,
+                recover_fs: c.flight_size(),
+            };
+            self.prr_update(c);
+        }
         true
     }
 
@@ -84,9 +127,13 @@ impl<P: LossPolicy> LossRecovery for ScoreboardRecovery<P> {
         }
         if c.snd_una >= self.recovery_point {
             self.in_recovery = false;
+            if self.prr.is_some() {
+                c.win.cwnd = c.win.ssthresh; // RFC 6937: recovery ends at ssthresh
+            }
             c.cc.on_recovery_exit(c.win, c.now);
         } else {
             self.high_rxt = self.high_rxt.max(c.snd_una);
+            self.prr_update(c);
         }
         true
     }
@@ -117,6 +164,12 @@ impl<P: LossPolicy> LossRecovery for ScoreboardRecovery<P> {
 
     fn on_retransmit(&mut self, _pos: u64, end: u64) {
         self.high_rxt = self.high_rxt.max(end);
+    }
+
+    fn on_data_sent(&mut self, len: u64) {
+        if let (true, Some(prr)) = (self.in_recovery, &mut self.prr) {
+            prr.out += len;
+        }
     }
 
     fn flight(&self, c: &Ctx) -> u64 {

@@ -9,8 +9,8 @@ pub(crate) struct Scoreboard {
 
 impl Scoreboard {
     /// Merge SACK blocks (absolute positions), keeping only what lies in `(una, max]`.
-    /// Returns whether any byte was newly SACKed.
-    pub fn add(&mut self, blocks: &[(u64, u64)], una: u64, max: u64) -> bool {
+    /// Returns how many bytes were newly SACKed.
+    pub fn add(&mut self, blocks: &[(u64, u64)], una: u64, max: u64) -> u64 {
         let before = self.sacked_bytes();
         for &(s, e) in blocks {
             let (s, e) = (s.max(una), e.min(max));
@@ -28,7 +28,7 @@ impl Scoreboard {
             }
             self.sacked.splice(i..j, [(lo, hi)]);
         }
-        self.sacked_bytes() > before
+        self.sacked_bytes() - before
     }
 
     /// Forget everything below the new cumulative ACK.
@@ -104,9 +104,9 @@ mod tests {
     #[test]
     fn merges_and_advances() {
         let mut b = Scoreboard::default();
-        assert!(b.add(&[(300, 400), (100, 200)], 0, 1000));
-        assert!(b.add(&[(200, 300)], 0, 1000));
-        assert!(!b.add(&[(150, 250)], 0, 1000), "nothing new");
+        assert_eq!(b.add(&[(300, 400), (100, 200)], 0, 1000), 200);
+        assert_eq!(b.add(&[(200, 300)], 0, 1000), 100);
+        assert_eq!(b.add(&[(150, 250)], 0, 1000), 0, "nothing new");
         assert_eq!(b.sacked, vec![(100, 400)]);
         b.advance(250);
         assert_eq!(b.sacked, vec![(250, 400)]);
