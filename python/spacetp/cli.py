@@ -197,9 +197,11 @@ def schema(
     print(_core.tcp_schema() if tcp else _core.schema())
 
 
+from spacetp.cli_model import register as register_model  # noqa: E402  (model)
 from spacetp.cli_sweep import register  # noqa: E402  (sweep, results, plot)
 
 register(app)
+register_model(app)
 
 
 def _is_usage_error(e: BaseException) -> bool:
