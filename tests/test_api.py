@@ -81,3 +81,39 @@ def test_protocols_lists_newreno_settings():
     s = p["newreno"]["settings"]
     assert s["initial_window"] == 10 and s["ack_every"] == 2
     assert s["ack_delay"] == "0.2 s" and s["min_rto"] == "1 s"
+
+
+PROFILES = [
+    "tahoe",
+    "reno",
+    "newreno",
+    "sack",
+    "fack",
+    "vegas",
+    "westwood",
+    "highspeed",
+    "hybla",
+    "scalable",
+    "bic",
+    "cubic",
+    "peach+",
+    "win2000",
+    "winnt",
+]
+
+
+def test_every_profile_is_listed():
+    assert set(spacetp.protocols()) == set(PROFILES)
+
+
+@pytest.mark.parametrize("protocol", PROFILES)
+def test_every_profile_runs_the_asymmetry_example(protocol, cli, tmp_path):
+    sc = spacetp.load(ASYM)
+    spacetp.set_value(sc, "flows[0].protocol", protocol)
+    f = spacetp.run(sc).flows[0]
+    assert f["protocol"] == protocol
+    assert f["complete"] and f["bytes_undelivered"] == 0
+    out = tmp_path / "r.json"
+    r = cli("run", str(ASYM), "--set", f'flows[0].protocol="{protocol}"', "--json", str(out), "-q")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(out.read_text())["flows"][0]["bytes_delivered"] == 5_000_000
