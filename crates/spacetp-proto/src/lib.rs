@@ -12,6 +12,8 @@ pub mod connection;
 pub mod profiles;
 pub mod rto;
 pub mod seq;
+#[cfg(test)]
+pub(crate) mod testing;
 pub mod time;
 pub mod units;
 

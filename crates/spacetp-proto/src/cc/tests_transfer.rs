@@ -3,9 +3,9 @@
 //! test checks exact delivery and the window behaviour that distinguishes the controller.
 
 use crate::config::{CongestionControlKind as Kind, TcpConfig};
-use crate::connection::{CloseReason, Connection, State, Transmit};
+use crate::connection::CloseReason;
+use crate::testing::{Pipe, Sample};
 use crate::time::{Time, MS, SEC, US};
-use std::collections::BTreeMap;
 
 const MSS: u32 = 1000;
 const BYTES: u64 = 2_000_000;
@@ -13,154 +13,6 @@ const BYTES: u64 = 2_000_000;
 const GAP: Time = 800 * US;
 /// 10 Mb/s x 100 ms round trip.
 const BDP: u64 = 125_000;
-
-/// The sender's window after an event.
-#[derive(Clone, Copy, Debug)]
-struct Sample {
-    t: Time,
-    cwnd: u64,
-    ssthresh: u64,
-    recovery: bool,
-    flight: u64,
-}
-
-/// The pipe of `connection/tests.rs` (fixed delay, a->b serialisation gap, scripted drops),
-/// plus an optional drop-tail queue at the a->b bottleneck and a trace of a's window.
-struct Pipe {
-    a: Connection,
-    b: Connection,
-    delay: Time,
-    gap_ab: Time,
-    busy_ab: Time,
-    /// Segments the a->b bottleneck holds waiting (None: unbounded).
-    queue_limit: Option<u64>,
-    queue_drops: u64,
-    inflight: BTreeMap<(Time, u64), (bool, Transmit)>,
-    serial: u64,
-    drop_ab: Vec<u64>,
-    sent_ab: u64,
-    now: Time,
-    to_send: u64,
-    trace: Vec<Sample>,
-    /// When b had everything.
-    done_at: Option<Time>,
-}
-
-impl Pipe {
-    fn new(cfg: &TcpConfig, bytes: u64) -> Self {
-        Pipe {
-            a: Connection::connect(cfg, MSS, 1000, 80, 12345),
-            b: Connection::listen(cfg, MSS, 80, 1000, 777),
-            delay: 50 * MS,
-            gap_ab: GAP,
-            busy_ab: 0,
-            queue_limit: None,
-            queue_drops: 0,
-            inflight: BTreeMap::new(),
-            serial: 0,
-            drop_ab: vec![],
-            sent_ab: 0,
-            now: 0,
-            to_send: bytes,
-            trace: vec![],
-            done_at: None,
-        }
-    }
-
-    fn flush(&mut self) {
-        if self.to_send > 0 {
-            self.to_send -= self.a.send(self.to_send);
-            if self.to_send == 0 {
-                self.a.close();
-            }
-        }
-        while let Some(t) = self.a.poll_transmit(self.now) {
-            let idx = self.sent_ab;
-            self.sent_ab += 1;
-            let waiting = self.busy_ab.saturating_sub(self.now) / self.gap_ab.max(1);
-            if self.queue_limit.is_some_and(|q| waiting >= q) {
-                self.queue_drops += 1;
-                continue;
-            }
-            let start = self.busy_ab.max(self.now);
-            self.busy_ab = start + self.gap_ab;
-            if !self.drop_ab.contains(&idx) {
-                self.serial += 1;
-                self.inflight
-                    .insert((self.busy_ab + self.delay, self.serial), (true, t));
-            }
-        }
-        while let Some(t) = self.b.poll_transmit(self.now) {
-            self.serial += 1;
-            self.inflight
-                .insert((self.now + self.delay, self.serial), (false, t));
-        }
-        if self.b.state() == State::CloseWait {
-            self.b.close();
-            self.flush();
-        }
-    }
-
-    fn run(&mut self, limit: Time) {
-        self.flush();
-        while self.now < limit && !(self.a.is_finished() && self.b.is_finished()) {
-            let next_pkt = self.inflight.keys().next().map(|k| k.0);
-            let next_t = [next_pkt, self.a.poll_timeout(), self.b.poll_timeout()]
-                .into_iter()
-                .flatten()
-                .min();
-            let Some(t) = next_t else { break };
-            self.now = t;
-            if next_pkt == Some(t) {
-                let k = *self.inflight.keys().next().unwrap();
-                let (to_b, seg) = self.inflight.remove(&k).unwrap();
-                if to_b {
-                    self.b.on_segment(t, &seg.hdr, seg.len);
-                } else {
-                    self.a.on_segment(t, &seg.hdr, seg.len);
-                }
-            }
-            if self.a.poll_timeout().is_some_and(|d| d <= t) {
-                self.a.on_timeout(t);
-            }
-            if self.b.poll_timeout().is_some_and(|d| d <= t) {
-                self.b.on_timeout(t);
-            }
-            self.flush();
-            let w = self.a.window();
-            self.trace.push(Sample {
-                t,
-                cwnd: w.cwnd,
-                ssthresh: w.ssthresh,
-                recovery: self.a.in_recovery(),
-                flight: self.a.bytes_in_flight(),
-            });
-            if self.done_at.is_none() && self.b.delivered() == BYTES {
-                self.done_at = Some(t);
-            }
-        }
-    }
-
-    /// Index in the trace of the first fast retransmit (recovery entered).
-    fn first_recovery(&self) -> usize {
-        self.trace.iter().position(|s| s.recovery).expect("a loss")
-    }
-
-    /// Index of the first sample after the recovery that starts at `i`.
-    fn recovery_end(&self, i: usize) -> usize {
-        i + self.trace[i..].iter().position(|s| !s.recovery).unwrap()
-    }
-
-    /// cwnd at time `t` (the last sample at or before it).
-    fn cwnd_at(&self, t: Time) -> u64 {
-        let i = self.trace.partition_point(|s| s.t <= t);
-        self.trace[i - 1].cwnd
-    }
-
-    fn done(&self) -> Time {
-        self.done_at.expect("delivered")
-    }
-}
 
 fn cfg(kind: Kind) -> TcpConfig {
     TcpConfig {
@@ -171,7 +23,8 @@ fn cfg(kind: Kind) -> TcpConfig {
 
 /// Runs the transfer and checks what every controller must do: deliver all 2 MB and close.
 fn transfer(cfg: &TcpConfig, drops: &[u64], queue: Option<u64>) -> Pipe {
-    let mut p = Pipe::new(cfg, BYTES);
+    let mut p = Pipe::new(cfg, MSS, BYTES);
+    p.gap_ab = GAP;
     p.drop_ab = drops.to_vec();
     p.queue_limit = queue;
     p.run(600 * SEC);
