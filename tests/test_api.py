@@ -97,6 +97,8 @@ PROFILES = [
     "bic",
     "cubic",
     "peach+",
+    "scps-tp",
+    "scps-nucc",
     "win2000",
     "winnt",
 ]

@@ -1,7 +1,7 @@
 //! Every setting of a connection. Profiles (`newreno`, `scps-tp`, ...) are values of this
 //! struct; a scenario's `[flows.tcp]` table overrides any field by its serde name.
 
-use crate::units::{Bytes, Duration};
+use crate::units::{Bytes, Duration, Rate};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -25,6 +25,60 @@ pub enum CongestionControlKind {
     Bic,
     /// CUBIC (RFC 9438).
     Cubic,
+    /// No congestion control (SCPS-TP NUCC): the window is the receiver's, and `scps.rate`
+    /// clocks transmissions out.
+    None,
+}
+
+/// SCPS-TP's default source of data loss (CCSDS 714.0-B-2; Edwards et al.: DSDL).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum LossSource {
+    /// Losses mean congestion: the controller reduces the window (TCP's assumption).
+    #[default]
+    Congestion,
+    /// Losses mean corruption: retransmit without reducing cwnd or ssthresh and without
+    /// backing off the retransmission timer.
+    Corruption,
+}
+
+/// SCPS-TP (CCSDS 714.0-B-2) settings (`[flows.tcp.scps]`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct ScpsConfig {
+    /// Offer the SCPS capabilities option (kind 20) on SYN / SYN-ACK. The features below are
+    /// used only when both ends offer them; with a plain TCP peer the connection is plain TCP.
+    pub enabled: bool,
+    /// Offer SNACK (SNACK1: one option per hole, kind 21).
+    pub snack: bool,
+    /// Offer the long form of SNACK (SNACK2): a bit vector after the first hole.
+    pub snack_bitvector: bool,
+    /// Offer SCPS header compression (COMP).
+    pub compression: bool,
+    /// Default source of data loss.
+    pub loss_source: LossSource,
+    /// Fixed ACK frequency: the receiver ACKs on this timer, out-of-order data included,
+    /// instead of every other segment (absent: TCP's delayed ACK).
+    pub ack_period: Option<Duration>,
+    /// Token-bucket rate control: data leaves no faster than this (absent: no rate control).
+    pub rate: Option<Rate>,
+    /// Token-bucket depth: the burst allowed at `rate`.
+    pub bucket: Bytes,
+}
+
+impl Default for ScpsConfig {
+    fn default() -> Self {
+        ScpsConfig {
+            enabled: false,
+            snack: false,
+            snack_bitvector: false,
+            compression: false,
+            loss_source: LossSource::Congestion,
+            ack_period: None,
+            rate: None,
+            bucket: Bytes(3000),
+        }
+    }
 }
 
 /// Loss recovery algorithm.
@@ -185,6 +239,8 @@ pub struct TcpConfig {
     /// cwnd follows what is delivered instead of dropping to ssthresh at once. ns-3 and Linux
     /// recover this way by default.
     pub prr: bool,
+    /// SCPS-TP capabilities and mechanisms.
+    pub scps: ScpsConfig,
     /// TCP-Peach+ (Akyildiz et al. 2002): Jump Start at connection start and Quick Recovery
     /// after a fast retransmit, with low-priority NIL segments probing spare capacity.
     pub peach: bool,
@@ -232,6 +288,7 @@ impl Default for TcpConfig {
             dupack_threshold: 3,
             limited_transmit: true,
             prr: false,
+            scps: ScpsConfig::default(),
             peach: false,
             vegas: Default::default(),
             westwood: Default::default(),
@@ -288,6 +345,17 @@ impl TcpConfig {
         }
         if self.receive_buffer.0 < 1 || self.send_buffer.0 < 1 {
             return Err("receive_buffer and send_buffer: must be at least 1 byte".into());
+        }
+        if let Some(p) = self.scps.ack_period {
+            if p.0 == 0 {
+                return Err("scps.ack_period: must be > 0".into());
+            }
+        }
+        if self.scps.rate.is_some() && self.scps.bucket.0 == 0 {
+            return Err("scps.bucket: must be at least 1 byte".into());
+        }
+        if self.scps.snack_bitvector && !self.scps.snack {
+            return Err("scps.snack_bitvector: needs scps.snack = true".into());
         }
         let max_window = 65535u64 << 14;
         if self.receive_buffer.0 > max_window {

@@ -1,9 +1,11 @@
 //! Named presets users pass as `protocol = "..."`: each is a full `TcpConfig`; a scenario's
 //! `[flows.tcp]` table overrides any of its fields. `spacetp protocols` prints them all.
 
-use crate::config::{CongestionControlKind as Cc, InitialWindow, RecoveryKind, TcpConfig};
+use crate::config::{
+    CongestionControlKind as Cc, InitialWindow, LossSource, RecoveryKind, ScpsConfig, TcpConfig,
+};
 use crate::time::{MS, SEC};
-use crate::units::{Bytes, Duration};
+use crate::units::{Bytes, Duration, Rate};
 
 /// Every profile name with a one-line description (and the sources of its settings).
 pub const PROFILES: &[(&str, &str)] = &[
@@ -29,6 +31,19 @@ pub const PROFILES: &[(&str, &str)] = &[
     ("scalable", "Scalable TCP (Kelly 2003): +0.01 segment per ACK, x0.875 on loss, above a 16-segment legacy window"),
     ("bic", "BIC TCP (Xu, Harfoush & Rhee 2004): binary search increase, beta 0.8"),
     ("cubic", "CUBIC (RFC 9438): cubic window growth, beta 0.7, Reno-friendly region"),
+    (
+        "scps-tp",
+        "SCPS-TP as Nguyen & Sterbenz Table 1: Vegas (slow start every other RTT), SNACK without \
+         bit vector, fixed ACK frequency 100 ms, rate control 1.5 Mb/s, window scaling, no \
+         timestamps or header compression, 300 kB buffers; losses treated as corruption (the \
+         default source of data loss of their model); plain TCP with a non-SCPS peer",
+    ),
+    (
+        "scps-nucc",
+        "SCPS-TP as Nguyen & Sterbenz Table 2 (Edwards et al. case 2B style): congestion control \
+         off, rate control 1.425 Mb/s, one ACK every 69 ms, SNACK without bit vector, window \
+         scaling, losses treated as corruption",
+    ),
     (
         "win2000",
         "Windows 2000 baseline of Edwards et al. Table 1: SACK, 64 kB window with scaling, initial \
@@ -100,6 +115,30 @@ pub fn profile(name: &str) -> Option<TcpConfig> {
         },
         "cubic" => TcpConfig {
             congestion_control: Cc::Cubic,
+            ..base
+        },
+        "scps-tp" => TcpConfig {
+            congestion_control: Cc::Vegas,
+            scps: ScpsConfig {
+                enabled: true,
+                snack: true,
+                loss_source: LossSource::Corruption,
+                ack_period: Some(Duration(100 * MS)),
+                rate: Some(Rate(1.5e6)),
+                ..ScpsConfig::default()
+            },
+            ..base
+        },
+        "scps-nucc" => TcpConfig {
+            congestion_control: Cc::None,
+            scps: ScpsConfig {
+                enabled: true,
+                snack: true,
+                loss_source: LossSource::Corruption,
+                ack_period: Some(Duration(69 * MS)),
+                rate: Some(Rate(1.425e6)),
+                ..ScpsConfig::default()
+            },
             ..base
         },
         "win2000" => TcpConfig {

@@ -5,6 +5,7 @@
 use crate::config::TcpConfig;
 use crate::connection::{Connection, State, Transmit};
 use crate::time::Time;
+use spacetp_wire::TcpHeader;
 use std::collections::BTreeMap;
 
 /// a's window after an event.
@@ -36,6 +37,8 @@ pub struct Pipe {
     sent_ba: u64,
     /// a's transmissions: (time, position, length, retransmission, flags).
     pub log_ab: Vec<(Time, u64, u32, bool, u8)>,
+    /// Every header sent, with its direction (true: a -> b) and time.
+    pub headers: Vec<(bool, Time, TcpHeader)>,
     pub trace: Vec<Sample>,
     pub now: Time,
     /// Application bytes not yet accepted by a's send buffer.
@@ -63,6 +66,7 @@ impl Pipe {
             sent_ab: 0,
             sent_ba: 0,
             log_ab: vec![],
+            headers: vec![],
             trace: vec![],
             now: 0,
             to_send: bytes,
@@ -83,6 +87,7 @@ impl Pipe {
             self.sent_ab += 1;
             self.log_ab
                 .push((self.now, t.pos, t.len, t.retransmission, t.hdr.flags));
+            self.headers.push((true, self.now, t.hdr));
             let waiting = self.busy_ab.saturating_sub(self.now) / self.gap_ab.max(1);
             if self.queue_limit.is_some_and(|q| waiting >= q) {
                 self.queue_drops += 1;
@@ -97,6 +102,7 @@ impl Pipe {
             }
         }
         while let Some(t) = self.b.poll_transmit(self.now) {
+            self.headers.push((false, self.now, t.hdr));
             let idx = self.sent_ba;
             self.sent_ba += 1;
             if !self.drop_ba.contains(&idx) {

@@ -267,6 +267,9 @@ pub struct FlowCfg {
     /// Protocol profile: run `spacetp protocols` for the list.
     #[serde(default = "default_protocol")]
     pub protocol: String,
+    /// Profile of the receiving end when it differs (e.g. an SCPS-TP sender talking to a
+    /// plain TCP receiver: SCPS-TP falls back to TCP). `tcp` overrides apply to both ends.
+    pub peer_protocol: Option<String>,
     /// Bytes to transfer. Without it the flow sends until `stop`.
     pub bytes: Option<Bytes>,
     /// When the sender opens the connection.

@@ -11,7 +11,13 @@ pub enum Body {
     Tcp { ep: u32, hdr: TcpHeader, len: u32 },
     /// A background datagram of traffic source `source`.
     Datagram { source: u32 },
+    /// An ICMP-like notice from a router to endpoint `ep`: a packet it sent was corrupted on
+    /// the way (SCPS-TP corruption signalling).
+    CorruptionNotice { ep: u32 },
 }
+
+/// Size of a notice on the wire: IPv4 + ICMP headers + the offending IP header + 8 bytes.
+pub const NOTICE_SIZE: u32 = 20 + 8 + 20 + 8;
 
 #[derive(Clone, Copy, Debug)]
 pub struct Packet {

@@ -61,6 +61,21 @@ impl PcapTap {
                 encode_ipv4_packet(&ip, &udp, Payload::Zeros(p.size - 28), &mut self.buf)
                     .map(|_| ())
             }
+            Body::CorruptionNotice { .. } => {
+                // ICMP type 253 (RFC 4727 experimental): SCPS-TP's corruption notice has no
+                // IANA ICMP type. The quoted offending header is zeros here.
+                ip.protocol = 1;
+                let mut icmp = [0u8; 8];
+                icmp[0] = 253;
+                let body_len = (p.size - 28) as usize;
+                let c = spacetp_wire::Checksum::new()
+                    .add_bytes(&icmp)
+                    .add_zeros(body_len)
+                    .finish();
+                icmp[2..4].copy_from_slice(&c.to_be_bytes());
+                encode_ipv4_packet(&ip, &icmp, Payload::Zeros(p.size - 28), &mut self.buf)
+                    .map(|_| ())
+            }
         };
         let res = res.map_err(|e| e.to_string()).and_then(|_| {
             w.write_zero_filled(now, &self.buf[..], p.size)

@@ -29,6 +29,9 @@ pub struct FlowSummary {
     pub fast_retransmits: u64,
     /// TCP-Peach+ low-priority NIL segments sent.
     pub nil_segments_sent: u64,
+    /// SCPS-TP: ACKs with SNACK options received, and segments resent because of them.
+    pub snacks_received: u64,
+    pub snack_retransmits: u64,
     pub acks_sent: u64,
     pub mean_rtt_s: Option<f64>,
     pub min_rtt_s: Option<f64>,
@@ -54,6 +57,8 @@ pub struct RunSummary {
     pub events: u64,
     /// Most packets alive at once.
     pub peak_packets: u64,
+    /// ICMP-like corruption notices routers sent (links with `corrupted = "deliver"`).
+    pub corruption_notices: u64,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]

@@ -56,6 +56,8 @@ struct Flow {
     to_write: u64,
     start: Time,
     cfg: TcpConfig,
+    /// The receiving end's settings when its profile differs.
+    peer_cfg: Option<TcpConfig>,
     mss: u32,
     read_rate: Option<f64>,
     eps: Option<(u32, u32)>,
@@ -114,6 +116,8 @@ pub struct World {
     taps: Vec<PcapTap>,
     /// Flows and workload clients that keep the run going.
     alive: usize,
+    /// Corruption notices routers sent.
+    corruption_notices: u64,
 }
 
 impl World {
@@ -145,6 +149,7 @@ impl World {
             segments: None,
             taps: Vec::new(),
             alive: 0,
+            corruption_notices: 0,
             b: Built {
                 node_names: Vec::new(),
                 node_kinds: Vec::new(),
@@ -234,6 +239,13 @@ impl World {
             f.send_buffer,
             &p,
         )?;
+        let peer_cfg = match &f.peer_protocol {
+            Some(name) => Some(
+                build::tcp_config(name, f.tcp.as_ref(), f.receive_buffer, f.send_buffer, &p)
+                    .map_err(|e| e.replace(".protocol:", ".peer_protocol:"))?,
+            ),
+            None => None,
+        };
         let fstop = f.stop.map(|d| d.0).or(stop);
         if f.bytes.is_none() && fstop.is_none() {
             return Err(format!(
@@ -255,6 +267,7 @@ impl World {
             to_write: f.bytes.map_or(u64::MAX, |b| b.0),
             start: f.start.0,
             cfg,
+            peer_cfg,
             mss,
             read_rate: f.read_rate.map(|r| r.0),
             eps: None,
@@ -540,8 +553,28 @@ impl World {
     fn receive(&mut self, node: u16, id: PacketId) {
         let p = *self.slab.get(id);
         if p.corrupted {
-            // The receiving interface detects the damage and discards the packet.
+            // The receiving interface detects the damage and discards the packet. The
+            // destination host's transport hears of it (and echoes Corruption Experienced);
+            // a router sends the sender an ICMP-like notice (SCPS-TP corruption signalling).
             self.slab.remove(id);
+            if let Body::Tcp { ep, .. } = p.body {
+                if p.dst == node {
+                    self.eps[ep as usize].conn.on_corruption_detected();
+                    self.service(ep);
+                } else {
+                    let sender = self.eps[ep as usize].peer_ep;
+                    let notice = self.slab.insert(Packet {
+                        src: node,
+                        dst: p.src,
+                        size: crate::packet::NOTICE_SIZE,
+                        corrupted: false,
+                        low_priority: false,
+                        body: Body::CorruptionNotice { ep: sender },
+                    });
+                    self.corruption_notices += 1;
+                    self.send_from(node, notice);
+                }
+            }
             return;
         }
         if p.dst != node {
@@ -561,6 +594,12 @@ impl World {
                 let s = &mut self.sources[source as usize];
                 s.received += 1;
                 s.bytes_received += p.size as u64;
+            }
+            Body::CorruptionNotice { ep } => {
+                if !self.eps[ep as usize].dead {
+                    self.eps[ep as usize].conn.on_corruption_notice(self.now);
+                    self.service(ep);
+                }
             }
         }
     }
@@ -698,7 +737,13 @@ impl World {
         let sport = if f.workload.is_some() { 20 } else { 5001 };
         let s_ep = self.eps.len() as u32;
         let client = Connection::connect(&f.cfg, f.mss, cport, sport, rng.next_u64() as u32);
-        let server = Connection::listen(&f.cfg, f.mss, sport, cport, rng.next_u64() as u32);
+        let server = Connection::listen(
+            f.peer_cfg.as_ref().unwrap_or(&f.cfg),
+            f.mss,
+            sport,
+            cport,
+            rng.next_u64() as u32,
+        );
         self.eps.push(Endpoint {
             conn: client,
             node: f.from,
@@ -771,6 +816,7 @@ impl World {
             to_write: size,
             start: now,
             cfg: w.cfg.clone(),
+            peer_cfg: None,
             mss: w.mss,
             read_rate: None,
             eps: None,
@@ -888,6 +934,8 @@ impl World {
             s.timeouts = st.timeouts;
             s.fast_retransmits = st.fast_retransmits;
             s.nil_segments_sent = st.nil_segments_sent;
+            s.snacks_received = st.snacks_received;
+            s.snack_retransmits = st.snack_retransmits;
             s.acks_sent = self.eps[re as usize].conn.stats().segments_sent;
             let r = c.rtt();
             if r.samples > 0 {
@@ -930,6 +978,7 @@ impl World {
                 end_s: secs(self.now),
                 events: self.q.processed,
                 peak_packets: self.slab.capacity_used() as u64,
+                corruption_notices: self.corruption_notices,
             },
             flows,
             links: self.b.links.iter().map(|l| l.stats.clone()).collect(),
@@ -948,6 +997,7 @@ fn packet_ports(p: &Packet) -> (u16, u16) {
     match p.body {
         Body::Tcp { hdr, .. } => (hdr.src_port, hdr.dst_port),
         Body::Datagram { source } => (9000 + source as u16, 9000 + source as u16),
+        Body::CorruptionNotice { .. } => (0, 0),
     }
 }
 

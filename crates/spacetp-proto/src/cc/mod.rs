@@ -9,6 +9,7 @@ mod frac;
 mod highspeed;
 mod hybla;
 mod newreno;
+pub(crate) mod nucc;
 mod scalable;
 mod vegas;
 mod westwood;
@@ -21,6 +22,7 @@ pub use cubic::{Cubic, CubicParams};
 pub use highspeed::{HighSpeed, HighSpeedParams};
 pub use hybla::{Hybla, HyblaParams};
 pub use newreno::NewReno;
+pub use nucc::Nucc;
 pub use scalable::{Scalable, ScalableParams};
 pub use vegas::{Vegas, VegasLossResponse, VegasParams};
 pub use westwood::{Westwood, WestwoodParams};
@@ -103,5 +105,6 @@ pub fn new_controller(cfg: &TcpConfig) -> Box<dyn CongestionControl> {
         CongestionControlKind::Scalable => Box::new(Scalable::new(&cfg.scalable)),
         CongestionControlKind::Bic => Box::new(Bic::new(&cfg.bic)),
         CongestionControlKind::Cubic => Box::new(Cubic::new(&cfg.cubic)),
+        CongestionControlKind::None => Box::new(Nucc),
     }
 }

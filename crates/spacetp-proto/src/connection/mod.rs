@@ -8,6 +8,7 @@
 mod peach;
 mod recovery;
 mod recv;
+mod scps;
 
 use crate::cc::{new_controller, AckEvent, CongestionControl, Window};
 use crate::config::TcpConfig;
@@ -113,6 +114,11 @@ pub struct ConnStats {
     pub paws_rejected: u64,
     /// TCP-Peach+ NIL segments sent.
     pub nil_segments_sent: u64,
+    /// ACKs carrying SNACK options received, and segments resent because a SNACK named them.
+    pub snacks_received: u64,
+    pub snack_retransmits: u64,
+    /// Timeouts handled as corruption (no window reduction, no backoff).
+    pub corruption_timeouts: u64,
 }
 
 pub struct Connection {
@@ -157,6 +163,21 @@ pub struct Connection {
     max_snd_wnd: u64,
     /// TCP-Peach+ NIL-segment bursts, when enabled.
     peach: Option<peach::Peach>,
+    /// SCPS-TP features both ends offered.
+    scps: scps::Negotiated,
+    /// SCPS-TP rate control.
+    bucket: Option<scps::TokenBucket>,
+    /// Rate control holds data back until then.
+    pace_deadline: Option<Time>,
+    /// Segment starts to retransmit now (named by SNACKs, or a corruption-mode timeout).
+    rtx_now: std::collections::VecDeque<u64>,
+    /// When a segment start was last resent from `rtx_now` (no second copy within one RTT).
+    rtx_sent: std::collections::VecDeque<(u64, Time)>,
+    /// SNACK congestion response: once per window of data (like NewReno's `recover`).
+    snack_recover: u64,
+    /// Explicit corruption signal (Corruption Experienced option, or a router's notice)
+    /// holds corruption handling until then.
+    corruption_until: Time,
     syn_pending: bool,
     syn_retransmitted: bool,
     rst_pending: bool,
@@ -188,8 +209,13 @@ impl Connection {
             0
         };
         let mss = mss.max(1);
+        let open = cfg.congestion_control == crate::config::CongestionControlKind::None;
         let win = Window {
-            cwnd: cfg.initial_window.bytes(mss as u64),
+            cwnd: if open {
+                crate::cc::nucc::OPEN
+            } else {
+                cfg.initial_window.bytes(mss as u64)
+            },
             ssthresh: cfg
                 .initial_ssthresh
                 .map_or(u64::MAX, |b| b.0.max(2 * mss as u64)),
@@ -229,6 +255,16 @@ impl Connection {
             probe_pending: false,
             max_snd_wnd: 0,
             peach: cfg.peach.then(peach::Peach::default),
+            scps: scps::Negotiated::default(),
+            bucket: cfg
+                .scps
+                .rate
+                .map(|r| scps::TokenBucket::new(r.0, cfg.scps.bucket.0)),
+            pace_deadline: None,
+            rtx_now: std::collections::VecDeque::new(),
+            rtx_sent: std::collections::VecDeque::new(),
+            snack_recover: 0,
+            corruption_until: 0,
             syn_pending: false,
             syn_retransmitted: false,
             rst_pending: false,
@@ -377,6 +413,7 @@ impl Connection {
             self.rx.delack_deadline,
             self.persist_deadline,
             peach,
+            self.pace_deadline,
         ]
         .into_iter()
         .flatten()
@@ -394,6 +431,9 @@ impl Connection {
         }
         if let Some(p) = &mut self.peach {
             p.on_timer(now);
+        }
+        if self.pace_deadline.is_some_and(|d| d <= now) {
+            self.pace_deadline = None;
         }
         if self.persist_deadline.is_some_and(|d| d <= now) {
             self.probe_pending = true;
@@ -445,8 +485,15 @@ impl Connection {
             return;
         }
         self.stats.timeouts += 1;
-        self.rtt.back_off();
         self.timed = None;
+        if !handshake && self.corruption(now) {
+            // SCPS-TP corruption: resend the first hole, keep the window and the timer.
+            self.stats.corruption_timeouts += 1;
+            self.rtx_now.push_front(self.snd_una);
+            self.rto_deadline = Some(now + self.rtt.rto());
+            return;
+        }
+        self.rtt.back_off();
         if handshake {
             self.syn_pending = true;
             self.syn_retransmitted = true;
@@ -560,6 +607,12 @@ impl Connection {
         }
         self.ts_ok = self.cfg.timestamps && o.timestamps.is_some();
         self.sack_ok = self.cfg.sack && o.sack_permitted;
+        // SCPS-TP features need both ends; a plain TCP peer makes this a plain TCP connection.
+        self.scps = scps::Negotiated::from(&self.cfg.scps, o.scps_capabilities);
+        if self.scps.scps {
+            self.rx
+                .set_ack_period(self.cfg.scps.ack_period.map(|d| d.0));
+        }
         self.recovery = new_recovery(self.cfg.recovery, self.sack_ok, self.cfg.prr);
         let _ = we_are_passive;
         let mss = self.own_mss.min(peer_mss);
@@ -568,6 +621,10 @@ impl Connection {
         self.seg_size = mss.saturating_sub(if self.ts_ok { 12 } else { 0 }).max(1);
         self.win.mss = self.seg_size as u64;
         self.win.cwnd = self.cfg.initial_window.bytes(self.win.mss);
+        if self.cfg.congestion_control == crate::config::CongestionControlKind::None {
+            self.win.cwnd = crate::cc::nucc::OPEN;
+            self.win.ssthresh = crate::cc::nucc::OPEN;
+        }
         if self.win.ssthresh != u64::MAX {
             self.win.ssthresh = self.win.ssthresh.max(2 * self.win.mss);
         }
@@ -661,6 +718,13 @@ impl Connection {
         if ack < self.snd_una {
             return; // old ACK
         }
+        if self.scps.scps && hdr.options.corruption_experienced {
+            let two_rtt = 2 * self.rtt.srtt().unwrap_or(self.rtt.rto());
+            self.corruption_until = self.corruption_until.max(now + two_rtt);
+        }
+        if self.scps.snack && !hdr.options.snacks.is_empty() && ack >= self.snd_una {
+            self.on_snack(now, ack, &hdr.options.snacks);
+        }
         let newly_sacked = if self.sack_ok {
             self.absorb_sack(&hdr.options)
         } else {
@@ -686,12 +750,16 @@ impl Connection {
                 self.cc.on_any_ack(&ev, true);
                 let dupacks = self.dupacks;
                 let cwnd_before = self.win.cwnd;
+                let saved = self.win;
                 if self
                     .recovery
                     .on_dupack(&mut ctx!(self, now), dupacks, new_sack)
                 {
                     self.stats.fast_retransmits += 1;
                     self.quick_recovery(now, cwnd_before);
+                }
+                if self.corruption(now) {
+                    self.win = saved; // retransmit, but corruption is not congestion
                 }
             }
             return;
@@ -754,7 +822,14 @@ impl Connection {
         self.dupacks = 0;
         let ev = self.ack_event(now, acked, sample);
         self.cc.on_any_ack(&ev, false);
+        let (saved, was_recovering) = (self.win, self.recovery.in_recovery());
         let rto_restart = self.recovery.on_new_ack(&mut ctx!(self, now), &ev);
+        if was_recovering && self.corruption(now) {
+            self.win = Window {
+                cwnd: saved.cwnd.max(self.win.cwnd),
+                ..saved
+            };
+        }
         if rto_restart {
             self.restart_rto(now);
         }
@@ -770,6 +845,90 @@ impl Connection {
             } else if self.state == State::Closed {
                 self.close_reason.get_or_insert(CloseReason::Normal);
                 self.rto_deadline = None;
+            }
+        }
+    }
+
+    /// Is a loss to be treated as corruption now (SCPS-TP loss-source policy, or an explicit
+    /// corruption signal within the last two round trips)?
+    fn corruption(&self, now: Time) -> bool {
+        (self.cfg.scps.enabled
+            && self.cfg.scps.loss_source == crate::config::LossSource::Corruption)
+            || now < self.corruption_until
+    }
+
+    /// The peer (or its ground station, through the simulator) reports corrupted packets on
+    /// this connection's path: treat losses as corruption for two round trips.
+    pub fn on_corruption_notice(&mut self, now: Time) {
+        let two_rtt = 2 * self.rtt.srtt().unwrap_or(self.rtt.rto());
+        self.corruption_until = self.corruption_until.max(now + two_rtt);
+    }
+
+    /// This endpoint's link layer discarded a corrupted packet addressed to it: echo it to the
+    /// peer with the Corruption Experienced option (SCPS-TP).
+    pub fn on_corruption_detected(&mut self) {
+        if self.scps.scps {
+            self.rx.corruption_echo = true;
+            self.rx.ack_now = true;
+        }
+    }
+
+    /// A SNACK names holes: queue their segments for retransmission now; under the congestion
+    /// policy the first SNACK of a window also reduces the window once.
+    fn on_snack(&mut self, now: Time, ack_wire_abs: u64, list: &spacetp_wire::SnackList) {
+        self.stats.snacks_received += 1;
+        let seg = self.seg_size as u64;
+        let (una, max) = (
+            ack_wire_abs.max(self.snd_una),
+            self.snd_max.min(self.data_end),
+        );
+        let recent = self.rtt.srtt().unwrap_or(self.rtt.rto());
+        let mut named = false;
+        let (queue, sent) = (&mut self.rtx_now, &self.rtx_sent);
+        scps::snacked_positions(list, ack_wire_abs, seg, |pos| {
+            if pos < una || pos >= max || queue.contains(&pos) {
+                return;
+            }
+            named = true;
+            let fresh = sent.iter().any(|&(p, t)| p == pos && now < t + recent);
+            if !fresh {
+                queue.push_back(pos);
+            }
+        });
+        if named && !self.corruption(now) && self.snd_una >= self.snack_recover {
+            let flight = self.snd_max - self.snd_una;
+            self.win.ssthresh = self.cc.ssthresh_after_loss(&self.win, flight, now);
+            self.win.cwnd = self.win.ssthresh;
+            self.snack_recover = self.snd_max;
+            self.stats.fast_retransmits += 1;
+        }
+    }
+
+    /// Rate control without taking tokens: could `bytes` leave now? Arms the wake-up if not.
+    fn bucket_ready(&mut self, now: Time, bytes: u64) -> bool {
+        let Some(b) = &mut self.bucket else {
+            return true;
+        };
+        match b.ready(now, bytes) {
+            Ok(()) => true,
+            Err(at) => {
+                self.pace_deadline = Some(self.pace_deadline.map_or(at, |d| d.min(at)));
+                false
+            }
+        }
+    }
+
+    /// Rate control: may a data segment of about `bytes` leave now? If not, wake up when it
+    /// may.
+    fn rate_allows(&mut self, now: Time, bytes: u64) -> bool {
+        let Some(b) = &mut self.bucket else {
+            return true;
+        };
+        match b.take(now, bytes) {
+            Ok(()) => true,
+            Err(at) => {
+                self.pace_deadline = Some(self.pace_deadline.map_or(at, |d| d.min(at)));
+                false
             }
         }
     }
@@ -825,17 +984,49 @@ impl Connection {
             State::SynSent => return None,
             _ => {}
         }
-        let rtx = self.recovery.next_retransmission(&ctx!(self, now));
-        if let Some(pos) = rtx.filter(|&p| p < self.snd_max) {
+        let seg_bytes = self.seg_size as u64 + 52; // rate control charges about a packet
+        while let Some(&pos) = self.rtx_now.front() {
+            if pos < self.snd_una || pos >= self.snd_max {
+                self.rtx_now.pop_front();
+                continue;
+            }
+            if !self.rate_allows(now, seg_bytes) {
+                break;
+            }
+            self.rtx_now.pop_front();
+            self.rtx_sent.push_back((pos, now));
+            if self.rtx_sent.len() > 4096 {
+                self.rtx_sent.pop_front();
+            }
+            self.stats.snack_retransmits += 1;
             let t = self.transmit_from(pos, now);
             self.recovery.on_retransmit(pos, pos + t.len as u64);
             return Some(t);
         }
-        if self.peach.as_ref().is_some_and(|p| p.pending) {
+        let data_ok = self.rtx_now.is_empty() && self.bucket_ready(now, seg_bytes);
+        let rtx = self.recovery.next_retransmission(&ctx!(self, now));
+        let recent = self.rtt.srtt().unwrap_or(0);
+        let dup = |p: u64, sent: &std::collections::VecDeque<(u64, Time)>| {
+            sent.iter().any(|&(q, t)| q == p && now < t + recent)
+        };
+        if let Some(pos) = rtx.filter(|&p| p < self.snd_max && !dup(p, &self.rtx_sent)) {
+            if data_ok && self.rate_allows(now, seg_bytes) {
+                let t = self.transmit_from(pos, now);
+                self.recovery.on_retransmit(pos, pos + t.len as u64);
+                return Some(t);
+            }
+            self.rtx_now.push_front(pos); // keep it for when the rate allows
+        }
+        if data_ok && self.peach.as_ref().is_some_and(|p| p.pending) {
             return Some(self.transmit_nil(now));
         }
-        if let Some(t) = self.transmit_new(now) {
-            return Some(t);
+        if data_ok {
+            if let Some(t) = self.transmit_new(now) {
+                if let Some(b) = &mut self.bucket {
+                    let _ = b.take(now, t.len as u64 + 52);
+                }
+                return Some(t);
+            }
         }
         if self.probe_pending {
             // Linux-style zero-window probe: an empty segment one byte below snd_una, which
@@ -874,6 +1065,12 @@ impl Connection {
             o.window_scale = Some(self.rcv_wscale);
         }
         o.sack_permitted = self.cfg.sack && (!passive || self.sack_ok);
+        if self.cfg.scps.enabled && (!passive || self.scps.scps) {
+            o.scps_capabilities = Some(spacetp_wire::ScpsCapabilities {
+                vector: scps::offer(&self.cfg.scps),
+                connection_id: self.local_port as u8,
+            });
+        }
         let offer_ts = self.cfg.timestamps && (!passive || self.ts_ok);
         if offer_ts {
             o.timestamps = Some(Timestamps {
@@ -1059,6 +1256,24 @@ impl Connection {
             // RFC 2018: 4 blocks fit beside no other option, 3 beside timestamps.
             let max = if self.ts_ok { 3 } else { 4 };
             self.rx.sack_blocks(max, &mut h.options.sack);
+        }
+        if self.scps.scps && fl & flags::ACK != 0 && self.rx.corruption_echo {
+            h.options.corruption_experienced = true;
+        }
+        if self.scps.snack && fl & flags::ACK != 0 {
+            let mut holes = [(0u64, 0u64); 16];
+            let n = self.rx.holes(&mut holes);
+            if n > 0 {
+                let room = 40 - h.options.raw_len();
+                let seg = self.seg_size as u64;
+                h.options.snacks = scps::snacks_for(
+                    &holes[..n],
+                    self.rx.next_expected(),
+                    seg,
+                    self.scps.snack_bitvector,
+                    room,
+                );
+            }
         }
         h
     }

@@ -40,6 +40,10 @@ pub(crate) struct Receiver {
     pub delack_deadline: Option<Time>,
     /// The next ACK answers a Peach+ NIL segment (marked ECE).
     pub nil_ack: bool,
+    /// The next ACK carries SCPS-TP's Corruption Experienced option.
+    pub corruption_echo: bool,
+    /// SCPS-TP fixed ACK frequency: ACK on this timer, whatever arrives.
+    ack_period: Option<Time>,
     pub ts_recent: u32,
 }
 
@@ -66,6 +70,8 @@ impl Receiver {
             ack_now: false,
             delack_deadline: None,
             nil_ack: false,
+            corruption_echo: false,
+            ack_period: None,
             ts_recent: 0,
         }
     }
@@ -81,6 +87,28 @@ impl Receiver {
 
     pub fn wire_ack(&self) -> u32 {
         to_wire(self.irs, self.rcv_nxt)
+    }
+
+    pub fn set_ack_period(&mut self, period: Option<Time>) {
+        self.ack_period = period;
+    }
+
+    /// The holes between rcv_nxt and the highest out-of-order byte, ascending (at most
+    /// `out.len()`); returns how many.
+    pub fn holes(&self, out: &mut [(u64, u64)]) -> usize {
+        let mut n = 0;
+        let mut from = self.rcv_nxt;
+        for &(s, e) in &self.ooo {
+            if n == out.len() {
+                break;
+            }
+            if s > from {
+                out[n] = (from, s);
+                n += 1;
+            }
+            from = e;
+        }
+        n
     }
 
     pub fn set_mss(&mut self, mss: u64) {
@@ -167,6 +195,7 @@ impl Receiver {
     pub fn on_ack_sent(&mut self) {
         self.ack_now = false;
         self.nil_ack = false;
+        self.corruption_echo = false;
         self.unacked = 0;
         self.delack_deadline = None;
         self.last_ack_sent = self.rcv_nxt;
@@ -176,6 +205,27 @@ impl Receiver {
     /// Data `[start, start+len)` and maybe a FIN arrived. Returns true when the FIN is consumed
     /// now (all data before it is in).
     pub fn on_data(
+        &mut self,
+        now: Time,
+        start: u64,
+        len: u32,
+        fin: bool,
+        stats: &mut ConnStats,
+    ) -> bool {
+        let acked_already = self.ack_now;
+        let fin_now = self.on_data_inner(now, start, len, fin, stats);
+        if let Some(p) = self.ack_period {
+            // SCPS-TP fixed ACK frequency: out-of-order and duplicate data wait for the timer
+            // too; only the FIN is answered at once.
+            self.ack_now = acked_already || fin_now;
+            if self.delack_deadline.is_none() || self.delack_deadline > Some(now + p) {
+                self.delack_deadline = Some(now + p);
+            }
+        }
+        fin_now
+    }
+
+    fn on_data_inner(
         &mut self,
         now: Time,
         start: u64,

@@ -434,3 +434,164 @@ fn prr_spreads_the_reduction_and_ends_at_ssthresh() {
         );
     }
 }
+
+// ----- SCPS-TP -----
+
+use crate::config::{CongestionControlKind, LossSource, ScpsConfig};
+use crate::units::Duration as Dur;
+
+fn scps(snack: bool, ack_period: Option<Time>) -> TcpConfig {
+    TcpConfig {
+        scps: ScpsConfig {
+            enabled: true,
+            snack,
+            ack_period: ack_period.map(Dur),
+            ..ScpsConfig::default()
+        },
+        ..cfg()
+    }
+}
+
+fn has_scps_options(h: &TcpHeader) -> bool {
+    let o = &h.options;
+    o.scps_capabilities.is_some() || !o.snacks.is_empty() || o.corruption_experienced
+}
+
+#[test]
+fn scps_capabilities_are_negotiated_on_syn_and_synack() {
+    let mut p = Pipe::new(&scps(true, None), 1000, 100_000);
+    p.gap_ab = MS;
+    p.drop_ab = vec![30];
+    p.run(100 * SEC);
+    assert_eq!(p.b.delivered(), 100_000);
+    let caps: Vec<bool> = p
+        .headers
+        .iter()
+        .filter(|h| h.2.has(flags::SYN))
+        .map(|h| h.0)
+        .collect();
+    assert_eq!(caps, vec![true, false], "SYN then SYN-ACK");
+    for (dir, _, h) in p.headers.iter().filter(|h| h.2.has(flags::SYN)) {
+        let c = h
+            .options
+            .scps_capabilities
+            .expect("kind 20 on SYN and SYN-ACK");
+        assert_eq!(c.vector & 0x40, 0x40, "SNACK1 offered ({dir})");
+    }
+    assert!(
+        p.headers.iter().any(|h| !h.2.options.snacks.is_empty()),
+        "SNACK in use"
+    );
+}
+
+#[test]
+fn scps_falls_back_to_plain_tcp_with_a_plain_peer_either_way() {
+    for scps_client in [true, false] {
+        let (ca, cb) = if scps_client {
+            (scps(true, None), cfg())
+        } else {
+            (cfg(), scps(true, None))
+        };
+        let mut p = Pipe::new(&ca, 1000, 100_000);
+        p.b = Connection::listen(&cb, 1000, 80, 1000, 77);
+        p.gap_ab = MS;
+        p.drop_ab = vec![30, 33];
+        p.run(100 * SEC);
+        assert_eq!(p.b.delivered(), 100_000, "client scps = {scps_client}");
+        // Only the SCPS end's SYN (if it is the client) carries kind 20; nothing after it.
+        let after_syn = p.headers.iter().filter(|h| !h.2.has(flags::SYN));
+        assert!(
+            after_syn.clone().all(|h| !has_scps_options(&h.2)),
+            "no SCPS option after the handshake"
+        );
+        let synack = p
+            .headers
+            .iter()
+            .find(|h| h.2.has(flags::SYN) && h.2.has(flags::ACK))
+            .unwrap();
+        assert!(synack.2.options.scps_capabilities.is_none());
+        assert_eq!(p.a.stats().fast_retransmits, 1, "plain NewReno recovery");
+    }
+}
+
+#[test]
+fn snack_names_the_true_holes_and_the_sender_resends_at_once() {
+    let c = scps(true, Some(100 * MS));
+    let mut p = Pipe::new(&c, 1000, 200_000);
+    p.gap_ab = MS;
+    p.drop_ab = vec![30, 33, 34];
+    p.run(100 * SEC);
+    assert_eq!(p.b.delivered(), 200_000);
+    let lost: Vec<u64> = p.drop_ab.iter().map(|&i| p.log_ab[i as usize].1).collect();
+    let seg = p.b.segment_size() as u64;
+    // The first ACK with SNACKs: hole starts = ACK + offset x segment size.
+    let (_, _, h) = p
+        .headers
+        .iter()
+        .find(|h| !h.0 && !h.2.options.snacks.is_empty())
+        .unwrap();
+    let ack = crate::seq::from_wire(p.a.iss, h.ack, 1);
+    let mut named = vec![];
+    super::scps::snacked_positions(&h.options.snacks, ack, seg, |pos| named.push(pos));
+    assert_eq!(named, lost, "the SNACK names exactly the lost segments");
+    // Each hole is resent once, on the SNACK, without waiting for duplicate ACKs (there is
+    // one ACK per 100 ms).
+    assert_eq!(p.retransmissions(), lost);
+    assert!(p.a.stats().snack_retransmits >= 3);
+    assert_eq!(p.a.stats().timeouts, 0);
+}
+
+#[test]
+fn fixed_ack_frequency_spaces_the_acks() {
+    let c = scps(true, Some(100 * MS));
+    let mut p = Pipe::new(&c, 1000, 500_000);
+    p.gap_ab = MS;
+    p.drop_ab = vec![50];
+    p.run(100 * SEC);
+    assert_eq!(p.b.delivered(), 500_000);
+    let acks: Vec<Time> = p
+        .headers
+        .iter()
+        .filter(|h| !h.0 && !h.2.has(flags::SYN) && !h.2.has(flags::FIN))
+        .map(|h| h.1)
+        .collect();
+    let close = acks.windows(2).filter(|w| w[1] - w[0] < 100 * MS).count();
+    assert!(
+        close <= 1,
+        "ACKs closer than the period: {close} of {}",
+        acks.len()
+    );
+    // at most one ACK per period of the transfer (plus the handshake's), not one per two
+    // segments (500 segments would give ~250)
+    let periods = (p.done() / (100 * MS)) as usize;
+    assert!(
+        acks.len() <= periods + 2,
+        "{} ACKs in {periods} periods",
+        acks.len()
+    );
+}
+
+#[test]
+fn rate_control_clocks_the_sender() {
+    let mut c = scps(false, None);
+    c.congestion_control = CongestionControlKind::None;
+    c.scps.rate = Some(crate::units::Rate(1e6)); // 1 Mb/s on a pipe without bottleneck
+    let mut p = Pipe::new(&c, 1000, 500_000);
+    p.run(100 * SEC);
+    assert_eq!(p.b.delivered(), 500_000);
+    // 500 segments of ~1052 charged bytes at 125 kB/s: ~4.2 s, plus the handshake
+    let t = p.done() as f64 / 1e9;
+    assert!((4.1..4.6).contains(&t), "{t} s");
+}
+
+#[test]
+fn corruption_policy_keeps_the_window() {
+    let mut corr = scps(true, None);
+    corr.scps.loss_source = LossSource::Corruption;
+    let (p, _) = run_drops(&corr, &[30, 60, 90, 120]);
+    let (q, _) = run_drops(&scps(true, None), &[30, 60, 90, 120]);
+    // Congestion policy: ssthresh comes down; corruption policy: it never does.
+    assert_eq!(p.a.window().ssthresh, u64::MAX);
+    assert!(q.a.window().ssthresh < u64::MAX);
+    assert!(p.done() < q.done(), "corruption handling finishes sooner");
+}

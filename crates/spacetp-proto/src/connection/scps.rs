@@ -1,0 +1,213 @@
+//! SCPS-TP (CCSDS 714.0-B-2) on the TCP connection: what the capabilities option negotiated,
+//! token-bucket rate control, and the SNACK option (kind 21) in both directions.
+//!
+//! SNACK: the receiver reports each hole above the cumulative ACK as `offset` and `size` in
+//! segments (the hole starts at ACK + offset x segment), one option per hole as option space
+//! allows; with the long form (SNACK2) the first option carries a bit vector in which bit i
+//! (most significant bit of byte 0 first) set means "the i-th segment after the first hole is
+//! missing too". The sender retransmits the named segments at once, without waiting for
+//! duplicate ACKs.
+
+use crate::time::Time;
+use spacetp_wire::{ScpsCapabilities, Snack, SnackList};
+
+/// The SCPS features both ends offered.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Negotiated {
+    pub scps: bool,
+    pub snack: bool,
+    pub snack_bitvector: bool,
+    pub compression: bool,
+}
+
+impl Negotiated {
+    pub fn from(ours: &crate::config::ScpsConfig, peer: Option<ScpsCapabilities>) -> Self {
+        let Some(p) = peer.filter(|_| ours.enabled) else {
+            return Negotiated::default();
+        };
+        let has = |bit: u8| p.vector & bit != 0;
+        Negotiated {
+            scps: true,
+            snack: ours.snack && has(ScpsCapabilities::SNACK1),
+            snack_bitvector: ours.snack_bitvector && has(ScpsCapabilities::SNACK2),
+            compression: ours.compression && has(ScpsCapabilities::COMP),
+        }
+    }
+}
+
+/// The capability vector we offer.
+pub fn offer(cfg: &crate::config::ScpsConfig) -> u8 {
+    let mut v = 0;
+    if cfg.snack {
+        v |= ScpsCapabilities::SNACK1;
+    }
+    if cfg.snack_bitvector {
+        v |= ScpsCapabilities::SNACK2;
+    }
+    if cfg.compression {
+        v |= ScpsCapabilities::COMP;
+    }
+    v
+}
+
+/// Token bucket: `rate` bytes per second, at most `depth` bytes of burst.
+#[derive(Clone, Debug)]
+pub struct TokenBucket {
+    bytes_per_ns: f64,
+    depth: f64,
+    tokens: f64,
+    last: Time,
+}
+
+impl TokenBucket {
+    pub fn new(rate_bps: f64, depth: u64) -> Self {
+        TokenBucket {
+            bytes_per_ns: rate_bps / 8e9,
+            depth: depth as f64,
+            tokens: depth as f64,
+            last: 0,
+        }
+    }
+
+    fn refill(&mut self, now: Time) {
+        let dt = now.saturating_sub(self.last) as f64;
+        self.tokens = (self.tokens + dt * self.bytes_per_ns).min(self.depth);
+        self.last = now;
+    }
+
+    /// Whether `size` bytes could be taken now; otherwise the time at which they could.
+    pub fn ready(&mut self, now: Time, size: u64) -> Result<(), Time> {
+        self.refill(now);
+        let need = (size as f64).min(self.depth);
+        if self.tokens >= need {
+            Ok(())
+        } else {
+            Err(now + ((need - self.tokens) / self.bytes_per_ns).ceil() as Time)
+        }
+    }
+
+    /// Take `size` bytes if the bucket holds them; otherwise the time at which it will.
+    pub fn take(&mut self, now: Time, size: u64) -> Result<(), Time> {
+        self.refill(now);
+        let need = (size as f64).min(self.depth);
+        if self.tokens >= need {
+            self.tokens -= size as f64;
+            Ok(())
+        } else {
+            Err(now + ((need - self.tokens) / self.bytes_per_ns).ceil() as Time)
+        }
+    }
+}
+
+/// SNACK options describing `holes` (absolute `[start, end)`, ascending, all above `ack`), in
+/// segments of `seg` bytes, using at most `room` bytes of option space.
+pub fn snacks_for(
+    holes: &[(u64, u64)],
+    ack: u64,
+    seg: u64,
+    bitvector: bool,
+    room: u32,
+) -> SnackList {
+    let mut out = SnackList::default();
+    let mut used = 0u32;
+    let mut i = 0;
+    while i < holes.len() {
+        let (s, e) = holes[i];
+        let offset = ((s - ack) / seg).min(u16::MAX as u64) as u16;
+        let size = (e - s).div_ceil(seg).clamp(1, u16::MAX as u64) as u16;
+        let mut sn = Snack {
+            offset,
+            size,
+            ..Default::default()
+        };
+        i += 1;
+        if bitvector && out.len == 0 {
+            // Mark the segments of the following holes that fall within 64 segments.
+            let base = s + size as u64 * seg;
+            while i < holes.len() && holes[i].0 < base + 64 * seg {
+                let (hs, he) = holes[i];
+                let mut pos = hs;
+                while pos < he && pos < base + 64 * seg {
+                    let bit = ((pos - base) / seg) as usize;
+                    sn.bitvec[bit / 8] |= 0x80 >> (bit % 8);
+                    pos += seg;
+                }
+                if he > base + 64 * seg {
+                    break; // the rest of this hole goes in the next option
+                }
+                i += 1;
+            }
+            let used_bits = sn.bitvec.iter().rposition(|&b| b != 0).map_or(0, |j| j + 1);
+            sn.bitvec_len = used_bits as u8;
+        }
+        let len = 6 + sn.bitvec_len as u32;
+        if used + len > room || !out.push(sn) {
+            break;
+        }
+        used += len;
+    }
+    out
+}
+
+/// The segment starts a SNACK names, relative to the cumulative ACK `ack`.
+pub fn snacked_positions(list: &SnackList, ack: u64, seg: u64, mut f: impl FnMut(u64)) {
+    for sn in list.as_slice() {
+        let start = ack + sn.offset as u64 * seg;
+        for k in 0..sn.size as u64 {
+            f(start + k * seg);
+        }
+        let base = start + sn.size as u64 * seg;
+        for bit in 0..(sn.bitvec_len as usize * 8) {
+            if sn.bitvec[bit / 8] & (0x80 >> (bit % 8)) != 0 {
+                f(base + bit as u64 * seg);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_option_per_hole_in_segment_units() {
+        let holes = [(1001, 2001), (3001, 6001)];
+        let l = snacks_for(&holes, 1001, 1000, false, 40);
+        let got: Vec<(u16, u16)> = l.as_slice().iter().map(|s| (s.offset, s.size)).collect();
+        assert_eq!(got, vec![(0, 1), (2, 3)]);
+        let mut named = vec![];
+        snacked_positions(&l, 1001, 1000, |p| named.push(p));
+        assert_eq!(named, vec![1001, 3001, 4001, 5001]);
+    }
+
+    #[test]
+    fn bit_vector_names_the_later_holes() {
+        // Holes at segments 0, 2-3 and 5 after the ACK; the first option covers all three.
+        let holes = [(0, 100), (200, 400), (500, 600)];
+        let l = snacks_for(&holes, 0, 100, true, 40);
+        assert_eq!(l.len, 1);
+        let s = l.as_slice()[0];
+        assert_eq!((s.offset, s.size), (0, 1));
+        // bit 0 = segment 1 (present), bits 1-2 = segments 2-3, bit 4 = segment 5
+        assert_eq!(s.bitvec[0], 0b0110_1000);
+        assert_eq!(s.bitvec_len, 1);
+        let mut named = vec![];
+        snacked_positions(&l, 0, 100, |p| named.push(p));
+        assert_eq!(named, vec![0, 200, 300, 500]);
+    }
+
+    #[test]
+    fn option_space_limits_the_holes_reported() {
+        let holes: Vec<(u64, u64)> = (0..10).map(|i| (i * 200 + 100, i * 200 + 200)).collect();
+        let l = snacks_for(&holes, 0, 100, false, 28);
+        assert_eq!(l.len, 4, "4 x 6 bytes fit in 28");
+    }
+
+    #[test]
+    fn the_bucket_clocks_out_at_its_rate() {
+        let mut b = TokenBucket::new(8_000.0, 1000); // 1000 bytes/s, 1000 bytes deep
+        assert!(b.take(0, 1000).is_ok());
+        assert_eq!(b.take(0, 500), Err(500_000_000));
+        assert!(b.take(500_000_000, 500).is_ok());
+    }
+}
