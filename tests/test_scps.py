@@ -136,3 +136,22 @@ def test_fallback_to_plain_tcp_leaves_no_scps_option_after_the_handshake(
     assert after == [], after
     synack = _tshark(pcap, "tcp.flags.syn==1 and tcp.flags.ack==1", "tcp.options.scps.vector")
     assert synack == [[""]], "the SYN-ACK carries no capabilities"
+
+
+def resume_after_outage(protocol):
+    """5 MB over the example at 1.5 Mb/s both ways, RTT 100 ms, with the space link down from
+    10 s to 70 s: when does the sender send data again after the link returns?"""
+    sc = asym(rev="1.5 Mb/s", protocol=protocol)
+    spacetp.set_value(sc, "links[1].outages", [["10 s", "70 s"]])
+    res = spacetp.run(sc, trace_segments=True)
+    t = res.segments["time_s"]
+    return res, float(t[t >= 70.0].min()) - 70.0
+
+
+def test_outage_persist_mode_resumes_within_two_rtts_newreno_later():
+    scps, scps_gap = resume_after_outage("scps-tp")
+    reno, reno_gap = resume_after_outage("newreno")
+    assert scps.flows[0]["complete"] and reno.flows[0]["complete"]
+    assert scps.flows[0]["timeouts"] == 0, "persist mode suspends the timer"
+    assert scps_gap <= 0.2, f"SCPS-TP resumed {scps_gap:.3f} s after the link returned"
+    assert reno_gap > 0.2, f"NewReno resumed {reno_gap:.3f} s after the link returned"

@@ -24,6 +24,8 @@ pub enum Event {
     Request(u32, u32),
     /// Datagram source `0` emits its next packet.
     Datagram(u32),
+    /// Link `0` (both directions) goes down (`false`) or comes back (`true`).
+    LinkState(u32, bool),
     /// Sample the time series.
     Sample,
     /// End of the run.

@@ -14,6 +14,9 @@ pub enum Body {
     /// An ICMP-like notice from a router to endpoint `ep`: a packet it sent was corrupted on
     /// the way (SCPS-TP corruption signalling).
     CorruptionNotice { ep: u32 },
+    /// A ground station tells endpoint `ep` that a link on its path went down or came back
+    /// (SCPS-TP link outage signalling).
+    LinkNotice { ep: u32, up: bool },
 }
 
 /// Size of a notice on the wire: IPv4 + ICMP headers + the offending IP header + 8 bytes.

@@ -61,7 +61,7 @@ impl PcapTap {
                 encode_ipv4_packet(&ip, &udp, Payload::Zeros(p.size - 28), &mut self.buf)
                     .map(|_| ())
             }
-            Body::CorruptionNotice { .. } => {
+            Body::CorruptionNotice { .. } | Body::LinkNotice { .. } => {
                 // ICMP type 253 (RFC 4727 experimental): SCPS-TP's corruption notice has no
                 // IANA ICMP type. The quoted offending header is zeros here.
                 ip.protocol = 1;

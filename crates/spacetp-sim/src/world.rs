@@ -211,6 +211,12 @@ impl World {
         if let Some(s) = stop {
             w.q.schedule(s, Event::Stop);
         }
+        for li in 0..b.links.len() / 2 {
+            for &(start, end) in &b.links[2 * li].outages {
+                w.q.schedule(start, Event::LinkState(li as u32, false));
+                w.q.schedule(end, Event::LinkState(li as u32, true));
+            }
+        }
         w.b = b;
         Ok(w)
     }
@@ -422,6 +428,7 @@ impl World {
                 Event::Request(w, c) => self.request(w, c),
                 Event::Datagram(s) => self.datagram(s),
                 Event::Sample => self.sample(),
+                Event::LinkState(l, up) => self.link_state(l, up),
                 Event::Stop => break,
             }
             // Without flows or workloads only the stop time ends the run.
@@ -601,6 +608,7 @@ impl World {
                     self.service(ep);
                 }
             }
+            Body::LinkNotice { ep, up } => self.link_notice(ep, up),
         }
     }
 
@@ -625,6 +633,57 @@ impl World {
         }
         if let Some(r) = &mut e.reader {
             r.wake_at = None;
+        }
+        self.service(ep);
+    }
+
+    /// A link went down or came back: the node that sends onto it on each endpoint's side (a
+    /// ground station, or the endpoint's own host) notifies every endpoint whose path crosses
+    /// it.
+    fn link_state(&mut self, link: u32, up: bool) {
+        for ep in 0..self.eps.len() as u32 {
+            let e = &self.eps[ep as usize];
+            if e.dead || e.conn.is_finished() {
+                continue;
+            }
+            let (mut n, dst) = (e.node, e.peer_node);
+            let mut station = None;
+            while n != dst {
+                let Some(ld) = self.b.routes[n as usize][dst as usize] else {
+                    break;
+                };
+                if ld / 2 == link {
+                    station = Some(n);
+                    break;
+                }
+                n = self.b.links[ld as usize].to;
+            }
+            let Some(station) = station else { continue };
+            if station == self.eps[ep as usize].node {
+                self.link_notice(ep, up);
+            } else {
+                let notice = self.slab.insert(Packet {
+                    src: station,
+                    dst: self.eps[ep as usize].node,
+                    size: crate::packet::NOTICE_SIZE,
+                    corrupted: false,
+                    low_priority: false,
+                    body: Body::LinkNotice { ep, up },
+                });
+                self.send_from(station, notice);
+            }
+        }
+    }
+
+    fn link_notice(&mut self, ep: u32, up: bool) {
+        if self.eps[ep as usize].dead {
+            return;
+        }
+        let c = &mut self.eps[ep as usize].conn;
+        if up {
+            c.on_link_restored(self.now);
+        } else {
+            c.on_link_outage(self.now);
         }
         self.service(ep);
     }
@@ -997,7 +1056,7 @@ fn packet_ports(p: &Packet) -> (u16, u16) {
     match p.body {
         Body::Tcp { hdr, .. } => (hdr.src_port, hdr.dst_port),
         Body::Datagram { source } => (9000 + source as u16, 9000 + source as u16),
-        Body::CorruptionNotice { .. } => (0, 0),
+        Body::CorruptionNotice { .. } | Body::LinkNotice { .. } => (0, 0),
     }
 }
 

@@ -119,6 +119,8 @@ pub struct ConnStats {
     pub snack_retransmits: u64,
     /// Timeouts handled as corruption (no window reduction, no backoff).
     pub corruption_timeouts: u64,
+    /// SCPS-TP link outages entered (persist mode).
+    pub outages: u64,
 }
 
 pub struct Connection {
@@ -178,6 +180,10 @@ pub struct Connection {
     /// Explicit corruption signal (Corruption Experienced option, or a router's notice)
     /// holds corruption handling until then.
     corruption_until: Time,
+    /// SCPS-TP link-outage persist mode: data stops, the retransmission timer is suspended,
+    /// probes go out every `outage_probe` until the link is reported back.
+    in_outage: bool,
+    outage_probe_at: Option<Time>,
     syn_pending: bool,
     syn_retransmitted: bool,
     rst_pending: bool,
@@ -265,6 +271,8 @@ impl Connection {
             rtx_sent: std::collections::VecDeque::new(),
             snack_recover: 0,
             corruption_until: 0,
+            in_outage: false,
+            outage_probe_at: None,
             syn_pending: false,
             syn_retransmitted: false,
             rst_pending: false,
@@ -407,7 +415,11 @@ impl Connection {
         if self.state == State::Closed {
             return None;
         }
-        let peach = self.peach.as_ref().and_then(|p| p.deadline());
+        let peach = self
+            .peach
+            .as_ref()
+            .and_then(|p| p.deadline())
+            .or(self.outage_probe_at);
         [
             self.rto_deadline,
             self.rx.delack_deadline,
@@ -434,6 +446,10 @@ impl Connection {
         }
         if self.pace_deadline.is_some_and(|d| d <= now) {
             self.pace_deadline = None;
+        }
+        if self.outage_probe_at.is_some_and(|d| d <= now) {
+            self.probe_pending = true;
+            self.outage_probe_at = Some(now + self.outage_probe_interval());
         }
         if self.persist_deadline.is_some_and(|d| d <= now) {
             self.probe_pending = true;
@@ -517,7 +533,9 @@ impl Connection {
     }
 
     fn restart_rto(&mut self, now: Time) {
-        self.rto_deadline = (self.snd_max > self.snd_una).then(|| now + self.rtt.rto());
+        // In SCPS-TP persist mode the timer stays suspended until the link is back.
+        self.rto_deadline =
+            (self.snd_max > self.snd_una && !self.in_outage).then(|| now + self.rtt.rto());
     }
 
     // ----- input -----
@@ -864,6 +882,47 @@ impl Connection {
         self.corruption_until = self.corruption_until.max(now + two_rtt);
     }
 
+    /// A ground station on the path reports its link down (SCPS-TP link outage): enter persist
+    /// mode. TCP ignores the notice (as a host ignores an unknown ICMP type).
+    pub fn on_link_outage(&mut self, now: Time) {
+        if !self.scps.scps
+            || self.in_outage
+            || !matches!(
+                self.state,
+                State::Established
+                    | State::CloseWait
+                    | State::FinWait1
+                    | State::LastAck
+                    | State::Closing
+            )
+        {
+            return;
+        }
+        self.in_outage = true;
+        self.stats.outages += 1;
+        self.rto_deadline = None;
+        self.outage_probe_at = Some(now + self.outage_probe_interval());
+    }
+
+    /// The link is back: leave persist mode at the old window, resend the first unacknowledged
+    /// segment (what was in flight when the link failed is presumed lost) and restart the timer.
+    pub fn on_link_restored(&mut self, now: Time) {
+        if !self.in_outage {
+            return;
+        }
+        self.in_outage = false;
+        self.outage_probe_at = None;
+        if self.snd_max > self.snd_una {
+            self.rtx_now.push_front(self.snd_una);
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+    }
+
+    /// Probes in persist mode: one per RTO (not backed off), at most `max_rto` apart.
+    fn outage_probe_interval(&self) -> Time {
+        self.rtt.rto().min(self.cfg.max_rto.0)
+    }
+
     /// This endpoint's link layer discarded a corrupted packet addressed to it: echo it to the
     /// peer with the Corruption Experienced option (SCPS-TP).
     pub fn on_corruption_detected(&mut self) {
@@ -985,7 +1044,7 @@ impl Connection {
             _ => {}
         }
         let seg_bytes = self.seg_size as u64 + 52; // rate control charges about a packet
-        while let Some(&pos) = self.rtx_now.front() {
+        while let Some(&pos) = self.rtx_now.front().filter(|_| !self.in_outage) {
             if pos < self.snd_una || pos >= self.snd_max {
                 self.rtx_now.pop_front();
                 continue;
@@ -1003,7 +1062,8 @@ impl Connection {
             self.recovery.on_retransmit(pos, pos + t.len as u64);
             return Some(t);
         }
-        let data_ok = self.rtx_now.is_empty() && self.bucket_ready(now, seg_bytes);
+        let data_ok =
+            !self.in_outage && self.rtx_now.is_empty() && self.bucket_ready(now, seg_bytes);
         let rtx = self.recovery.next_retransmission(&ctx!(self, now));
         let recent = self.rtt.srtt().unwrap_or(0);
         let dup = |p: u64, sent: &std::collections::VecDeque<(u64, Time)>| {
