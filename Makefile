@@ -21,7 +21,7 @@ $(STAMP): $(VENV)/bin/python pyproject.toml Cargo.toml $(shell find crates pytho
 build: $(STAMP)
 
 demo: build
-	$(VENV)/bin/spacetp run examples/asymmetry.toml
+	$(VENV)/bin/spacetp reproduce altman --quick --out results/altman
 
 lint: $(VENV)/bin/python
 	cargo fmt --all -- --check

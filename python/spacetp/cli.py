@@ -198,10 +198,12 @@ def schema(
 
 
 from spacetp.cli_model import register as register_model  # noqa: E402  (model)
+from spacetp.cli_reproduce import register as register_reproduce  # noqa: E402  (reproduce)
 from spacetp.cli_sweep import register  # noqa: E402  (sweep, results, plot)
 
 register(app)
 register_model(app)
+register_reproduce(app)
 
 
 def _is_usage_error(e: BaseException) -> bool:

@@ -1,0 +1,204 @@
+"""Reports of paper reproductions: `report.md` and `report.html` in a paper's output directory.
+
+Both show the verdict counts, the table of targets (the claim quoted from the paper, how our
+number is computed, our number, the tolerance, the verdict and its reason), every figure beside
+its caption quoted from the paper (with our note, the SVG and the CSV behind it), the
+assumptions made where the paper is silent, and how the run was made. Images are referenced by
+relative path: the directory is the report.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import html
+from pathlib import Path
+
+from spacetp.experiments.framework import (
+    FAIL,
+    NOT_COMPARABLE,
+    PASS,
+    PaperRun,
+    format_value,
+    tolerance_text,
+    verdict_counts,
+)
+
+SEEDS_DIR = "../shared/seeds"  # where the source papers live, relative to the repository
+
+
+def _version() -> str:
+    try:
+        from spacetp import _core
+
+        return _core.__version__
+    except Exception:  # the reports can be written without the compiled core
+        return "unknown"
+
+
+def _header_facts(run: PaperRun) -> list[str]:
+    info = run.info
+    return [
+        f"Command: `{info.get('command', 'spacetp reproduce ' + run.name)}`",
+        f"Mode: {info['mode']}; seeds per simulated point: {info['reps']}; executor: "
+        f"{info['executor']}",
+        f"spacetp {_version()}, {_dt.datetime.now().strftime('%Y-%m-%d %H:%M')}; "
+        f"{info['elapsed_s']:.0f} s of wall time",
+    ]
+
+
+def _counts_text(run: PaperRun) -> str:
+    c = verdict_counts(run.verdicts)
+    return f"{c[PASS]} PASS, {c[FAIL]} FAIL, {c[NOT_COMPARABLE]} NOT COMPARABLE"
+
+
+def _label(run: PaperRun, figure_id: str) -> str:
+    return next(f["label"] for f in run.figures if f["id"] == figure_id)
+
+
+# ------------------------------------------------------------------------------- markdown
+
+
+def _md_cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def markdown(run: PaperRun) -> str:
+    m = run.meta
+    lines = [
+        f"# Reproduction: {m['title']}",
+        "",
+        f"{m['authors']}. *{m['title']}*. {m['venue']}. Text: `{SEEDS_DIR}/{m['seed']}`.",
+        "",
+        *[f"- {fact}" for fact in _header_facts(run)],
+        "",
+        f"**Targets: {_counts_text(run)}.**",
+        "",
+        "## Targets",
+        "",
+        "| # | figure | claim (quoted from the paper) | how our number is computed | ours | target "
+        "| verdict | reason / note |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for i, v in enumerate(run.verdicts, 1):
+        t = v.target
+        lines.append(
+            "| "
+            + " | ".join(
+                _md_cell(x)
+                for x in (
+                    i,
+                    _label(run, t["figure"]),
+                    f'"{t["claim"]}" ({t.get("where", "")})',
+                    t["how"],
+                    format_value(v.value, t.get("unit", "")),
+                    tolerance_text(t),
+                    f"**{v.verdict}**",
+                    v.reason,
+                )
+            )
+            + " |"
+        )
+    lines += ["", "## Figures", "", "| figure | caption and notes |", "|---|---|"]
+    for f in run.figures:
+        files = f["files"]
+        source = (
+            "our figure, not in the paper" if f.get("ours") else "caption quoted from the paper"
+        )
+        text = f'**{f["label"]}.** "{f["caption"]}" ({source})'
+        if f.get("note"):
+            text += f"<br><br>{f['note']}"
+        text += f"<br><br>[SVG]({files['svg']}) · [data (CSV)]({files['csv']})"
+        lines.append(f"| ![{f['label']}]({files['png']}) | {_md_cell(text)} |")
+    lines += ["", "## Assumptions where the paper is silent", ""]
+    lines += [f"- {a}" for a in run.assumptions]
+    lines += ["", "## Run log", ""]
+    lines += [f"- {entry}" for entry in run.info["log"]]
+    return "\n".join(lines) + "\n"
+
+
+# ----------------------------------------------------------------------------------- html
+
+CSS = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1400px; padding: 0 1em;
+       color: #222; line-height: 1.4; }
+h1 { font-size: 1.5em; } h2 { margin-top: 2em; border-bottom: 1px solid #ddd; }
+table { border-collapse: collapse; width: 100%; font-size: 0.9em; }
+th, td { border: 1px solid #ddd; padding: 0.35em 0.5em; vertical-align: top; text-align: left; }
+th { background: #f4f4f4; }
+.PASS { background: #d9f2d9; font-weight: bold; }
+.FAIL { background: #f8d7d7; font-weight: bold; }
+.NC { background: #eee; font-weight: bold; }
+.claim { font-style: italic; }
+.fig { display: flex; gap: 1.5em; align-items: flex-start; margin: 1.5em 0;
+       border-bottom: 1px solid #eee; padding-bottom: 1.5em; }
+.fig img { max-width: 62%; height: auto; border: 1px solid #eee; }
+.fig .cap { flex: 1; font-size: 0.95em; }
+.muted { color: #666; font-size: 0.9em; }
+"""
+
+
+def _e(text) -> str:
+    return html.escape(str(text))
+
+
+def _verdict_class(verdict: str) -> str:
+    return {PASS: "PASS", FAIL: "FAIL"}.get(verdict, "NC")
+
+
+def html_page(run: PaperRun) -> str:
+    m = run.meta
+    out = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>Reproduction: {_e(m['title'])}</title>",
+        f"<style>{CSS}</style></head><body>",
+        f"<h1>Reproduction: {_e(m['title'])}</h1>",
+        f"<p>{_e(m['authors'])}. <i>{_e(m['title'])}</i>. {_e(m['venue'])}. "
+        f"Text: <code>{_e(SEEDS_DIR)}/{_e(m['seed'])}</code>.</p>",
+        "<ul class='muted'>",
+        *[f"<li>{_e(fact).replace('`', '')}</li>" for fact in _header_facts(run)],
+        "</ul>",
+        f"<p><b>Targets: {_e(_counts_text(run))}.</b></p>",
+        "<h2>Targets</h2>",
+        "<table><tr><th>#</th><th>figure</th><th>claim (quoted from the paper)</th>"
+        "<th>how our number is computed</th><th>ours</th><th>target</th><th>verdict</th>"
+        "<th>reason / note</th></tr>",
+    ]
+    for i, v in enumerate(run.verdicts, 1):
+        t = v.target
+        out.append(
+            f"<tr><td>{i}</td><td>{_e(_label(run, t['figure']))}</td>"
+            f"<td class='claim'>&ldquo;{_e(t['claim'])}&rdquo; <span class='muted'>"
+            f"({_e(t.get('where', ''))})</span></td><td>{_e(t['how'])}</td>"
+            f"<td>{_e(format_value(v.value, t.get('unit', '')))}</td>"
+            f"<td>{_e(tolerance_text(t))}</td>"
+            f"<td class='{_verdict_class(v.verdict)}'>{_e(v.verdict)}</td>"
+            f"<td>{_e(v.reason)}</td></tr>"
+        )
+    out += ["</table>", "<h2>Figures</h2>"]
+    for f in run.figures:
+        files = f["files"]
+        source = (
+            "our figure, not in the paper" if f.get("ours") else "caption quoted from the paper"
+        )
+        note = f"<p>{_e(f['note'])}</p>" if f.get("note") else ""
+        out.append(
+            f"<div class='fig' id='{_e(f['id'])}'>"
+            f"<img src='{_e(files['png'])}' alt='{_e(f['label'])}'>"
+            f"<div class='cap'><p><b>{_e(f['label'])}.</b> &ldquo;{_e(f['caption'])}&rdquo; "
+            f"<span class='muted'>({source})</span></p>{note}"
+            f"<p class='muted'><a href='{_e(files['svg'])}'>SVG</a> · "
+            f"<a href='{_e(files['csv'])}'>data (CSV)</a></p></div></div>"
+        )
+    out += ["<h2>Assumptions where the paper is silent</h2>", "<ul>"]
+    out += [f"<li>{_e(a)}</li>" for a in run.assumptions]
+    out += ["</ul>", "<h2>Run log</h2>", "<ul class='muted'>"]
+    out += [f"<li>{_e(entry)}</li>" for entry in run.info["log"]]
+    out += ["</ul>", "</body></html>"]
+    return "\n".join(out) + "\n"
+
+
+def write(run: PaperRun, out: Path) -> None:
+    """Write report.md and report.html into `out`."""
+    (out / "report.md").write_text(markdown(run), encoding="utf-8")
+    (out / "report.html").write_text(html_page(run), encoding="utf-8")

@@ -1,0 +1,202 @@
+"""`spacetp reproduce`: the targets file, the verdict logic, the registry, and quick runs of
+every implemented paper through the command line (figures, CSVs, both reports)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import spacetp_cli
+from spacetp import experiments
+from spacetp.experiments.framework import (
+    FAIL,
+    NOT_COMPARABLE,
+    PASS,
+    Measure,
+    judge,
+    load_targets_file,
+    paper_entries,
+    tolerance_text,
+)
+from spacetp.experiments.papers import akan
+
+PNG = b"\x89PNG\r\n\x1a\n"
+VERDICTS = (PASS, FAIL, NOT_COMPARABLE)
+CHECKS = ("rel_tol", "abs_tol", "above", "below")
+
+
+# ------------------------------------------------------------------------ targets file
+
+
+def test_targets_file_parses_and_every_target_names_an_existing_figure():
+    data = load_targets_file()
+    assert set(experiments.available()) <= set(data["papers"])
+    figures = {(f["paper"], f["id"]) for f in data["figures"]}
+    assert len(figures) == len(data["figures"]), "a figure id is listed twice"
+    for f in data["figures"]:
+        assert f["paper"] in data["papers"] and f["caption"] and f["label"]
+    seen = set()
+    for t in data["targets"]:
+        where = f"{t.get('paper')}/{t.get('id')}"
+        for key in ("paper", "figure", "id", "claim", "measure", "how", "unit"):
+            assert key in t, f"{where}: no {key}"
+        assert (t["paper"], t["figure"]) in figures, f"{where}: no figure {t['figure']!r}"
+        assert (t["paper"], t["id"]) not in seen, f"{where}: id listed twice"
+        seen.add((t["paper"], t["id"]))
+        checks = [k for k in CHECKS if k in t]
+        if isinstance(t.get("expect"), bool | str):
+            assert not checks, f"{where}: a string or boolean expect takes no tolerance"
+        elif "expect" in t:
+            assert checks in (["rel_tol"], ["abs_tol"]), f"{where}: expect needs one tolerance"
+        else:
+            assert checks in (["above"], ["below"]), f"{where}: needs expect, above or below"
+        tolerance_text(t)
+
+
+def test_every_implemented_paper_has_figures_and_targets():
+    for name in experiments.available():
+        meta, figures, targets = paper_entries(name)
+        assert meta["title"] and meta["seed"]
+        assert figures and targets, name
+
+
+# ------------------------------------------------------------------------------ verdicts
+
+
+def target(**check) -> dict:
+    return {"paper": "p", "id": "t", "measure": "m", "unit": "x", **check}
+
+
+@pytest.mark.parametrize(
+    "check, value, verdict",
+    [
+        ({"expect": 100.0, "rel_tol": 0.1}, 109.0, PASS),
+        ({"expect": 100.0, "rel_tol": 0.1}, 111.0, FAIL),
+        ({"expect": 15.0, "abs_tol": 0.5}, 15.16, PASS),
+        ({"expect": 15.0, "abs_tol": 0.5}, 15.6, FAIL),
+        ({"above": 3.0}, 3.2, PASS),
+        ({"above": 3.0}, 2.0, FAIL),
+        ({"below": 0.0}, -1.0, PASS),
+        ({"below": 0.0}, 0.5, FAIL),
+        ({"expect": "westwood"}, "westwood", PASS),
+        ({"expect": "westwood"}, "fack", FAIL),
+        ({"expect": True}, True, PASS),
+        ({"expect": True}, False, FAIL),
+        ({"expect": 100.0, "rel_tol": 0.1}, None, NOT_COMPARABLE),
+        ({"expect": 100.0, "rel_tol": 0.1}, float("nan"), NOT_COMPARABLE),
+    ],
+)
+def test_judge(check, value, verdict):
+    assert judge(target(**check), Measure(value, "why")).verdict == verdict
+
+
+def test_a_fail_carries_the_explanation():
+    v = judge(target(expect=1.0, rel_tol=0.1, explain="the mechanism"), Measure(2.0, "seen"))
+    assert v.verdict == FAIL and "the mechanism" in v.reason and "seen" in v.reason
+
+
+def test_fig1_target_308_bps_passes():
+    # Akan et al. section II: eq. (1) at RTT 1000 s, p = 1e-3, 1 KB segments -> 308 b/s
+    _, measures = akan.fig1()
+    (t,) = [t for t in paper_entries("akan")[2] if t["id"] == "pftk-308"]
+    v = judge(t, measures[t["measure"]])
+    assert v.verdict == PASS, (v.value, v.reason)
+    assert abs(v.value - 307.76) < 0.05
+
+
+# ------------------------------------------------------------------------------ registry
+
+
+def test_all_means_every_implemented_paper():
+    assert experiments.resolve("all") == experiments.available()
+    assert {"akan", "altman"} <= set(experiments.available())
+
+
+@pytest.mark.parametrize(
+    "name, words",
+    [("nosuch", ["unknown paper 'nosuch'"]), ("liu", ["'liu' is not reproduced yet", "SCPS-TP"])],
+)
+def test_unknown_or_unimplemented_paper_is_one_line_and_exit_2(cli, name, words):
+    r = cli("reproduce", name)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    for w in [*words, "akan", "altman", "all"]:
+        assert w in lines[0], lines[0]
+
+
+# ------------------------------------------------------------------------- quick runs
+
+
+PAPERS = ["akan", "altman"]
+
+
+@pytest.fixture(scope="module")
+def quick_runs(tmp_path_factory):
+    """`spacetp reproduce PAPER --quick` for every paper, once: {paper: (out dir, process)}."""
+    runs = {}
+    for paper in PAPERS:
+        out = tmp_path_factory.mktemp(paper)
+        r = spacetp_cli("reproduce", paper, "--quick", "--out", str(out), "--no-progress")
+        runs[paper] = (out, r)
+    return runs
+
+
+def finished(quick_runs, paper):
+    out, r = quick_runs[paper]
+    assert r.returncode == 0, r.stderr[-3000:]
+    return out, r
+
+
+@pytest.mark.parametrize("paper", PAPERS)
+def test_quick_run_writes_every_figure_and_its_data(quick_runs, paper):
+    out, _ = finished(quick_runs, paper)
+    _, figures, _ = paper_entries(paper)
+    for f in figures:
+        stem = out / f"{paper}_{f['id']}"
+        png, svg, csv = (Path(f"{stem}.{ext}") for ext in ("png", "svg", "csv"))
+        assert png.read_bytes()[:8] == PNG, png
+        assert "<svg" in svg.read_text()[:2000], svg
+        lines = csv.read_text().splitlines()
+        assert len(lines) >= 3 and "," in lines[0], csv
+
+
+def report_rows(md: str) -> list[list[str]]:
+    """The rows of the targets table of report.md (a row starts with its number)."""
+    section = md.split("## Targets", 1)[1].split("## Figures", 1)[0]
+    return [
+        [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+        for line in section.splitlines()
+        if re.match(r"\| \d+ \|", line)
+    ]
+
+
+@pytest.mark.parametrize("paper", PAPERS)
+def test_quick_run_reports_a_verdict_per_target(quick_runs, paper):
+    out, r = finished(quick_runs, paper)
+    _, figures, targets = paper_entries(paper)
+    md = (out / "report.md").read_text()
+    rows = report_rows(md)
+    assert len(rows) == len(targets)
+    for row, t in zip(rows, targets, strict=True):
+        assert len(row) == 8, row
+        assert row[-2].strip("*") in VERDICTS, row
+        assert t["claim"].replace("|", "\\|") in row[2], (row[2], t["claim"])
+    for f in figures:
+        assert f"]({paper}_{f['id']}.png)" in md
+        assert f["caption"].replace("|", "\\|") in md
+    html = (out / "report.html").read_text()
+    images = re.findall(r"<img src='([^']+)'", html)
+    assert sorted(images) == sorted(f"{paper}_{f['id']}.png" for f in figures)
+    assert all((out / i).is_file() for i in images)
+    assert html.count("<tr><td>") == len(targets)
+    for t in targets:
+        assert t["id"] in r.stdout  # the verdict table on the terminal
+
+
+def test_quick_akan_report_keeps_the_308_bps_pass(quick_runs):
+    out, _ = finished(quick_runs, "akan")
+    (row,) = [r for r in report_rows((out / "report.md").read_text()) if "308 b/s" in r[2]]
+    assert row[4] == "307.8 b/s" and row[-2] == "**PASS**", row
