@@ -94,3 +94,33 @@ bytes = "500 kB"
     assert!(core.low_priority_drops > 0);
     assert!(core.low_priority_drops * 2 > core.queue_drops, "{core:?}");
 }
+
+#[test]
+fn jump_start_uses_the_scaled_receive_window() {
+    // 256 kB window (175 segments) on a 2 Mb/s, 2 s RTT link: the SYN-ACK can only say
+    // 64 kB; Jump Start must still open to the real window within the first round trip.
+    let big = |w: &str| {
+        sim(&link("1 s", "", "peach+", "2 MB", "")
+            .replace("rate = \"1 Mb/s\"", "rate = \"2 Mb/s\"")
+            .replace(
+                "receive_buffer = \"64 kB\"",
+                &format!("receive_buffer = \"{w}\""),
+            ))
+    };
+    let (small, large) = (big("64 kB"), big("256 kB"));
+    assert_exact(&small);
+    assert_exact(&large);
+    let (ns, nl) = (
+        small.summary.flows[0].nil_segments_sent,
+        large.summary.flows[0].nil_segments_sent,
+    );
+    assert!(
+        nl > 2 * ns,
+        "NIL segments: {ns} with 64 kB, {nl} with 256 kB"
+    );
+    let (ts, tl) = (
+        small.summary.flows[0].completion_s.unwrap(),
+        large.summary.flows[0].completion_s.unwrap(),
+    );
+    assert!(tl < 0.8 * ts, "256 kB window {tl} s vs 64 kB {ts} s");
+}

@@ -602,6 +602,7 @@ impl Connection {
         let rwnd_segs = (self.snd_wnd / mss).max(1);
         self.win.cwnd = mss;
         p.start_burst(now, (rwnd_segs - 1) as u32, rtt, rwnd_segs * mss, 1);
+        p.jump_start = true;
     }
 
     fn take_handshake_rtt(&mut self, now: Time, opts: &TcpOptions) {
@@ -784,6 +785,15 @@ impl Connection {
         }
         self.snd_wnd = wnd;
         self.max_snd_wnd = self.max_snd_wnd.max(wnd);
+        if let Some(p) = &mut self.peach {
+            // Jump Start was sized from the SYN-ACK's unscaled window; the first ACK after it
+            // gives the real one.
+            let rwnd = wnd / self.win.mss * self.win.mss;
+            if p.jump_start {
+                let rtt = self.rtt.srtt().unwrap_or(self.cfg.initial_rto.0);
+                p.widen(now, rwnd, self.win.mss, rtt);
+            }
+        }
         self.on_new_ack(now, ack, &hdr.options);
     }
 
@@ -794,6 +804,7 @@ impl Connection {
         let lost = cwnd_before.saturating_sub(self.win.cwnd) / self.win.mss;
         let rtt = self.rtt.srtt().unwrap_or(self.cfg.initial_rto.0);
         p.start_burst(now, lost as u32, rtt, cwnd_before, self.snd_una);
+        p.jump_start = false;
     }
 
     /// The controller's view of an ACK; `flight_before` is taken before snd_una moves.

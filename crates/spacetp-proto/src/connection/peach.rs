@@ -30,6 +30,8 @@ pub(crate) struct Peach {
     /// Next position whose data the next NIL copies.
     pub cursor: u64,
     pub sent: u64,
+    /// The running burst is Jump Start's (it may still widen to the receiver's real window).
+    pub jump_start: bool,
 }
 
 impl Peach {
@@ -51,6 +53,25 @@ impl Peach {
             self.pending = true;
             self.remaining = self.remaining.saturating_sub(1);
             self.next_at = (self.remaining > 0).then_some(now + self.gap);
+        }
+    }
+
+    /// The receiver's real window became known on the first ACK after the handshake (the
+    /// SYN-ACK's window is never scaled, RFC 7323): raise the target, and pace the NIL
+    /// segments the larger window calls for over one more round trip `rtt`.
+    pub fn widen(&mut self, now: Time, target: u64, mss: u64, rtt: Time) {
+        self.jump_start = false; // once: the window is known now
+        if target <= self.target {
+            return;
+        }
+        let extra = ((target - self.target) / mss.max(1)) as u32;
+        self.target = target;
+        if self.next_at.is_some() {
+            self.remaining += extra;
+        } else if extra > 0 {
+            self.remaining = extra;
+            self.gap = (rtt / extra as u64).max(1);
+            self.next_at = Some(now);
         }
     }
 
