@@ -738,8 +738,7 @@ impl Connection {
             return; // old ACK
         }
         if self.scps.scps && hdr.options.corruption_experienced {
-            let two_rtt = 2 * self.rtt.srtt().unwrap_or(self.rtt.rto());
-            self.corruption_until = self.corruption_until.max(now + two_rtt);
+            self.on_corruption_notice(now);
         }
         if self.scps.snack && !hdr.options.snacks.is_empty() && ack >= self.snd_una {
             self.on_snack(now, ack, &hdr.options.snacks);
@@ -974,27 +973,18 @@ impl Connection {
         }
     }
 
-    /// Rate control without taking tokens: could `bytes` leave now? Arms the wake-up if not.
-    fn bucket_ready(&mut self, now: Time, bytes: u64) -> bool {
+    /// Rate control: could `bytes` leave now (`take`: and take the tokens)? If not, wake up
+    /// when they could.
+    fn rate_check(&mut self, now: Time, bytes: u64, take: bool) -> bool {
         let Some(b) = &mut self.bucket else {
             return true;
         };
-        match b.ready(now, bytes) {
-            Ok(()) => true,
-            Err(at) => {
-                self.pace_deadline = Some(self.pace_deadline.map_or(at, |d| d.min(at)));
-                false
-            }
-        }
-    }
-
-    /// Rate control: may a data segment of about `bytes` leave now? If not, wake up when it
-    /// may.
-    fn rate_allows(&mut self, now: Time, bytes: u64) -> bool {
-        let Some(b) = &mut self.bucket else {
-            return true;
+        let r = if take {
+            b.take(now, bytes)
+        } else {
+            b.ready(now, bytes)
         };
-        match b.take(now, bytes) {
+        match r {
             Ok(()) => true,
             Err(at) => {
                 self.pace_deadline = Some(self.pace_deadline.map_or(at, |d| d.min(at)));
@@ -1060,7 +1050,7 @@ impl Connection {
                 self.rtx_now.pop_front();
                 continue;
             }
-            if !self.rate_allows(now, seg_bytes) {
+            if !self.rate_check(now, seg_bytes, true) {
                 break;
             }
             self.rtx_now.pop_front();
@@ -1074,14 +1064,14 @@ impl Connection {
             return Some(t);
         }
         let data_ok =
-            !self.in_outage && self.rtx_now.is_empty() && self.bucket_ready(now, seg_bytes);
+            !self.in_outage && self.rtx_now.is_empty() && self.rate_check(now, seg_bytes, false);
         let rtx = self.recovery.next_retransmission(&ctx!(self, now));
         let recent = self.rtt.srtt().unwrap_or(0);
         let dup = |p: u64, sent: &std::collections::VecDeque<(u64, Time)>| {
             sent.iter().any(|&(q, t)| q == p && now < t + recent)
         };
         if let Some(pos) = rtx.filter(|&p| p < self.snd_max && !dup(p, &self.rtx_sent)) {
-            if data_ok && self.rate_allows(now, seg_bytes) {
+            if data_ok && self.rate_check(now, seg_bytes, true) {
                 let t = self.transmit_from(pos, now);
                 self.recovery.on_retransmit(pos, pos + t.len as u64);
                 return Some(t);

@@ -85,6 +85,28 @@ pub(crate) trait LossRecovery: Send {
     }
 }
 
+/// RFC 6937 section 3: how much may be sent on this ACK. While pipe > ssthresh, sending
+/// follows delivery scaled by ssthresh / RecoverFS (proportional rate reduction); below it,
+/// slow start bounded by what was delivered (PRR-SSRB).
+pub(crate) fn prr_sndcnt(
+    delivered_total: u64,
+    out: u64,
+    recover_fs: u64,
+    pipe: u64,
+    ssthresh: u64,
+    delivered_now: u64,
+    mss: u64,
+) -> u64 {
+    if pipe > ssthresh {
+        (delivered_total * ssthresh)
+            .div_ceil(recover_fs.max(1))
+            .saturating_sub(out)
+    } else {
+        let limit = delivered_total.saturating_sub(out).max(delivered_now) + mss;
+        (ssthresh - pipe).min(limit)
+    }
+}
+
 pub(crate) fn new_recovery(kind: RecoveryKind, sack_ok: bool, prr: bool) -> Box<dyn LossRecovery> {
     match (kind, sack_ok) {
         (RecoveryKind::Tahoe, _) => Box::new(tahoe::Tahoe::default()),

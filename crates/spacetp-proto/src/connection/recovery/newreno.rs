@@ -43,14 +43,15 @@ impl NewReno {
         p.delivered += delivered;
         let pipe = c.flight_size().saturating_sub(p.dupacks * mss);
         let ssthresh = c.win.ssthresh;
-        let sndcnt = if pipe > ssthresh {
-            (p.delivered * ssthresh)
-                .div_ceil(p.recover_fs.max(1))
-                .saturating_sub(p.out)
-        } else {
-            let limit = p.delivered.saturating_sub(p.out).max(delivered) + mss;
-            (ssthresh - pipe).min(limit)
-        };
+        let sndcnt = super::prr_sndcnt(
+            p.delivered,
+            p.out,
+            p.recover_fs,
+            pipe,
+            ssthresh,
+            delivered,
+            mss,
+        );
         c.win.cwnd = pipe + sndcnt;
     }
 }

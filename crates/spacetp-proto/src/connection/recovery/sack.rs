@@ -79,14 +79,8 @@ impl<P: LossPolicy> ScoreboardRecovery<P> {
         prr.delivered += c.delivered;
         let pipe = P::pipe(c, high_rxt);
         let ssthresh = c.win.ssthresh;
-        let sndcnt = if pipe > ssthresh {
-            (prr.delivered * ssthresh)
-                .div_ceil(prr.recover_fs.max(1))
-                .saturating_sub(prr.out)
-        } else {
-            let limit = prr.delivered.saturating_sub(prr.out).max(c.delivered) + c.win.mss;
-            (ssthresh - pipe).min(limit)
-        };
+        let (d, o, fs) = (prr.delivered, prr.out, prr.recover_fs);
+        let sndcnt = super::prr_sndcnt(d, o, fs, pipe, ssthresh, c.delivered, c.win.mss);
         c.win.cwnd = pipe + sndcnt;
     }
 }
