@@ -45,6 +45,29 @@ pub const PROFILES: &[(&str, &str)] = &[
          scaling, losses treated as corruption",
     ),
     (
+        "scps-1b",
+        "Edwards et al. case 1B (Table 1): SCPS-TP with header compression on the RI's TCP core: \
+         fast retransmit/recovery with SACK, 64 kB window with scaling, initial window 2 MSS, \
+         initial RTO 3 s; congestion the default source of loss (the RI's default)",
+    ),
+    (
+        "scps-1c",
+        "Edwards et al. case 1C (Table 1): short SNACK (no bit vector) and header compression, SACK \
+         superseded, fast retransmit/recovery, 241 kB window with scaling, initial window 2 MSS, \
+         initial RTO 3 s",
+    ),
+    (
+        "scps-2a",
+        "Edwards et al. case 2A (Table 2): Vegas congestion control, short SNACK and header \
+         compression, 241 kB window with scaling, initial window 8 MSS, initial RTO 3 s",
+    ),
+    (
+        "scps-2b",
+        "Edwards et al. case 2B (Table 2): SNACK (with bit vector) and no congestion control, \
+         header compression, 241 kB window with scaling, initial window 80 kB, initial RTO 3 s; \
+         rate control at 1.536 Mb/s (a T1's payload rate: assumed, the paper gives none)",
+    ),
+    (
         "win2000",
         "Windows 2000 baseline of Edwards et al. Table 1: SACK, 64 kB window with scaling, initial \
          window 2 MSS, initial RTO 3 s; fast retransmit after 2 duplicate ACKs (TcpMaxDupAcks \
@@ -141,6 +164,33 @@ pub fn profile(name: &str) -> Option<TcpConfig> {
             },
             ..base
         },
+        "scps-1b" => edwards(TcpConfig {
+            recovery: RecoveryKind::Sack,
+            sack: true,
+            receive_buffer: Bytes(65536),
+            send_buffer: Bytes(65536),
+            scps: edwards_scps(false, false),
+            ..base
+        }),
+        "scps-1c" => edwards(TcpConfig {
+            scps: edwards_scps(true, false),
+            ..base
+        }),
+        "scps-2a" => edwards(TcpConfig {
+            congestion_control: Cc::Vegas,
+            initial_window: InitialWindow::Segments(8),
+            scps: edwards_scps(true, false),
+            ..base
+        }),
+        "scps-2b" => edwards(TcpConfig {
+            congestion_control: Cc::None,
+            initial_window: InitialWindow::Bytes(Bytes(80_000)),
+            scps: ScpsConfig {
+                rate: Some(Rate(1.536e6)),
+                ..edwards_scps(true, true)
+            },
+            ..base
+        }),
         "win2000" => TcpConfig {
             recovery: RecoveryKind::Sack,
             sack: true,
@@ -173,6 +223,41 @@ pub fn profile(name: &str) -> Option<TcpConfig> {
     Some(cfg)
 }
 
+/// What every Edwards et al. SCPS case shares (Tables 1-2): window scaling, initial RTO 3 s,
+/// the 241 kB window of cases 1C-2B unless the case sets its own, initial window 2 MSS.
+fn edwards(cfg: TcpConfig) -> TcpConfig {
+    let default = TcpConfig::default();
+    let window = if cfg.receive_buffer == default.receive_buffer {
+        Bytes(241_000)
+    } else {
+        cfg.receive_buffer
+    };
+    let initial_window = if cfg.initial_window == default.initial_window {
+        InitialWindow::Segments(2)
+    } else {
+        cfg.initial_window
+    };
+    TcpConfig {
+        window_scaling: true,
+        initial_rto: Duration(3 * SEC),
+        receive_buffer: window,
+        send_buffer: window,
+        initial_window,
+        ..cfg
+    }
+}
+
+/// SCPS-TP with header compression, and SNACK (short form, or with the bit vector) if asked.
+fn edwards_scps(snack: bool, bitvector: bool) -> ScpsConfig {
+    ScpsConfig {
+        enabled: true,
+        compression: true,
+        snack,
+        snack_bitvector: bitvector,
+        ..ScpsConfig::default()
+    }
+}
+
 pub fn names() -> Vec<&'static str> {
     PROFILES.iter().map(|p| p.0).collect()
 }
@@ -200,5 +285,36 @@ mod tests {
         let nt = profile("winnt").unwrap();
         assert!(!nt.sack && !nt.window_scaling);
         assert_eq!(nt.receive_buffer.0, 8760);
+    }
+
+    #[test]
+    fn scps_cases_follow_edwards_tables_1_and_2() {
+        for name in ["scps-1b", "scps-1c", "scps-2a", "scps-2b"] {
+            let p = profile(name).unwrap();
+            assert!(
+                p.scps.enabled && p.scps.compression && p.window_scaling,
+                "{name}"
+            );
+            assert_eq!(p.initial_rto.0, 3 * SEC, "{name}");
+        }
+        let b = profile("scps-1b").unwrap();
+        assert!(b.sack && !b.scps.snack);
+        assert_eq!(
+            (b.receive_buffer.0, b.initial_window.bytes(1460)),
+            (65536, 2920)
+        );
+        let c = profile("scps-1c").unwrap();
+        assert!(!c.sack && c.scps.snack && !c.scps.snack_bitvector);
+        assert_eq!(
+            (c.receive_buffer.0, c.initial_window.bytes(1460)),
+            (241_000, 2920)
+        );
+        let a = profile("scps-2a").unwrap();
+        assert_eq!(a.congestion_control, Cc::Vegas);
+        assert_eq!(a.initial_window.bytes(1460), 8 * 1460);
+        let n = profile("scps-2b").unwrap();
+        assert_eq!(n.congestion_control, Cc::None);
+        assert!(n.scps.snack_bitvector);
+        assert_eq!(n.initial_window.bytes(1460), 80_000);
     }
 }

@@ -1,14 +1,24 @@
 //! Packets carry header fields, never payload bytes. They live in a slab reused across the
 //! run, so the hot path allocates nothing once the slab has grown to the peak in flight.
 
-use spacetp_wire::TcpHeader;
+use spacetp_wire::{CompressedHeader, TcpHeader};
 
 pub type PacketId = u32;
 
+// Packets live in a slab reused across the run; boxing the large variant would allocate per
+// packet, which is what the slab avoids.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Copy, Debug)]
 pub enum Body {
-    /// A TCP segment for endpoint `ep` with `len` payload bytes.
-    Tcp { ep: u32, hdr: TcpHeader, len: u32 },
+    /// A TCP segment for endpoint `ep` with `len` payload bytes; `comp` holds the SCPS
+    /// compressed header it travels with when the connection negotiated compression (the
+    /// receiver decodes that, not `hdr`, which is what the sender meant).
+    Tcp {
+        ep: u32,
+        hdr: TcpHeader,
+        len: u32,
+        comp: Option<CompressedHeader>,
+    },
     /// A background datagram of traffic source `source`.
     Datagram { source: u32 },
     /// An ICMP-like notice from a router to endpoint `ep`: a packet it sent was corrupted on

@@ -47,6 +47,14 @@ impl PcapTap {
             id: self.ip_id,
         };
         let res = match &p.body {
+            Body::Tcp {
+                comp: Some(c), len, ..
+            } => {
+                // SCPS compressed header: IP protocol 105, as the Reference Implementation.
+                ip.protocol = spacetp_wire::PROTO_SCPS_COMPRESSED;
+                encode_ipv4_packet(&ip, c.as_bytes(), Payload::Zeros(*len), &mut self.buf)
+                    .map(|_| ())
+            }
             Body::Tcp { hdr, len, .. } => {
                 encode_ipv4_tcp_headers(&ip, hdr, *len, &mut self.buf).map(|_| ())
             }

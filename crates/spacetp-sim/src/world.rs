@@ -14,7 +14,10 @@ use crate::rng::{stream, Rng};
 use spacetp_proto::connection::CloseReason;
 use spacetp_proto::time::secs;
 use spacetp_proto::{Connection, State, TcpConfig, Time, Transmit};
-use spacetp_wire::{IPV4_HEADER_LEN, TCP_HEADER_LEN};
+use spacetp_wire::{
+    compress, decompress, flags, CompressedHeader, CompressionContext, TcpHeader, IPV4_HEADER_LEN,
+    TCP_HEADER_LEN,
+};
 
 /// Options of one run that are not part of the scenario.
 #[derive(Clone, Debug, Default)]
@@ -37,6 +40,10 @@ struct Endpoint {
     dead: bool,
     /// A receiving application that reads at a limited rate.
     reader: Option<Reader>,
+    /// SCPS header compression state of the direction this endpoint sends (set up from its
+    /// own SYN) and of the direction it receives (set up from the peer's SYN).
+    comp_tx: Option<CompressionContext>,
+    comp_rx: Option<CompressionContext>,
 }
 
 /// An application reading at `rate` bits/s: it earns read credit with time.
@@ -590,11 +597,25 @@ impl World {
         }
         self.slab.remove(id);
         match p.body {
-            Body::Tcp { ep, hdr, len } => {
-                if self.eps[ep as usize].dead {
+            Body::Tcp { ep, hdr, len, comp } => {
+                let e = &mut self.eps[ep as usize];
+                if e.dead {
                     return;
                 }
-                self.eps[ep as usize].conn.on_segment(self.now, &hdr, len);
+                if hdr.has(flags::SYN) {
+                    e.comp_rx = compression_context(&hdr, p.src, p.dst);
+                }
+                // A compressed header decodes against the receiver's context, as on a real
+                // link: fields omitted after a lost header come out with older values.
+                let hdr = match (comp, e.comp_rx.as_mut()) {
+                    (None, _) => hdr,
+                    (Some(c), Some(ctx)) => match decompress(c.as_bytes(), ctx) {
+                        Ok(d) => d.header,
+                        Err(_) => return,
+                    },
+                    (Some(_), None) => return, // no context: undecodable, dropped
+                };
+                e.conn.on_segment(self.now, &hdr, len);
                 self.service(ep);
             }
             Body::Datagram { source } => {
@@ -748,7 +769,12 @@ impl World {
                     ]);
                 }
             }
-            let size = IPV4_HEADER_LEN + TCP_HEADER_LEN + t.hdr.options.padded_len() + t.len;
+            let comp = self.compress(ep, &t.hdr, t.len);
+            let header_len = match &comp {
+                Some(c) => c.len() as u32,
+                None => TCP_HEADER_LEN + t.hdr.options.padded_len(),
+            };
+            let size = IPV4_HEADER_LEN + header_len + t.len;
             let id = self.slab.insert(Packet {
                 src: node,
                 dst: peer_node,
@@ -759,6 +785,7 @@ impl World {
                     ep: peer_ep,
                     hdr: t.hdr,
                     len: t.len,
+                    comp,
                 },
             });
             self.send_from(node, id);
@@ -773,6 +800,23 @@ impl World {
             }
         }
         self.check_flow_done(flow);
+    }
+
+    /// The compressed header endpoint `ep` sends `hdr` with, if its connection negotiated
+    /// SCPS header compression (SYNs set the context up and travel uncompressed).
+    fn compress(&mut self, ep: u32, hdr: &TcpHeader, len: u32) -> Option<CompressedHeader> {
+        let e = &mut self.eps[ep as usize];
+        if hdr.has(flags::SYN) {
+            e.comp_tx = compression_context(hdr, e.node, e.peer_node);
+            return None;
+        }
+        if !e.conn.header_compression() {
+            return None;
+        }
+        let ctx = e.comp_tx.as_mut()?;
+        let c = compress(hdr, len as usize, ctx).ok()?;
+        ctx.record(hdr);
+        Some(c)
     }
 
     fn check_flow_done(&mut self, fi: u32) {
@@ -813,6 +857,8 @@ impl World {
             timer_at: None,
             dead: false,
             reader: None,
+            comp_tx: None,
+            comp_rx: None,
         });
         self.eps.push(Endpoint {
             conn: server,
@@ -829,6 +875,8 @@ impl World {
                 last: 0,
                 wake_at: None,
             }),
+            comp_tx: None,
+            comp_rx: None,
         });
         if f.read_rate.is_some() {
             self.eps[s_ep as usize + 1].conn.set_manual_read();
@@ -1118,4 +1166,11 @@ fn select_link(sel: &str, sc: &Scenario, b: &Built) -> Result<usize, String> {
         "--pcap {sel}: no such link; use an index or one of: {}",
         names.join(", ")
     ))
+}
+
+/// The compression context of the direction that sent `syn` from node `src` to node `dst`,
+/// if the SYN offers SCPS header compression.
+fn compression_context(syn: &TcpHeader, src: u16, dst: u16) -> Option<CompressionContext> {
+    let addr = crate::pcap::node_addr;
+    CompressionContext::from_syn(syn, addr(src), addr(dst)).ok()
 }

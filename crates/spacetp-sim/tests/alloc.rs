@@ -24,7 +24,7 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static A: Counting = Counting;
 
-fn allocations_for(bytes: &str) -> (u64, u64) {
+fn allocations_for(bytes: &str, protocol: &str) -> (u64, u64) {
     let toml = format!(
         r#"
 [[nodes]]
@@ -40,6 +40,7 @@ errors = {{ per = 0.001 }}
 from = "a"
 to = "b"
 bytes = "{bytes}"
+protocol = "{protocol}"
 "#
     );
     let sc = spacetp_sim::scenario_from_toml(&toml).unwrap();
@@ -55,15 +56,22 @@ bytes = "{bytes}"
 
 #[test]
 fn allocations_do_not_grow_with_packets() {
-    let (small, p_small) = allocations_for("5 MB");
-    let (large, p_large) = allocations_for("20 MB");
+    // newreno; scps-1c adds SNACK and SCPS header compression on every packet.
+    for protocol in ["newreno", "scps-1c"] {
+        allocations_stay_flat(protocol);
+    }
+}
+
+fn allocations_stay_flat(protocol: &str) {
+    let (small, p_small) = allocations_for("5 MB", protocol);
+    let (large, p_large) = allocations_for("20 MB", protocol);
     assert!(p_large > 3 * p_small);
     // Growth of buffers to their peak is amortised (log n); a per-packet allocation would add
     // at least (p_large - p_small) allocations.
-    eprintln!("allocations: {small} for {p_small} packets, {large} for {p_large} packets");
+    eprintln!("{protocol}: {small} allocations for {p_small} packets, {large} for {p_large}");
     let extra = large.saturating_sub(small);
     assert!(
         extra * 20 < p_large - p_small,
-        "{small} allocations for {p_small} packets, {large} for {p_large}"
+        "{protocol}: {small} allocations for {p_small} packets, {large} for {p_large}"
     );
 }

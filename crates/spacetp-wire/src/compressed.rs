@@ -24,7 +24,7 @@
 //! pseudo-header, not 105, and accepts either 106 or 105 on receipt; so do we.
 
 use crate::checksum::Checksum;
-use crate::encode::write_options_unpadded;
+use crate::encode::{write_options_unpadded, OptionBytes};
 use crate::error::{Layer, WireError};
 use crate::ip::{PROTO_SCPS_COMPRESSED, PROTO_SCPS_TP};
 use crate::options::{ScpsCapabilities, TcpOptions, Timestamps};
@@ -258,8 +258,13 @@ fn compress_inner(
         c |= ctrl::ACKR;
     }
     // Every other option travels as is, after a length octet.
-    let mut opts = Vec::with_capacity(40);
-    write_options_unpadded(&h.options, &mut opts, false, false);
+    // `validate` above bounds the options to the 40 bytes a TCP header holds.
+    let mut ob = OptionBytes {
+        buf: [0; 40],
+        len: 0,
+    };
+    write_options_unpadded(&h.options, &mut ob, false, false);
+    let opts = &ob.buf[..ob.len];
     if !opts.is_empty() {
         c |= ctrl::OPTS;
     }
@@ -302,7 +307,7 @@ fn compress_inner(
     i += n;
     if !opts.is_empty() {
         b[i] = opts.len() as u8;
-        b[i + 1..i + 1 + opts.len()].copy_from_slice(&opts);
+        b[i + 1..i + 1 + opts.len()].copy_from_slice(opts);
         i += 1 + opts.len();
     }
     if c & ctrl::PAD != 0 {

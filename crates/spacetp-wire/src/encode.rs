@@ -63,9 +63,34 @@ pub fn encode_options(opts: &TcpOptions, out: &mut Vec<u8>) -> Result<usize, Wir
 
 /// Options without padding; the compressed header reuses this, leaving out the timestamps and
 /// the record boundary which it carries as control bits.
+/// Where options are written: a Vec, or a fixed buffer on the stack (the compressor, so that
+/// the simulator's per-packet path allocates nothing).
+pub(crate) trait ByteSink {
+    fn extend_from_slice(&mut self, b: &[u8]);
+}
+
+impl ByteSink for Vec<u8> {
+    fn extend_from_slice(&mut self, b: &[u8]) {
+        Vec::extend_from_slice(self, b)
+    }
+}
+
+/// Up to 40 option bytes (the most a TCP header holds), on the stack.
+pub(crate) struct OptionBytes {
+    pub buf: [u8; 40],
+    pub len: usize,
+}
+
+impl ByteSink for OptionBytes {
+    fn extend_from_slice(&mut self, b: &[u8]) {
+        self.buf[self.len..self.len + b.len()].copy_from_slice(b);
+        self.len += b.len();
+    }
+}
+
 pub(crate) fn write_options_unpadded(
     o: &TcpOptions,
-    out: &mut Vec<u8>,
+    out: &mut impl ByteSink,
     with_timestamps: bool,
     with_record_boundary: bool,
 ) {

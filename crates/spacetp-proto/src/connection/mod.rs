@@ -383,6 +383,10 @@ impl Connection {
     pub fn in_recovery(&self) -> bool {
         self.recovery.in_recovery()
     }
+    /// Whether SCPS header compression was negotiated (both ends offered COMP).
+    pub fn header_compression(&self) -> bool {
+        self.scps.compression
+    }
     /// Whether SACK was negotiated.
     pub fn sack_enabled(&self) -> bool {
         self.sack_ok
