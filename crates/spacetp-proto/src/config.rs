@@ -64,6 +64,10 @@ pub struct ScpsConfig {
     pub rate: Option<Rate>,
     /// Token-bucket depth: the burst allowed at `rate`.
     pub bucket: Bytes,
+    /// Best-effort transport service (BETS bit): when both ends offer it, the receiver gives
+    /// up a hole that has waited this long, moves past it and reports its bytes lost, instead
+    /// of waiting for retransmissions forever (absent: fully reliable).
+    pub bets: Option<Duration>,
 }
 
 impl Default for ScpsConfig {
@@ -77,6 +81,7 @@ impl Default for ScpsConfig {
             ack_period: None,
             rate: None,
             bucket: Bytes(3000),
+            bets: None,
         }
     }
 }
@@ -350,6 +355,9 @@ impl TcpConfig {
             if p.0 == 0 {
                 return Err("scps.ack_period: must be > 0".into());
             }
+        }
+        if self.scps.bets.is_some_and(|d| d.0 == 0) {
+            return Err("scps.bets: must be > 0 (the wait before a hole is given up)".into());
         }
         if self.scps.rate.is_some() && self.scps.bucket.0 == 0 {
             return Err("scps.bucket: must be at least 1 byte".into());

@@ -33,6 +33,10 @@ pub struct Pipe {
     /// Indices (0-based) of a->b and b->a segments to drop.
     pub drop_ab: Vec<u64>,
     pub drop_ba: Vec<u64>,
+    /// Positions whose a->b segments are dropped every time they are sent.
+    pub drop_pos_ab: Vec<u64>,
+    /// The application writes records of this size and marks the end of each.
+    pub record_size: Option<u64>,
     sent_ab: u64,
     sent_ba: u64,
     /// a's transmissions: (time, position, length, retransmission, flags).
@@ -63,6 +67,8 @@ impl Pipe {
             serial: 0,
             drop_ab: vec![],
             drop_ba: vec![],
+            drop_pos_ab: vec![],
+            record_size: None,
             sent_ab: 0,
             sent_ba: 0,
             log_ab: vec![],
@@ -76,10 +82,23 @@ impl Pipe {
     }
 
     fn flush(&mut self) {
-        if self.to_send > 0 {
-            self.to_send -= self.a.send(self.to_send);
+        while self.to_send > 0 {
+            // With records, write up to the end of the current one and mark it.
+            let written = self.total - self.to_send;
+            let want = match self.record_size {
+                Some(r) => self.to_send.min(r - written % r),
+                None => self.to_send,
+            };
+            let n = self.a.send(want);
+            self.to_send -= n;
+            if self.record_size.is_some() && n == want {
+                self.a.end_record();
+            }
             if self.to_send == 0 {
                 self.a.close();
+            }
+            if n < want {
+                break;
             }
         }
         while let Some(t) = self.a.poll_transmit(self.now) {
@@ -95,7 +114,7 @@ impl Pipe {
             }
             let start = self.busy_ab.max(self.now);
             self.busy_ab = start + self.gap_ab;
-            if !self.drop_ab.contains(&idx) {
+            if !self.drop_ab.contains(&idx) && !self.drop_pos_ab.contains(&t.pos) {
                 self.serial += 1;
                 self.inflight
                     .insert((self.busy_ab + self.delay, self.serial), (true, t));

@@ -410,9 +410,7 @@ pub fn tcp_config(
     if let Some(o) = overrides {
         let mut v = serde_json::to_value(&cfg).map_err(|e| e.to_string())?;
         if let serde_json::Value::Object(m) = &mut v {
-            for (k, val) in o {
-                m.insert(k.clone(), val.clone());
-            }
+            merge_tables(m, o);
         }
         cfg = serde_path_to_error::deserialize(v).map_err(|e| {
             let p = e.path().to_string();
@@ -432,6 +430,24 @@ pub fn tcp_config(
     }
     cfg.validate().map_err(|e| format!("{path}.tcp.{e}"))?;
     Ok(cfg)
+}
+
+/// Overlays `over` on `base`, table by table: `scps = { bets = "1 s" }` changes `scps.bets`
+/// and keeps the profile's other SCPS settings.
+fn merge_tables(
+    base: &mut serde_json::Map<String, serde_json::Value>,
+    over: &serde_json::Map<String, serde_json::Value>,
+) {
+    for (k, val) in over {
+        match (base.get_mut(k), val) {
+            (Some(serde_json::Value::Object(b)), serde_json::Value::Object(o)) => {
+                merge_tables(b, o)
+            }
+            _ => {
+                base.insert(k.clone(), val.clone());
+            }
+        }
+    }
 }
 
 /// The MSS for a flow of IP packet size `mtu` (IPv4 + TCP headers without options: 40 bytes).

@@ -289,6 +289,9 @@ pub struct FlowCfg {
     /// The receiving application reads at most this fast (default: as soon as data arrives).
     /// A slow reader fills the receive buffer and closes the window.
     pub read_rate: Option<Rate>,
+    /// The sending application writes records of this size and marks the end of each
+    /// (SCPS-TP record boundary option, kind 22, when both ends speak SCPS-TP).
+    pub record_size: Option<Bytes>,
     /// Overrides of any profile setting (see `spacetp protocols`).
     pub tcp: Option<serde_json::Map<String, serde_json::Value>>,
 }

@@ -33,6 +33,10 @@ pub struct FlowSummary {
     pub snacks_received: u64,
     pub snack_retransmits: u64,
     pub acks_sent: u64,
+    /// Records the receiver got whole (SCPS-TP record boundaries; flows with `record_size`).
+    pub records_delivered: u64,
+    /// Bytes the receiver gave up under SCPS-TP BETS (never delivered).
+    pub bets_bytes_lost: u64,
     pub mean_rtt_s: Option<f64>,
     pub min_rtt_s: Option<f64>,
     pub final_cwnd_bytes: u64,

@@ -61,6 +61,9 @@ struct Flow {
     to: u16,
     total: Option<u64>,
     to_write: u64,
+    /// Record size the application writes (end of each marked), and bytes of the current one.
+    record_size: Option<u64>,
+    record_fill: u64,
     start: Time,
     cfg: TcpConfig,
     /// The receiving end's settings when its profile differs.
@@ -270,6 +273,9 @@ impl World {
                 return Err(format!("{p}.stop: {s} must be after start {}", f.start));
             }
         }
+        if f.record_size.is_some_and(|r| r.0 == 0) {
+            return Err(format!("{p}.record_size: must be at least 1 byte"));
+        }
         let fi = self.flows.len() as u32;
         self.flows.push(Flow {
             name: f.name.clone().unwrap_or_else(|| format!("flow{i}")),
@@ -278,6 +284,8 @@ impl World {
             to,
             total: f.bytes.map(|b| b.0),
             to_write: f.bytes.map_or(u64::MAX, |b| b.0),
+            record_size: f.record_size.map(|b| b.0),
+            record_fill: 0,
             start: f.start.0,
             cfg,
             peer_cfg,
@@ -715,13 +723,27 @@ impl World {
         let e = &mut self.eps[ep as usize];
         let f = &mut self.flows[e.flow as usize];
         if e.sender {
-            if f.to_write > 0 {
-                let n = e.conn.send(f.to_write);
+            while f.to_write > 0 {
+                let want = match f.record_size {
+                    Some(r) => f.to_write.min(r - f.record_fill),
+                    None => f.to_write,
+                };
+                let n = e.conn.send(want);
                 if f.total.is_some() {
                     f.to_write -= n;
-                    if f.to_write == 0 {
-                        e.conn.close();
+                }
+                if let Some(r) = f.record_size {
+                    f.record_fill += n;
+                    if f.record_fill == r || f.to_write == 0 {
+                        e.conn.end_record();
+                        f.record_fill = 0;
                     }
+                }
+                if f.to_write == 0 {
+                    e.conn.close();
+                }
+                if n < want || f.record_size.is_none() {
+                    break;
                 }
             }
         } else {
@@ -921,6 +943,8 @@ impl World {
             to,
             total: Some(size),
             to_write: size,
+            record_size: None,
+            record_fill: 0,
             start: now,
             cfg: w.cfg.clone(),
             peer_cfg: None,
@@ -1043,7 +1067,10 @@ impl World {
             s.nil_segments_sent = st.nil_segments_sent;
             s.snacks_received = st.snacks_received;
             s.snack_retransmits = st.snack_retransmits;
-            s.acks_sent = self.eps[re as usize].conn.stats().segments_sent;
+            let rc = &self.eps[re as usize].conn;
+            s.acks_sent = rc.stats().segments_sent;
+            s.records_delivered = rc.records_delivered();
+            s.bets_bytes_lost = rc.bets_bytes_lost();
             let r = c.rtt();
             if r.samples > 0 {
                 s.mean_rtt_s = Some(r.sum_rtt as f64 / r.samples as f64 / 1e9);

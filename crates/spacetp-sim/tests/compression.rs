@@ -154,3 +154,37 @@ fn a_plain_tcp_peer_gets_no_compressed_header() {
         }
     }
 }
+
+#[test]
+fn records_and_bets_reach_the_flow_summary() {
+    // Records of 10 kB over a lossy link: every record arrives whole.
+    let errors = "errors = { per = 0.02 }";
+    let out = sim(&format!(
+        "seed = 5\n{}",
+        scenario("scps-1c", "record_size = \"10 kB\"", errors)
+    ));
+    assert_exact(&out);
+    assert_eq!(out.summary.flows[0].records_delivered, 20);
+    assert_eq!(out.summary.flows[0].bets_bytes_lost, 0);
+
+    // BETS with a 0.5 s wait on a link losing 40% of packets: holes are given up, the
+    // transfer ends, and the flow reports the bytes it lost.
+    let bets = "[flows.tcp]\nscps = { bets = \"500 ms\" }";
+    let out = sim(&format!(
+        "seed = 5\n{}",
+        scenario("scps-1c", bets, "errors = { per = 0.4 }")
+    ));
+    let f = &out.summary.flows[0];
+    assert_eq!(f.state, "closed");
+    assert!(f.bets_bytes_lost > 0, "{f:?}");
+    assert_eq!(f.bytes_delivered + f.bets_bytes_lost, 200_000);
+    assert!(!f.complete);
+
+    let err = spacetp_sim::scenario_from_toml(&scenario("scps-1c", "record_size = \"0 B\"", ""))
+        .and_then(|sc| run(sc, &RunOptions::default()).map(|_| ()))
+        .unwrap_err();
+    assert!(
+        err.contains("record_size: must be at least 1 byte"),
+        "{err}"
+    );
+}

@@ -121,6 +121,9 @@ pub struct ConnStats {
     pub corruption_timeouts: u64,
     /// SCPS-TP link outages entered (persist mode).
     pub outages: u64,
+    /// SCPS-TP BETS (receiver): holes given up, and their bytes (lost to the application).
+    pub bets_holes: u64,
+    pub bets_bytes_skipped: u64,
 }
 
 pub struct Connection {
@@ -139,6 +142,9 @@ pub struct Connection {
     snd_max: u64,
     /// End of the data the application has written (position after its last byte).
     data_end: u64,
+    /// Ends of the application's records not yet acknowledged, ascending (SCPS-TP record
+    /// boundaries: a segment stops at each and carries the kind 22 option).
+    record_ends: std::collections::VecDeque<u64>,
     app_closed: bool,
     /// Peer's window in bytes (already scaled).
     snd_wnd: u64,
@@ -247,6 +253,7 @@ impl Connection {
             snd_nxt: 0,
             snd_max: 0,
             data_end: 1,
+            record_ends: Default::default(),
             app_closed: false,
             snd_wnd: 0,
             snd_wscale: 0,
@@ -319,6 +326,32 @@ impl Connection {
         take
     }
 
+    /// The bytes written so far end a record. With an SCPS-TP peer the segment that carries
+    /// the record's last byte stops there and carries the record boundary option (kind 22).
+    pub fn end_record(&mut self) {
+        if self.record_ends.back().is_none_or(|&e| e < self.data_end) {
+            self.record_ends.push_back(self.data_end);
+        }
+    }
+
+    /// The end of the record that `pos` lies in, when records are marked with an SCPS-TP peer.
+    fn record_end_after(&mut self, pos: u64) -> Option<u64> {
+        if !self.scps.scps {
+            return None;
+        }
+        while self.record_ends.front().is_some_and(|&e| e <= self.snd_una) {
+            self.record_ends.pop_front();
+        }
+        let i = self.record_ends.partition_point(|&e| e <= pos);
+        self.record_ends.get(i).copied()
+    }
+
+    /// Records the application has received whole (their boundary option arrived and every
+    /// byte before it is in).
+    pub fn records_delivered(&self) -> u64 {
+        self.rx.records_delivered()
+    }
+
     /// No more data will be written: a FIN follows the last byte.
     pub fn close(&mut self) {
         self.app_closed = true;
@@ -383,6 +416,10 @@ impl Connection {
     pub fn in_recovery(&self) -> bool {
         self.recovery.in_recovery()
     }
+    /// Bytes the receiving side gave up under SCPS-TP BETS (never delivered).
+    pub fn bets_bytes_lost(&self) -> u64 {
+        self.rx.skipped()
+    }
     /// Whether SCPS header compression was negotiated (both ends offered COMP).
     pub fn header_compression(&self) -> bool {
         self.scps.compression
@@ -427,6 +464,7 @@ impl Connection {
         [
             self.rto_deadline,
             self.rx.delack_deadline,
+            self.rx.bets_deadline(),
             self.persist_deadline,
             peach,
             self.pace_deadline,
@@ -444,6 +482,11 @@ impl Connection {
         }
         if self.rto_deadline.is_some_and(|d| d <= now) {
             self.on_rto(now);
+        }
+        if self.rx.bets_deadline().is_some_and(|d| d <= now)
+            && self.rx.give_up_hole(now, &mut self.stats)
+        {
+            self.on_peer_fin();
         }
         if let Some(p) = &mut self.peach {
             p.on_timer(now);
@@ -635,6 +678,9 @@ impl Connection {
         if self.scps.scps {
             self.rx
                 .set_ack_period(self.cfg.scps.ack_period.map(|d| d.0));
+            if self.scps.bets {
+                self.rx.set_bets(self.cfg.scps.bets.map(|d| d.0));
+            }
         }
         self.recovery = new_recovery(self.cfg.recovery, self.sack_ok, self.cfg.prr);
         let _ = we_are_passive;
@@ -694,6 +740,9 @@ impl Connection {
             return;
         }
         let fin = hdr.has(flags::FIN);
+        if self.scps.scps && hdr.options.record_boundary && len > 0 {
+            self.rx.note_record_end(seg_start + len as u64);
+        }
         if len > 0 || fin {
             let fin_now = self.rx.on_data(now, seg_start, len, fin, &mut self.stats);
             if fin_now {
@@ -1198,7 +1247,8 @@ impl Connection {
         let room = self.send_room(now);
         if self.snd_nxt < self.data_end {
             let sacked_at = self.board.next_sacked(self.snd_nxt);
-            let avail = self.data_end.min(sacked_at) - self.snd_nxt;
+            let record_end = self.record_end_after(self.snd_nxt).unwrap_or(u64::MAX);
+            let avail = self.data_end.min(sacked_at).min(record_end) - self.snd_nxt;
             let len = avail.min(self.seg_size as u64).min(room);
             // Sender-side silly window avoidance (RFC 1122 4.2.3.4): a short segment only when
             // it ends the data or fills half the largest window the peer ever offered.
@@ -1244,7 +1294,9 @@ impl Connection {
     /// Send the segment that starts at `pos` (data, possibly with the FIN), stopping short of
     /// anything the peer has SACKed.
     fn transmit_from(&mut self, pos: u64, now: Time) -> Transmit {
+        let record_end = self.record_end_after(pos);
         let end = self.data_end.min(self.board.next_sacked(pos));
+        let end = end.min(record_end.unwrap_or(u64::MAX));
         let len = end.saturating_sub(pos).min(self.seg_size as u64) as u32;
         let end = pos + len as u64;
         let fin = self.fin_pos().is_some_and(|f| f == end);
@@ -1289,11 +1341,17 @@ impl Connection {
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
-        let h = self.header(fl, pos, now);
+        let record_boundary = len > 0 && record_end == Some(end);
+        let h = self.header_with(fl, pos, now, record_boundary);
         self.emit(h, len, pos, retx, now)
     }
 
     fn header(&self, fl: u8, pos: u64, now: Time) -> TcpHeader {
+        self.header_with(fl, pos, now, false)
+    }
+
+    /// A header; `record_boundary` marks a segment that ends an application record.
+    fn header_with(&self, fl: u8, pos: u64, now: Time, record_boundary: bool) -> TcpHeader {
         let mut h = TcpHeader {
             src_port: self.local_port,
             dst_port: self.remote_port,
@@ -1325,6 +1383,7 @@ impl Connection {
         if self.scps.scps && fl & flags::ACK != 0 && self.rx.corruption_echo {
             h.options.corruption_experienced = true;
         }
+        h.options.record_boundary = record_boundary;
         if self.scps.snack && fl & flags::ACK != 0 {
             let mut holes = [(0u64, 0u64); 16];
             let n = self.rx.holes(&mut holes);

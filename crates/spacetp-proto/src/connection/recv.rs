@@ -44,6 +44,15 @@ pub(crate) struct Receiver {
     pub corruption_echo: bool,
     /// SCPS-TP fixed ACK frequency: ACK on this timer, whatever arrives.
     ack_period: Option<Time>,
+    /// SCPS-TP BETS: a hole at rcv_nxt is given up after this wait; `hole_since` is when the
+    /// current one appeared, `skipped` the bytes given up so far.
+    bets_wait: Option<Time>,
+    hole_since: Option<Time>,
+    skipped: u64,
+    /// Record ends announced by the peer (kind 22) beyond rcv_nxt, ascending, and the number
+    /// of records whose every byte is in.
+    record_ends: Vec<u64>,
+    records: u64,
     pub ts_recent: u32,
 }
 
@@ -72,6 +81,11 @@ impl Receiver {
             nil_ack: false,
             corruption_echo: false,
             ack_period: None,
+            bets_wait: None,
+            hole_since: None,
+            skipped: 0,
+            record_ends: Vec::new(),
+            records: 0,
             ts_recent: 0,
         }
     }
@@ -91,6 +105,70 @@ impl Receiver {
 
     pub fn set_ack_period(&mut self, period: Option<Time>) {
         self.ack_period = period;
+    }
+
+    pub fn set_bets(&mut self, wait: Option<Time>) {
+        self.bets_wait = wait;
+    }
+
+    /// Start of the data (or FIN) waiting beyond a hole at rcv_nxt, if any.
+    fn beyond_hole(&self) -> Option<u64> {
+        let fin = self
+            .fin_at
+            .filter(|&f| !self.fin_received && f > self.rcv_nxt);
+        self.ooo.first().map(|r| r.0).or(fin)
+    }
+
+    /// When BETS gives up the current hole.
+    pub fn bets_deadline(&self) -> Option<Time> {
+        Some(self.hole_since? + self.bets_wait?)
+    }
+
+    /// BETS: move past the hole at rcv_nxt; its bytes are lost to the application. Returns
+    /// true when this reaches the FIN.
+    pub fn give_up_hole(&mut self, now: Time, stats: &mut ConnStats) -> bool {
+        let Some(next) = self.beyond_hole() else {
+            self.hole_since = None;
+            return false;
+        };
+        let gap = next - self.rcv_nxt;
+        self.skipped += gap;
+        stats.bets_holes += 1;
+        stats.bets_bytes_skipped += gap;
+        self.rcv_nxt = next;
+        self.absorb_ooo();
+        self.complete_records();
+        self.hole_since = self.beyond_hole().map(|_| now);
+        self.ack_now = true;
+        self.consume_fin()
+    }
+
+    /// A segment ending at `end` carried the record boundary option.
+    pub fn note_record_end(&mut self, end: u64) {
+        if end > self.rcv_nxt {
+            let i = self.record_ends.partition_point(|&e| e < end);
+            if self.record_ends.get(i) != Some(&end) {
+                self.record_ends.insert(i, end);
+            }
+        }
+    }
+
+    /// Counts the records that rcv_nxt has passed the end of.
+    fn complete_records(&mut self) {
+        let n = self.record_ends.partition_point(|&e| e <= self.rcv_nxt);
+        if n > 0 {
+            self.records += n as u64;
+            self.record_ends.drain(..n);
+        }
+    }
+
+    pub fn records_delivered(&self) -> u64 {
+        self.records
+    }
+
+    /// Bytes given up by BETS.
+    pub fn skipped(&self) -> u64 {
+        self.skipped
     }
 
     /// The holes between rcv_nxt and the highest out-of-order byte, ascending (at most
@@ -126,9 +204,10 @@ impl Receiver {
         self.rcv_buf.saturating_sub(self.unread())
     }
 
-    /// In-order bytes received so far.
+    /// In-order bytes received so far (holes given up by BETS excluded).
     fn received(&self) -> u64 {
-        self.rcv_nxt.saturating_sub(1 + self.fin_received as u64)
+        self.rcv_nxt
+            .saturating_sub(1 + self.fin_received as u64 + self.skipped)
     }
 
     /// Bytes delivered to the application.
@@ -213,7 +292,17 @@ impl Receiver {
         stats: &mut ConnStats,
     ) -> bool {
         let acked_already = self.ack_now;
+        let before = self.rcv_nxt;
         let fin_now = self.on_data_inner(now, start, len, fin, stats);
+        self.complete_records();
+        if self.bets_wait.is_some() {
+            // A hole's age counts from when data first waited beyond it at this rcv_nxt.
+            if self.beyond_hole().is_none() {
+                self.hole_since = None;
+            } else if self.hole_since.is_none() || self.rcv_nxt != before {
+                self.hole_since = Some(now);
+            }
+        }
         if let Some(p) = self.ack_period {
             // SCPS-TP fixed ACK frequency: out-of-order and duplicate data wait for the timer
             // too; only the FIN is answered at once.
@@ -268,6 +357,11 @@ impl Receiver {
         } else if fin && self.fin_received {
             self.ack_now = true; // retransmitted FIN: our ACK of it was lost
         }
+        self.consume_fin()
+    }
+
+    /// Takes in a FIN that all data before it has reached. Returns true if it did.
+    fn consume_fin(&mut self) -> bool {
         if !self.fin_received && self.fin_at == Some(self.rcv_nxt) {
             self.fin_received = true;
             self.rcv_nxt += 1;

@@ -18,6 +18,7 @@ pub struct Negotiated {
     pub snack: bool,
     pub snack_bitvector: bool,
     pub compression: bool,
+    pub bets: bool,
 }
 
 impl Negotiated {
@@ -31,6 +32,7 @@ impl Negotiated {
             snack: ours.snack && has(ScpsCapabilities::SNACK1),
             snack_bitvector: ours.snack_bitvector && has(ScpsCapabilities::SNACK2),
             compression: ours.compression && has(ScpsCapabilities::COMP),
+            bets: ours.bets.is_some() && has(ScpsCapabilities::BETS),
         }
     }
 }
@@ -46,6 +48,9 @@ pub fn offer(cfg: &crate::config::ScpsConfig) -> u8 {
     }
     if cfg.compression {
         v |= ScpsCapabilities::COMP;
+    }
+    if cfg.bets.is_some() {
+        v |= ScpsCapabilities::BETS;
     }
     v
 }

@@ -595,3 +595,89 @@ fn corruption_policy_keeps_the_window() {
     assert!(q.a.window().ssthresh < u64::MAX);
     assert!(p.done() < q.done(), "corruption handling finishes sooner");
 }
+
+fn with_bets(mut c: TcpConfig, wait: Option<Time>) -> TcpConfig {
+    c.scps.bets = wait.map(Dur);
+    c
+}
+
+#[test]
+fn bets_gives_up_a_hole_that_waited_past_its_deadline() {
+    // Segment 30 never gets through. With BETS at both ends the receiver moves past it after
+    // 2 s; its 1000 bytes are reported lost and the transfer ends.
+    let c = with_bets(scps(true, Some(100 * MS)), Some(2 * SEC));
+    let mut p = Pipe::new(&c, 1000, 100_000);
+    p.gap_ab = MS;
+    p.drop_pos_ab = vec![1 + 30 * 1000];
+    p.run(100 * SEC);
+    assert!(p.a.is_finished() && p.b.is_finished());
+    assert_eq!(p.b.stats().bets_holes, 1);
+    assert_eq!(p.b.bets_bytes_lost(), 1000);
+    assert_eq!(p.b.delivered(), 99_000);
+    // The ACK that jumps the hole leaves 2 s after the first segment beyond it arrived.
+    let first_beyond = p.log_ab.iter().find(|l| l.1 == 1 + 31 * 1000).unwrap().0 + 50 * MS;
+    let jump = p
+        .headers
+        .iter()
+        .find(|h| !h.0 && h.2.ack.wrapping_sub(0xFFFF_FFF0) > 1 + 30 * 1000)
+        .expect("an ACK past the hole");
+    assert!(jump.1 >= first_beyond + 2 * SEC, "gave up at {} ns", jump.1);
+    assert!(
+        jump.1 <= first_beyond + 2 * SEC + 200 * MS,
+        "gave up at {} ns",
+        jump.1
+    );
+
+    // Offered by one end only, BETS is off: the receiver keeps waiting for the hole.
+    let mut p = Pipe::new(&c, 1000, 100_000);
+    p.b = Connection::listen(&scps(true, Some(100 * MS)), 1000, 80, 1000, 77);
+    p.gap_ab = MS;
+    p.drop_pos_ab = vec![1 + 30 * 1000];
+    p.run(100 * SEC);
+    assert_eq!(p.b.bets_bytes_lost(), 0);
+    assert_eq!(p.b.delivered(), 30_000);
+}
+
+#[test]
+fn record_boundaries_end_segments_and_count_whole_records() {
+    let mut p = Pipe::new(&scps(true, None), 1000, 20_000);
+    p.record_size = Some(2500);
+    p.gap_ab = MS;
+    p.drop_ab = vec![4, 9];
+    p.run(100 * SEC);
+    assert_eq!(p.b.delivered(), 20_000);
+    assert_eq!(p.b.records_delivered(), 8);
+    for &(dir, _, ref h) in &p.headers {
+        let Some(l) = p.log_ab.iter().find(|l| dir && to_wire_seq(l.1) == h.seq) else {
+            continue;
+        };
+        let (start, end) = (l.1 - 1, l.1 - 1 + l.2 as u64);
+        if l.2 == 0 {
+            continue;
+        }
+        assert_eq!(
+            start / 2500,
+            (end - 1) / 2500,
+            "segment {start}..{end} crosses a record"
+        );
+        assert_eq!(
+            h.options.record_boundary,
+            end % 2500 == 0,
+            "segment {start}..{end}"
+        );
+    }
+
+    // A plain TCP peer: no option, full segments.
+    let mut p = Pipe::new(&scps(true, None), 1000, 20_000);
+    p.b = Connection::listen(&cfg(), 1000, 80, 1000, 77);
+    p.record_size = Some(2500);
+    p.run(100 * SEC);
+    assert_eq!(p.b.delivered(), 20_000);
+    assert!(p.headers.iter().all(|h| !h.2.options.record_boundary));
+    assert_eq!(p.log_ab.iter().filter(|l| l.2 == 1000).count(), 20);
+}
+
+/// The wire sequence number of a's absolute position `pos` (a's ISS is 0xFFFF_FFF0).
+fn to_wire_seq(pos: u64) -> u32 {
+    0xFFFF_FFF0u32.wrapping_add(pos as u32)
+}
