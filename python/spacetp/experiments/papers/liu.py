@@ -295,6 +295,10 @@ def fig3(ctx: Context, s) -> tuple[FigureOut, dict]:
         linestyle="--",
         label="model, no timeout (10)",
     )
+    full = mbps(model_pkts(dense, r_mean, r_min))
+    ax.fill_between(
+        dense, 0.8 * full, 1.2 * full, color=style(0)["color"], alpha=0.12, label="model ± 20%"
+    )
     errorbar_series(
         ax,
         sim["p"],
