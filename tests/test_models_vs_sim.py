@@ -87,6 +87,46 @@ def test_scalable_markov_model_against_the_per_rtt_markov_channel(burst):
     assert abs(sim / model - 1) < 0.15, (sim, model)
 
 
+# Liu & Liu's dumbbell (seed 000, section III) with SCPS-TP's Vegas reacting to loss, as the
+# reproduction runs it (spacetp.experiments.papers.liu: congestion loss-source policy, SNACK,
+# an ACK per packet, ns-3's Vegas response, no rate control, 1 MB buffers, light background).
+
+
+def liu_ratio(p, tcp=None, seeds=(1, 2, 3, 4)):
+    """Simulated SCPS-TP throughput / Liu's full model (24) at loss rate p, RTT 204 ms."""
+    from spacetp.experiments.papers import liu
+
+    sc = liu.scenario(300.0)
+    sc["topology"]["core"]["errors"] = {"per": p}
+    if tcp is not None:
+        sc["flows"][0]["tcp"] = tcp
+    flows = [spacetp.run(sc, seed=s).flows[0] for s in seeds]
+    sim = np.mean([f["goodput_bps"] for f in flows]) / (liu.PAYLOAD * 8)
+    rtt = np.mean([f["mean_rtt_s"] for f in flows])
+    base = min(f["min_rtt_s"] for f in flows)
+    return sim / float(liu.model_pkts(p, rtt, base))
+
+
+@pytest.mark.parametrize("p", [1e-4, 1e-2])
+def test_liu_model_against_scps_tp_on_the_dumbbell(p):
+    # Issue 5: within 20% at the ends of 1e-4 .. 1e-2 (0.85 and 1.09 over 10 seeds). Between
+    # them (5e-4 .. 2e-3) the simulation is 23-35% above: docs/models.md, next test.
+    ratio = liu_ratio(p)
+    assert abs(ratio - 1) < 0.20, ratio
+
+
+def test_liu_model_lies_between_the_two_vegas_loss_responses():
+    # Why the middle of the range is not within 20%: the model cuts the window by 1/4 at every
+    # loss. ns-3's Vegas response cuts to an ssthresh that drops one packet per loss when losses
+    # come close together (less than 1/4: the simulation is above the model); Linux's halves
+    # (below it). The model sits between the two, as docs/models.md explains.
+    from spacetp.experiments.papers import liu
+
+    halving = liu._merge(liu.SCPS_TCP, {"vegas": {"loss_response": "reno"}})
+    above, below = liu_ratio(1e-3, seeds=(1, 2)), liu_ratio(1e-3, halving, seeds=(1, 2))
+    assert above > 1.1 and below < 0.9, (above, below)
+
+
 def test_model_command(cli):
     r = cli("model", "pftk-approx", "--rtt", "1000", "--p", "1e-3", "--t0", "3000")
     assert r.returncode == 0, r.stderr

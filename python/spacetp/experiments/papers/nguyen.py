@@ -1,0 +1,559 @@
+"""Nguyen & Sterbenz, "An Implementation and Analysis of SCPS-TP in ns-3" (seed 001):
+Figures 3-9.
+
+Setup (section 4.1, Tables 1-2; `examples/asymmetry.toml`): client - 1.5 Mb/s, 0.01 ms -
+router - space link - server; the space link carries 1.5 Mb/s forward, a reverse rate of
+1.5 Mb/s .. 1.5 kb/s, 50 ms one way unless varied, a drop-tail queue of one BDP; MTU 512; each
+run is a 5 MB bulk transfer and its throughput is bytes x 8 / time of the last byte
+(`goodput_bps`). SCPS-TP is the `scps-tp` profile (Table 1: Vegas, SNACK without bit vector,
+an ACK every 0.1 s, rate control 1.5 Mb/s, 300 kB buffers, window scaling, no timestamps) and,
+for the corruption test, `scps-nucc` (Table 2: congestion control off, rate control
+1.425 Mb/s, an ACK every 69 ms). NewReno, Vegas, Westwood+, HighSpeed and Hybla are spacetp's
+profiles; "SCPS-TP with X" is `scps-tp` with `congestion_control = X`.
+
+- Figures 3, 5, 6, 7: no randomness in these runs (no bit errors; drops are queue drops), so
+  one run per point: every seed gives the same numbers.
+- Figure 4 and Figures 8-9: transmitted sequence numbers against time, single runs with a
+  segment trace (seed 1, as the paper shows one run); the corruption targets use the mean over
+  several seeds of a sweep, drawn in the inset panel with ±1 standard deviation.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pandas as pd
+
+import spacetp
+from spacetp.experiments.framework import Context, FigureOut, Measure, Outcome, geomean, summarize
+from spacetp.experiments.plotting import (
+    legend_outside,
+    new_figure,
+    plain_ticks,
+    style,
+)
+
+REVERSE = {  # reverse (ACK channel) rate -> b/s, the paper's set
+    "1.5 Mb/s": 1.5e6,
+    "15 kb/s": 15e3,
+    "5 kb/s": 5e3,
+    "3 kb/s": 3e3,
+    "2 kb/s": 2e3,
+    "1.5 kb/s": 1.5e3,
+}
+QUICK_REVERSE = ["1.5 Mb/s", "15 kb/s", "5 kb/s", "3 kb/s", "1.5 kb/s"]
+DELAYS = ([50, 100, 200, 300], [50, 100, 150, 200, 250, 300])  # ms, (quick, full)
+MTUS = ([100, 296, 512, 1500], [100, 200, 296, 512, 576, 1000, 1500])
+CORRUPTION_SEEDS = (3, 10)
+BER = 1e-5
+LABELS = {
+    "newreno": "NewReno",
+    "vegas": "Vegas",
+    "scps-tp": "SCPS-TP",
+    "scps-nucc": "SCPS-TP (Table 2)",
+    "scps-nucc-nosnack": "SCPS-TP (Table 2), SNACK off",
+    "westwood": "Westwood+",
+    "highspeed": "HighSpeed",
+    "hybla": "Hybla",
+}
+VARIANTS = ["westwood", "highspeed", "hybla"]
+HYBLA_RTT0 = "0.05 s"  # ns-3's TcpHybla RRTT
+
+METRICS = [
+    "flows[0].goodput_bps",
+    "flows[0].complete",
+    "flows[0].timeouts",
+    "flows[0].retransmitted_segments",
+    "flows[0].acks_sent",
+    "flows[0].data_segments_sent",
+    "links[1].queue_drops",
+]
+
+ASSUMPTIONS = [
+    "Topology and settings of section 4.1 and Tables 1-2 as in examples/asymmetry.toml: client "
+    "- 1.5 Mb/s, 0.01 ms - router - space link (1.5 Mb/s forward, reverse rate varied, 50 ms "
+    "one way unless varied, drop-tail queue of one BDP at the router) - server; MTU 512 (472 "
+    "payload bytes); a 5 MB transfer per run; throughput = bytes x 8 / time of the last byte, "
+    "the handshake included (as ns-3's PacketSink measures it).",
+    "SCPS-TP = the scps-tp profile (Table 1) for Figures 3-7 and scps-nucc (Table 2) for the "
+    "corruption test; TCP variants are spacetp's profiles unchanged (initial window 10, an ACK "
+    "every 2 segments or 200 ms, min RTO 1 s, as ns-3); SACK and timestamps off.",
+    "'SCPS-TP with Westwood / HighSpeed / Hybla' (Figure 5) = the scps-tp profile with that "
+    "congestion controller: fixed ACK frequency 0.1 s, SNACK and 1.5 Mb/s rate control kept. "
+    "Hybla's reference RTT is ns-3's 50 ms (rho = 2 at this RTT; spacetp's default is Linux's "
+    "25 ms, with which plain Hybla's slow-start bursts overflow the router queue and it carries "
+    "15-220 kb/s below 1.5 Mb/s reverse).",
+    "The reverse rate of the 1:1 .. 1000:1 sweep uses the paper's six values; '500:1' is "
+    "3 kb/s (the paper's own equivalence in section 4.4).",
+    "Queues other than the router's keep spacetp's default (100 packets); the paper does not "
+    "give them. Because the client's link is as fast as the space link, the router queue "
+    "builds only when the sender bursts.",
+    "Corruption test: bit errors (BER 1e-5) on the router -> server direction only, on the "
+    "512-byte IP packet (about 4% packet loss); the reverse direction is error free. "
+    "Sequence plots show seed 1; the targets use the mean over several seeds.",
+    "Figures 8-9 also show, dashed, scps-nucc with SNACK turned off (ours, not in the paper): "
+    "how the corruption test behaves when losses are repaired by the retransmission timer.",
+]
+
+
+def base() -> dict:
+    """examples/asymmetry.toml (tests check they agree), with the knobs the sweeps set."""
+    return {
+        "name": "nguyen: client - router - asymmetric space link - server",
+        "nodes": [{"name": "client"}, {"name": "router"}, {"name": "server"}],
+        "links": [
+            {"between": ["client", "router"], "rate": "1.5 Mb/s", "delay": "0.01 ms"},
+            {
+                "between": ["router", "server"],
+                "rate": "1.5 Mb/s",
+                "rate_back": "5 kb/s",
+                "delay": "50 ms",
+                "queue": {"bdp": 1.0},
+                "errors": {},
+            },
+        ],
+        "flows": [
+            {
+                "from": "client",
+                "to": "server",
+                "protocol": "newreno",
+                "bytes": "5 MB",
+                "mtu": 512,
+                "tcp": {},
+            }
+        ],
+    }
+
+
+def scps_settings(name: str) -> dict:
+    return copy.deepcopy(spacetp.protocols()[name]["settings"]["scps"])
+
+
+def run_case(protocol: str, rev: str = "5 kb/s", delay_ms: float = 50, mtu: int = 512, ber=None):
+    """The values a case sets (the same paths in every case)."""
+    tcp: dict = {}
+    proto = protocol
+    if protocol.startswith("scps-tp+"):  # SCPS-TP with another congestion controller
+        proto = "scps-tp"
+        tcp = {"congestion_control": protocol.split("+", 1)[1]}
+    elif protocol == "scps-nucc-nosnack":
+        proto = "scps-nucc"
+        tcp = {"scps": {**scps_settings("scps-nucc"), "snack": False}}
+    if protocol.endswith("hybla"):
+        tcp["hybla"] = {"rtt0": HYBLA_RTT0}  # ns-3's reference RTT (ours defaults to Linux's)
+    return {
+        "flows[0].protocol": proto,
+        "flows[0].tcp": tcp,
+        "flows[0].mtu": mtu,
+        "links[1].rate_back": rev,
+        "links[1].delay": f"{delay_ms:g} ms",
+        "links[1].errors": {"ber": ber} if ber else {},
+    }
+
+
+def scenario_of(values: dict) -> dict:
+    sc = base()
+    for path, v in values.items():
+        spacetp.set_value(sc, path, v)
+    return sc
+
+
+# ------------------------------------------------------------------------------ sweeps
+
+
+def deterministic_sweep(ctx: Context):
+    """Figures 3, 5, 6, 7 (no randomness: one run per point)."""
+    cases, meta = {}, {}
+
+    def add(protocol, rev="5 kb/s", delay=50, mtu=512, fig=""):
+        name = f"{protocol} rev={rev} d={delay} mtu={mtu}"
+        if name not in cases:
+            cases[name] = run_case(protocol, rev, delay, mtu)
+            meta[name] = {"protocol": protocol, "rev": rev, "delay_ms": delay, "mtu": mtu}
+
+    revs = ctx.choose(QUICK_REVERSE, list(REVERSE))
+    for rev in revs:
+        for p in ["newreno", "vegas", "scps-tp", *VARIANTS, *[f"scps-tp+{v}" for v in VARIANTS]]:
+            add(p, rev)
+    for d in ctx.choose(*DELAYS):
+        for rev in ("1.5 Mb/s", "3 kb/s"):
+            for p in ("newreno", "scps-tp"):
+                add(p, rev, d)
+    for m in ctx.choose(*MTUS):
+        for p in ("newreno", "scps-tp"):
+            add(p, "3 kb/s", 50, m)
+    runs = ctx.sweep_cases("Figures 3, 5, 6, 7", base(), cases, 1, METRICS)
+    return _tidy(runs, meta)
+
+
+def corruption_sweep(ctx: Context):
+    cases, meta = {}, {}
+    for d in (50, 100):
+        for p in ("newreno", "scps-nucc", "scps-nucc-nosnack"):
+            name = f"{p} d={d}"
+            cases[name] = run_case(p, "1.5 Mb/s", d, 512, BER)
+            meta[name] = {"protocol": p, "rev": "1.5 Mb/s", "delay_ms": d, "mtu": 512}
+    n = ctx.seeds(*CORRUPTION_SEEDS)
+    runs = ctx.sweep_cases("Figures 8-9 (corruption)", base(), cases, n, METRICS)
+    return _tidy(runs, meta)
+
+
+def _tidy(runs, meta):
+    runs["kbps"] = runs["flows[0].goodput_bps"] / 1e3
+    s = summarize(runs, ["case"], "kbps")
+    g = runs.groupby("case")
+    for m in ("flows[0].acks_sent", "flows[0].data_segments_sent", "flows[0].timeouts"):
+        s = s.join(g[m].mean().rename(m.split(".")[-1]), on="case")
+    s = s.join(g["flows[0].complete"].all().rename("complete"), on="case")
+    for k in ("protocol", "rev", "delay_ms", "mtu"):
+        s[k] = s["case"].map(lambda c, k=k: meta[c][k])
+    s["rev_bps"] = s["rev"].map(REVERSE)
+    return s
+
+
+def pick(s, **where) -> pd.DataFrame:
+    m = np.ones(len(s), dtype=bool)
+    for k, v in where.items():
+        m &= s[k].to_numpy() == v
+    return s[m]
+
+
+def val(s, **where) -> float:
+    d = pick(s, **where)
+    return float(d["mean"].iloc[0]) if len(d) else float("nan")
+
+
+def data_cols(d: pd.DataFrame, *extra) -> pd.DataFrame:
+    cols = ["protocol", *extra, "mean", "std", "ci95", "n", "timeouts", "acks_sent", "complete"]
+    return d[cols].rename(
+        columns={"mean": "throughput_kbps", "std": "throughput_std", "ci95": "throughput_ci95"}
+    )
+
+
+def rev_axis(ax):
+    ax.set_xscale("log")
+    ax.invert_xaxis()
+    plain_ticks(ax, "x")
+    ax.set_xlabel("reverse (ACK channel) rate (kb/s); forward 1.5 Mb/s")
+
+
+# ---------------------------------------------------------------------------- figures
+
+
+def fig3(ctx: Context, s) -> tuple[FigureOut, dict]:
+    protos = ["newreno", "vegas", "scps-tp"]
+    fig, (ax,) = new_figure()
+    rows = []
+    for i, p in enumerate(protos):
+        d = pick(s, protocol=p, delay_ms=50, mtu=512).sort_values("rev_bps", ascending=False)
+        ax.plot(d["rev_bps"] / 1e3, d["mean"], label=LABELS[p], **style(i))
+        rows.append(data_cols(d, "rev", "rev_bps"))
+    rev_axis(ax)
+    ax.set(
+        yscale="log",
+        ylabel="throughput (kb/s)",
+        title="Asymmetric channel, 50 ms, MTU 512, 5 MB",
+    )
+    plain_ticks(ax, "y")
+    ax.legend(fontsize=9)
+    at5 = {p: val(s, protocol=p, rev="5 kb/s", delay_ms=50, mtu=512) for p in protos}
+    revs = list(pick(s, protocol="scps-tp", delay_ms=50, mtu=512).sort_values("rev_bps")["rev"])
+
+    def series(p):
+        d = pick(s, protocol=p, delay_ms=50, mtu=512).sort_values("rev_bps", ascending=False)
+        return d["mean"].to_numpy()
+
+    dec = {p: bool(np.all(np.diff(series(p)) <= 0.01 * series(p)[:-1])) for p in protos}
+    drop = {p: series(p)[0] / series(p)[-1] for p in protos}
+    measures = {
+        "fig3_scps_at_5k_kbps": Measure(
+            at5["scps-tp"], f"NewReno {at5['newreno']:.0f}, Vegas {at5['vegas']:.0f} kb/s"
+        ),
+        "fig3_scps_over_newreno_at_5k": Measure(at5["scps-tp"] / at5["newreno"]),
+        "fig3_scps_over_vegas_at_5k": Measure(at5["scps-tp"] / at5["vegas"]),
+        "fig3_all_decrease": Measure(
+            all(dec.values()),
+            "not decreasing: " + (", ".join(LABELS[p] for p in protos if not dec[p]) or "none"),
+        ),
+        "fig3_scps_drop_over_tcp_drop": Measure(
+            drop["scps-tp"] / min(drop["newreno"], drop["vegas"]),
+            f"throughput at {revs[-1]} / at {revs[0]}: "
+            + ", ".join(f"{LABELS[p]} {drop[p]:.1f}x" for p in protos),
+        ),
+    }
+    note = "One run per point (no randomness in this set-up: every seed gives the same number)."
+    return FigureOut("fig3", fig, pd.concat(rows), note), measures
+
+
+def seq_trace(values: dict, seed: int = 1):
+    res = spacetp.run(scenario_of(values), seed=seed, trace_segments=True)
+    seg = res.segments
+    keep = seg["flow"] == 0
+    return res, seg["time_s"][keep], seg["offset"][keep], seg["retransmission"][keep]
+
+
+def seq_figure(fig_id: str, title: str, runs: dict, extra=None):
+    """Transmitted sequence number (MB) against time, one curve per protocol."""
+    fig, (ax,) = new_figure()
+    rows = []
+    for i, (p, (res, t, off, rtx)) in enumerate(runs.items()):
+        s = style(i)
+        dashed = p.endswith("nosnack")
+        ax.plot(
+            t,
+            off / 1e6,
+            color=s["color"],
+            linestyle="--" if dashed else "-",
+            linewidth=1.2,
+            label=f"{LABELS[p]} ({res.flows[0]['goodput_bps'] / 1e3:.0f} kb/s)",
+        )
+        r = np.asarray(rtx, dtype=bool)
+        if r.any():
+            ax.plot(t[r], off[r] / 1e6, ".", color=s["color"], markersize=2.5)
+        step = max(1, len(t) // 4000)
+        rows.append(
+            pd.DataFrame(
+                {
+                    "protocol": p,
+                    "time_s": t[::step],
+                    "sequence_bytes": off[::step],
+                    "retransmission": r[::step],
+                }
+            )
+        )
+    ax.set(
+        xlabel="time (s)",
+        ylabel="transmitted sequence number (MB)",
+        title=title,
+        xlim=(0, None),
+        ylim=(0, 5.2),
+    )
+    legend_outside(fig, ax)
+    if extra:
+        extra(fig, ax)
+    return fig, pd.concat(rows)
+
+
+def fig4(ctx: Context) -> tuple[FigureOut, dict]:
+    ctx.say("Figure 4: three sequence traces at 5 kb/s")
+    runs = {p: seq_trace(run_case(p, "5 kb/s")) for p in ("newreno", "vegas", "scps-tp")}
+    fig, data = seq_figure("fig4", "Reverse 5 kb/s (300:1), 50 ms: 5 MB transfer", runs)
+    per = {
+        p: r[0].flows[0]["acks_sent"] / r[0].flows[0]["data_segments_sent"] for p, r in runs.items()
+    }
+    note = (
+        "Single runs (no randomness), dots: retransmissions. ACKs per data segment: "
+        + ", ".join(f"{LABELS[p]} {v:.3f}" for p, v in per.items())
+        + "."
+    )
+    measures = {
+        "fig4_scps_acks_over_newreno_acks": Measure(
+            per["scps-tp"] / per["newreno"],
+            f"SCPS-TP {per['scps-tp']:.3f}, NewReno {per['newreno']:.3f} ACKs per data segment",
+        )
+    }
+    return FigureOut("fig4", fig, data, note), measures
+
+
+def fig5(ctx: Context, s) -> tuple[FigureOut, dict]:
+    fig, (ax,) = new_figure()
+    rows, measures = [], {}
+    for i, v in enumerate(VARIANTS):
+        for scps, ls in ((False, "--"), (True, "-")):
+            p = f"scps-tp+{v}" if scps else v
+            d = pick(s, protocol=p, delay_ms=50, mtu=512).sort_values("rev_bps", ascending=False)
+            st = style(i)
+            ax.plot(
+                d["rev_bps"] / 1e3,
+                d["mean"],
+                color=st["color"],
+                marker=st["marker"],
+                linestyle=ls,
+                markerfacecolor=st["color"] if scps else "white",
+                label=f"SCPS-TP with {LABELS[v]}" if scps else LABELS[v],
+            )
+            rows.append(data_cols(d, "rev", "rev_bps"))
+        asym = [r for r in pick(s, protocol=v, delay_ms=50, mtu=512)["rev"] if r != "1.5 Mb/s"]
+        gains = [
+            val(s, protocol=f"scps-tp+{v}", rev=r, delay_ms=50, mtu=512)
+            / val(s, protocol=v, rev=r, delay_ms=50, mtu=512)
+            for r in asym
+        ]
+        gm = geomean(gains)
+        measures[f"fig5_{v}_improved"] = Measure(
+            bool(gm > 1),
+            f"SCPS-TP with {LABELS[v]} / {LABELS[v]}: geometric mean {gm:.2f}; "
+            + ", ".join(f"{r} {g:.2f}" for r, g in zip(asym, gains, strict=True)),
+        )
+    rev_axis(ax)
+    ax.set(
+        yscale="log", ylabel="throughput (kb/s)", title="Fixed ACK frequency with other controllers"
+    )
+    plain_ticks(ax, "y")
+    legend_outside(fig, ax)
+    note = (
+        "Dashed, open markers: the TCP variant; solid: SCPS-TP (Table 1) with that controller. "
+        "No packet is lost at the higher reverse rates, so Westwood+ and HighSpeed (Reno below "
+        "38 segments) grow as NewReno does and their curves lie on top of each other; with "
+        "SCPS-TP's stretched ACKs Vegas too falls back on Reno growth (fewer than 3 RTT samples "
+        "per round), so SCPS-TP with either equals SCPS-TP. One run per point."
+    )
+    return FigureOut("fig5", fig, pd.concat(rows), note), measures
+
+
+def fig6(ctx: Context, s) -> tuple[FigureOut, dict]:
+    fig, (ax,) = new_figure()
+    rows = []
+    i = 0
+    delays = ctx.choose(*DELAYS)
+    for rev, ratio in (("1.5 Mb/s", "1:1"), ("3 kb/s", "500:1")):
+        for p in ("newreno", "scps-tp"):
+            d = pick(s, protocol=p, rev=rev, mtu=512)
+            d = d[d["delay_ms"].isin(delays)].sort_values("delay_ms")
+            ax.plot(d["delay_ms"], d["mean"], label=f"{LABELS[p]}, {ratio}", **style(i))
+            rows.append(data_cols(d, "rev", "delay_ms"))
+            i += 1
+    ax.set(
+        yscale="log",
+        xlabel="space-link one-way propagation delay (ms)",
+        ylabel="throughput (kb/s)",
+        title="Impact of delay (forward 1.5 Mb/s; 1:1 and 500:1)",
+    )
+    plain_ticks(ax, "y")
+    legend_outside(fig, ax)
+
+    def v(p, rev, d):
+        return val(s, protocol=p, rev=rev, delay_ms=d, mtu=512)
+
+    dec = {
+        (p, r): v(p, r, delays[-1]) < v(p, r, delays[0])
+        for p in ("newreno", "scps-tp")
+        for r in ("1.5 Mb/s", "3 kb/s")
+    }
+    nr11 = [v("newreno", "1.5 Mb/s", d) > v("scps-tp", "1.5 Mb/s", d) for d in delays]
+    sc500 = [v("scps-tp", "3 kb/s", d) > v("newreno", "3 kb/s", d) for d in delays]
+    measures = {
+        "fig6_all_decrease": Measure(
+            all(dec.values()),
+            "not decreasing: "
+            + (", ".join(f"{LABELS[p]} at {r}" for (p, r), ok in dec.items() if not ok) or "none"),
+        ),
+        "fig6_newreno_1to1_100ms_kbps": Measure(v("newreno", "1.5 Mb/s", 100)),
+        "fig6_newreno_over_scps_1to1_100ms": Measure(
+            v("newreno", "1.5 Mb/s", 100) / v("scps-tp", "1.5 Mb/s", 100),
+            f"SCPS-TP {v('scps-tp', '1.5 Mb/s', 100):.0f} kb/s",
+        ),
+        "fig6_newreno_better_1to1": Measure(
+            all(nr11),
+            "per delay (NewReno / SCPS-TP): "
+            + ", ".join(
+                f"{d} ms {v('newreno', '1.5 Mb/s', d) / v('scps-tp', '1.5 Mb/s', d):.2f}"
+                for d in delays
+            ),
+        ),
+        "fig6_scps_500to1_100ms_kbps": Measure(v("scps-tp", "3 kb/s", 100)),
+        "fig6_newreno_500to1_100ms_kbps": Measure(v("newreno", "3 kb/s", 100)),
+        "fig6_scps_better_500to1": Measure(all(sc500)),
+    }
+    return FigureOut("fig6", fig, pd.concat(rows), "One run per point (no randomness)."), measures
+
+
+def fig7(ctx: Context, s) -> tuple[FigureOut, dict]:
+    fig, (ax,) = new_figure()
+    rows = []
+    mtus = ctx.choose(*MTUS)
+    for i, p in enumerate(("newreno", "scps-tp")):
+        d = pick(s, protocol=p, rev="3 kb/s", delay_ms=50)
+        d = d[d["mtu"].isin(mtus)].sort_values("mtu")
+        ax.plot(d["mtu"], d["mean"], label=LABELS[p], **style(i))
+        rows.append(data_cols(d, "mtu"))
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel="MTU (bytes)",
+        ylabel="throughput (kb/s)",
+        title="Impact of segment size, reverse 3 kb/s (500:1), 50 ms",
+    )
+    plain_ticks(ax)
+    ax.legend(fontsize=9)
+
+    def v(p, m):
+        return val(s, protocol=p, rev="3 kb/s", delay_ms=50, mtu=m)
+
+    gain = {p: v(p, mtus[-1]) / v(p, mtus[0]) for p in ("newreno", "scps-tp")}
+    better = [v("scps-tp", m) > v("newreno", m) for m in mtus]
+    measures = {
+        "fig7_min_mtu_gain": Measure(
+            min(gain.values()),
+            ", ".join(f"{LABELS[p]} {g:.1f}x" for p, g in gain.items())
+            + f" from MTU {mtus[0]} to {mtus[-1]}",
+        ),
+        "fig7_scps_better": Measure(
+            all(better),
+            "SCPS-TP / NewReno: "
+            + ", ".join(f"{m} B {v('scps-tp', m) / v('newreno', m):.1f}" for m in mtus),
+        ),
+    }
+    return FigureOut("fig7", fig, pd.concat(rows), "One run per point (no randomness)."), measures
+
+
+def corruption_figs(ctx: Context, c) -> tuple[list[FigureOut], dict]:
+    figs, measures = [], {}
+    protos = ("newreno", "scps-nucc", "scps-nucc-nosnack")
+    n = int(c["n"].max())
+    for fig_id, d in (("fig8", 50), ("fig9", 100)):
+        ctx.say(f"Figure {fig_id[-1]}: sequence traces at {d} ms (seed 1)")
+        runs = {p: seq_trace(run_case(p, "1.5 Mb/s", d, 512, BER)) for p in protos}
+
+        def inset(fig, ax, d=d):
+            box = ax.inset_axes([0.60, 0.08, 0.36, 0.36])
+            for i, p in enumerate(protos):
+                row = pick(c, protocol=p, delay_ms=d)
+                box.bar(i, row["mean"], yerr=row["std"], color=style(i)["color"], capsize=3)
+            box.set_xticks(range(len(protos)), ["NewReno", "SCPS", "no SNACK"], fontsize=7)
+            box.set_ylabel("kb/s", fontsize=7)
+            box.tick_params(labelsize=7)
+            box.set_title(f"mean ± sd, {n} seeds", fontsize=7)
+
+        fig, data = seq_figure(
+            fig_id, f"Corruption, BER 1e-5, 1.5 Mb/s both ways, {d} ms", runs, inset
+        )
+        summary = data_cols(pick(c, delay_ms=d), "delay_ms").assign(series="mean over seeds")
+        data = pd.concat([data.assign(series="trace, seed 1"), summary])
+        note = (
+            f"Curves: seed 1 (the legend gives that run's throughput); dots: retransmissions. "
+            f"Inset: mean ± 1 standard deviation over {n} seeds, the numbers the targets use. "
+            "Dashed: SCPS-TP (Table 2) with SNACK off (ours)."
+        )
+        figs.append(FigureOut(fig_id, fig, data, note))
+        nr = val(c, protocol="newreno", delay_ms=d)
+        sc = val(c, protocol="scps-nucc", delay_ms=d)
+        ns = val(c, protocol="scps-nucc-nosnack", delay_ms=d)
+        measures[f"{fig_id}_newreno_kbps"] = Measure(nr)
+        measures[f"{fig_id}_scps_kbps"] = Measure(
+            sc, f"with SNACK off {ns:.0f} kb/s; NewReno {nr:.0f} kb/s"
+        )
+    sc50 = val(c, protocol="scps-nucc", delay_ms=50)
+    sc100 = val(c, protocol="scps-nucc", delay_ms=100)
+    measures["fig9_scps_100_over_50"] = Measure(sc100 / sc50, f"{sc50:.0f} -> {sc100:.0f} kb/s")
+    measures["fig9_scps_better"] = Measure(
+        all(
+            val(c, protocol="scps-nucc", delay_ms=d) > val(c, protocol="newreno", delay_ms=d)
+            for d in (50, 100)
+        )
+    )
+    return figs, measures
+
+
+def run(ctx: Context) -> Outcome:
+    s = deterministic_sweep(ctx)
+    c = corruption_sweep(ctx)
+    f3, m3 = fig3(ctx, s)
+    f4, m4 = fig4(ctx)
+    f5, m5 = fig5(ctx, s)
+    f6, m6 = fig6(ctx, s)
+    f7, m7 = fig7(ctx, s)
+    f89, m89 = corruption_figs(ctx, c)
+    measures = {**m3, **m4, **m5, **m6, **m7, **m89}
+    return Outcome([f3, f4, f5, f6, f7, *f89], measures, ASSUMPTIONS)
