@@ -822,11 +822,18 @@ impl Connection {
                 let dupacks = self.dupacks;
                 let cwnd_before = self.win.cwnd;
                 let saved = self.win;
+                // A SNACK that named this loss has already reduced the window once.
+                let snack_episode = self.scps.snack && self.snd_una < self.snack_recover;
                 if self
                     .recovery
                     .on_dupack(&mut ctx!(self, now), dupacks, new_sack)
                 {
-                    self.stats.fast_retransmits += 1;
+                    if snack_episode {
+                        self.win = saved;
+                    } else {
+                        self.stats.fast_retransmits += 1;
+                        self.snack_recover = self.snd_max;
+                    }
                     self.quick_recovery(now, cwnd_before);
                 }
                 if self.corruption(now) {
@@ -1017,7 +1024,12 @@ impl Connection {
                 queue.push_back(pos);
             }
         });
-        if named && !self.corruption(now) && self.snd_una >= self.snack_recover {
+        // One reduction per window of data, whether a SNACK or duplicate ACKs saw the loss first.
+        if named
+            && !self.corruption(now)
+            && self.snd_una >= self.snack_recover
+            && !self.recovery.in_recovery()
+        {
             let flight = self.snd_max - self.snd_una;
             self.win.ssthresh = self.cc.ssthresh_after_loss(&self.win, flight, now);
             self.win.cwnd = self.win.ssthresh;

@@ -681,3 +681,25 @@ fn record_boundaries_end_segments_and_count_whole_records() {
 fn to_wire_seq(pos: u64) -> u32 {
     0xFFFF_FFF0u32.wrapping_add(pos as u32)
 }
+
+#[test]
+fn snack_and_duplicate_acks_reduce_the_window_once_per_loss() {
+    // Congestion policy, ACK every other segment: the SNACK names the hole and the duplicate
+    // ACKs that follow reach the fast-retransmit threshold; together one reduction.
+    let c = TcpConfig {
+        initial_window: crate::config::InitialWindow::Segments(40),
+        ..scps(true, None)
+    };
+    let mut p = Pipe::new(&c, 1000, 200_000);
+    p.gap_ab = MS;
+    p.drop_ab = vec![30];
+    p.run(100 * SEC);
+    assert_eq!(p.b.delivered(), 200_000);
+    assert_eq!(p.a.stats().fast_retransmits, 1);
+    let before = p.trace.iter().find(|s| s.t >= p.log_ab[30].0).unwrap().cwnd;
+    let lowest = p.trace.iter().map(|s| s.ssthresh).min().unwrap();
+    assert!(
+        lowest * 10 >= before * 4,
+        "ssthresh fell to {lowest} from cwnd {before}: reduced more than once"
+    );
+}
