@@ -31,6 +31,9 @@ pub enum VegasLossResponse {
     /// ns-3 `TcpVegas::GetSsThresh`: ssthresh = max(min(ssthresh, cwnd - 1 MSS), 2 MSS), a much
     /// milder cut (ssthresh stays near 3/4 cwnd or more in avoidance).
     Ns3,
+    /// Brakmo, O'Malley & Peterson 1994 (section 3.2), and the SCPS-TP model of Liu & Liu:
+    /// a loss cuts the window by one quarter, ssthresh = max(3/4 cwnd, 2 MSS).
+    Quarter,
 }
 
 /// Vegas settings (`[flows.tcp.vegas]`).
@@ -131,6 +134,7 @@ impl Vegas {
         match self.p.loss_response {
             VegasLossResponse::Reno => (flight / 2).max(2 * w.mss),
             VegasLossResponse::Ns3 => w.ssthresh.min(w.cwnd.saturating_sub(w.mss)).max(2 * w.mss),
+            VegasLossResponse::Quarter => (w.cwnd / 4 * 3).max(2 * w.mss),
         }
     }
 
@@ -390,6 +394,13 @@ mod tests {
         let mut w2 = w;
         v.on_timeout(&mut w2, 20 * MSS, 0);
         assert_eq!((w2.cwnd, w2.ssthresh), (MSS, 18 * MSS));
+        // Brakmo et al. / Liu & Liu: three quarters of cwnd.
+        let mut v = Vegas::new(&VegasParams {
+            loss_response: VegasLossResponse::Quarter,
+            ..Default::default()
+        });
+        assert_eq!(v.ssthresh_after_loss(&w, 20 * MSS, 0), 15 * MSS);
+        assert_eq!(v.ssthresh_after_loss(&win(2, u64::MAX), 0, 0), 2 * MSS);
     }
 
     #[test]

@@ -15,8 +15,8 @@ profile with the congestion loss-source policy (not Nguyen's corruption default)
 - `scps.loss_source = "congestion"`; `scps.rate` none (the model has no rate control: the
   Vegas window clocks the data); `scps.ack_period` none and `ack_every = 1` (ns-2's sink ACKs
   every packet; so a SNACK leaves with the next packet after a hole: the model's T_s = 0);
-- `vegas.loss_response = "ns3"`: ssthresh = min(ssthresh, cwnd - 1) with Vegas keeping
-  ssthresh >= 3/4 cwnd, i.e. the model's 1/4 decrease (the `reno` response halves);
+- `vegas.loss_response = "quarter"`: a loss cuts the window to 3/4, the paper's "TP will
+  decrease the congestion window by 1/4" (ns-3's response cuts less, Linux's halves: Fig. S1);
   `vegas.alpha = 1`, `beta = 3` (ns-2's Vegas; the model's beta = 3);
 - 1 MB send and receive buffers (ns-2's window_ is a free parameter; the sender must not be
   limited by its buffer, Fig. S1 shows why).
@@ -75,7 +75,7 @@ SCPS_TCP = {
         "ack_period": None,
         "rate": None,
     },
-    "vegas": {"alpha": 1.0, "beta": BETA, "loss_response": "ns3"},
+    "vegas": {"alpha": 1.0, "beta": BETA, "loss_response": "quarter"},
 }
 TCP_TCP = {"ack_every": 1, "receive_buffer": "1 MB", "send_buffer": "1 MB"}
 BACKGROUND = [
@@ -105,6 +105,11 @@ VARIANTS = {
     "halve": (
         "Vegas halves on loss (reno)",
         _merge(SCPS_TCP, {"vegas": {"loss_response": "reno"}}),
+        True,
+    ),
+    "ns3": (
+        "Vegas loss response of ns-3",
+        _merge(SCPS_TCP, {"vegas": {"loss_response": "ns3"}}),
         True,
     ),
     "buf300": (
@@ -141,9 +146,10 @@ ASSUMPTIONS = [
     "window decrease on a loss requires (Nguyen's profile treats losses as corruption and "
     "keeps the window), SNACK on, no rate control (the model has none; the Vegas window clocks "
     "the data), Vegas alpha 1 / beta 3 (ns-2's Vegas; the model's beta = 3).",
-    "Vegas's response to a loss: ns-3's (ssthresh = min(ssthresh, cwnd - 1 MSS), Vegas keeping "
-    "ssthresh >= 3/4 cwnd): a cut to 3/4 of the window, the model's 1/4 decrease. The Linux "
-    "response (halving) is shown in Fig. S1.",
+    'Vegas\'s response to a loss: the window cut to 3/4 (`loss_response = "quarter"`), as the '
+    "paper states ('TP will decrease the congestion window by 1/4') and Brakmo et al.'s Vegas "
+    "does. ns-3's response (ssthresh = min(ssthresh, cwnd - 1 MSS)) and Linux's (halving) are "
+    "shown in Fig. S1.",
     "An ACK per data packet (ack_every = 1, no fixed ACK period): ns-2's sink; a SNACK then "
     "leaves with the first packet after a hole, so the model's T_s = 0. Fig. S1 shows delayed "
     "ACKs.",
