@@ -59,6 +59,7 @@ LABELS = {
 }
 VARIANTS = ["westwood", "highspeed", "hybla"]
 HYBLA_RTT0 = "0.05 s"  # ns-3's TcpHybla RRTT
+OUTAGE = (10.0, 70.0)  # s: Fig. S1's link outage
 
 METRICS = [
     "flows[0].goodput_bps",
@@ -546,6 +547,43 @@ def corruption_figs(ctx: Context, c) -> tuple[list[FigureOut], dict]:
     return figs, measures
 
 
+def outage_fig(ctx: Context) -> tuple[FigureOut, dict]:
+    """Fig. S1 (ours): SCPS-TP's persist mode across a 60 s outage, against NewReno."""
+    ctx.say("Fig. S1: a 60 s link outage")
+    runs, resume, timeouts = {}, {}, {}
+    for p in ("newreno", "scps-tp"):
+        values = {
+            **run_case(p, "1.5 Mb/s"),
+            "links[1].outages": [[f"{OUTAGE[0]} s", f"{OUTAGE[1]} s"]],
+        }
+        runs[p] = seq_trace(values)
+        t = np.asarray(runs[p][1])
+        resume[p] = float(t[t >= OUTAGE[1]].min()) - OUTAGE[1]
+        timeouts[p] = runs[p][0].flows[0]["timeouts"]
+
+    def shade(fig, ax):
+        ax.axvspan(*OUTAGE, color="0.85", zorder=0, label="link down")
+
+    fig, data = seq_figure("figS1", "Link outage 10-70 s, 1.5 Mb/s both ways, 50 ms", runs, shade)
+    note = (
+        "Single runs (no randomness); grey: the space link is down. First data after the link "
+        "returns: "
+        + ", ".join(f"{LABELS[p]} +{resume[p]:.3f} s ({timeouts[p]} timeouts)" for p in runs)
+        + ". SCPS-TP hears of the outage and of the return from the ground station "
+        "(a link notice, `links[i].outages`), suspends its timer, probes, and resumes at its "
+        "old window."
+    )
+    measures = {
+        "figS1_scps_resume_s": Measure(
+            resume["scps-tp"], f"{timeouts['scps-tp']} retransmission timeouts"
+        ),
+        "figS1_newreno_resume_s": Measure(
+            resume["newreno"], f"{timeouts['newreno']} retransmission timeouts"
+        ),
+    }
+    return FigureOut("figS1", fig, data, note), measures
+
+
 def run(ctx: Context) -> Outcome:
     s = deterministic_sweep(ctx)
     c = corruption_sweep(ctx)
@@ -555,5 +593,6 @@ def run(ctx: Context) -> Outcome:
     f6, m6 = fig6(ctx, s)
     f7, m7 = fig7(ctx, s)
     f89, m89 = corruption_figs(ctx, c)
-    measures = {**m3, **m4, **m5, **m6, **m7, **m89}
-    return Outcome([f3, f4, f5, f6, f7, *f89], measures, ASSUMPTIONS)
+    fs1, ms1 = outage_fig(ctx)
+    measures = {**m3, **m4, **m5, **m6, **m7, **m89, **ms1}
+    return Outcome([f3, f4, f5, f6, f7, *f89, fs1], measures, ASSUMPTIONS)
