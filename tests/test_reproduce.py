@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from chromium import CHROMIUM, image_states
 from conftest import spacetp_cli
 from spacetp import experiments
 from spacetp.experiments.framework import (
@@ -242,3 +243,38 @@ def test_quick_nguyen_corruption_keeps_the_snack_off_explanation(quick_runs):
     ours = float(row[4].split()[0])
     off = float(row[-1].split("with SNACK off ")[1].split()[0])
     assert ours > 900 and 150 < off < 450, row
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (.ci/run installs it)")
+@pytest.mark.parametrize("paper", PAPERS)
+def test_every_report_image_loads_in_headless_chromium(quick_runs, paper):
+    out, _ = finished(quick_runs, paper)
+    states = image_states(out / "report.html")
+    _, figures, _ = paper_entries(paper)
+    assert len(states) == len(figures)
+    for s in states:
+        assert s["complete"] and s["width"] >= 400 and s["height"] >= 250, s
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (.ci/run installs it)")
+def test_the_chromium_check_sees_a_missing_image(tmp_path):
+    page = tmp_path / "report.html"
+    page.write_text("<html><body><img src='missing.png'><img src='ok.png'></body></html>")
+    (tmp_path / "ok.png").write_bytes(tiny_png())
+    states = {s["src"]: s for s in image_states(page)}
+    assert states["missing.png"]["width"] == 0
+    assert states["ok.png"]["width"] > 0
+
+
+def tiny_png() -> bytes:
+    """A valid 2 x 2 grey PNG."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    raw = b"".join(b"\x00" + b"\x80\x80" for _ in range(2))
+    ihdr = struct.pack(">IIBBBBB", 2, 2, 8, 0, 0, 0, 0)
+    return PNG + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
