@@ -8,27 +8,16 @@ use spacetp_sim::{run, scenario_from_toml, RunOptions, RunOutput};
 use spacetp_wire::pcap::PcapReader;
 use spacetp_wire::*;
 
+/// 200 kB from a to b over 2 Mb/s, 40 ms (common::two_nodes, seed 7).
 fn scenario(proto: &str, extra_flow: &str, errors: &str) -> String {
-    format!(
-        r#"
-[[nodes]]
-name = "a"
-[[nodes]]
-name = "b"
-[[links]]
-between = ["a", "b"]
-rate = "2 Mb/s"
-delay = "40 ms"
-{errors}
-[[flows]]
-from = "a"
-to = "b"
-protocol = "{proto}"
-bytes = "200 kB"
-mtu = 1000
-{extra_flow}
-"#
+    two_nodes(
+        errors,
+        &format!("protocol = \"{proto}\"\nbytes = \"200 kB\"\n{extra_flow}"),
     )
+}
+
+fn with_seed(toml: String, seed: u64) -> String {
+    toml.replacen("seed = 7", &format!("seed = {seed}"), 1)
 }
 
 fn run_with_pcap(toml: &str, name: &str) -> (RunOutput, Vec<Vec<u8>>) {
@@ -133,7 +122,7 @@ fn compressed_transfers_survive_loss_in_both_directions() {
     let errors = "errors = { per = 0.03 }\nerrors_back = { per = 0.03 }";
     for proto in ["scps-1b", "scps-1c", "scps-2a", "scps-2b"] {
         for seed in 1..=3 {
-            let out = sim(&format!("seed = {seed}\n{}", scenario(proto, "", errors)));
+            let out = sim(&with_seed(scenario(proto, "", errors), seed));
             assert_exact(&out);
             assert!(out.summary.flows[0].retransmitted_segments > 0, "{proto}");
         }
@@ -159,9 +148,9 @@ fn a_plain_tcp_peer_gets_no_compressed_header() {
 fn records_and_bets_reach_the_flow_summary() {
     // Records of 10 kB over a lossy link: every record arrives whole.
     let errors = "errors = { per = 0.02 }";
-    let out = sim(&format!(
-        "seed = 5\n{}",
-        scenario("scps-1c", "record_size = \"10 kB\"", errors)
+    let out = sim(&with_seed(
+        scenario("scps-1c", "record_size = \"10 kB\"", errors),
+        5,
     ));
     assert_exact(&out);
     assert_eq!(out.summary.flows[0].records_delivered, 20);
@@ -170,9 +159,9 @@ fn records_and_bets_reach_the_flow_summary() {
     // BETS with a 0.5 s wait on a link losing 40% of packets: holes are given up, the
     // transfer ends, and the flow reports the bytes it lost.
     let bets = "[flows.tcp]\nscps = { bets = \"500 ms\" }";
-    let out = sim(&format!(
-        "seed = 5\n{}",
-        scenario("scps-1c", bets, "errors = { per = 0.4 }")
+    let out = sim(&with_seed(
+        scenario("scps-1c", bets, "errors = { per = 0.4 }"),
+        5,
     ));
     let f = &out.summary.flows[0];
     assert_eq!(f.state, "closed");
