@@ -19,7 +19,6 @@ from spacetp.scenario import ScenarioError
 PLANNED = {
     "liu": "Liu & Liu, SCPS-TP throughput model (seed 000): needs SCPS-TP",
     "nguyen": "Nguyen & Sterbenz, SCPS-TP in ns-3 (seed 001): needs SCPS-TP",
-    "edwards": "Edwards et al., SCPS in complex networks (seed 002): needs SCPS-TP",
 }
 
 
