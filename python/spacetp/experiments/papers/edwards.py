@@ -95,7 +95,7 @@ SPACE_DELAY = "699 ms"  # + 2 x 0.5 ms of LAN each way: 1.4 s round trip
 REQUESTS = (30.0, 60.0)  # min during which the workstations request files (quick, full)
 BERS9 = ([1e-9, 1e-7, 1e-5], [1e-9, 1e-8, 1e-7, 1e-6, 1e-5])
 S2_BER = 1e-6
-SEEDS9 = (2, 10)
+SEEDS9 = (3, 10)
 CLAIMED = {"2000/NT": 30.0, "SCPS/NT": 60.0, "SCPS/2000": 40.0}
 
 METRICS = [
@@ -234,9 +234,11 @@ def ftp_case(
     minutes: float,
     queue: dict | None = None,
     interval: str = "3 min",
+    tcp: dict | None = None,
 ) -> dict[str, object]:
     q = queue or {"bdp": 1.0}
     return {
+        "workloads[0].tcp": tcp or {},
         "workloads[0].protocol": stack,
         "topology.core.errors": {"ber": ber},
         "topology.core.queue": q,
@@ -316,6 +318,13 @@ def sweep_ftp(ctx: Context):
         add("25 kB buffers", st, S2_BER, queue={"bytes": ROUTER})
         add(f"requests for {2 * minutes:g} min", st, S2_BER, minutes=2 * minutes)
         add("half the load", st, S2_BER, interval="6 min")
+    # the other two stacks of this variant are those of "ours"
+    add(
+        "SCPS window 64 kB",
+        "scps-1c",
+        S2_BER,
+        tcp={"receive_buffer": "64 kB", "send_buffer": "64 kB"},
+    )
     runs = ctx.sweep_cases(
         "Figures 9 and S2", ftp_scenario(minutes=minutes), cases, ctx.seeds(*SEEDS9), METRICS9
     )
@@ -540,7 +549,7 @@ def match_share(s, bers, factor: float) -> tuple[float, list[str]]:
             em, es = emulation_at(s, c, x)
             sm, ss = at(s, "sat", c, b), at(s, "sat", c, b, "std")
             n += 1
-            if abs(sm - em) <= max(es, ss):
+            if abs(sm - em) <= max(es, ss, 1e-3 * em):  # deterministic points: equal
                 ok += 1
             else:
                 misses.append(f"{c} at {b:g} ({sm:.0f} s vs {em:.0f} ± {max(es, ss):.0f} s)")
@@ -675,8 +684,12 @@ def short(stack: str) -> str:
 
 
 def t9(s9, variant: str, stack: str, ber: float) -> float:
-    """Mean download time of one point of Figure 9's sweep."""
-    return float(select(s9, variant=variant, stack=stack, ber=ber)["mean"].iloc[0])
+    """Mean download time of one point of Figure 9's sweep (a variant that leaves a stack as
+    it is shares the runs of "ours")."""
+    d = select(s9, variant=variant, stack=stack, ber=ber)
+    if not len(d):
+        d = select(s9, variant="ours", stack=stack, ber=ber)
+    return float(d["mean"].iloc[0])
 
 
 def improvements(s9, variant: str, bers) -> dict[str, float]:
