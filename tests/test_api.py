@@ -99,6 +99,10 @@ PROFILES = [
     "peach+",
     "scps-tp",
     "scps-nucc",
+    "scps-1b",
+    "scps-1c",
+    "scps-2a",
+    "scps-2b",
     "win2000",
     "winnt",
 ]

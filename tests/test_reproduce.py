@@ -21,7 +21,7 @@ from spacetp.experiments.framework import (
     paper_entries,
     tolerance_text,
 )
-from spacetp.experiments.papers import akan
+from spacetp.experiments.papers import akan, edwards
 
 PNG = b"\x89PNG\r\n\x1a\n"
 VERDICTS = (PASS, FAIL, NOT_COMPARABLE)
@@ -112,7 +112,7 @@ def test_fig1_target_308_bps_passes():
 
 def test_all_means_every_implemented_paper():
     assert experiments.resolve("all") == experiments.available()
-    assert {"akan", "altman", "liu", "nguyen"} <= set(experiments.available())
+    assert {"akan", "altman", "edwards", "liu", "nguyen"} <= set(experiments.available())
 
 
 PLANNED_CASES = [
@@ -135,7 +135,7 @@ def test_unknown_or_unimplemented_paper_is_one_line_and_exit_2(cli, name, words)
 # ------------------------------------------------------------------------- quick runs
 
 
-PAPERS = ["akan", "altman", "liu", "nguyen"]
+PAPERS = ["akan", "altman", "edwards", "liu", "nguyen"]
 
 
 @pytest.fixture(scope="module")
@@ -278,3 +278,30 @@ def tiny_png() -> bytes:
     raw = b"".join(b"\x00" + b"\x80\x80" for _ in range(2))
     ihdr = struct.pack(">IIBBBBB", 2, 2, 8, 0, 0, 0, 0)
     return PNG + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
+
+
+def test_edwards_set_ups_validate():
+    # every case of Figures 3-8 (and S1) and every stack of Figure 9 builds a valid scenario
+    import spacetp
+
+    for case in edwards.CASES:
+        for kw in ({}, {"data_only": True}, {"queue": edwards.BDP_QUEUE}):
+            sc = edwards.scenario()
+            for path, value in edwards.transfer_case(case, 1e-6, **kw).items():
+                spacetp.set_value(sc, path, value)
+            spacetp.validate(sc)
+            assert sc["flows"][0]["protocol"] == edwards.CASES[case]
+    for stack in edwards.STACKS:
+        sc = edwards.ftp_scenario(stack, 1e-7, minutes=5)
+        spacetp.validate(sc)
+        assert len(sc["workloads"][0]["clients"]) == 35
+
+
+def test_quick_edwards_reports_the_figure_9_percentages(quick_runs):
+    out, _ = finished(quick_runs, "edwards")
+    rows = report_rows((out / "report.md").read_text())
+    for pct in ("30%", "60%", "40%"):
+        (row,) = [r for r in rows if r[1] == "Figure 9" and pct in r[2]]
+        assert row[-2].strip("*") in (PASS, FAIL), row
+    (nc,) = [r for r in rows if r[-2] == f"**{NOT_COMPARABLE}**"]
+    assert "one simulator" in nc[-1]

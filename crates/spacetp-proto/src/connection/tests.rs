@@ -272,6 +272,28 @@ fn sack_repairs_every_hole_in_one_round_trip() {
 }
 
 #[test]
+fn sack_fast_retransmit_goes_out_on_entering_recovery() {
+    // RFC 6675 section 5 step (4.3): the first unacknowledged segment is retransmitted when
+    // recovery starts, not once cwnd - pipe allows it. A receiver-limited sender (30 segments,
+    // below the 100-segment BDP) enters recovery with pipe near twice the new cwnd; gated, the
+    // retransmission would wait for about half a window of duplicate ACKs.
+    for prr in [false, true] {
+        let c = TcpConfig {
+            receive_buffer: crate::units::Bytes(30_000),
+            send_buffer: crate::units::Bytes(30_000),
+            prr,
+            ..with(RecoveryKind::Sack, true)
+        };
+        let (p, lost) = run_drops(&c, &[80]);
+        let entry = p.trace[p.first_recovery()].t;
+        let r = retx_times(&p);
+        assert_eq!(r[0], (entry, lost[0]), "prr {prr}");
+        assert_eq!(p.retransmissions(), lost, "prr {prr}");
+        assert_eq!(p.a.stats().timeouts, 0, "prr {prr}");
+    }
+}
+
+#[test]
 fn fack_repairs_every_hole_below_the_forward_ack() {
     let (p, lost) = run_drops(&with(RecoveryKind::Fack, true), &[20, 23, 26]);
     let r = retx_times(&p);

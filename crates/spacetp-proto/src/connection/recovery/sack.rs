@@ -1,5 +1,6 @@
 //! SACK-based loss recovery on the scoreboard (RFC 6675): enter on DupThresh duplicate ACKs
-//! or when the first unacknowledged segment IsLost; set cwnd = ssthresh; while
+//! or when the first unacknowledged segment IsLost; set cwnd = ssthresh; retransmit the first
+//! unacknowledged segment at once, whatever cwnd and pipe say (section 5, step 4.3); while
 //! cwnd - pipe >= 1 SMSS send NextSeg (lost holes first, then new data, then, with nothing
 //! new to send, the first unSACKed hole below the highest SACK); leave when the cumulative ACK
 //! passes RecoveryPoint. What "lost" and "pipe" mean is the policy's: RFC 6675 here, FACK in
@@ -46,6 +47,10 @@ pub(crate) struct ScoreboardRecovery<P: LossPolicy> {
     recovery_point: u64,
     /// End of the highest retransmission in this recovery (RFC 6675 HighRxt, exclusive).
     high_rxt: u64,
+    /// The fast retransmit of the segment at snd_una is still to be sent (RFC 6675 step 4.3:
+    /// it is not gated by cwnd - pipe, which a receiver-limited sender entering recovery
+    /// with pipe near twice the new cwnd would otherwise wait half a window of ACKs for).
+    fast_rxt: bool,
     /// Proportional rate reduction (RFC 6937) instead of cwnd = ssthresh at once.
     prr: Option<Prr>,
     policy: PhantomData<P>,
@@ -65,6 +70,7 @@ impl<P: LossPolicy> ScoreboardRecovery<P> {
             in_recovery: false,
             recovery_point: 0,
             high_rxt: 0,
+            fast_rxt: false,
             prr: prr.then(Prr::default),
             policy: PhantomData,
         }
@@ -103,6 +109,7 @@ impl<P: LossPolicy> LossRecovery for ScoreboardRecovery<P> {
         self.in_recovery = true;
         self.recovery_point = c.snd_max;
         self.high_rxt = c.snd_una;
+        self.fast_rxt = true;
         if let Some(prr) = &mut self.prr {
             *prr = Prr {
                 delivered: 0,
@@ -136,9 +143,13 @@ impl<P: LossPolicy> LossRecovery for ScoreboardRecovery<P> {
         self.in_recovery = false;
         self.recovery_point = snd_max;
         self.high_rxt = 0;
+        self.fast_rxt = false;
     }
 
     fn next_retransmission(&mut self, c: &Ctx) -> Option<u64> {
+        if self.in_recovery && std::mem::take(&mut self.fast_rxt) {
+            return Some(c.snd_una);
+        }
         if !self.in_recovery || c.win.cwnd < self.flight(c) + c.win.mss {
             return None;
         }
