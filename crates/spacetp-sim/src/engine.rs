@@ -148,7 +148,9 @@ mod tests {
         let mut out = Vec::new();
         let mut expect = Vec::new();
         for i in 0..5000u32 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let t = (x >> 33) % 64;
             q.schedule(t, Event::Timer(i));
             model.push((t, i));
