@@ -70,6 +70,11 @@ impl Slab {
         &mut self.items[id as usize]
     }
 
+    /// Release a slot without reading it.
+    pub fn free(&mut self, id: PacketId) {
+        self.free.push(id);
+    }
+
     pub fn remove(&mut self, id: PacketId) -> Packet {
         self.free.push(id);
         self.items[id as usize]

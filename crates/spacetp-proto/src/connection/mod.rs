@@ -7,6 +7,9 @@
 
 mod peach;
 mod recovery;
+/// The SACK scoreboard, public only for the criterion benchmarks (`benches/`).
+#[doc(hidden)]
+pub use recovery::Scoreboard;
 mod recv;
 mod scps;
 
@@ -15,7 +18,7 @@ use crate::config::TcpConfig;
 use crate::rto::RttEstimator;
 use crate::seq::{from_wire, to_wire};
 use crate::time::{Time, MS};
-use recovery::{new_recovery, Ctx, LossRecovery, Scoreboard};
+use recovery::{new_recovery, Ctx, LossRecovery};
 use spacetp_wire::{flags, TcpHeader, TcpOptions, Timestamps};
 
 pub(crate) use recv::Receiver;

@@ -1,6 +1,6 @@
 //! Run a scenario without Python (for profiling and benchmarks):
 //! `spacetp-sim SCENARIO.toml [--pcap LINK=FILE]...` prints the summary as JSON on stdout and
-//! the wall-clock time and event rate on stderr.
+//! the wall-clock time, event rate and peak memory on stderr.
 
 use spacetp_sim::{run, scenario_from_toml, RunOptions};
 use std::time::Instant;
@@ -33,9 +33,17 @@ fn main() {
     );
     let ev = out.summary.run.events;
     eprintln!(
-        "wall {wall:.4} s, {ev} events, {:.2} M events/s",
-        ev as f64 / wall / 1e6
+        "wall {wall:.4} s, {ev} events, {:.2} M events/s{}",
+        ev as f64 / wall / 1e6,
+        peak_rss().map_or(String::new(), |kb| format!(", peak RSS {kb} kB"))
     );
+}
+
+/// This process's peak resident set (Linux: VmHWM), for the memory benchmarks.
+fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 fn fail(msg: &str) -> ! {

@@ -20,7 +20,7 @@ mod sack;
 mod scoreboard;
 mod tahoe;
 
-pub(crate) use scoreboard::Scoreboard;
+pub use scoreboard::Scoreboard;
 
 use crate::cc::{AckEvent, CongestionControl, Window};
 use crate::config::RecoveryKind;

@@ -3,7 +3,7 @@
 //! query is a scan of the ranges (a few dozen at most), never of the window.
 
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Scoreboard {
+pub struct Scoreboard {
     sacked: Vec<(u64, u64)>,
 }
 
