@@ -197,6 +197,7 @@ def schema(
     print(_core.tcp_schema() if tcp else _core.schema())
 
 
+from spacetp.cli_emulate import register as register_emulate  # noqa: E402  (emulate)
 from spacetp.cli_model import register as register_model  # noqa: E402  (model)
 from spacetp.cli_reproduce import register as register_reproduce  # noqa: E402  (reproduce)
 from spacetp.cli_sweep import register  # noqa: E402  (sweep, results, plot)
@@ -204,6 +205,7 @@ from spacetp.cli_sweep import register  # noqa: E402  (sweep, results, plot)
 register(app)
 register_model(app)
 register_reproduce(app)
+register_emulate(app)
 
 
 def _is_usage_error(e: BaseException) -> bool:

@@ -161,7 +161,7 @@ pub struct Report {
     pub elapsed_s: f64,
     /// `duration`, `signal` or `error: ...`.
     pub stopped: String,
-    /// Whether the loop ran under SCHED_FIFO.
+    /// Whether the loop ran under SCHED_FIFO (asked for and allowed).
     pub realtime: bool,
     /// Forward (`between[0] -> between[1]`, read from fd a) then back.
     pub directions: Vec<DirReport>,
@@ -238,8 +238,9 @@ impl Store {
 pub struct Options {
     /// Stop after this long (ns); None: until the caller stops calling [`Emulator::run_for`].
     pub duration: Option<Time>,
-    /// Run the loop under SCHED_FIFO (priority 10) for tighter timing. The loop sleeps
-    /// between deliveries, so it does not hold a core unless the link is busy.
+    /// Run the loop under SCHED_FIFO (priority 10) for tighter timing, if the system allows
+    /// it (the report says). The loop sleeps between deliveries, so it holds a core only
+    /// while packets are due closer together than [`SPIN_NS`].
     pub realtime: bool,
 }
 
@@ -294,16 +295,19 @@ impl Emulator {
     /// Emulate the link of `scenario_json` between `fd_a` (end `between[0]`) and `fd_b`.
     /// The fds must deliver one packet per read and take one per write (TUN with IFF_NO_PI,
     /// or datagram sockets); they are made non-blocking and stay owned by the caller.
-    pub fn new(scenario_json: &str, fd_a: RawFd, fd_b: RawFd, opts: &Options) -> Result<Self, String> {
+    pub fn new(
+        scenario_json: &str,
+        fd_a: RawFd,
+        fd_b: RawFd,
+        opts: &Options,
+    ) -> Result<Self, String> {
         let (fwd, back) = link_from_json(scenario_json)?;
         set_nonblocking(fd_a)?;
         set_nonblocking(fd_b)?;
         // SAFETY: prctl with integer arguments: wake from ppoll within 1 ns of the timeout
         // instead of the default 50 us slack.
         unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
-        if opts.realtime {
-            set_fifo(true)?;
-        }
+        let realtime = opts.realtime && set_fifo(true).is_ok();
         let t0 = monotonic_ns();
         Ok(Emulator {
             dirs: [Dir::new(fwd), Dir::new(back)],
@@ -312,7 +316,7 @@ impl Emulator {
             buf: vec![0; MAX_PACKET],
             t0,
             end: opts.duration.map(|d| t0 + d),
-            realtime: opts.realtime,
+            realtime,
             stopped: None,
         })
     }
@@ -340,7 +344,7 @@ impl Emulator {
             }
             self.process_due(now);
             for d in 0..2 {
-                if let Err(e) = self.read_from(d, now) {
+                if let Err(e) = self.read_from(d) {
                     self.stopped = Some(format!("error: {e}"));
                     return false;
                 }
@@ -431,8 +435,10 @@ impl Emulator {
         self.store.remove(id);
     }
 
-    /// Read what side `d` sent, stamped `now`, and offer it to direction `d`.
-    fn read_from(&mut self, d: usize, now: Time) -> Result<(), String> {
+    /// Read what side `d` sent and offer it to direction `d`. Each packet is stamped with the
+    /// clock read just after it (never before it arrived, late by the read's own latency),
+    /// and events due by then are processed first, so the model stays causal.
+    fn read_from(&mut self, d: usize) -> Result<(), String> {
         for _ in 0..READ_BATCH {
             // SAFETY: reads into our buffer of MAX_PACKET bytes.
             let n = unsafe {
@@ -453,6 +459,8 @@ impl Emulator {
                 return Err(format!("fd {} was closed", self.fds[d]));
             }
             let n = n as usize;
+            let now = self.now();
+            self.process_due(now);
             let dir = &mut self.dirs[d];
             dir.rx_packets += 1;
             dir.rx_bytes += n as u64;
@@ -587,11 +595,7 @@ mod tests {
     }
 
     /// Run the emulator between two socket pairs in a thread; `f` gets the outer ends.
-    fn with_link(
-        link: &str,
-        dur_ms: u64,
-        f: impl FnOnce(&UnixDatagram, &UnixDatagram),
-    ) -> Report {
+    fn with_link(link: &str, dur_ms: u64, f: impl FnOnce(&UnixDatagram, &UnixDatagram)) -> Report {
         let (a_out, a_in) = UnixDatagram::pair().unwrap();
         let (b_out, b_in) = UnixDatagram::pair().unwrap();
         let sc = scenario(link);
@@ -612,10 +616,15 @@ mod tests {
 
     #[test]
     fn bad_link_names_the_field() {
-        let e = link_from_json(&scenario(r#""rate": "1 Mb/s", "delay": "1 ms", "errors": {"per": 2}"#))
-            .err()
-            .unwrap();
-        assert_eq!(e, "links[0].errors.per: 2 is not a probability; must be in [0, 1]");
+        let e = link_from_json(&scenario(
+            r#""rate": "1 Mb/s", "delay": "1 ms", "errors": {"per": 2}"#,
+        ))
+        .err()
+        .unwrap();
+        assert_eq!(
+            e,
+            "links[0].errors.per: 2 is not a probability; must be in [0, 1]"
+        );
     }
 
     #[test]

@@ -218,7 +218,10 @@ impl LinkDir {
     /// Next packet to transmit (normal before low priority), taken off the queue;
     /// `size_of` gives its size.
     pub fn dequeue(&mut self, size_of: impl Fn(PacketId) -> u32) -> Option<PacketId> {
-        let next = self.queue.pop_front().or_else(|| self.queue_low.pop_front())?;
+        let next = self
+            .queue
+            .pop_front()
+            .or_else(|| self.queue_low.pop_front())?;
         self.queue_bytes -= size_of(next) as u64;
         Some(next)
     }
