@@ -6,7 +6,7 @@ delivered rate (kernel receive timestamps of the receiver), the emulator's write
 percentiles (its own histogram) and the end-to-end delay error of the packets at the front of
 the queue. Run as root from the repository:
 
-    sudo .venv/bin/python benches/emulate_scaling.py 10 50 100 200 500 [--realtime] [--seconds 3]
+    sudo .venv/bin/python benches/emulate_scaling.py 10 50 100 200 500 [--no-realtime] [--seconds 3]
 """
 
 from __future__ import annotations
@@ -77,8 +77,7 @@ def one(rate_mbps: float, secs: float, realtime: bool) -> dict:
         stats = Path(d) / "stats.json"
         cmd = [sys.executable, "-m", "spacetp.cli", "emulate", str(link), "--netns"]
         cmd += ["--stats", str(stats), "--duration", str(secs + 4)]
-        if realtime:
-            cmd.append("--realtime")
+        cmd.append("--realtime" if realtime else "--no-realtime")
         emu = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
         lines = []
         while not (lines and lines[-1].startswith("emulating")):
@@ -114,7 +113,11 @@ def one(rate_mbps: float, secs: float, realtime: bool) -> dict:
         "received": n,
         "delivered_mbps": delivered / 1e6,
         "rate_error_pct": (delivered / rate - 1) * 100,
+        "emulator_in": fwd["rx_packets"],
+        "emulator_out": fwd["written_packets"],
+        "emulator_out_mbps": fwd["written_bytes"] * 8 / 1e6 / secs,
         "queue_drops": fwd["queue_drops"],
+        "rt_pauses": rep.get("rt_pauses", 0),
         "late_p50_us": fwd["lateness"]["p50_us"],
         "late_p99_us": fwd["lateness"]["p99_us"],
         "late_p999_us": fwd["lateness"]["p999_us"],
@@ -126,7 +129,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("rates", nargs="*", type=float, default=[10, 50, 100, 200, 500])
     ap.add_argument("--seconds", type=float, default=3.0)
-    ap.add_argument("--realtime", action="store_true")
+    ap.add_argument("--no-realtime", dest="realtime", action="store_false")
     a = ap.parse_args()
     for r in a.rates:
         res = one(r, a.seconds, a.realtime)

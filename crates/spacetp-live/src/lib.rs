@@ -10,7 +10,8 @@
 //! event is processed at its own (virtual) time once the clock has passed it, so rates are
 //! exact whatever the loop's jitter; only the moment a packet is written can be late, and
 //! that lateness is measured. The loop sleeps in `ppoll` (timer slack 1 ns) until
-//! [`SPIN_NS`] before the next delivery, then spins, reading both fds as it goes.
+//! [`SPIN_NS`] ([`SPIN_RT_NS`] under SCHED_FIFO) before the next delivery, then spins,
+//! reading both fds as it goes.
 //!
 //! Time 0 of outages, delay schedules and Markov slots is the moment [`Emulator::new`] returns.
 
@@ -21,8 +22,17 @@ use spacetp_sim::link::{LinkDir, LinkStats, Offer, TxEnd};
 use spacetp_sim::packet::PacketId;
 use std::os::fd::RawFd;
 
-/// How long before a delivery the loop stops sleeping and spins.
+/// How long before a delivery the loop stops sleeping and spins (normal scheduling, whose
+/// wake-ups can be tens of microseconds late on a busy machine).
 pub const SPIN_NS: Time = 150_000;
+/// The same under SCHED_FIFO, whose timer wake-ups are within a few microseconds.
+pub const SPIN_RT_NS: Time = 30_000;
+/// Under SCHED_FIFO, after this long without sleeping the loop sleeps [`RT_BREATHE_NS`]
+/// whatever is due: the kernel throttles real-time threads that run more than
+/// `sched_rt_runtime_us` (95%) of each second, and a 50 ms throttle is worse than these
+/// short pauses.
+pub const RT_BUSY_NS: Time = 1_000_000;
+pub const RT_BREATHE_NS: Time = 70_000;
 /// Largest packet read from an fd.
 const MAX_PACKET: usize = 65_536;
 /// Packets read from one fd per loop turn, so deliveries are never starved by a flood.
@@ -163,6 +173,9 @@ pub struct Report {
     pub stopped: String,
     /// Whether the loop ran under SCHED_FIFO (asked for and allowed).
     pub realtime: bool,
+    /// Pauses forced under SCHED_FIFO after [`RT_BUSY_NS`] without sleep (the loop was
+    /// saturated: packets due closer together than it can sleep between).
+    pub rt_pauses: u64,
     /// Forward (`between[0] -> between[1]`, read from fd a) then back.
     pub directions: Vec<DirReport>,
 }
@@ -255,6 +268,10 @@ pub struct Emulator {
     end: Option<Time>,
     realtime: bool,
     stopped: Option<String>,
+    /// When the loop last slept a whole timeout (real-time duty cycle).
+    last_sleep: Time,
+    /// Forced pauses under SCHED_FIFO.
+    breaths: u64,
 }
 
 fn set_nonblocking(fd: RawFd) -> Result<(), String> {
@@ -269,6 +286,15 @@ fn set_nonblocking(fd: RawFd) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+fn sleep_ns(ns: Time) {
+    let ts = libc::timespec {
+        tv_sec: (ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+    };
+    // SAFETY: nanosleep with a timespec we own; an early wake (EINTR) is harmless.
+    unsafe { libc::nanosleep(&ts, std::ptr::null_mut()) };
 }
 
 fn set_fifo(on: bool) -> Result<(), String> {
@@ -318,6 +344,8 @@ impl Emulator {
             end: opts.duration.map(|d| t0 + d),
             realtime,
             stopped: None,
+            last_sleep: 0,
+            breaths: 0,
         })
     }
 
@@ -393,16 +421,18 @@ impl Emulator {
             Some(TxEnd::Lost(id)) => {
                 self.store.remove(id);
             }
-            Some(TxEnd::Propagating { id, corrupted, .. }) => {
-                if corrupted {
-                    // Flip the low bit of the last byte: the transport checksum of the
-                    // receiving kernel (which covers the whole segment) discards it.
-                    if let Some(b) = self.store.bufs[id as usize].last_mut() {
-                        *b ^= 1;
-                    }
+            // Flip the low bit of the last byte: the transport checksum of the receiving
+            // kernel (which covers the whole segment) discards it.
+            Some(TxEnd::Propagating {
+                id,
+                corrupted: true,
+                ..
+            }) => {
+                if let Some(b) = self.store.bufs[id as usize].last_mut() {
+                    *b ^= 1;
                 }
             }
-            None => {}
+            _ => {}
         }
         let store = &self.store;
         if let Some(next) = dir.link.dequeue(|i| store.len(i)) {
@@ -485,16 +515,23 @@ impl Emulator {
     /// return at once (spin) when a delivery is closer than that.
     fn wait(&mut self, chunk_end: Time) {
         let now = self.now();
+        if self.realtime && now.saturating_sub(self.last_sleep) > RT_BUSY_NS {
+            sleep_ns(RT_BREATHE_NS);
+            self.last_sleep = self.now();
+            self.breaths += 1;
+            return;
+        }
+        let spin = if self.realtime { SPIN_RT_NS } else { SPIN_NS };
         let mut until = chunk_end;
         if let Some(e) = self.end {
             until = until.min(e - self.t0);
         }
         for d in &self.dirs {
             if let Some(t) = d.next_arrival() {
-                if t <= now + SPIN_NS {
+                if t <= now + spin {
                     return;
                 }
-                until = until.min(t - SPIN_NS);
+                until = until.min(t - spin);
             }
             if let Some(t) = d.done_at {
                 until = until.min(t);
@@ -521,7 +558,10 @@ impl Emulator {
             },
         ];
         // SAFETY: ppoll over our two pollfds with a timeout we own; no signal mask change.
-        unsafe { libc::ppoll(fds.as_mut_ptr(), 2, &ts, std::ptr::null()) };
+        let r = unsafe { libc::ppoll(fds.as_mut_ptr(), 2, &ts, std::ptr::null()) };
+        if r == 0 {
+            self.last_sleep = self.now(); // slept the whole timeout
+        }
     }
 
     /// Mark the run stopped (e.g. on a signal); later `run_for` calls return at once.
@@ -536,6 +576,7 @@ impl Emulator {
             elapsed_s: self.now() as f64 / 1e9,
             stopped: self.stopped.clone().unwrap_or_else(|| "running".into()),
             realtime: self.realtime,
+            rt_pauses: self.breaths,
             directions: self
                 .dirs
                 .iter()
