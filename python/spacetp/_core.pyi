@@ -12,3 +12,14 @@ def check_toml(text: str) -> None: ...
 def schema() -> str: ...
 def tcp_schema() -> str: ...
 def protocols() -> list[tuple[str, str, str]]: ...
+def emulate_check(scenario_json: str) -> str:
+    """The two directions of a one-link scenario as JSON; ValueError naming a bad field."""
+
+def emulate(
+    scenario_json: str,
+    fd_a: int,
+    fd_b: int,
+    duration_s: float | None = None,
+    realtime: bool = False,
+) -> str:
+    """Emulate the link between packet fds until duration_s or a signal; report as JSON."""

@@ -95,6 +95,47 @@ fn protocols() -> Vec<(String, String, String)> {
         .collect()
 }
 
+/// The two directions of the one-link scenario `scenario_json` as JSON, or a ValueError naming
+/// the bad field (checked before `spacetp emulate` creates anything).
+#[pyfunction]
+fn emulate_check(scenario_json: &str) -> PyResult<String> {
+    spacetp_live::describe(scenario_json).map_err(PyValueError::new_err)
+}
+
+/// Emulate the link of `scenario_json` between packet fds `fd_a` (end `between[0]`) and
+/// `fd_b` until `duration_s` has passed or a signal arrives (Ctrl-C stops the run and still
+/// returns). Returns the report as JSON text.
+#[pyfunction]
+#[pyo3(signature = (scenario_json, fd_a, fd_b, duration_s=None, realtime=false))]
+fn emulate(
+    py: Python<'_>,
+    scenario_json: &str,
+    fd_a: i32,
+    fd_b: i32,
+    duration_s: Option<f64>,
+    realtime: bool,
+) -> PyResult<String> {
+    let opts = spacetp_live::Options {
+        duration: duration_s.map(|s| (s.max(0.0) * 1e9) as u64),
+        realtime,
+    };
+    let mut em = spacetp_live::Emulator::new(scenario_json, fd_a, fd_b, &opts)
+        .map_err(PyValueError::new_err)?;
+    loop {
+        // Give Python a chance to run its signal handlers every 100 ms.
+        if !py.allow_threads(|| em.run_for(100_000_000)) {
+            break;
+        }
+        if py.check_signals().is_err() {
+            em.stop("signal");
+            break;
+        }
+    }
+    let report = em.report();
+    drop(em);
+    serde_json::to_string(&report).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
@@ -103,6 +144,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(tcp_schema, m)?)?;
     m.add_function(wrap_pyfunction!(protocols, m)?)?;
+    m.add_function(wrap_pyfunction!(emulate_check, m)?)?;
+    m.add_function(wrap_pyfunction!(emulate, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -100,7 +100,139 @@ pub struct LinkDir {
     pub tap: Option<usize>,
 }
 
+/// What the queue did with an offered packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Offer {
+    /// The transmitter was idle: the caller starts transmitting it now ([`LinkDir::begin_tx`]).
+    Transmit,
+    Queued,
+    /// Refused by the full queue (counted); the caller frees it.
+    Dropped,
+}
+
+/// What became of a packet whose transmission ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TxEnd {
+    /// Lost to an outage or to the error model (counted); the caller frees it.
+    Lost(PacketId),
+    /// Now propagating, due at `at` (already in `pipe`); `corrupted` when the error model hit
+    /// it under the `deliver` policy. `head`: it is the pipe's only packet, so the caller
+    /// schedules its arrival.
+    Propagating {
+        id: PacketId,
+        at: Time,
+        corrupted: bool,
+        head: bool,
+    },
+}
+
+/// The queue, transmitter and pipe of one direction, without the event loop: the simulator
+/// and the live emulator (`spacetp-live`) call these in the same order, each with its own
+/// clock and packet store.
 impl LinkDir {
+    /// Offer packet `id` of `size` bytes at the sending end. Under the `priority` discipline a
+    /// normal packet finding the queue full pushes out the newest low-priority one; `evict`
+    /// frees such a victim and returns its size.
+    pub fn offer(
+        &mut self,
+        id: PacketId,
+        size: u32,
+        low: bool,
+        mut evict: impl FnMut(PacketId) -> u32,
+    ) -> Offer {
+        let low_fifo = low && self.priority;
+        if self.on_wire.is_none() {
+            return Offer::Transmit;
+        }
+        while !low_fifo && self.priority && !self.has_room(size) {
+            let Some(victim) = self.queue_low.pop_back() else {
+                break;
+            };
+            self.queue_bytes -= evict(victim) as u64;
+            self.stats.queue_drops += 1;
+            self.stats.low_priority_drops += 1;
+        }
+        if self.has_room(size) {
+            if low_fifo {
+                self.queue_low.push_back(id);
+            } else {
+                self.queue.push_back(id);
+            }
+            self.queue_bytes += size as u64;
+            self.note_queue();
+            Offer::Queued
+        } else {
+            self.stats.queue_drops += 1;
+            if low {
+                self.stats.low_priority_drops += 1;
+            }
+            Offer::Dropped
+        }
+    }
+
+    /// Start serialising `id` at `now`; returns when its last bit leaves.
+    pub fn begin_tx(&mut self, id: PacketId, size: u32, now: Time) -> Time {
+        self.on_wire = Some((id, now));
+        self.stats.tx_packets += 1;
+        self.stats.tx_bytes += size as u64;
+        now + self.tx_time(size)
+    }
+
+    /// The packet on the wire (of `size` bytes) finished at `now`: outage, error model, then
+    /// propagation (packets leave the pipe in order). None if nothing was on the wire.
+    pub fn end_tx(&mut self, now: Time, size: u32) -> Option<TxEnd> {
+        let (id, started) = self.on_wire.take()?;
+        let mut corrupted = false;
+        if self.is_down(started) || self.is_down(now) {
+            self.stats.outage_drops += 1;
+            return Some(TxEnd::Lost(id));
+        } else if self.channel.hit(started, self.bits_on_wire(size)) {
+            match self.corrupted_policy {
+                CorruptedPolicy::Drop => {
+                    self.stats.error_drops += 1;
+                    return Some(TxEnd::Lost(id));
+                }
+                CorruptedPolicy::Deliver => {
+                    self.stats.corrupted += 1;
+                    corrupted = true;
+                }
+            }
+        }
+        let at = (now + self.delay.at(now)).max(self.last_arrival);
+        self.last_arrival = at;
+        let head = self.pipe.is_empty();
+        self.pipe.push_back((at, id));
+        Some(TxEnd::Propagating {
+            id,
+            at,
+            corrupted,
+            head,
+        })
+    }
+
+    /// The packet on the wire, if any.
+    pub fn wire_packet(&self) -> Option<PacketId> {
+        self.on_wire.map(|(id, _)| id)
+    }
+
+    /// Next packet to transmit (normal before low priority), taken off the queue;
+    /// `size_of` gives its size.
+    pub fn dequeue(&mut self, size_of: impl Fn(PacketId) -> u32) -> Option<PacketId> {
+        let next = self
+            .queue
+            .pop_front()
+            .or_else(|| self.queue_low.pop_front())?;
+        self.queue_bytes -= size_of(next) as u64;
+        Some(next)
+    }
+
+    /// The pipe's head arrived: returns it and the next arrival time, if any.
+    pub fn arrive(&mut self) -> Option<(PacketId, Option<Time>)> {
+        let (_, id) = self.pipe.pop_front()?;
+        self.stats.delivered_packets += 1;
+        Some((id, self.pipe.front().map(|&(t, _)| t)))
+    }
+
     /// Serialisation time of `size` IP bytes plus framing.
     pub fn tx_time(&self, size: u32) -> Time {
         let bits = (size + self.framing) as f64 * 8.0;

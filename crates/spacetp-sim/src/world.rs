@@ -6,7 +6,7 @@ use crate::build::{self, Built};
 use crate::config::*;
 use crate::dist::Dist;
 use crate::engine::{Event, EventQueue};
-use crate::link::LinkDir;
+use crate::link::{LinkDir, Offer, TxEnd};
 use crate::packet::{Body, Packet, PacketId, Slab};
 use crate::pcap::PcapTap;
 use crate::result::*;
@@ -470,36 +470,14 @@ impl World {
     fn enqueue(&mut self, ld: u32, id: PacketId) {
         let p = self.slab.get(id);
         let (size, low) = (p.size, p.low_priority);
+        let slab = &mut self.slab;
         let l = &mut self.b.links[ld as usize];
-        let low_fifo = low && l.priority;
-        if l.on_wire.is_none() {
-            self.start_tx(ld, id);
-            return;
-        }
-        // A normal packet finding the queue full pushes out the newest low-priority one.
-        while !low_fifo && l.priority && !l.has_room(size) {
-            let Some(victim) = l.queue_low.pop_back() else {
-                break;
-            };
-            l.queue_bytes -= self.slab.get(victim).size as u64;
-            l.stats.queue_drops += 1;
-            l.stats.low_priority_drops += 1;
-            self.slab.remove(victim);
-        }
-        if l.has_room(size) {
-            if low_fifo {
-                l.queue_low.push_back(id);
-            } else {
-                l.queue.push_back(id);
+        match l.offer(id, size, low, |victim| slab.remove(victim).size) {
+            Offer::Transmit => self.start_tx(ld, id),
+            Offer::Queued => {}
+            Offer::Dropped => {
+                self.slab.remove(id);
             }
-            l.queue_bytes += size as u64;
-            l.note_queue();
-        } else {
-            l.stats.queue_drops += 1;
-            if low {
-                l.stats.low_priority_drops += 1;
-            }
-            self.slab.remove(id);
         }
     }
 
@@ -507,65 +485,54 @@ impl World {
         let now = self.now;
         let l = &mut self.b.links[ld as usize];
         let p = self.slab.get(id);
-        l.on_wire = Some((id, now));
-        l.stats.tx_packets += 1;
-        l.stats.tx_bytes += p.size as u64;
+        let done = l.begin_tx(id, p.size, now);
         if let Some(t) = l.tap {
             self.taps[t].record(now, p, &packet_ports(p));
         }
-        let done = now + l.tx_time(p.size);
         self.q.schedule(done, Event::TxDone(ld));
     }
 
     fn tx_done(&mut self, ld: u32) {
         let now = self.now;
         let l = &mut self.b.links[ld as usize];
-        let Some((id, started)) = l.on_wire.take() else {
+        let Some(id) = l.wire_packet() else {
             return;
         };
         let size = self.slab.get(id).size;
-        let mut keep = true;
-        if l.is_down(started) || l.is_down(now) {
-            l.stats.outage_drops += 1;
-            keep = false;
-        } else if l.channel.hit(started, l.bits_on_wire(size)) {
-            match l.corrupted_policy {
-                CorruptedPolicy::Drop => {
-                    l.stats.error_drops += 1;
-                    keep = false;
-                }
-                CorruptedPolicy::Deliver => {
-                    l.stats.corrupted += 1;
+        match l.end_tx(now, size) {
+            None => return,
+            Some(TxEnd::Lost(id)) => {
+                self.slab.remove(id);
+            }
+            Some(TxEnd::Propagating {
+                id,
+                at,
+                corrupted,
+                head,
+            }) => {
+                if corrupted {
                     self.slab.get_mut(id).corrupted = true;
                 }
+                if head {
+                    self.q.schedule(at, Event::Arrive(ld));
+                }
             }
         }
-        if keep {
-            let arrival = (now + l.delay.at(now)).max(l.last_arrival);
-            l.last_arrival = arrival;
-            if l.pipe.is_empty() {
-                self.q.schedule(arrival, Event::Arrive(ld));
-            }
-            l.pipe.push_back((arrival, id));
-        } else {
-            self.slab.remove(id);
-        }
+        let slab = &self.slab;
         let l = &mut self.b.links[ld as usize];
-        if let Some(next) = l.queue.pop_front().or_else(|| l.queue_low.pop_front()) {
-            l.queue_bytes -= self.slab.get(next).size as u64;
+        if let Some(next) = l.dequeue(|i| slab.get(i).size) {
             self.start_tx(ld, next);
         }
     }
 
     fn arrive(&mut self, ld: u32) {
         let l = &mut self.b.links[ld as usize];
-        let Some((_, id)) = l.pipe.pop_front() else {
+        let Some((id, next)) = l.arrive() else {
             return;
         };
-        if let Some(&(t, _)) = l.pipe.front() {
+        if let Some(t) = next {
             self.q.schedule(t, Event::Arrive(ld));
         }
-        l.stats.delivered_packets += 1;
         let node = l.to;
         self.receive(node, id);
     }

@@ -1,0 +1,120 @@
+"""The `spacetp emulate` command (registered on the app of spacetp.cli, which imports this
+module at its end: `register(app)`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+
+def print_report(out, rep: dict) -> None:
+    t = Table(
+        title=f"emulated {rep['elapsed_s']:.3g} s (stopped by {rep['stopped']})",
+        title_justify="left",
+    )
+    for col in (
+        "direction",
+        "in",
+        "forwarded",
+        "queue drops",
+        "error drops",
+        "corrupted",
+        "outage drops",
+        "Mb/s out",
+        "late p50",
+        "late p99",
+        "late max",
+    ):
+        t.add_column(col, justify="left" if col == "direction" else "right")
+    el = max(rep["elapsed_s"], 1e-9)
+    for d in rep["directions"]:
+        late = d["lateness"]
+        t.add_row(
+            d["name"],
+            f"{d['rx_packets']:,}",
+            f"{d['written_packets']:,}",
+            f"{d['queue_drops']:,}",
+            f"{d['error_drops']:,}",
+            f"{d['corrupted']:,}",
+            f"{d['outage_drops']:,}",
+            f"{d['written_bytes'] * 8 / el / 1e6:.4g}",
+            f"{late['p50_us']:.0f} us",
+            f"{late['p99_us']:.0f} us",
+            f"{late['max_us']:.0f} us",
+        )
+    out.print(t)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("emulate")
+    def emulate(
+        link_file: Annotated[
+            Path, typer.Argument(metavar="LINK.toml", help="A [[links]] entry (or a scenario).")
+        ],
+        netns: Annotated[
+            bool,
+            typer.Option(
+                "--netns", help="Create two network namespaces joined through the emulated link."
+            ),
+        ] = False,
+        link: Annotated[
+            str | None,
+            typer.Option(help="Which link of a scenario with several: index from 0, or A-B."),
+        ] = None,
+        duration: Annotated[
+            float | None, typer.Option(help="Stop after this many seconds (default: Ctrl-C).")
+        ] = None,
+        stats: Annotated[
+            Path | None, typer.Option(help="Write the per-direction counters as JSON here.")
+        ] = None,
+        realtime: Annotated[
+            bool,
+            typer.Option(
+                "--realtime/--no-realtime",
+                help="Run the packet loop under SCHED_FIFO (default; needed for sub-ms timing "
+                "on a busy machine).",
+            ),
+        ] = True,
+        check: Annotated[
+            bool, typer.Option("--check", help="Only validate the link and describe it.")
+        ] = False,
+    ) -> None:
+        """Emulate a space link with real packets: spacetp emulate LINK.toml --netns."""
+        from spacetp.cli import UserError, out
+        from spacetp.live.emulate import EmulateError, emulate_netns, load_link
+
+        scenario_json, _, desc = load_link(link_file, link)
+        for d in desc["directions"]:
+            out.print(
+                f"{d['name']}: {d['rate_bps'] / 1e6:.6g} Mb/s, {d['delay_s'] * 1e3:.6g} ms, "
+                f"queue {d['queue']}, mtu {d['mtu']}",
+                highlight=False,
+            )
+        if check:
+            return
+        if duration is not None and not duration > 0:
+            raise UserError(f"--duration {duration}: must be > 0 seconds")
+        if not netns:
+            raise UserError("spacetp emulate needs --netns (the only mode so far)")
+        try:
+            rep = emulate_netns(
+                scenario_json,
+                desc,
+                duration=duration,
+                realtime=realtime,
+                say=lambda s: out.print(s, highlight=False, soft_wrap=True),
+            )
+        except EmulateError as e:
+            raise UserError(str(e)) from None
+        if realtime and not rep["realtime"]:
+            out.print("note: SCHED_FIFO was refused; timing is best effort", highlight=False)
+        print_report(out, rep)
+        if stats is not None:
+            stats.write_text(json.dumps(rep, indent=2) + "\n")
+            out.print(f"counters written to {stats}")
+        if rep["stopped"].startswith("error"):
+            raise UserError(rep["stopped"])

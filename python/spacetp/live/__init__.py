@@ -1,0 +1,1 @@
+"""Real packets through spacetp's link models in real time (`spacetp emulate`)."""

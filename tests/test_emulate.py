@@ -1,0 +1,302 @@
+"""`spacetp emulate --netns`: real packets through the link models, measured end to end.
+
+Each test starts the command on a link, sends traffic between the two namespaces it creates
+(tests/emulate_probe.py run with `ip netns exec`), and checks the one-way delay, the rate,
+the loss counts and the outage against the link's configuration. All traffic stays inside
+the namespaces; the `emulator` fixture removes them (and every process) even when a test
+fails. Needs root and /dev/net/tun; skipped otherwise."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, spacetp_cli
+
+PROBE = str(Path(__file__).with_name("emulate_probe.py"))
+A, B = "10.77.0.1", "10.77.0.2"
+
+
+def _can_emulate() -> str | None:
+    if os.geteuid() != 0:
+        return "spacetp emulate needs root (network namespaces and TUN devices)"
+    if not os.path.exists("/dev/net/tun"):
+        return "no /dev/net/tun on this machine"
+    if shutil.which("ip") is None:
+        return "no `ip` command (iproute2)"
+    return None
+
+
+needs_root = pytest.mark.skipif(_can_emulate() is not None, reason=str(_can_emulate()))
+
+
+def _exe() -> list[str]:
+    exe = shutil.which("spacetp", path=str(Path(sys.executable).parent))
+    return [exe] if exe else [sys.executable, "-m", "spacetp.cli"]
+
+
+def _namespaces() -> list[str]:
+    r = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True)
+    return [ln.split()[0] for ln in r.stdout.splitlines() if ln.strip()]
+
+
+class Emu:
+    """One `spacetp emulate LINK --netns` process and the probes run in its namespaces."""
+
+    def __init__(self, tmp: Path, link: str, duration: float | None = None, realtime: bool = True):
+        self.file = tmp / "link.toml"
+        self.file.write_text(link)
+        self.stats = tmp / "stats.json"
+        cmd = [*_exe(), "emulate", str(self.file), "--netns", "--stats", str(self.stats)]
+        if duration is not None:
+            cmd += ["--duration", str(duration)]
+        cmd.append("--realtime" if realtime else "--no-realtime")
+        self.proc = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT
+        )
+        self.probes: list[subprocess.Popen] = []
+        self.prefix = f"stp-{self.proc.pid}-"  # the command names its namespaces so
+        self.lines: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            self.lines.put(line.strip())
+        self.lines.put("")
+
+    def wait_ready(self) -> None:
+        seen = []
+        deadline = time.monotonic() + 30
+        while not (seen and seen[-1].startswith("emulating")):
+            try:
+                line = self.lines.get(timeout=max(deadline - time.monotonic(), 0.01))
+            except queue.Empty:
+                line = ""
+            if not line:
+                raise AssertionError(f"emulator did not start: {seen}")
+            seen.append(line)
+        self.t_ready = time.time_ns()
+        first = next(ln for ln in seen if ln.startswith("namespaces "))
+        self.ns_a, self.ns_b = first.split()[1], first.split()[4]
+        assert self.ns_a.startswith(self.prefix)
+
+    def probe(self, ns: str, *args: object) -> subprocess.Popen:
+        p = subprocess.Popen(
+            ["ip", "netns", "exec", ns, sys.executable, PROBE, *map(str, args)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.probes.append(p)
+        return p
+
+    def receiver(self, ns: str, *args: object) -> subprocess.Popen:
+        p = self.probe(ns, *args)
+        line = p.stdout.readline()
+        assert json.loads(line) == {"ready": True}, line + p.stderr.read()
+        return p
+
+    @staticmethod
+    def result(p: subprocess.Popen, timeout: float = 30) -> dict:
+        out, err = p.communicate(timeout=timeout)
+        assert p.returncode == 0, err
+        return json.loads(out.strip().splitlines()[-1])
+
+    def stop(self) -> dict:
+        """Ctrl-C the emulator; its report."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+        self.proc.wait(timeout=20)
+        err = self.proc.stderr.read()
+        assert self.proc.returncode == 0, err
+        return json.loads(self.stats.read_text())
+
+    def kill_all(self) -> None:
+        for p in self.probes:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+@pytest.fixture
+def emulator(tmp_path):
+    started: list[Emu] = []
+
+    def start(link: str, duration: float | None = None) -> Emu:
+        e = Emu(tmp_path, link, duration)
+        started.append(e)
+        e.wait_ready()
+        return e
+
+    yield start
+    for e in started:
+        e.kill_all()
+    left = [ns for e in started for ns in _namespaces() if ns.startswith(e.prefix)]
+    for ns in left:  # the emulator was killed: clean up after it, then fail
+        subprocess.run(["ip", "netns", "pids", ns], capture_output=True)
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+    assert not left, f"namespaces left behind: {left}"
+    devs = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+    assert " stp" not in devs, "TUN devices left in the root namespace"
+
+
+def _delays_ms(rx: list, ideal_ms: float) -> list[float]:
+    return sorted(abs((r[2] - r[1]) / 1e6 - ideal_ms) for r in rx)
+
+
+def _p99(xs: list[float]) -> float:
+    return xs[min(len(xs) - 1, math.ceil(0.99 * len(xs)) - 1)]
+
+
+@needs_root
+def test_one_way_delay_within_1ms_p99(emulator):
+    e = emulator('[[links]]\nbetween = ["ground", "craft"]\nrate = "10 Mb/s"\ndelay = "50 ms"\n')
+    rx = e.receiver(e.ns_b, "udp-recv", B, 5000, 400, 1.0)
+    tx = e.probe(e.ns_a, "udp-send", B, 5000, 400, 200, 0.004)
+    got = e.result(rx)["rx"]
+    e.result(tx)
+    rep = e.stop()
+    assert len(got) == 400
+    # 228-byte IP packets: 182.4 us of serialisation at 10 Mb/s, then 50 ms.
+    err = _delays_ms(got, 50 + 228 * 8 / 10e6 * 1e3)
+    assert _p99(err) < 1.0, f"p99 |error| {_p99(err):.3f} ms"
+    fwd = rep["directions"][0]
+    assert fwd["name"] == "ground->craft"
+    assert fwd["written_packets"] == 400 and fwd["queue_drops"] == 0
+    assert fwd["lateness"]["p99_us"] < 1000
+
+
+@needs_root
+def test_rate_within_1_percent(emulator):
+    e = emulator(
+        '[[links]]\nbetween = ["a", "b"]\nrate = "10 Mb/s"\ndelay = "10 ms"\n'
+        "queue = { packets = 50 }\n"
+    )
+    # 1500-byte IP packets offered at 12 Mb/s for 1.5 s: the link is the bottleneck.
+    rx = e.receiver(e.ns_b, "udp-recv", B, 5001, 1500, 0.5)
+    tx = e.probe(e.ns_a, "udp-send", B, 5001, 1500, 1472, 0.001)
+    got = e.result(rx)["rx"]
+    e.result(tx)
+    rep = e.stop()
+    times = sorted(r[2] for r in got)
+    rate = (len(times) - 1) * 1500 * 8 / ((times[-1] - times[0]) / 1e9)
+    assert abs(rate / 10e6 - 1) < 0.01, f"{rate / 1e6:.4f} Mb/s"
+    fwd = rep["directions"][0]
+    assert fwd["queue_drops"] > 0, "the link must have been saturated"
+    assert fwd["written_packets"] == len(got)
+
+
+@needs_root
+def test_per_losses_within_the_binomial_interval(emulator):
+    n, p = 1000, 0.1
+    e = emulator(
+        '[[links]]\nbetween = ["a", "b"]\nrate = "10 Mb/s"\ndelay = "5 ms"\n'
+        "errors = { per = 0.1 }\n"
+    )
+    rx = e.receiver(e.ns_b, "udp-recv", B, 5002, n, 0.5)
+    tx = e.probe(e.ns_a, "udp-send", B, 5002, n, 200, 0.001)
+    got = e.result(rx)["rx"]
+    e.result(tx)
+    rep = e.stop()
+    lost = n - len(got)
+    half = 2.576 * math.sqrt(n * p * (1 - p))
+    assert abs(lost - n * p) <= half, f"{lost} lost of {n}, 99% interval {n * p:.0f} ± {half:.1f}"
+    assert rep["directions"][0]["error_drops"] == lost
+
+
+@needs_root
+def test_outage_drops_everything_in_it(emulator):
+    e = emulator(
+        '[[links]]\nbetween = ["a", "b"]\nrate = "10 Mb/s"\ndelay = "20 ms"\n'
+        'outages = [["0.8 s", "1.6 s"]]\n'
+    )
+    rx = e.receiver(e.ns_b, "udp-recv", B, 5003, 200, 2.0)
+    tx = e.probe(e.ns_a, "udp-send", B, 5003, 200, 100, 0.01)
+    got = e.result(rx)["rx"]
+    e.result(tx)
+    rep = e.stop()
+    # Send times relative to when the emulator said it was running (its time 0 is a little
+    # earlier): nothing sent well inside the outage arrives, everything well outside does.
+    sent_rel = {r[0]: (r[1] - e.t_ready) / 1e9 for r in got}
+    inside = [s for s in sent_rel.values() if 0.85 < s < 1.55]
+    assert not inside, f"{len(inside)} packets crossed the outage"
+    fwd = rep["directions"][0]
+    assert fwd["outage_drops"] == 200 - len(got) > 60
+    assert fwd["error_drops"] == fwd["queue_drops"] == 0
+
+
+@needs_root
+def test_tcp_transfer_arrives_intact(emulator):
+    e = emulator(
+        '[[links]]\nbetween = ["a", "b"]\nrate = "20 Mb/s"\nrate_back = "2 Mb/s"\n'
+        'delay = "20 ms"\nqueue = { packets = 200 }\n'
+    )
+    rx = e.receiver(e.ns_b, "tcp-recv", B, 5004)
+    tx = e.probe(e.ns_a, "tcp-send", B, 5004, 2_000_000, 7)
+    got = e.result(rx)
+    sent = e.result(tx)
+    rep = e.stop()
+    assert got == sent
+    fwd, back = rep["directions"]
+    assert fwd["written_bytes"] > 2_000_000 and back["written_packets"] > 0
+
+
+@needs_root
+def test_ctrl_c_tears_down_namespaces_and_processes(emulator):
+    e = emulator('[[links]]\nbetween = ["a", "b"]\nrate = "1 Mb/s"\ndelay = "1 ms"\n')
+    sleeper = e.probe(e.ns_a, "udp-recv", A, 5005, 1, 600)  # would wait 10 minutes
+    assert set(_namespaces()) >= {e.ns_a, e.ns_b}
+    e.stop()
+    assert sleeper.wait(timeout=5) is not None, "a process was left in a namespace"
+    assert not [ns for ns in _namespaces() if ns.startswith(e.prefix)]
+
+
+@needs_root
+def test_duration_ends_the_run(emulator):
+    e = emulator('[[links]]\nbetween = ["a", "b"]\nrate = "1 Mb/s"\ndelay = "1 ms"\n', 0.5)
+    e.proc.wait(timeout=20)
+    rep = e.stop()
+    assert rep["stopped"] == "duration" and 0.5 <= rep["elapsed_s"] < 1.0
+
+
+def test_bad_link_is_one_line_naming_the_field(tmp_path):
+    f = tmp_path / "bad.toml"
+    f.write_text(
+        '[[links]]\nbetween = ["a", "b"]\nrate = "10 Mb/s"\ndelay = "5 ms"\n'
+        "errors = { per = 1.5 }\n"
+    )
+    r = spacetp_cli("emulate", str(f), "--netns")
+    assert r.returncode == 2
+    assert "links[0].errors.per: 1.5 is not a probability" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+    f.write_text('[[links]]\nbetween = ["a", "b"]\nrate = "fast"\ndelay = "5 ms"\n')
+    r = spacetp_cli("emulate", str(f), "--netns")
+    assert r.returncode == 2 and "links[0].rate" in r.stderr, r.stderr
+    f.write_text(
+        '[[links]]\nbetween = ["a", "b"]\nrate = "1 Mb/s"\ndelay = "5 ms"\n'
+        '[[links]]\nbetween = ["b", "c"]\nrate = "1 Mb/s"\ndelay = "5 ms"\nmtu = 10\n'
+    )
+    r = spacetp_cli("emulate", str(f), "--netns")
+    assert r.returncode == 2 and "--link" in r.stderr, r.stderr
+    r = spacetp_cli("emulate", str(f), "--link", "b-c", "--check")
+    assert r.returncode == 2 and "links[1].mtu" in r.stderr, r.stderr
+    r = spacetp_cli("emulate", str(f), "--link", "0", "--check")
+    assert r.returncode == 0 and "a->b: 1 Mb/s, 5 ms" in r.stdout, r.stderr
