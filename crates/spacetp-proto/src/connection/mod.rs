@@ -38,6 +38,7 @@ macro_rules! ctx {
             now: $now,
             dupthresh: $s.cfg.dupack_threshold,
             delivered: $s.delivered_now,
+            keep_ssthresh: false,
         }
     };
 }
@@ -827,10 +828,9 @@ impl Connection {
                 let saved = self.win;
                 // A SNACK that named this loss has already reduced the window once.
                 let snack_episode = self.scps.snack && self.snd_una < self.snack_recover;
-                if self
-                    .recovery
-                    .on_dupack(&mut ctx!(self, now), dupacks, new_sack)
-                {
+                let mut c = ctx!(self, now);
+                c.keep_ssthresh = snack_episode;
+                if self.recovery.on_dupack(&mut c, dupacks, new_sack) {
                     if snack_episode {
                         self.win = saved;
                     } else {
@@ -909,6 +909,9 @@ impl Connection {
         self.snd_una = ack;
         self.snd_nxt = self.snd_nxt.max(ack);
         self.board.advance(ack);
+        while self.record_ends.front().is_some_and(|&e| e <= ack) {
+            self.record_ends.pop_front();
+        }
         self.retries = 0;
         self.dupacks = 0;
         let ev = self.ack_event(now, acked, sample);

@@ -53,6 +53,8 @@ pub(crate) struct Receiver {
     /// of records whose every byte is in.
     record_ends: Vec<u64>,
     records: u64,
+    /// The next record to complete lost bytes to a BETS hole.
+    damaged_record: bool,
     pub ts_recent: u32,
 }
 
@@ -86,6 +88,7 @@ impl Receiver {
             skipped: 0,
             record_ends: Vec::new(),
             records: 0,
+            damaged_record: false,
             ts_recent: 0,
         }
     }
@@ -136,6 +139,13 @@ impl Receiver {
         stats.bets_holes += 1;
         stats.bets_bytes_skipped += gap;
         self.rcv_nxt = next;
+        // Records that lost bytes to the hole are not delivered whole: forget their ends, and
+        // unless a record ended exactly where the hole ends, the record running on past it
+        // is damaged too.
+        let n = self.record_ends.partition_point(|&e| e <= next);
+        let clean_cut = n > 0 && self.record_ends[n - 1] == next;
+        self.record_ends.drain(..n);
+        self.damaged_record = !clean_cut;
         self.absorb_ooo();
         self.complete_records();
         self.hole_since = self.beyond_hole().map(|_| now);
@@ -157,7 +167,8 @@ impl Receiver {
     fn complete_records(&mut self) {
         let n = self.record_ends.partition_point(|&e| e <= self.rcv_nxt);
         if n > 0 {
-            self.records += n as u64;
+            self.records += n as u64 - self.damaged_record as u64;
+            self.damaged_record = false;
             self.record_ends.drain(..n);
         }
     }

@@ -40,6 +40,9 @@ pub(crate) struct Ctx<'a> {
     pub dupthresh: u32,
     /// RFC 6937 DeliveredData of this ACK: bytes newly acknowledged or SACKed.
     pub delivered: u64,
+    /// This loss was already answered (an SCPS-TP SNACK reduced the window for it): keep
+    /// ssthresh, and do not tell the controller of a second loss.
+    pub keep_ssthresh: bool,
 }
 
 impl Ctx<'_> {
@@ -50,6 +53,9 @@ impl Ctx<'_> {
 
     /// Ask the controller for ssthresh after a loss and store it.
     pub fn reduce_ssthresh(&mut self) -> u64 {
+        if self.keep_ssthresh {
+            return self.win.ssthresh;
+        }
         let flight = self.flight_size();
         self.win.ssthresh = self.cc.ssthresh_after_loss(self.win, flight, self.now);
         self.win.ssthresh
