@@ -15,6 +15,8 @@
 //!
 //! Time 0 of outages, delay schedules and Markov slots is the moment [`Emulator::new`] returns.
 
+pub mod gateway;
+
 use serde::Serialize;
 use spacetp_proto::Time;
 use spacetp_sim::build;
@@ -276,7 +278,7 @@ pub struct Emulator {
     breaths: u64,
 }
 
-fn set_nonblocking(fd: RawFd) -> Result<(), String> {
+pub(crate) fn set_nonblocking(fd: RawFd) -> Result<(), String> {
     // SAFETY: fcntl on an fd the caller owns; no memory is passed.
     unsafe {
         let fl = libc::fcntl(fd, libc::F_GETFL);

@@ -70,6 +70,8 @@ pub enum CloseReason {
     HandshakeTimeout,
     /// The same data timed out `max_retries` times.
     RetransmissionTimeout,
+    /// The application aborted the connection ([`Connection::reset`]): an RST was sent.
+    Aborted,
 }
 
 impl CloseReason {
@@ -79,6 +81,7 @@ impl CloseReason {
             CloseReason::Reset => "reset by peer",
             CloseReason::HandshakeTimeout => "aborted: handshake timed out (syn_retries)",
             CloseReason::RetransmissionTimeout => "aborted: data timed out (max_retries)",
+            CloseReason::Aborted => "aborted by the application (RST sent)",
         }
     }
 }
@@ -354,6 +357,17 @@ impl Connection {
     /// byte before it is in).
     pub fn records_delivered(&self) -> u64 {
         self.rx.records_delivered()
+    }
+
+    /// Abort: the connection closes at once and the next `poll_transmit` yields an RST (a
+    /// gateway propagating a reset from the other side). Nothing happens once closed.
+    pub fn reset(&mut self) {
+        if !matches!(self.state, State::Closed | State::Listen) {
+            self.abort(CloseReason::Aborted);
+        } else {
+            self.state = State::Closed;
+            self.close_reason.get_or_insert(CloseReason::Aborted);
+        }
     }
 
     /// No more data will be written: a FIN follows the last byte.

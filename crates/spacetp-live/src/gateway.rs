@@ -1,0 +1,824 @@
+//! `spacetp gateway`: a TCP-splitting performance-enhancing proxy. Kernel-TCP connections
+//! accepted on local ports are each carried across the space link as an SCPS-TP connection
+//! (a [`Connection`] of `spacetp-proto`, the one the simulator drives), and the peer gateway
+//! opens a kernel-TCP connection to the destination configured for that port.
+//!
+//! The space link is one packet fd (a TUN device, or a datagram socket joined to
+//! `spacetp emulate` in tests) carrying IPv4 packets of protocol 6 with the SCPS options,
+//! full headers with checksums (`spacetp-wire`). Many connections share the fd; they are
+//! told apart by their port pair. Payload never enters the connection: each flow keeps the
+//! bytes it sent by stream position (retransmissions re-read them) and writes received
+//! payload into a reassembly buffer by position; the connection says how much of it is in
+//! order (`readable`), and the flow reads it (`read`) as the kernel socket accepts it, so a
+//! slow destination closes the advertised window.
+//!
+//! Single-threaded: one `poll` over the link fd, the listening sockets and every relayed
+//! socket, woken by the earliest connection timer ([`Connection::poll_timeout`]).
+
+use crate::monotonic_ns;
+use serde::Serialize;
+use spacetp_proto::{CloseReason, Connection, State, TcpConfig, Time, MS, SEC};
+use spacetp_wire::{decode_ipv4_tcp, encode_ipv4_tcp, flags, Ipv4Params, Payload};
+use std::collections::HashMap;
+use std::io::{ErrorKind, Read, Write};
+use std::net::{Shutdown, SocketAddrV4, TcpListener, TcpStream};
+use std::os::fd::{AsRawFd, FromRawFd, RawFd};
+
+/// IP protocol number the SCPS-TP segments travel as (TCP with SCPS options, as the RI gateway).
+const PROTO: u8 = 6;
+/// A flow stays this long after its connection finished, to answer late segments.
+const LINGER: Time = 2 * SEC;
+/// Bytes read from a kernel socket at once.
+const CHUNK: usize = 65_536;
+
+/// What a gateway does.
+#[derive(Clone, Debug)]
+pub struct GatewayConfig {
+    /// Settings of the SCPS-TP connections (a profile's, possibly adjusted).
+    pub tcp: TcpConfig,
+    /// Payload bytes of a full segment.
+    pub mss: u32,
+    /// This gateway's and the peer gateway's addresses on the space link.
+    pub local_ip: [u8; 4],
+    pub peer_ip: [u8; 4],
+    /// Kernel-TCP listening addresses; connections accepted on one go to the peer's SCPS-TP
+    /// port given with it.
+    pub listen: Vec<(SocketAddrV4, u16)>,
+    /// SCPS-TP connections arriving on this port are relayed to that kernel-TCP destination.
+    pub forward: Vec<(u16, SocketAddrV4)>,
+    /// Stop after this long (ns).
+    pub duration: Option<Time>,
+}
+
+/// Counters of a run.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct GatewayReport {
+    pub elapsed_s: f64,
+    pub stopped: String,
+    /// Connections accepted from local applications, and SCPS-TP connections admitted.
+    pub accepted: u64,
+    pub admitted: u64,
+    /// SCPS-TP SYNs for ports without a forwarding rule (answered with RST).
+    pub refused: u64,
+    /// Flows ended by a FIN exchange, and by a reset or an abort on either side.
+    pub closed: u64,
+    pub reset: u64,
+    /// Payload bytes from local applications onto the link, and from the link to them.
+    pub bytes_up: u64,
+    pub bytes_down: u64,
+    pub packets_in: u64,
+    pub packets_out: u64,
+    pub bad_checksum: u64,
+    pub undecodable: u64,
+    pub link_write_errors: u64,
+    pub segments_sent: u64,
+    pub retransmitted_segments: u64,
+    pub max_flows: u64,
+}
+
+struct Flow {
+    conn: Connection,
+    sock: Option<TcpStream>,
+    connecting: bool,
+    /// Sent bytes from stream position `sbase` on (position 1 is the first data byte).
+    sbuf: Vec<u8>,
+    sbase: u64,
+    /// Read from the socket but not yet taken by the connection.
+    stage: Vec<u8>,
+    /// Received bytes from position `rbase` (the next to hand to the socket) on.
+    rbuf: Vec<u8>,
+    rbase: u64,
+    irs: Option<u32>,
+    sock_eof: bool,
+    close_sent: bool,
+    shut_wr: bool,
+    finished_at: Option<Time>,
+    counted: bool,
+}
+
+impl Flow {
+    fn new(conn: Connection, sock: Option<TcpStream>, connecting: bool) -> Self {
+        Flow {
+            conn,
+            sock,
+            connecting,
+            sbuf: Vec::new(),
+            sbase: 1,
+            stage: Vec::new(),
+            rbuf: Vec::new(),
+            rbase: 1,
+            irs: None,
+            sock_eof: false,
+            close_sent: false,
+            shut_wr: false,
+            finished_at: None,
+            counted: false,
+        }
+    }
+
+    /// Store received payload by stream position.
+    fn store(&mut self, seq: u32, data: &[u8]) {
+        let Some(irs) = self.irs else { return };
+        if data.is_empty() {
+            return;
+        }
+        let rel = seq.wrapping_sub(irs);
+        let off = rel.wrapping_sub(self.rbase as u32) as i32 as i64;
+        let (mut pos, mut data) = (off, data);
+        if pos < 0 {
+            let cut = (-pos) as usize;
+            if cut >= data.len() {
+                return;
+            }
+            data = &data[cut..];
+            pos = 0;
+        }
+        let pos = pos as usize;
+        if pos > 64 << 20 {
+            return;
+        }
+        if self.rbuf.len() < pos + data.len() {
+            self.rbuf.resize(pos + data.len(), 0);
+        }
+        self.rbuf[pos..pos + data.len()].copy_from_slice(data);
+    }
+
+    fn peer_fin(&self) -> bool {
+        matches!(
+            self.conn.state(),
+            State::CloseWait | State::LastAck | State::Closing | State::TimeWait
+        ) || (self.conn.state() == State::Closed
+            && self.conn.close_reason() == Some(CloseReason::Normal))
+    }
+
+    fn aborted(&self) -> bool {
+        self.conn
+            .close_reason()
+            .is_some_and(|r| r != CloseReason::Normal)
+    }
+}
+
+/// Reset-on-close for a kernel socket (SO_LINGER 0): dropping it sends an RST.
+fn linger_zero(s: &TcpStream) {
+    let l = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: setsockopt on a socket we own with a linger struct we own.
+    unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            &l as *const _ as *const libc::c_void,
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        )
+    };
+}
+
+/// Start a non-blocking kernel-TCP connect.
+fn connect_nonblocking(to: SocketAddrV4) -> std::io::Result<TcpStream> {
+    // SAFETY: socket(2) returns a new fd that we wrap (and so own) at once.
+    let fd = unsafe {
+        libc::socket(
+            libc::AF_INET,
+            libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+            0,
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fd is a fresh socket nobody else owns.
+    let s = unsafe { TcpStream::from_raw_fd(fd) };
+    let sa = libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: to.port().to_be(),
+        sin_addr: libc::in_addr {
+            s_addr: u32::from_ne_bytes(to.ip().octets()),
+        },
+        sin_zero: [0; 8],
+    };
+    // SAFETY: connect with a sockaddr_in we own and its size.
+    let r = unsafe {
+        libc::connect(
+            fd,
+            &sa as *const _ as *const libc::sockaddr,
+            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+        )
+    };
+    if r < 0 {
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINPROGRESS) {
+            return Err(e);
+        }
+    }
+    s.set_nodelay(true).ok();
+    Ok(s)
+}
+
+pub struct Gateway {
+    cfg: GatewayConfig,
+    link: RawFd,
+    listeners: Vec<(TcpListener, u16)>,
+    flows: HashMap<(u16, u16), Flow>,
+    next_port: u16,
+    ip_id: u16,
+    t0: Time,
+    buf: Vec<u8>,
+    out: Vec<u8>,
+    rep: GatewayReport,
+    stopped: Option<String>,
+}
+
+impl Gateway {
+    /// Bind the listening sockets; `link` (one IPv4 packet per read and write) stays owned by
+    /// the caller and is made non-blocking.
+    pub fn new(mut cfg: GatewayConfig, link: RawFd) -> Result<Self, String> {
+        // Full headers on the wire: header compression is not offered.
+        cfg.tcp.scps.compression = false;
+        cfg.tcp.validate()?;
+        crate::set_nonblocking(link)?;
+        let mut listeners = Vec::new();
+        for &(addr, port) in &cfg.listen {
+            let l = TcpListener::bind(addr).map_err(|e| format!("listen {addr}: {e}"))?;
+            l.set_nonblocking(true).map_err(|e| e.to_string())?;
+            listeners.push((l, port));
+        }
+        Ok(Gateway {
+            cfg,
+            link,
+            listeners,
+            flows: HashMap::new(),
+            next_port: 49152,
+            ip_id: 1,
+            t0: monotonic_ns(),
+            buf: vec![0; 65_536],
+            out: Vec::with_capacity(2048),
+            rep: GatewayReport::default(),
+            stopped: None,
+        })
+    }
+
+    /// Time of the connections: ns since the gateway started, plus one second (so no timer
+    /// is ever at 0).
+    fn now(&self) -> Time {
+        monotonic_ns() - self.t0 + SEC
+    }
+
+    pub fn stop(&mut self, why: &str) {
+        self.stopped.get_or_insert_with(|| why.to_string());
+    }
+
+    /// Run for at most `chunk` ns. Returns false once stopped (duration over, fd failure).
+    pub fn run_for(&mut self, chunk: Time) -> bool {
+        if self.stopped.is_some() {
+            return false;
+        }
+        let end = self.now() + chunk;
+        loop {
+            let now = self.now();
+            if self.cfg.duration.is_some_and(|d| now >= d + SEC) {
+                self.stop("duration");
+                return false;
+            }
+            if now >= end {
+                return true;
+            }
+            if let Err(e) = self.read_link(now) {
+                self.stop(&format!("error: {e}"));
+                return false;
+            }
+            self.accept(now);
+            self.service(now);
+            self.wait(end);
+        }
+    }
+
+    fn read_link(&mut self, now: Time) -> Result<(), String> {
+        for _ in 0..256 {
+            // SAFETY: reads into our own buffer.
+            let n = unsafe {
+                libc::read(
+                    self.link,
+                    self.buf.as_mut_ptr() as *mut libc::c_void,
+                    self.buf.len(),
+                )
+            };
+            if n < 0 {
+                let e = std::io::Error::last_os_error();
+                return match e.raw_os_error() {
+                    Some(libc::EAGAIN) | Some(libc::EINTR) => Ok(()),
+                    _ => Err(format!("reading the link fd: {e}")),
+                };
+            }
+            if n == 0 {
+                return Err("the link fd was closed".into());
+            }
+            self.rep.packets_in += 1;
+            let pkt = self.buf[..n as usize].to_vec();
+            self.on_packet(now, &pkt);
+        }
+        Ok(())
+    }
+
+    fn on_packet(&mut self, now: Time, pkt: &[u8]) {
+        let Ok(d) = decode_ipv4_tcp(pkt) else {
+            self.rep.undecodable += 1;
+            return;
+        };
+        if d.ip.dst != self.cfg.local_ip || d.ip.src != self.cfg.peer_ip || d.ip.protocol != PROTO {
+            self.rep.undecodable += 1;
+            return;
+        }
+        if !d.tcp_checksum_ok(pkt) {
+            self.rep.bad_checksum += 1;
+            return;
+        }
+        let h = &d.tcp;
+        let key = (h.dst_port, h.src_port);
+        if !self.flows.contains_key(&key) {
+            let is_syn = h.flags & flags::SYN != 0 && h.flags & flags::ACK == 0;
+            if !is_syn {
+                return;
+            }
+            let dest = self
+                .cfg
+                .forward
+                .iter()
+                .find(|f| f.0 == h.dst_port)
+                .map(|f| f.1);
+            let iss = (monotonic_ns() as u32).wrapping_mul(2_654_435_761);
+            let mut conn = Connection::listen(&self.cfg.tcp, self.cfg.mss, key.0, key.1, iss);
+            conn.set_manual_read();
+            let (sock, ok) = match dest.map(connect_nonblocking) {
+                Some(Ok(s)) => (Some(s), true),
+                _ => (None, false),
+            };
+            let mut f = Flow::new(conn, sock, true);
+            if ok {
+                self.rep.admitted += 1;
+            } else {
+                self.rep.refused += 1;
+            }
+            f.irs = Some(h.seq);
+            f.conn.on_segment(now, h, 0);
+            if !ok {
+                f.conn.reset();
+            }
+            self.flows.insert(key, f);
+            return;
+        }
+        let f = self.flows.get_mut(&key).unwrap();
+        if h.flags & flags::SYN != 0 {
+            f.irs = Some(h.seq);
+        }
+        let payload = d.payload(pkt);
+        f.store(
+            h.seq.wrapping_add((h.flags & flags::SYN != 0) as u32),
+            payload,
+        );
+        f.conn.on_segment(now, h, payload.len() as u32);
+    }
+
+    fn accept(&mut self, now: Time) {
+        for i in 0..self.listeners.len() {
+            loop {
+                let (s, _) = match self.listeners[i].0.accept() {
+                    Ok(x) => x,
+                    Err(_) => break,
+                };
+                let port = self.listeners[i].1;
+                s.set_nonblocking(true).ok();
+                s.set_nodelay(true).ok();
+                let mut lp = self.next_port;
+                while self.flows.contains_key(&(lp, port)) {
+                    lp = if lp == u16::MAX { 49152 } else { lp + 1 };
+                }
+                self.next_port = if lp == u16::MAX { 49152 } else { lp + 1 };
+                let iss = (now as u32 ^ (lp as u32) << 16).wrapping_mul(2_654_435_761);
+                let mut conn = Connection::connect(&self.cfg.tcp, self.cfg.mss, lp, port, iss);
+                conn.set_manual_read();
+                self.flows
+                    .insert((lp, port), Flow::new(conn, Some(s), false));
+                self.rep.accepted += 1;
+            }
+        }
+    }
+
+    fn service(&mut self, now: Time) {
+        let mut tmp = vec![0u8; CHUNK];
+        let mut dead = Vec::new();
+        self.rep.max_flows = self.rep.max_flows.max(self.flows.len() as u64);
+        for (&key, f) in self.flows.iter_mut() {
+            // Kernel side.
+            if let Some(s) = f.sock.as_ref() {
+                if f.connecting {
+                    match s.take_error() {
+                        Ok(None) if s.peer_addr().is_ok() => f.connecting = false,
+                        Ok(None) => {}
+                        _ => {
+                            f.sock = None;
+                            f.conn.reset();
+                        }
+                    }
+                }
+            }
+            if f.aborted() {
+                if let Some(s) = f.sock.take() {
+                    linger_zero(&s);
+                }
+            }
+            if let (Some(s), false) = (f.sock.as_mut(), f.connecting) {
+                // Kernel -> link.
+                if !f.stage.is_empty() {
+                    let n = f.conn.send(f.stage.len() as u64) as usize;
+                    f.sbuf.extend_from_slice(&f.stage[..n]);
+                    f.stage.drain(..n);
+                }
+                while f.stage.is_empty() && !f.sock_eof {
+                    match s.read(&mut tmp) {
+                        Ok(0) => f.sock_eof = true,
+                        Ok(n) => {
+                            self.rep.bytes_up += n as u64;
+                            let k = f.conn.send(n as u64) as usize;
+                            f.sbuf.extend_from_slice(&tmp[..k]);
+                            f.stage.extend_from_slice(&tmp[k..n]);
+                        }
+                        Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                        Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                        Err(_) => {
+                            f.sock_eof = true;
+                            f.conn.reset();
+                            break;
+                        }
+                    }
+                }
+                if f.sock_eof && f.stage.is_empty() && !f.close_sent {
+                    f.conn.close();
+                    f.close_sent = true;
+                }
+                // Link -> kernel.
+                loop {
+                    let avail = (f.conn.readable() as usize).min(f.rbuf.len());
+                    if avail == 0 {
+                        break;
+                    }
+                    match s.write(&f.rbuf[..avail]) {
+                        Ok(n) => {
+                            f.conn.read(n as u64);
+                            f.rbuf.drain(..n);
+                            f.rbase += n as u64;
+                            self.rep.bytes_down += n as u64;
+                        }
+                        Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                        Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                        Err(_) => {
+                            f.conn.reset();
+                            break;
+                        }
+                    }
+                }
+            }
+            if !f.connecting && f.peer_fin() && f.conn.readable() == 0 && !f.shut_wr {
+                if let Some(s) = f.sock.as_ref() {
+                    s.shutdown(Shutdown::Write).ok();
+                    f.shut_wr = true;
+                }
+            }
+            // Connection timers and output.
+            if f.conn.poll_timeout().is_some_and(|t| t <= now) {
+                f.conn.on_timeout(now);
+            }
+            while let Some(t) = f.conn.poll_transmit(now) {
+                let payload: &[u8] = if t.len > 0 && t.pos >= f.sbase {
+                    let a = (t.pos - f.sbase) as usize;
+                    let b = a + t.len as usize;
+                    if b <= f.sbuf.len() {
+                        &f.sbuf[a..b]
+                    } else {
+                        &[]
+                    }
+                } else {
+                    &[]
+                };
+                if payload.len() != t.len as usize {
+                    continue; // cannot happen: the bytes are kept until acknowledged
+                }
+                self.out.clear();
+                let ip = Ipv4Params {
+                    src: self.cfg.local_ip,
+                    dst: self.cfg.peer_ip,
+                    protocol: PROTO,
+                    id: self.ip_id,
+                };
+                self.ip_id = self.ip_id.wrapping_add(1);
+                if encode_ipv4_tcp(&ip, &t.hdr, Payload::Bytes(payload), &mut self.out).is_err() {
+                    continue;
+                }
+                // SAFETY: writes our buffer to the link fd.
+                let n = unsafe {
+                    libc::write(
+                        self.link,
+                        self.out.as_ptr() as *const libc::c_void,
+                        self.out.len(),
+                    )
+                };
+                if n == self.out.len() as isize {
+                    self.rep.packets_out += 1;
+                } else {
+                    self.rep.link_write_errors += 1;
+                }
+            }
+            // Acknowledged bytes are no longer needed.
+            let una = f.conn.snd_una();
+            if una > f.sbase {
+                let k = ((una - f.sbase) as usize).min(f.sbuf.len());
+                f.sbuf.drain(..k);
+                f.sbase += k as u64;
+            }
+            // End of the flow.
+            let done = (f.aborted() && f.conn.state() == State::Closed)
+                || (f.conn.is_finished() && f.conn.readable() == 0 && f.shut_wr);
+            if done && f.finished_at.is_none() {
+                f.finished_at = Some(now);
+                if !f.counted {
+                    f.counted = true;
+                    if f.aborted() {
+                        self.rep.reset += 1;
+                    } else {
+                        self.rep.closed += 1;
+                    }
+                }
+                if let Some(s) = f.sock.take() {
+                    if f.aborted() {
+                        linger_zero(&s);
+                    }
+                }
+                let st = f.conn.stats();
+                self.rep.segments_sent += st.segments_sent;
+                self.rep.retransmitted_segments += st.retransmitted_segments;
+            }
+            if f.finished_at.is_some_and(|t| now >= t + LINGER) {
+                dead.push(key);
+            }
+        }
+        for k in dead {
+            self.flows.remove(&k);
+        }
+    }
+
+    fn wait(&mut self, end: Time) {
+        let now = self.now();
+        let mut until = end.min(now + 50 * MS);
+        let mut fds = vec![libc::pollfd {
+            fd: self.link,
+            events: libc::POLLIN,
+            revents: 0,
+        }];
+        for (l, _) in &self.listeners {
+            fds.push(libc::pollfd {
+                fd: l.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            });
+        }
+        for f in self.flows.values() {
+            if let Some(t) = f.conn.poll_timeout() {
+                until = until.min(t);
+            }
+            if f.finished_at.is_some_and(|t| t + LINGER > now) {
+                until = until.min(f.finished_at.unwrap() + LINGER);
+            }
+            if let Some(s) = &f.sock {
+                let mut ev = 0;
+                if f.connecting || (f.conn.readable() > 0 && !f.rbuf.is_empty()) {
+                    ev |= libc::POLLOUT;
+                }
+                if !f.connecting && f.stage.is_empty() && !f.sock_eof {
+                    ev |= libc::POLLIN;
+                }
+                if ev != 0 {
+                    fds.push(libc::pollfd {
+                        fd: s.as_raw_fd(),
+                        events: ev,
+                        revents: 0,
+                    });
+                }
+            }
+        }
+        if until <= now {
+            return;
+        }
+        let dt = until - now;
+        let ts = libc::timespec {
+            tv_sec: (dt / SEC) as libc::time_t,
+            tv_nsec: (dt % SEC) as libc::c_long,
+        };
+        // SAFETY: ppoll over our pollfds with a timeout we own.
+        unsafe {
+            libc::ppoll(
+                fds.as_mut_ptr(),
+                fds.len() as libc::nfds_t,
+                &ts,
+                std::ptr::null(),
+            )
+        };
+    }
+
+    pub fn report(&self) -> GatewayReport {
+        let mut r = self.rep.clone();
+        r.elapsed_s = (self.now() - SEC) as f64 / 1e9;
+        r.stopped = self.stopped.clone().unwrap_or_else(|| "running".into());
+        r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Emulator, Options};
+    use std::net::Ipv4Addr;
+    use std::os::unix::net::UnixDatagram;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+
+    fn scenario(link: &str) -> String {
+        format!(
+            r#"{{"seed": 7, "nodes": [{{"name": "a"}}, {{"name": "b"}}],
+                "links": [{{"between": ["a", "b"], {link}}}]}}"#
+        )
+    }
+
+    fn config(profile: &str, local: [u8; 4], peer: [u8; 4]) -> GatewayConfig {
+        let mut tcp = spacetp_proto::profiles::profile(profile).unwrap();
+        tcp.scps.rate = Some(spacetp_proto::units::Rate(20e6));
+        GatewayConfig {
+            tcp,
+            mss: 1400,
+            local_ip: local,
+            peer_ip: peer,
+            listen: vec![],
+            forward: vec![],
+            duration: None,
+        }
+    }
+
+    /// Connect once the gateway thread listens.
+    fn connect(port: u16) -> TcpStream {
+        for _ in 0..200 {
+            if let Ok(s) = TcpStream::connect(("127.0.0.1", port)) {
+                return s;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        panic!("nothing listens on port {port}");
+    }
+
+    fn pattern(n: usize, seed: u8) -> Vec<u8> {
+        (0..n).map(|i| ((i * 31 + i / 977) as u8) ^ seed).collect()
+    }
+
+    /// Emulator between two gateways (datagram socket pairs), all in threads; a kernel-TCP
+    /// client on loopback sends through gateway A, a loopback server behind gateway B echoes
+    /// what it got back after the client's FIN.
+    fn through_gateways(link: &str, profile: &str, flows: usize, size: usize) {
+        let (ga, ea) = UnixDatagram::pair().unwrap();
+        let (gb, eb) = UnixDatagram::pair().unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let server = TcpListener::bind("127.0.0.1:0").unwrap();
+        let sport = server.local_addr().unwrap().port();
+        let probe = TcpListener::bind("127.0.0.1:0").unwrap();
+        let aport = probe.local_addr().unwrap().port();
+        drop(probe);
+        let sc = scenario(link);
+        let st = stop.clone();
+        let em = std::thread::spawn(move || {
+            let mut e =
+                Emulator::new(&sc, ea.as_raw_fd(), eb.as_raw_fd(), &Options::default()).unwrap();
+            while !st.load(Ordering::Relaxed) && e.run_for(20 * MS) {}
+            e.report()
+        });
+        let mut a = config(profile, [10, 77, 0, 1], [10, 77, 0, 2]);
+        a.listen = vec![(SocketAddrV4::new(Ipv4Addr::LOCALHOST, aport), 7000)];
+        let mut b = config(profile, [10, 77, 0, 2], [10, 77, 0, 1]);
+        b.forward = vec![(7000, SocketAddrV4::new(Ipv4Addr::LOCALHOST, sport))];
+        let mut gws = Vec::new();
+        for (cfg, fd) in [(a, ga), (b, gb)] {
+            let st = stop.clone();
+            gws.push(std::thread::spawn(move || {
+                let mut g = Gateway::new(cfg, fd.as_raw_fd()).unwrap();
+                while !st.load(Ordering::Relaxed) && g.run_for(20 * MS) {}
+                g.report()
+            }));
+        }
+        let srv = std::thread::spawn(move || {
+            let mut hs = Vec::new();
+            for _ in 0..flows {
+                let (mut s, _) = server.accept().unwrap();
+                hs.push(std::thread::spawn(move || {
+                    let mut got = Vec::new();
+                    s.read_to_end(&mut got).unwrap();
+                    s.write_all(&got[..1000.min(got.len())]).unwrap();
+                    got
+                }));
+            }
+            hs.into_iter()
+                .map(|h| h.join().unwrap())
+                .collect::<Vec<_>>()
+        });
+        let clients: Vec<_> = (0..flows)
+            .map(|i| {
+                std::thread::spawn(move || {
+                    let data = pattern(size, i as u8);
+                    let mut s = connect(aport);
+                    s.write_all(&data).unwrap();
+                    s.shutdown(Shutdown::Write).unwrap();
+                    let mut back = Vec::new();
+                    s.read_to_end(&mut back).unwrap();
+                    assert_eq!(back, data[..1000.min(size)]);
+                })
+            })
+            .collect();
+        for c in clients {
+            c.join().unwrap();
+        }
+        let mut got = srv.join().unwrap();
+        got.sort_by_key(|g| g[0]);
+        let mut want: Vec<_> = (0..flows).map(|i| pattern(size, i as u8)).collect();
+        want.sort_by_key(|g| g[0]);
+        for (g, w) in got.iter().zip(&want) {
+            assert!(g == w, "received bytes differ");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        stop.store(true, Ordering::Relaxed);
+        let reps: Vec<_> = gws.into_iter().map(|g| g.join().unwrap()).collect();
+        em.join().unwrap();
+        assert_eq!(reps[0].accepted, flows as u64);
+        assert_eq!(reps[1].admitted, flows as u64);
+        assert_eq!(reps[1].bytes_down, (flows * size) as u64);
+    }
+
+    #[test]
+    fn relays_exact_bytes() {
+        through_gateways(
+            r#""rate": "50 Mb/s", "delay": "5 ms""#,
+            "scps-tp",
+            1,
+            1_000_000,
+        );
+    }
+
+    #[test]
+    fn relays_under_loss_and_in_parallel() {
+        through_gateways(
+            r#""rate": "50 Mb/s", "delay": "5 ms", "errors": {"per": 0.02}"#,
+            "scps-tp",
+            5,
+            300_000,
+        );
+    }
+
+    #[test]
+    fn refused_port_resets_the_client() {
+        let (ga, ea) = UnixDatagram::pair().unwrap();
+        let (gb, eb) = UnixDatagram::pair().unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let sc = scenario(r#""rate": "10 Mb/s", "delay": "2 ms""#);
+        let st = stop.clone();
+        let em = std::thread::spawn(move || {
+            let mut e =
+                Emulator::new(&sc, ea.as_raw_fd(), eb.as_raw_fd(), &Options::default()).unwrap();
+            while !st.load(Ordering::Relaxed) && e.run_for(20 * MS) {}
+        });
+        let probe = TcpListener::bind("127.0.0.1:0").unwrap();
+        let aport = probe.local_addr().unwrap().port();
+        drop(probe);
+        let mut a = config("scps-tp", [10, 77, 0, 1], [10, 77, 0, 2]);
+        a.listen = vec![(SocketAddrV4::new(Ipv4Addr::LOCALHOST, aport), 7001)];
+        let b = config("scps-tp", [10, 77, 0, 2], [10, 77, 0, 1]);
+        let mut gws = Vec::new();
+        for (cfg, fd) in [(a, ga), (b, gb)] {
+            let st = stop.clone();
+            gws.push(std::thread::spawn(move || {
+                let mut g = Gateway::new(cfg, fd.as_raw_fd()).unwrap();
+                while !st.load(Ordering::Relaxed) && g.run_for(20 * MS) {}
+                g.report()
+            }));
+        }
+        let mut s = connect(aport);
+        s.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+            .unwrap();
+        let mut b = [0u8; 10];
+        let r = s.read(&mut b);
+        assert!(
+            matches!(&r, Err(e) if e.kind() == ErrorKind::ConnectionReset),
+            "{r:?}"
+        );
+        stop.store(true, Ordering::Relaxed);
+        let reps: Vec<_> = gws.into_iter().map(|g| g.join().unwrap()).collect();
+        em.join().unwrap();
+        assert_eq!(reps[1].refused, 1);
+        assert_eq!(reps[0].reset, 1);
+    }
+}
