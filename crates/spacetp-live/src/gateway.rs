@@ -50,6 +50,110 @@ pub struct GatewayConfig {
     pub duration: Option<Time>,
 }
 
+fn parse_ip(v: &serde_json::Value, path: &str) -> Result<[u8; 4], String> {
+    v.as_str()
+        .and_then(|s| s.parse::<std::net::Ipv4Addr>().ok())
+        .map(|a| a.octets())
+        .ok_or_else(|| format!("{path}: {v} is not an IPv4 address"))
+}
+
+fn parse_sock(v: &serde_json::Value, path: &str) -> Result<SocketAddrV4, String> {
+    v.as_str()
+        .and_then(|s| s.parse::<SocketAddrV4>().ok())
+        .ok_or_else(|| format!("{path}: {v} is not an IPv4 ADDRESS:PORT"))
+}
+
+fn parse_port(v: &serde_json::Value, path: &str) -> Result<u16, String> {
+    v.as_u64()
+        .filter(|&p| (1..=65535).contains(&p))
+        .map(|p| p as u16)
+        .ok_or_else(|| format!("{path}: {v} is not a port number"))
+}
+
+/// A gateway's configuration from JSON:
+/// `{"protocol": "scps-tp", "tcp": {..overrides as in [flows.tcp]..}, "mtu": 1500,
+///   "local": "10.77.0.1", "peer": "10.77.0.2", "listen": [["0.0.0.0:5000", 7000]],
+///   "forward": [[7000, "10.0.2.2:5001"]], "duration_s": 60}`.
+/// The MSS is `mtu - 80`: IPv4 and TCP headers and 40 bytes of options (SNACK, SACK).
+pub fn config_from_json(text: &str) -> Result<GatewayConfig, String> {
+    use serde_json::Value;
+    let v: Value = serde_json::from_str(text).map_err(|e| format!("gateway config: {e}"))?;
+    let o = v.as_object().ok_or("gateway config: not an object")?;
+    for k in o.keys() {
+        if ![
+            "protocol",
+            "tcp",
+            "mtu",
+            "local",
+            "peer",
+            "listen",
+            "forward",
+            "duration_s",
+        ]
+        .contains(&k.as_str())
+        {
+            return Err(format!("gateway.{k}: unknown setting"));
+        }
+    }
+    let protocol = o
+        .get("protocol")
+        .and_then(Value::as_str)
+        .unwrap_or("scps-tp");
+    let tcp = spacetp_sim::build::tcp_config(
+        protocol,
+        o.get("tcp").and_then(Value::as_object),
+        None,
+        None,
+        "gateway",
+    )?;
+    let mtu = o.get("mtu").and_then(Value::as_u64).unwrap_or(1500);
+    if !(200..=65535).contains(&mtu) {
+        return Err(format!("gateway.mtu: {mtu} must be in [200, 65535]"));
+    }
+    let local = parse_ip(o.get("local").unwrap_or(&Value::Null), "gateway.local")?;
+    let peer = parse_ip(o.get("peer").unwrap_or(&Value::Null), "gateway.peer")?;
+    let pairs = |k: &str| -> Vec<Value> {
+        o.get(k)
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let mut listen = Vec::new();
+    for (i, e) in pairs("listen").iter().enumerate() {
+        let p = format!("gateway.listen[{i}]");
+        let a = e
+            .as_array()
+            .filter(|a| a.len() == 2)
+            .ok_or(format!("{p}: want [ADDRESS:PORT, SCPS_PORT]"))?;
+        listen.push((parse_sock(&a[0], &p)?, parse_port(&a[1], &p)?));
+    }
+    let mut forward = Vec::new();
+    for (i, e) in pairs("forward").iter().enumerate() {
+        let p = format!("gateway.forward[{i}]");
+        let a = e
+            .as_array()
+            .filter(|a| a.len() == 2)
+            .ok_or(format!("{p}: want [SCPS_PORT, ADDRESS:PORT]"))?;
+        forward.push((parse_port(&a[0], &p)?, parse_sock(&a[1], &p)?));
+    }
+    if listen.is_empty() && forward.is_empty() {
+        return Err("gateway: nothing to do (no listen and no forward rule)".into());
+    }
+    let duration = o
+        .get("duration_s")
+        .and_then(Value::as_f64)
+        .map(|s| (s.max(0.0) * 1e9) as Time);
+    Ok(GatewayConfig {
+        tcp,
+        mss: mtu as u32 - 80,
+        local_ip: local,
+        peer_ip: peer,
+        listen,
+        forward,
+        duration,
+    })
+}
+
 /// Counters of a run.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct GatewayReport {

@@ -136,6 +136,33 @@ fn emulate(
     serde_json::to_string(&report).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// Check a gateway configuration (JSON); a ValueError names the bad setting.
+#[pyfunction]
+fn gateway_check(config_json: &str) -> PyResult<()> {
+    spacetp_live::gateway::config_from_json(config_json)
+        .map(|_| ())
+        .map_err(PyValueError::new_err)
+}
+
+/// Run an SCPS-TP gateway (configuration as JSON) on packet fd `link_fd` until its duration
+/// is over or a signal arrives. Returns the report as JSON text.
+#[pyfunction]
+fn gateway(py: Python<'_>, config_json: &str, link_fd: i32) -> PyResult<String> {
+    let cfg =
+        spacetp_live::gateway::config_from_json(config_json).map_err(PyValueError::new_err)?;
+    let mut g = spacetp_live::gateway::Gateway::new(cfg, link_fd).map_err(PyValueError::new_err)?;
+    loop {
+        if !py.allow_threads(|| g.run_for(100_000_000)) {
+            break;
+        }
+        if py.check_signals().is_err() {
+            g.stop("signal");
+            break;
+        }
+    }
+    serde_json::to_string(&g.report()).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
@@ -146,6 +173,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(protocols, m)?)?;
     m.add_function(wrap_pyfunction!(emulate_check, m)?)?;
     m.add_function(wrap_pyfunction!(emulate, m)?)?;
+    m.add_function(wrap_pyfunction!(gateway_check, m)?)?;
+    m.add_function(wrap_pyfunction!(gateway, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -1,0 +1,265 @@
+"""`spacetp gateway`: an SCPS-TP performance-enhancing proxy (TCP splitting).
+
+The relay is Rust (`spacetp._core.gateway`, crate `spacetp-live`, module `gateway`): kernel-TCP
+connections accepted on a local port are each carried across the space link as an SCPS-TP
+connection of `spacetp-proto`, and the peer gateway opens a kernel-TCP connection to the
+destination configured for that port. The space link is a packet fd: an inherited fd (a
+datagram socket joined to the emulator, as in the testbed below) or a UDP socket
+(encapsulation: one IPv4 packet per datagram).
+
+`Testbed` builds the whole path for tests and benchmarks, every piece in namespaces it
+creates and removes:
+
+    ns cli 10.78.1.1 --veth-- 10.78.1.2 ns gwa [gateway A] == socketpair ==> emulator
+    emulator ==> socketpair == [gateway B] ns gwb 10.78.2.1 --veth-- 10.78.2.2 ns srv
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from spacetp.live.emulate import (
+    PREFIX,
+    EmulateError,
+    _ip,
+    check_machine,
+    delete_namespace,
+    load_link,
+    remove_stale,
+)
+
+CLI_ADDR, GWA_ADDR = "10.78.1.1", "10.78.1.2"
+GWB_ADDR, SRV_ADDR = "10.78.2.1", "10.78.2.2"
+# The gateways' addresses on the space link (inside the SCPS-TP packets).
+LINK_A, LINK_B = "10.77.0.1", "10.77.0.2"
+
+
+def check_config(cfg: dict) -> None:
+    """Raise ValueError naming a bad setting."""
+    from spacetp import _core
+
+    _core.gateway_check(json.dumps(cfg))
+
+
+def run(cfg: dict, link_fd: int) -> dict:
+    """Run a gateway on packet fd `link_fd` until cfg["duration_s"] or a signal; the report."""
+    from spacetp import _core
+
+    return json.loads(_core.gateway(json.dumps(cfg), link_fd))
+
+
+def udp_link(local: str, peer: str) -> int:
+    """A UDP socket bound to `local` and connected to `peer` (both ADDRESS:PORT): the link fd
+    of UDP encapsulation. The caller owns the returned fd."""
+
+    def split(s: str) -> tuple[str, int]:
+        host, _, port = s.rpartition(":")
+        return host, int(port)
+
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(split(local))
+    s.connect(split(peer))
+    return s.detach()
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def _exe() -> list[str]:
+    return [sys.executable, "-m", "spacetp.live.gateway"]
+
+
+def _ns_sysctl(ns: str, *kv: str) -> None:
+    for x in kv:
+        subprocess.run(
+            ["ip", "netns", "exec", ns, "sysctl", "-q", "-w", x], capture_output=True, check=False
+        )
+
+
+@dataclass
+class Testbed:
+    """client | gateway A | emulated link | gateway B | server, in four namespaces
+    `stp-<tag>-{cli,gwa,gwb,srv}`. A context manager: leaving it ends every process started in
+    the namespaces and deletes them (their veth pairs go with them)."""
+
+    link_toml: str
+    gateway: dict = field(default_factory=lambda: {"protocol": "scps-tp"})
+    port: int = 5000
+    tag: str = field(default_factory=lambda: str(os.getpid()))
+    workdir: Path = field(default_factory=lambda: Path("/tmp"))
+    created: list[str] = field(default_factory=list)
+    procs: list[subprocess.Popen] = field(default_factory=list)
+
+    def ns(self, role: str) -> str:
+        return f"{PREFIX}{self.tag}-{role}"
+
+    def __enter__(self) -> Testbed:
+        try:
+            check_machine()
+            remove_stale()
+            self._setup()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _setup(self) -> None:
+        for role in ("cli", "gwa", "gwb", "srv"):
+            ns = self.ns(role)
+            _ip("netns", "add", ns)
+            self.created.append(ns)
+            _ns_sysctl(ns, "net.ipv6.conf.all.disable_ipv6=1")
+            _ip("-n", ns, "link", "set", "dev", "lo", "up")
+        t = self.tag[-8:]
+        for left, right, la, ra in (
+            ("cli", "gwa", CLI_ADDR, GWA_ADDR),
+            ("gwb", "srv", GWB_ADDR, SRV_ADDR),
+        ):
+            a, b = f"sg{t}{left[0]}{right[2]}", f"sg{t}{right[2]}{left[0]}"
+            _ip(
+                "link", "add", a, "netns", self.ns(left),
+                "type", "veth", "peer", "name", b, "netns", self.ns(right),
+            )  # fmt: skip
+            _ip("-n", self.ns(left), "addr", "add", f"{la}/24", "dev", a)
+            _ip("-n", self.ns(right), "addr", "add", f"{ra}/24", "dev", b)
+            _ip("-n", self.ns(left), "link", "set", "dev", a, "up")
+            _ip("-n", self.ns(right), "link", "set", "dev", b, "up")
+        # The link: gateway A's fd <-> emulator <-> gateway B's fd.
+        ga, ea = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+        gb, eb = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+        for s in (ga, ea, gb, eb):
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+        try:
+            toml = self.workdir / f"gw-{self.tag}-link.toml"
+            toml.write_text(self.link_toml)
+            link = self.workdir / f"gw-{self.tag}-link.json"
+            link.write_text(load_link(toml)[0])
+            self.emu_stats = self.workdir / f"gw-{self.tag}-emu.json"
+            self._spawn(
+                None,
+                ["--emulate", str(link), str(ea.fileno()), str(eb.fileno()), str(self.emu_stats)],
+                (ea.fileno(), eb.fileno()),
+            )
+            common = dict(self.gateway)
+            a = {
+                **common,
+                "local": LINK_A,
+                "peer": LINK_B,
+                "listen": [[f"{GWA_ADDR}:{self.port}", self.port]],
+            }
+            b = {
+                **common,
+                "local": LINK_B,
+                "peer": LINK_A,
+                "forward": [[self.port, f"{SRV_ADDR}:{self.port}"]],
+            }
+            self.gw_stats = []
+            for role, cfg, s in (("gwa", a, ga), ("gwb", b, gb)):
+                check_config(cfg)
+                f = self.workdir / f"gw-{self.tag}-{role}.json"
+                self.gw_stats.append(f)
+                self._spawn(
+                    self.ns(role),
+                    ["--gateway", json.dumps(cfg), str(s.fileno()), str(f)],
+                    (s.fileno(),),
+                )
+        finally:
+            for s in (ga, ea, gb, eb):
+                s.close()
+        # Gateway A listens once its process runs.
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            r = subprocess.run(
+                ["ip", "netns", "exec", self.ns("gwa"), "ss", "-Hltn", f"sport = :{self.port}"],
+                capture_output=True,
+                text=True,
+            )
+            if r.stdout.strip():
+                return
+            if any(p.poll() is not None for p in self.procs):
+                break
+            time.sleep(0.05)
+        raise EmulateError("the gateways did not start")
+
+    def _spawn(self, ns: str | None, args: list[str], fds: tuple[int, ...]) -> None:
+        cmd = [*_exe(), *args]
+        if ns is not None:
+            cmd = ["ip", "netns", "exec", ns, *cmd]
+        self.procs.append(subprocess.Popen(cmd, pass_fds=fds))
+
+    def exec(self, role: str, cmd: list[str], **kw) -> subprocess.Popen:
+        """Start `cmd` in namespace `role` (ended at teardown if still running)."""
+        p = subprocess.Popen(["ip", "netns", "exec", self.ns(role), *cmd], **kw)
+        self.procs.append(p)
+        return p
+
+    def reports(self) -> dict:
+        """Stop the emulator and the gateways (SIGTERM) and collect their reports."""
+        for p in self.procs[:3]:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        out = {}
+        for name, p, f in zip(
+            ("emulator", "gateway_a", "gateway_b"),
+            self.procs[:3],
+            [self.emu_stats, *self.gw_stats],
+            strict=True,
+        ):
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                p.wait(timeout=10)
+            with contextlib.suppress(OSError, ValueError):
+                out[name] = json.loads(f.read_text())
+        return out
+
+    def close(self) -> None:
+        for p in self.procs:
+            if p.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    p.send_signal(signal.SIGTERM)
+        for p in self.procs:
+            try:
+                p.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        self.procs = []
+        for ns in self.created:
+            delete_namespace(ns)
+        self.created = []
+        for f in self.workdir.glob(f"gw-{self.tag}-*.*"):
+            f.unlink(missing_ok=True)
+
+
+def _main(argv: list[str]) -> None:
+    """Process entry points of the testbed: `--emulate LINK.json FD_A FD_B STATS` and
+    `--gateway CONFIG_JSON FD STATS`. SIGTERM stops either and writes its report."""
+    signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGHUP, _interrupt)
+    mode, *args = argv
+    if mode == "--emulate":
+        from spacetp.live.emulate import run as emulate
+
+        link, fa, fb, stats = args
+        rep = emulate(Path(link).read_text(), int(fa), int(fb), None, False)
+    else:
+        cfg, fd, stats = args
+        rep = run(json.loads(cfg), int(fd))
+    Path(stats).write_text(json.dumps(rep) + "\n")
+
+
+if __name__ == "__main__":
+    _main(sys.argv[1:])
