@@ -23,3 +23,9 @@ def emulate(
     realtime: bool = False,
 ) -> str:
     """Emulate the link between packet fds until duration_s or a signal; report as JSON."""
+
+def gateway_check(config_json: str) -> None:
+    """Validate a gateway configuration; ValueError naming the bad setting."""
+
+def gateway(config_json: str, link_fd: int) -> str:
+    """Run an SCPS-TP gateway on a packet fd until its duration or a signal; report as JSON."""

@@ -199,6 +199,7 @@ def schema(
 
 from spacetp.cli_bench import register as register_bench  # noqa: E402  (bench)
 from spacetp.cli_emulate import register as register_emulate  # noqa: E402  (emulate)
+from spacetp.cli_gateway import register as register_gateway  # noqa: E402  (gateway)
 from spacetp.cli_model import register as register_model  # noqa: E402  (model)
 from spacetp.cli_reproduce import register as register_reproduce  # noqa: E402  (reproduce)
 from spacetp.cli_sweep import register  # noqa: E402  (sweep, results, plot)
@@ -208,6 +209,7 @@ register_model(app)
 register_reproduce(app)
 register_bench(app)
 register_emulate(app)
+register_gateway(app)
 
 
 def _is_usage_error(e: BaseException) -> bool:

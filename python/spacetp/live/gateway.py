@@ -71,6 +71,24 @@ def udp_link(local: str, peer: str) -> int:
     return s.detach()
 
 
+def predict(link_toml: str, gateway: dict, nbytes: int, seed: int = 7) -> dict:
+    """What the simulator predicts for one transfer of `nbytes` with the gateways' protocol
+    over the same link: the flow's result (`goodput_bps`, `completion_s`, ...)."""
+    import tomllib
+
+    import spacetp
+
+    sc = tomllib.loads(link_toml)
+    a, b = sc["links"][0]["between"]
+    sc["seed"] = seed
+    sc["nodes"] = [{"name": a}, {"name": b}]
+    flow = {"from": a, "to": b, "bytes": nbytes, "protocol": gateway.get("protocol", "scps-tp")}
+    if "tcp" in gateway:
+        flow["tcp"] = gateway["tcp"]
+    sc["flows"] = [flow]
+    return spacetp.run(sc).flows[0]
+
+
 def _interrupt(signum, frame):
     raise KeyboardInterrupt
 

@@ -1,0 +1,124 @@
+"""The `spacetp gateway` command (registered on the app of spacetp.cli)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def _rule(text: str, what: str) -> list:
+    """`ADDRESS:PORT=SCPS_PORT` (listen) or `SCPS_PORT=ADDRESS:PORT` (forward)."""
+    left, sep, right = text.partition("=")
+    if not sep:
+        raise ValueError(f"--{what} {text}: want " + (
+            "ADDRESS:PORT=SCPS_PORT" if what == "listen" else "SCPS_PORT=ADDRESS:PORT"
+        ))  # fmt: skip
+    try:
+        return [left, int(right)] if what == "listen" else [int(left), right]
+    except ValueError:
+        raise ValueError(f"--{what} {text}: the SCPS-TP port must be a number") from None
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("gateway")
+    def gateway(
+        local: Annotated[str, typer.Option(help="This gateway's IPv4 address on the space link.")],
+        peer: Annotated[str, typer.Option(help="The peer gateway's address on the space link.")],
+        listen: Annotated[
+            list[str] | None,
+            typer.Option(
+                help="ADDRESS:PORT=SCPS_PORT: accept kernel TCP there and carry each connection "
+                "to the peer's SCPS_PORT (repeatable)."
+            ),
+        ] = None,
+        forward: Annotated[
+            list[str] | None,
+            typer.Option(
+                help="SCPS_PORT=ADDRESS:PORT: relay SCPS-TP connections to SCPS_PORT to this "
+                "kernel-TCP destination (repeatable)."
+            ),
+        ] = None,
+        protocol: Annotated[
+            str, typer.Option(help="Profile of the SCPS-TP side, as in the simulator.")
+        ] = "scps-tp",
+        tcp: Annotated[
+            str | None,
+            typer.Option(
+                help='Overrides of the profile as JSON, e.g. \'{"scps": {"rate": "10 Mb/s"}}\'.'
+            ),
+        ] = None,
+        mtu: Annotated[int, typer.Option(help="Largest IP packet on the space link.")] = 1500,
+        link_fd: Annotated[
+            int | None,
+            typer.Option(help="Inherited packet fd of the space link (one IPv4 packet per read)."),
+        ] = None,
+        udp: Annotated[
+            str | None,
+            typer.Option(
+                help="LOCAL_ADDR:PORT,PEER_ADDR:PORT: carry the IPv4 packets in UDP datagrams."
+            ),
+        ] = None,
+        duration: Annotated[
+            float | None, typer.Option(help="Stop after this many seconds (default: Ctrl-C).")
+        ] = None,
+        stats: Annotated[Path | None, typer.Option(help="Write the counters as JSON here.")] = None,
+        check: Annotated[
+            bool, typer.Option("--check", help="Only validate the configuration.")
+        ] = False,
+    ) -> None:
+        """SCPS-TP performance-enhancing proxy: splits kernel-TCP connections, carries each
+        across the space link as SCPS-TP (spacetp-proto), and the peer gateway opens the
+        kernel-TCP connection to the destination."""
+        from spacetp.cli import UserError, out
+        from spacetp.live.gateway import check_config, run, udp_link
+
+        try:
+            cfg = {
+                "protocol": protocol,
+                "mtu": mtu,
+                "local": local,
+                "peer": peer,
+                "listen": [_rule(r, "listen") for r in listen or []],
+                "forward": [_rule(r, "forward") for r in forward or []],
+            }
+            if tcp:
+                cfg["tcp"] = json.loads(tcp)
+            if duration is not None:
+                cfg["duration_s"] = duration
+            check_config(cfg)
+        except ValueError as e:
+            raise UserError(str(e)) from None
+        if check:
+            out.print("configuration ok", highlight=False)
+            return
+        if (link_fd is None) == (udp is None):
+            raise UserError("give the space link as exactly one of --link-fd and --udp")
+        fd = link_fd
+        if udp is not None:
+            here, _, there = udp.partition(",")
+            try:
+                fd = udp_link(here, there)
+            except (OSError, ValueError) as e:
+                raise UserError(f"--udp {udp}: {e}") from None
+
+        def stop(signum, frame):
+            raise KeyboardInterrupt
+
+        old = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGHUP)}
+        try:
+            rep = run(cfg, fd)
+        finally:
+            for s, h in old.items():
+                signal.signal(s, h)
+            if udp is not None:
+                os.close(fd)
+        out.print(json.dumps(rep, indent=2), highlight=False)
+        if stats is not None:
+            stats.write_text(json.dumps(rep, indent=2) + "\n")
+        if rep["stopped"].startswith("error"):
+            raise UserError(rep["stopped"])
