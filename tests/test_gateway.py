@@ -66,10 +66,13 @@ def transfer(link: str, gateway: dict, nbytes: int, flows: int, tmp: Path, seed:
             stdout=subprocess.PIPE,
             text=True,
         )
-        out, _ = send.communicate(timeout=120)
-        got, _ = sink.communicate(timeout=30)
-        sent = json.loads(out)["flows"]
-        recv = json.loads(got)["flows"]
+        try:
+            out, _ = send.communicate(timeout=120)
+            got, _ = sink.communicate(timeout=30)
+            sent = json.loads(out)["flows"]
+            recv = json.loads(got)["flows"]
+        except (subprocess.TimeoutExpired, ValueError, KeyError) as e:
+            raise AssertionError(f"transfer failed ({e}); reports: {tb.reports()}") from None
         assert len(sent) == flows and len(recv) == flows
         assert sorted(f["sha256"] for f in sent) == sorted(f["sha256"] for f in recv)
         assert all(f["bytes"] == nbytes for f in recv)
@@ -115,6 +118,30 @@ def test_20_parallel_transfers_under_per(tmp_path):
     assert reps["gateway_a"]["accepted"] == 20 and reps["gateway_b"]["admitted"] == 20
     assert reps["gateway_a"]["closed"] == 20
     print(f"20 x 256 kB, PER 1%: {elapsed:.2f} s")
+
+
+def test_30s_outage(tmp_path):
+    """The link goes down for 30 s in the middle of the transfer. The SCPS-TP side keeps
+    retransmitting (max_retries raised from the profile's 12 so it outlasts the outage; the
+    gateways get no link-state signal) and resumes when the link is back."""
+    link = FAST + 'outages = [["1.5 s", "31.5 s"]]\n'
+    proto = {"protocol": "scps-tp", "tcp": {"max_retries": 60, "scps": {"rate": "40 Mb/s"}}}
+    elapsed, reps = transfer(link, proto, 2_000_000, 1, tmp_path)
+    assert reps["emulator"]["directions"][0]["outage_drops"] > 0
+    assert elapsed > 30
+    assert reps["gateway_a"]["closed"] == 1 and reps["gateway_a"]["reset"] == 0
+    print(f"2 MB across a 30 s outage: {elapsed:.2f} s")
+
+
+def test_100_concurrent_connections(tmp_path):
+    link = FAST.replace('delay = "10 ms"', 'delay = "10 ms"\nerrors = { per = 0.01 }')
+    proto = {"protocol": "scps-tp", "tcp": {"scps": {"rate": "40 Mb/s"}}}
+    elapsed, reps = transfer(link, proto, 50_000, 100, tmp_path, seed=100)
+    a, b = reps["gateway_a"], reps["gateway_b"]
+    assert a["accepted"] == b["admitted"] == 100
+    assert a["closed"] == b["closed"] == 100
+    assert a["max_flows"] >= 50
+    print(f"100 x 50 kB, PER 1%: {elapsed:.2f} s, at most {a['max_flows']} flows at once")
 
 
 def test_refused_destination_resets_the_client(tmp_path):

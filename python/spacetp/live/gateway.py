@@ -28,14 +28,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from spacetp.live.emulate import (
-    PREFIX,
     EmulateError,
     _ip,
     check_machine,
     delete_namespace,
     load_link,
-    remove_stale,
 )
+
+# Not `stp-`: `spacetp emulate` deletes `stp-<pid>-*` namespaces whose pid looks dead, and a
+# run in another PID namespace (another container on the machine) sees every pid as dead.
+PREFIX = "stg-"
 
 CLI_ADDR, GWA_ADDR = "10.78.1.1", "10.78.1.2"
 GWB_ADDR, SRV_ADDR = "10.78.2.1", "10.78.2.2"
@@ -107,7 +109,7 @@ def _ns_sysctl(ns: str, *kv: str) -> None:
 @dataclass
 class Testbed:
     """client | gateway A | emulated link | gateway B | server, in four namespaces
-    `stp-<tag>-{cli,gwa,gwb,srv}`. A context manager: leaving it ends every process started in
+    `stg-<tag>-{cli,gwa,gwb,srv}`. A context manager: leaving it ends every process started in
     the namespaces and deletes them (their veth pairs go with them)."""
 
     link_toml: str
@@ -124,7 +126,6 @@ class Testbed:
     def __enter__(self) -> Testbed:
         try:
             check_machine()
-            remove_stale()
             self._setup()
         except BaseException:
             self.close()
