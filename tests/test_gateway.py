@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -160,3 +161,56 @@ def test_refused_destination_resets_the_client(tmp_path):
     # B admitted the SCPS-TP connection, its kernel connect was refused: RST both ways.
     assert reps["gateway_b"]["admitted"] == 1 and reps["gateway_b"]["reset"] == 1
     assert reps["gateway_a"]["accepted"] == 1 and reps["gateway_a"]["reset"] == 1
+
+
+def test_cli_over_udp_encapsulation(tmp_path):
+    """Two `spacetp gateway --udp` processes in one namespace, on loopback: 1 MB relayed."""
+    from spacetp.live.emulate import _ip, delete_namespace
+
+    ns = f"stg-{os.getpid()}u-udp"
+    exe = [sys.executable, "-m", "spacetp.cli", "gateway"]
+    _ip("netns", "add", ns)
+    procs = []
+    try:
+        _ip("-n", ns, "link", "set", "dev", "lo", "up")
+
+        def run(*cmd, **kw):
+            p = subprocess.Popen(["ip", "netns", "exec", ns, *cmd], **kw)
+            procs.append(p)
+            return p
+
+        stats = [tmp_path / "a.json", tmp_path / "b.json"]
+        for side, rule, udp, st in (
+            ("a", "--listen=127.0.0.1:6000=6000", "127.0.0.1:4001,127.0.0.1:4002", stats[0]),
+            ("b", "--forward=6000=127.0.0.1:6001", "127.0.0.1:4002,127.0.0.1:4001", stats[1]),
+        ):
+            local, peer = ("10.77.0.1", "10.77.0.2") if side == "a" else ("10.77.0.2", "10.77.0.1")
+            run(*exe, "--local", local, "--peer", peer, rule, "--udp", udp, "--stats", str(st),
+                stdout=subprocess.DEVNULL)  # fmt: skip
+        sink = run(sys.executable, PROBE, "sink", "127.0.0.1", "6001", "1",
+                   stdout=subprocess.PIPE, text=True)  # fmt: skip
+        assert json.loads(sink.stdout.readline())["ready"]
+        for _ in range(100):
+            r = subprocess.run(["ip", "netns", "exec", ns, "ss", "-Hltn", "sport = :6000"],
+                               capture_output=True, text=True)  # fmt: skip
+            if r.stdout.strip():
+                break
+            time.sleep(0.1)
+        send = run(sys.executable, PROBE, "send", "127.0.0.1", "6000", "1000000", "5", "1",
+                   stdout=subprocess.PIPE, text=True)  # fmt: skip
+        out, _ = send.communicate(timeout=60)
+        got, _ = sink.communicate(timeout=30)
+        assert json.loads(out)["flows"][0]["sha256"] == json.loads(got)["flows"][0]["sha256"]
+        for p in procs[:2]:
+            p.send_signal(signal.SIGTERM)
+            p.wait(timeout=10)
+        a, b = (json.loads(s.read_text()) for s in stats)
+        assert a["stopped"] == b["stopped"] == "signal"
+        assert a["bytes_up"] == b["bytes_down"] == 1_000_000
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        delete_namespace(ns)
+    assert ns not in _namespaces()
