@@ -300,3 +300,23 @@ def test_bad_link_is_one_line_naming_the_field(tmp_path):
     assert r.returncode == 2 and "links[1].mtu" in r.stderr, r.stderr
     r = spacetp_cli("emulate", str(f), "--link", "0", "--check")
     assert r.returncode == 0 and "a->b: 1 Mb/s, 5 ms" in r.stdout, r.stderr
+
+
+@needs_root
+def test_stale_cleanup_spares_a_namespace_whose_device_is_alive():
+    # An emulator started from another PID namespace has a pid this one cannot see; its TUN
+    # device (here a stand-in named like it) shows the namespace is in use.
+    from spacetp.live import emulate
+
+    ns = "stp-4194999-a"  # above any pid_max: the pid is never alive here
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        stand_in = ["link", "add", emulate.DEVICE, "type", "veth", "peer", "name", "stale0"]
+        subprocess.run(["ip", "-n", ns, *stand_in], check=True)
+        assert ns not in emulate.remove_stale()
+        assert ns in _namespaces()
+        subprocess.run(["ip", "-n", ns, "link", "del", emulate.DEVICE], check=True)
+        assert ns in emulate.remove_stale()
+        assert ns not in _namespaces()
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)

@@ -177,12 +177,17 @@ def _pid_alive(pid: int) -> bool:
 
 
 def remove_stale() -> list[str]:
-    """Delete `stp-<pid>-*` namespaces whose emulator is gone (killed with SIGKILL)."""
+    """Delete `stp-<pid>-*` namespaces whose emulator is gone (killed with SIGKILL).
+
+    A dead pid alone is not proof: an emulator started from another PID namespace has a pid
+    this one cannot see. Its TUN device is: a TUN device lives only as long as the fd of
+    the emulator that opened it, so a namespace that still has `space0` is in use."""
     gone = []
     for ns in namespaces():
         parts = ns.split("-")
         if len(parts) == 3 and ns.startswith(PREFIX) and parts[1].isdigit():
-            if not _pid_alive(int(parts[1])):
+            in_use = _ip("-n", ns, "link", "show", DEVICE, check=False).returncode == 0
+            if not in_use and not _pid_alive(int(parts[1])):
                 delete_namespace(ns)
                 gone.append(ns)
     return gone
