@@ -57,6 +57,32 @@ fn parse_ip(v: &serde_json::Value, path: &str) -> Result<[u8; 4], String> {
         .ok_or_else(|| format!("{path}: {v} is not an IPv4 address"))
 }
 
+/// The pairs of `gateway.KEY` (each a two-element array, shaped as `want`), parsed by `parse`.
+fn rules<T>(
+    o: &serde_json::Map<String, serde_json::Value>,
+    key: &str,
+    want: &str,
+    parse: impl Fn(&[serde_json::Value], &str) -> Result<T, String>,
+) -> Result<Vec<T>, String> {
+    let empty = Vec::new();
+    let items = o
+        .get(key)
+        .and_then(serde_json::Value::as_array)
+        .unwrap_or(&empty);
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let p = format!("gateway.{key}[{i}]");
+            let a = e
+                .as_array()
+                .filter(|a| a.len() == 2)
+                .ok_or(format!("{p}: want {want}"))?;
+            parse(a, &p)
+        })
+        .collect()
+}
+
 fn parse_sock(v: &serde_json::Value, path: &str) -> Result<SocketAddrV4, String> {
     v.as_str()
         .and_then(|s| s.parse::<SocketAddrV4>().ok())
@@ -112,30 +138,12 @@ pub fn config_from_json(text: &str) -> Result<GatewayConfig, String> {
     }
     let local = parse_ip(o.get("local").unwrap_or(&Value::Null), "gateway.local")?;
     let peer = parse_ip(o.get("peer").unwrap_or(&Value::Null), "gateway.peer")?;
-    let pairs = |k: &str| -> Vec<Value> {
-        o.get(k)
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default()
-    };
-    let mut listen = Vec::new();
-    for (i, e) in pairs("listen").iter().enumerate() {
-        let p = format!("gateway.listen[{i}]");
-        let a = e
-            .as_array()
-            .filter(|a| a.len() == 2)
-            .ok_or(format!("{p}: want [ADDRESS:PORT, SCPS_PORT]"))?;
-        listen.push((parse_sock(&a[0], &p)?, parse_port(&a[1], &p)?));
-    }
-    let mut forward = Vec::new();
-    for (i, e) in pairs("forward").iter().enumerate() {
-        let p = format!("gateway.forward[{i}]");
-        let a = e
-            .as_array()
-            .filter(|a| a.len() == 2)
-            .ok_or(format!("{p}: want [SCPS_PORT, ADDRESS:PORT]"))?;
-        forward.push((parse_port(&a[0], &p)?, parse_sock(&a[1], &p)?));
-    }
+    let listen = rules(o, "listen", "[ADDRESS:PORT, SCPS_PORT]", |a, p| {
+        Ok((parse_sock(&a[0], p)?, parse_port(&a[1], p)?))
+    })?;
+    let forward = rules(o, "forward", "[SCPS_PORT, ADDRESS:PORT]", |a, p| {
+        Ok((parse_port(&a[0], p)?, parse_sock(&a[1], p)?))
+    })?;
     if listen.is_empty() && forward.is_empty() {
         return Err("gateway: nothing to do (no listen and no forward rule)".into());
     }

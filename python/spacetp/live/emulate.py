@@ -193,8 +193,25 @@ def remove_stale() -> list[str]:
     return gone
 
 
+class TornDown:
+    """A context manager that builds with `_setup` and always undoes with `close`: leaving it
+    normally, by exception, or by a failure half-way through `_setup`. Subclasses define
+    both; `close` must undo any part of `_setup`."""
+
+    def __enter__(self):
+        try:
+            self._setup()  # type: ignore[attr-defined]
+        except BaseException:
+            self.close()  # type: ignore[attr-defined]
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()  # type: ignore[attr-defined]
+
+
 @dataclass
-class Netns:
+class Netns(TornDown):
     """Two namespaces, each with a TUN device `space0` addressed point-to-point, whose fds
     the emulator joins. A context manager: leaving it (normally, by exception or by signal)
     deletes the namespaces, ends processes left in them and closes the TUN fds."""
@@ -210,17 +227,6 @@ class Netns:
     def __post_init__(self) -> None:
         self.ns_a = f"{PREFIX}{self.tag}-a"
         self.ns_b = f"{PREFIX}{self.tag}-b"
-
-    def __enter__(self) -> Netns:
-        try:
-            self._setup()
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     def _setup(self) -> None:
         for ns, addr, peer, end in (

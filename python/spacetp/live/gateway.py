@@ -29,14 +29,15 @@ from pathlib import Path
 
 from spacetp.live.emulate import (
     EmulateError,
+    TornDown,
     _ip,
     check_machine,
     delete_namespace,
     load_link,
 )
 
-# Not `stp-`: `spacetp emulate` deletes `stp-<pid>-*` namespaces whose pid looks dead, and a
-# run in another PID namespace (another container on the machine) sees every pid as dead.
+# Not `stp-`: `spacetp emulate` deletes `stp-<pid>-*` namespaces it finds stale (dead pid and
+# no TUN device), and a testbed's namespaces have no TUN device.
 PREFIX = "stg-"
 
 CLI_ADDR, GWA_ADDR = "10.78.1.1", "10.78.1.2"
@@ -107,7 +108,7 @@ def _ns_sysctl(ns: str, *kv: str) -> None:
 
 
 @dataclass
-class Testbed:
+class Testbed(TornDown):
     """client | gateway A | emulated link | gateway B | server, in four namespaces
     `stg-<tag>-{cli,gwa,gwb,srv}`. A context manager: leaving it ends every process started in
     the namespaces and deletes them (their veth pairs go with them)."""
@@ -123,19 +124,8 @@ class Testbed:
     def ns(self, role: str) -> str:
         return f"{PREFIX}{self.tag}-{role}"
 
-    def __enter__(self) -> Testbed:
-        try:
-            check_machine()
-            self._setup()
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
     def _setup(self) -> None:
+        check_machine()
         for role in ("cli", "gwa", "gwb", "srv"):
             ns = self.ns(role)
             _ip("netns", "add", ns)
