@@ -27,8 +27,14 @@ def _rule(text: str, what: str) -> list:
 def register(app: typer.Typer) -> None:
     @app.command("gateway")
     def gateway(
-        local: Annotated[str, typer.Option(help="This gateway's IPv4 address on the space link.")],
-        peer: Annotated[str, typer.Option(help="The peer gateway's address on the space link.")],
+        local: Annotated[
+            str | None,
+            typer.Option(help="This gateway's IPv4 address on the space link (explicit rules)."),
+        ] = None,
+        peer: Annotated[
+            str | None,
+            typer.Option(help="The peer gateway's address on the space link (explicit rules)."),
+        ] = None,
         listen: Annotated[
             list[str] | None,
             typer.Option(
@@ -43,6 +49,23 @@ def register(app: typer.Typer) -> None:
                 "kernel-TCP destination (repeatable)."
             ),
         ] = None,
+        intercept: Annotated[
+            list[str] | None,
+            typer.Option(
+                help="LAN interface: intercept TCP arriving on it to any other host (nftables "
+                "tproxy) and carry it with its own addresses (repeatable; needs --tun)."
+            ),
+        ] = None,
+        intercept_port: Annotated[
+            int, typer.Option(help="Port of the transparent socket that --intercept uses.")
+        ] = 5999,
+        forward_original: Annotated[
+            bool,
+            typer.Option(
+                "--forward-original",
+                help="Relay SCPS-TP connections addressed to other hosts to that host and port.",
+            ),
+        ] = False,
         protocol: Annotated[
             str, typer.Option(help="Profile of the SCPS-TP side, as in the simulator.")
         ] = "scps-tp",
@@ -53,6 +76,20 @@ def register(app: typer.Typer) -> None:
             ),
         ] = None,
         mtu: Annotated[int, typer.Option(help="Largest IP packet on the space link.")] = 1500,
+        tun: Annotated[
+            str | None,
+            typer.Option(
+                help="Create this TUN device as the space link: SCPS-TP as IPv4 protocol 6, "
+                "routed by the kernel."
+            ),
+        ] = None,
+        space_if: Annotated[
+            list[str] | None,
+            typer.Option(
+                help="Interface the space link arrives on: its TCP is routed into the TUN "
+                "(repeatable; with --tun)."
+            ),
+        ] = None,
         link_fd: Annotated[
             int | None,
             typer.Option(help="Inherited packet fd of the space link (one IPv4 packet per read)."),
@@ -81,11 +118,15 @@ def register(app: typer.Typer) -> None:
             cfg = {
                 "protocol": protocol,
                 "mtu": mtu,
-                "local": local,
-                "peer": peer,
                 "listen": [_rule(r, "listen") for r in listen or []],
                 "forward": [_rule(r, "forward") for r in forward or []],
+                "forward_original": forward_original,
             }
+            for k, v in (("local", local), ("peer", peer)):
+                if v is not None:
+                    cfg[k] = v
+            if intercept:
+                cfg["intercept"] = f"0.0.0.0:{intercept_port}"
             if tcp:
                 cfg["tcp"] = json.loads(tcp)
             if duration is not None:
@@ -96,27 +137,40 @@ def register(app: typer.Typer) -> None:
         if check:
             out.print("configuration ok", highlight=False)
             return
-        if (link_fd is None) == (udp is None):
-            raise UserError("give the space link as exactly one of --link-fd and --udp")
-        fd = link_fd
-        if udp is not None:
-            here, _, there = udp.partition(",")
-            try:
-                fd = udp_link(here, there)
-            except (OSError, ValueError) as e:
-                raise UserError(f"--udp {udp}: {e}") from None
+        if sum(x is not None for x in (link_fd, udp, tun)) != 1:
+            raise UserError("give the space link as exactly one of --tun, --udp and --link-fd")
+        if (space_if or intercept) and tun is None:
+            raise UserError("--space-if and --intercept need --tun")
 
         def stop(signum, frame):
             raise KeyboardInterrupt
 
+        from spacetp.live.emulate import EmulateError
+        from spacetp.live.gateway_net import GatewayNet
+
+        fd, net = link_fd, None
         old = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGHUP)}
         try:
+            if udp is not None:
+                here, _, there = udp.partition(",")
+                try:
+                    fd = udp_link(here, there)
+                except (OSError, ValueError) as e:
+                    raise UserError(f"--udp {udp}: {e}") from None
+            if tun is not None:
+                net = GatewayNet(tun, mtu, space_if or [], intercept or [], intercept_port)
+                net.__enter__()
+                fd = net.fd
             rep = run(cfg, fd)
+        except (EmulateError, ValueError) as e:
+            raise UserError(str(e)) from None
         finally:
             for s, h in old.items():
                 signal.signal(s, h)
-            if udp is not None:
+            if udp is not None and fd is not None:
                 os.close(fd)
+            if net is not None:
+                net.close()
         out.print(json.dumps(rep, indent=2), highlight=False)
         if stats is not None:
             stats.write_text(json.dumps(rep, indent=2) + "\n")

@@ -3,10 +3,18 @@
 //! (a [`Connection`] of `spacetp-proto`, the one the simulator drives), and the peer gateway
 //! opens a kernel-TCP connection to the destination configured for that port.
 //!
+//! Two ways to choose the destination:
+//! - explicit rules: `listen` (local port -> peer's SCPS-TP port) and `forward` (SCPS-TP port
+//!   -> kernel-TCP destination); the SCPS-TP segments carry the gateways' own addresses;
+//! - transparent: connections redirected to the `intercept` socket (nftables `tproxy`) keep
+//!   their addresses: the SCPS-TP segments go from the client's address and port to the
+//!   original destination's, and a peer with `forward_original` connects to that destination.
+//!   This is how the SCPS Reference Implementation's gateway and XIPLink carry traffic.
+//!
 //! The space link is one packet fd (a TUN device, or a datagram socket joined to
 //! `spacetp emulate` in tests) carrying IPv4 packets of protocol 6 with the SCPS options,
 //! full headers with checksums (`spacetp-wire`). Many connections share the fd; they are
-//! told apart by their port pair. Payload never enters the connection: each flow keeps the
+//! told apart by their addresses and ports. Payload never enters the connection: each flow keeps the
 //! bytes it sent by stream position (retransmissions re-read them) and writes received
 //! payload into a reassembly buffer by position; the connection says how much of it is in
 //! order (`readable`), and the flow reads it (`read`) as the kernel socket accepts it, so a
@@ -21,7 +29,7 @@ use spacetp_proto::{CloseReason, Connection, State, TcpConfig, Time, MS, SEC};
 use spacetp_wire::{decode_ipv4_tcp, encode_ipv4_tcp, flags, Ipv4Params, Payload};
 use std::collections::HashMap;
 use std::io::{ErrorKind, Read, Write};
-use std::net::{Shutdown, SocketAddrV4, TcpListener, TcpStream};
+use std::net::{Shutdown, SocketAddr, SocketAddrV4, TcpListener, TcpStream};
 use std::os::fd::{AsRawFd, FromRawFd, RawFd};
 
 /// IP protocol number the SCPS-TP segments travel as (TCP with SCPS options, as the RI gateway).
@@ -38,9 +46,16 @@ pub struct GatewayConfig {
     pub tcp: TcpConfig,
     /// Payload bytes of a full segment.
     pub mss: u32,
-    /// This gateway's and the peer gateway's addresses on the space link.
+    /// This gateway's and the peer gateway's addresses on the space link (0.0.0.0 when only
+    /// transparent relaying is configured).
     pub local_ip: [u8; 4],
     pub peer_ip: [u8; 4],
+    /// Transparent listening socket (IP_TRANSPARENT): connections redirected to it by
+    /// nftables `tproxy` cross the link with their own addresses.
+    pub intercept: Option<SocketAddrV4>,
+    /// Relay SCPS-TP connections addressed to anything but `local_ip` to their own
+    /// destination address and port.
+    pub forward_original: bool,
     /// Kernel-TCP listening addresses; connections accepted on one go to the peer's SCPS-TP
     /// port given with it.
     pub listen: Vec<(SocketAddrV4, u16)>,
@@ -99,7 +114,8 @@ fn parse_port(v: &serde_json::Value, path: &str) -> Result<u16, String> {
 /// A gateway's configuration from JSON:
 /// `{"protocol": "scps-tp", "tcp": {..overrides as in [flows.tcp]..}, "mtu": 1500,
 ///   "local": "10.77.0.1", "peer": "10.77.0.2", "listen": [["0.0.0.0:5000", 7000]],
-///   "forward": [[7000, "10.0.2.2:5001"]], "duration_s": 60}`.
+///   "forward": [[7000, "10.0.2.2:5001"]], "intercept": "0.0.0.0:5999",
+///   "forward_original": true, "duration_s": 60}`.
 /// The MSS is `mtu - 80`: IPv4 and TCP headers and 40 bytes of options (SNACK, SACK).
 pub fn config_from_json(text: &str) -> Result<GatewayConfig, String> {
     use serde_json::Value;
@@ -114,6 +130,8 @@ pub fn config_from_json(text: &str) -> Result<GatewayConfig, String> {
             "peer",
             "listen",
             "forward",
+            "intercept",
+            "forward_original",
             "duration_s",
         ]
         .contains(&k.as_str())
@@ -136,16 +154,35 @@ pub fn config_from_json(text: &str) -> Result<GatewayConfig, String> {
     if !(200..=65535).contains(&mtu) {
         return Err(format!("gateway.mtu: {mtu} must be in [200, 65535]"));
     }
-    let local = parse_ip(o.get("local").unwrap_or(&Value::Null), "gateway.local")?;
-    let peer = parse_ip(o.get("peer").unwrap_or(&Value::Null), "gateway.peer")?;
     let listen = rules(o, "listen", "[ADDRESS:PORT, SCPS_PORT]", |a, p| {
         Ok((parse_sock(&a[0], p)?, parse_port(&a[1], p)?))
     })?;
     let forward = rules(o, "forward", "[SCPS_PORT, ADDRESS:PORT]", |a, p| {
         Ok((parse_port(&a[0], p)?, parse_sock(&a[1], p)?))
     })?;
-    if listen.is_empty() && forward.is_empty() {
-        return Err("gateway: nothing to do (no listen and no forward rule)".into());
+    let intercept = match o.get("intercept") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(parse_sock(v, "gateway.intercept")?),
+    };
+    let forward_original = match o.get("forward_original") {
+        None => false,
+        Some(v) => v.as_bool().ok_or(format!(
+            "gateway.forward_original: {v} is not true or false"
+        ))?,
+    };
+    // The gateways' own addresses are needed by the explicit rules only.
+    let explicit = !listen.is_empty() || !forward.is_empty();
+    let addr = |key: &str| match o.get(key) {
+        None if !explicit => Ok([0; 4]),
+        v => parse_ip(v.unwrap_or(&Value::Null), &format!("gateway.{key}")),
+    };
+    let (local, peer) = (addr("local")?, addr("peer")?);
+    if !explicit && intercept.is_none() && !forward_original {
+        return Err(
+            "gateway: nothing to do (no listen, forward or intercept rule, and forward_original \
+             is off)"
+                .into(),
+        );
     }
     let duration = o
         .get("duration_s")
@@ -158,6 +195,8 @@ pub fn config_from_json(text: &str) -> Result<GatewayConfig, String> {
         peer_ip: peer,
         listen,
         forward,
+        intercept,
+        forward_original,
         duration,
     })
 }
@@ -172,6 +211,8 @@ pub struct GatewayReport {
     pub admitted: u64,
     /// SCPS-TP SYNs for ports without a forwarding rule (answered with RST).
     pub refused: u64,
+    /// Segments that are neither for a flow nor a SYN this gateway admits (not answered).
+    pub foreign: u64,
     /// Flows ended by a FIN exchange, and by a reset or an abort on either side.
     pub closed: u64,
     pub reset: u64,
@@ -288,6 +329,82 @@ fn linger_zero(s: &TcpStream) {
     };
 }
 
+fn sockaddr(a: SocketAddrV4) -> libc::sockaddr_in {
+    libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: a.port().to_be(),
+        sin_addr: libc::in_addr {
+            s_addr: u32::from_ne_bytes(a.ip().octets()),
+        },
+        sin_zero: [0; 8],
+    }
+}
+
+/// A listening socket with IP_TRANSPARENT set before bind, so it accepts connections that
+/// nftables `tproxy` redirects to it; each accepted socket's local address is the original
+/// destination. Needs CAP_NET_ADMIN.
+fn transparent_listener(at: SocketAddrV4) -> Result<TcpListener, String> {
+    let err = |what: &str| {
+        format!(
+            "intercept {at}: {what}: {}",
+            std::io::Error::last_os_error()
+        )
+    };
+    // SAFETY: socket(2) returns a new fd that we wrap (and so own) at once.
+    let fd = unsafe {
+        libc::socket(
+            libc::AF_INET,
+            libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+            0,
+        )
+    };
+    if fd < 0 {
+        return Err(err("socket"));
+    }
+    // SAFETY: fd is a fresh socket nobody else owns.
+    let l = unsafe { TcpListener::from_raw_fd(fd) };
+    let one: libc::c_int = 1;
+    for (level, opt, what) in [
+        (libc::SOL_SOCKET, libc::SO_REUSEADDR, "SO_REUSEADDR"),
+        (
+            libc::SOL_IP,
+            libc::IP_TRANSPARENT,
+            "IP_TRANSPARENT (needs CAP_NET_ADMIN)",
+        ),
+    ] {
+        // SAFETY: setsockopt with an int we own.
+        let r = unsafe {
+            libc::setsockopt(
+                fd,
+                level,
+                opt,
+                &one as *const _ as *const libc::c_void,
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        if r < 0 {
+            return Err(err(what));
+        }
+    }
+    let sa = sockaddr(at);
+    // SAFETY: bind and listen with a sockaddr_in we own.
+    let r = unsafe {
+        libc::bind(
+            fd,
+            &sa as *const _ as *const libc::sockaddr,
+            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+        )
+    };
+    if r < 0 {
+        return Err(err("bind"));
+    }
+    // SAFETY: listen on our socket.
+    if unsafe { libc::listen(fd, 1024) } < 0 {
+        return Err(err("listen"));
+    }
+    Ok(l)
+}
+
 /// Start a non-blocking kernel-TCP connect.
 fn connect_nonblocking(to: SocketAddrV4) -> std::io::Result<TcpStream> {
     // SAFETY: socket(2) returns a new fd that we wrap (and so own) at once.
@@ -303,14 +420,7 @@ fn connect_nonblocking(to: SocketAddrV4) -> std::io::Result<TcpStream> {
     }
     // SAFETY: fd is a fresh socket nobody else owns.
     let s = unsafe { TcpStream::from_raw_fd(fd) };
-    let sa = libc::sockaddr_in {
-        sin_family: libc::AF_INET as libc::sa_family_t,
-        sin_port: to.port().to_be(),
-        sin_addr: libc::in_addr {
-            s_addr: u32::from_ne_bytes(to.ip().octets()),
-        },
-        sin_zero: [0; 8],
-    };
+    let sa = sockaddr(to);
     // SAFETY: connect with a sockaddr_in we own and its size.
     let r = unsafe {
         libc::connect(
@@ -329,11 +439,15 @@ fn connect_nonblocking(to: SocketAddrV4) -> std::io::Result<TcpStream> {
     Ok(s)
 }
 
+/// A flow's addresses on the link: (this gateway's side, the peer's side).
+type Key = (SocketAddrV4, SocketAddrV4);
+
 pub struct Gateway {
     cfg: GatewayConfig,
     link: RawFd,
-    listeners: Vec<(TcpListener, u16)>,
-    flows: HashMap<(u16, u16), Flow>,
+    /// Explicit listeners with the peer's SCPS-TP port, and the transparent one (None).
+    listeners: Vec<(TcpListener, Option<u16>)>,
+    flows: HashMap<Key, Flow>,
     next_port: u16,
     ip_id: u16,
     t0: Time,
@@ -355,7 +469,10 @@ impl Gateway {
         for &(addr, port) in &cfg.listen {
             let l = TcpListener::bind(addr).map_err(|e| format!("listen {addr}: {e}"))?;
             l.set_nonblocking(true).map_err(|e| e.to_string())?;
-            listeners.push((l, port));
+            listeners.push((l, Some(port)));
+        }
+        if let Some(at) = cfg.intercept {
+            listeners.push((transparent_listener(at)?, None));
         }
         Ok(Gateway {
             cfg,
@@ -439,7 +556,7 @@ impl Gateway {
             self.rep.undecodable += 1;
             return;
         };
-        if d.ip.dst != self.cfg.local_ip || d.ip.src != self.cfg.peer_ip || d.ip.protocol != PROTO {
+        if d.ip.protocol != PROTO {
             self.rep.undecodable += 1;
             return;
         }
@@ -448,20 +565,31 @@ impl Gateway {
             return;
         }
         let h = &d.tcp;
-        let key = (h.dst_port, h.src_port);
+        let key: Key = (
+            SocketAddrV4::new(d.ip.dst.into(), h.dst_port),
+            SocketAddrV4::new(d.ip.src.into(), h.src_port),
+        );
         if !self.flows.contains_key(&key) {
             let is_syn = h.flags & flags::SYN != 0 && h.flags & flags::ACK == 0;
-            if !is_syn {
+            // A SYN to this gateway's own address follows the explicit rules (no rule: RST);
+            // one to any other address is relayed to that address with forward_original.
+            let to_us = d.ip.dst == self.cfg.local_ip && self.cfg.local_ip != [0; 4];
+            if !is_syn || !(to_us || self.cfg.forward_original) {
+                self.rep.foreign += 1;
                 return;
             }
-            let dest = self
-                .cfg
-                .forward
-                .iter()
-                .find(|f| f.0 == h.dst_port)
-                .map(|f| f.1);
+            let dest = if to_us {
+                self.cfg
+                    .forward
+                    .iter()
+                    .find(|f| f.0 == h.dst_port)
+                    .map(|f| f.1)
+            } else {
+                Some(key.0)
+            };
             let iss = (monotonic_ns() as u32).wrapping_mul(2_654_435_761);
-            let mut conn = Connection::listen(&self.cfg.tcp, self.cfg.mss, key.0, key.1, iss);
+            let mut conn =
+                Connection::listen(&self.cfg.tcp, self.cfg.mss, h.dst_port, h.src_port, iss);
             conn.set_manual_read();
             let (sock, ok) = match dest.map(connect_nonblocking) {
                 Some(Ok(s)) => (Some(s), true),
@@ -496,26 +624,54 @@ impl Gateway {
     fn accept(&mut self, now: Time) {
         for i in 0..self.listeners.len() {
             loop {
-                let (s, _) = match self.listeners[i].0.accept() {
+                let (s, client) = match self.listeners[i].0.accept() {
                     Ok(x) => x,
                     Err(_) => break,
                 };
-                let port = self.listeners[i].1;
                 s.set_nonblocking(true).ok();
                 s.set_nodelay(true).ok();
-                let mut lp = self.next_port;
-                while self.flows.contains_key(&(lp, port)) {
-                    lp = if lp == u16::MAX { 49152 } else { lp + 1 };
+                let key = match self.listeners[i].1 {
+                    Some(port) => self.explicit_key(port),
+                    // Intercepted: the client's address and port to the original destination.
+                    None => match (client, s.local_addr()) {
+                        (SocketAddr::V4(c), Ok(SocketAddr::V4(d))) => (c, d),
+                        _ => continue,
+                    },
+                };
+                if self.flows.contains_key(&key) {
+                    // The same addresses and ports as a flow still lingering: refuse.
+                    linger_zero(&s);
+                    self.rep.refused += 1;
+                    continue;
                 }
-                self.next_port = if lp == u16::MAX { 49152 } else { lp + 1 };
-                let iss = (now as u32 ^ (lp as u32) << 16).wrapping_mul(2_654_435_761);
-                let mut conn = Connection::connect(&self.cfg.tcp, self.cfg.mss, lp, port, iss);
+                let iss = (now as u32 ^ (key.0.port() as u32) << 16).wrapping_mul(2_654_435_761);
+                let mut conn = Connection::connect(
+                    &self.cfg.tcp,
+                    self.cfg.mss,
+                    key.0.port(),
+                    key.1.port(),
+                    iss,
+                );
                 conn.set_manual_read();
-                self.flows
-                    .insert((lp, port), Flow::new(conn, Some(s), false));
+                self.flows.insert(key, Flow::new(conn, Some(s), false));
                 self.rep.accepted += 1;
             }
         }
+    }
+
+    /// Addresses of a new flow of an explicit listener: a free local port (from 49152) to
+    /// the peer gateway's SCPS-TP `port`.
+    fn explicit_key(&mut self, port: u16) -> Key {
+        let peer = SocketAddrV4::new(self.cfg.peer_ip.into(), port);
+        let mut lp = self.next_port;
+        while self
+            .flows
+            .contains_key(&(SocketAddrV4::new(self.cfg.local_ip.into(), lp), peer))
+        {
+            lp = if lp == u16::MAX { 49152 } else { lp + 1 };
+        }
+        self.next_port = if lp == u16::MAX { 49152 } else { lp + 1 };
+        (SocketAddrV4::new(self.cfg.local_ip.into(), lp), peer)
     }
 
     fn service(&mut self, now: Time) {
@@ -619,8 +775,8 @@ impl Gateway {
                 }
                 self.out.clear();
                 let ip = Ipv4Params {
-                    src: self.cfg.local_ip,
-                    dst: self.cfg.peer_ip,
+                    src: key.0.ip().octets(),
+                    dst: key.1.ip().octets(),
                     protocol: PROTO,
                     id: self.ip_id,
                 };
@@ -772,6 +928,8 @@ mod tests {
             peer_ip: peer,
             listen: vec![],
             forward: vec![],
+            intercept: None,
+            forward_original: false,
             duration: None,
         }
     }
@@ -793,8 +951,9 @@ mod tests {
 
     /// Emulator between two gateways (datagram socket pairs), all in threads; a kernel-TCP
     /// client on loopback sends through gateway A, a loopback server behind gateway B echoes
-    /// what it got back after the client's FIN.
-    fn through_gateways(link: &str, profile: &str, flows: usize, size: usize) {
+    /// what it got back after the client's FIN. With `original`, gateway B has no rule for
+    /// the port and relays to the destination address the SCPS-TP segments carry.
+    fn through_gateways(link: &str, profile: &str, flows: usize, size: usize, original: bool) {
         let (ga, ea) = UnixDatagram::pair().unwrap();
         let (gb, eb) = UnixDatagram::pair().unwrap();
         let stop = Arc::new(AtomicBool::new(false));
@@ -811,10 +970,20 @@ mod tests {
             while !st.load(Ordering::Relaxed) && e.run_for(20 * MS) {}
             e.report()
         });
-        let mut a = config(profile, [10, 77, 0, 1], [10, 77, 0, 2]);
-        a.listen = vec![(SocketAddrV4::new(Ipv4Addr::LOCALHOST, aport), 7000)];
         let mut b = config(profile, [10, 77, 0, 2], [10, 77, 0, 1]);
-        b.forward = vec![(7000, SocketAddrV4::new(Ipv4Addr::LOCALHOST, sport))];
+        let mut a = if original {
+            b.forward_original = true;
+            // Gateway A addresses the server itself (127.0.0.1:sport), not gateway B.
+            let mut a = config(profile, [10, 77, 0, 1], [127, 0, 0, 1]);
+            a.listen = vec![(SocketAddrV4::new(Ipv4Addr::LOCALHOST, aport), sport)];
+            a
+        } else {
+            b.forward = vec![(7000, SocketAddrV4::new(Ipv4Addr::LOCALHOST, sport))];
+            config(profile, [10, 77, 0, 1], [10, 77, 0, 2])
+        };
+        if !original {
+            a.listen = vec![(SocketAddrV4::new(Ipv4Addr::LOCALHOST, aport), 7000)];
+        }
         let mut gws = Vec::new();
         for (cfg, fd) in [(a, ga), (b, gb)] {
             let st = stop.clone();
@@ -878,6 +1047,18 @@ mod tests {
             "scps-tp",
             1,
             1_000_000,
+            false,
+        );
+    }
+
+    #[test]
+    fn relays_to_the_destination_the_segments_carry() {
+        through_gateways(
+            r#""rate": "50 Mb/s", "delay": "5 ms", "errors": {"per": 0.01}"#,
+            "scps-tp",
+            3,
+            200_000,
+            true,
         );
     }
 
@@ -888,7 +1069,28 @@ mod tests {
             "scps-tp",
             5,
             300_000,
+            false,
         );
+    }
+
+    #[test]
+    fn configuration_errors_name_the_setting() {
+        let err = |j: &str| config_from_json(j).unwrap_err();
+        assert!(err(r#"{"intercept": "0.0.0.0:99999"}"#).starts_with("gateway.intercept:"));
+        assert!(err(r#"{"forward_original": "yes"}"#).starts_with("gateway.forward_original:"));
+        assert!(err(r#"{"local": "10.0.0.1"}"#).contains("nothing to do"));
+        assert!(err(r#"{"listen": [["1.2.3.4:5", 6]]}"#).starts_with("gateway.local:"));
+        assert!(
+            err(r#"{"forward": [[0, "1.2.3.4:5"]], "local": "1.1.1.1", "peer": "1.1.1.2"}"#)
+                .starts_with("gateway.forward[0]:")
+        );
+        assert!(err(r#"{"intercept": "0.0.0.0:1", "mtu": 20}"#).starts_with("gateway.mtu:"));
+        assert!(err(r#"{"intercepts": 1}"#).starts_with("gateway.intercepts: unknown"));
+        // Transparent relaying alone needs no addresses of the gateways.
+        let c =
+            config_from_json(r#"{"intercept": "0.0.0.0:5999", "forward_original": true}"#).unwrap();
+        assert_eq!(c.intercept, Some("0.0.0.0:5999".parse().unwrap()));
+        assert!(c.forward_original && c.local_ip == [0; 4]);
     }
 
     #[test]

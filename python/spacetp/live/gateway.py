@@ -12,6 +12,15 @@ creates and removes:
 
     ns cli 10.78.1.1 --veth-- 10.78.1.2 ns gwa [gateway A] == socketpair ==> emulator
     emulator ==> socketpair == [gateway B] ns gwb 10.78.2.1 --veth-- 10.78.2.2 ns srv
+
+With `transparent=True` it is a routed network instead, as on a real ground station: the
+client connects to the server's own address, gateway A intercepts the connection (nftables
+tproxy), and the SCPS-TP packets are real IPv4 protocol-6 packets that the kernels of gwa and
+gwb route through TUN devices `space0` joined by the emulator:
+
+    cli --veth-- gwa: lan -> tproxy -> [gateway A] -> scps0 (TUN) -> routing -> space0 (TUN)
+    == emulator == gwb: space0 -> rule `iif space0 ipproto tcp` -> scps0 -> [gateway B]
+    -> kernel TCP from 10.78.2.1 --veth-- srv 10.78.2.2
 """
 
 from __future__ import annotations
@@ -34,6 +43,7 @@ from spacetp.live.emulate import (
     check_machine,
     delete_namespace,
     load_link,
+    open_tun,
 )
 
 # Not `stp-`: `spacetp emulate` deletes `stp-<pid>-*` namespaces it finds stale (dead pid and
@@ -116,6 +126,7 @@ class Testbed(TornDown):
     link_toml: str
     gateway: dict = field(default_factory=lambda: {"protocol": "scps-tp"})
     port: int = 5000
+    transparent: bool = False
     tag: str = field(default_factory=lambda: str(os.getpid()))
     workdir: Path = field(default_factory=lambda: Path("/tmp"))
     created: list[str] = field(default_factory=list)
@@ -123,6 +134,15 @@ class Testbed(TornDown):
 
     def ns(self, role: str) -> str:
         return f"{PREFIX}{self.tag}-{role}"
+
+    @property
+    def target(self) -> tuple[str, int]:
+        """Where the client connects: gateway A's port, or the server itself (transparent)."""
+        return (SRV_ADDR if self.transparent else GWA_ADDR), self.port
+
+    def _veth(self, left: str, right: str) -> tuple[str, str]:
+        t = self.tag[-8:]
+        return f"sg{t}{left[0]}{right[2]}", f"sg{t}{right[2]}{left[0]}"
 
     def _setup(self) -> None:
         check_machine()
@@ -132,12 +152,11 @@ class Testbed(TornDown):
             self.created.append(ns)
             _ns_sysctl(ns, "net.ipv6.conf.all.disable_ipv6=1")
             _ip("-n", ns, "link", "set", "dev", "lo", "up")
-        t = self.tag[-8:]
         for left, right, la, ra in (
             ("cli", "gwa", CLI_ADDR, GWA_ADDR),
             ("gwb", "srv", GWB_ADDR, SRV_ADDR),
         ):
-            a, b = f"sg{t}{left[0]}{right[2]}", f"sg{t}{right[2]}{left[0]}"
+            a, b = self._veth(left, right)
             _ip(
                 "link", "add", a, "netns", self.ns(left),
                 "type", "veth", "peer", "name", b, "netns", self.ns(right),
@@ -146,23 +165,75 @@ class Testbed(TornDown):
             _ip("-n", self.ns(right), "addr", "add", f"{ra}/24", "dev", b)
             _ip("-n", self.ns(left), "link", "set", "dev", a, "up")
             _ip("-n", self.ns(right), "link", "set", "dev", b, "up")
-        # The link: gateway A's fd <-> emulator <-> gateway B's fd.
+        if self.transparent:
+            self._setup_routed()
+        else:
+            self._setup_sockets()
+        self._wait_listening(self._a_port)
+
+    def _emulate(self, fa: int, fb: int) -> None:
+        toml = self.workdir / f"gw-{self.tag}-link.toml"
+        toml.write_text(self.link_toml)
+        link = self.workdir / f"gw-{self.tag}-link.json"
+        link.write_text(load_link(toml)[0])
+        self.emu_stats = self.workdir / f"gw-{self.tag}-emu.json"
+        self._spawn(None, ["--emulate", str(link), str(fa), str(fb), str(self.emu_stats)], (fa, fb))
+
+    def _setup_routed(self) -> None:
+        """TUN `space0` in gwa and gwb joined by the emulator; each gateway a `spacetp
+        gateway --tun scps0` process that sets up its own routing and interception."""
+        fds = []
+        try:
+            for role, addr, peer, far in (
+                ("gwa", LINK_A, LINK_B, "10.78.2.0/24"),
+                ("gwb", LINK_B, LINK_A, "10.78.1.0/24"),
+            ):
+                ns, tmp = self.ns(role), f"sg{self.tag[-8:]}{role[2]}s"
+                fds.append(open_tun(tmp))
+                _ip("link", "set", "dev", tmp, "netns", ns)
+                _ip("-n", ns, "link", "set", "dev", tmp, "name", "space0")
+                _ip("-n", ns, "addr", "add", addr, "peer", f"{peer}/32", "dev", "space0")
+                _ip("-n", ns, "link", "set", "dev", "space0", "up")
+                _ip("-n", ns, "route", "add", far, "dev", "space0")
+            _ip("-n", self.ns("cli"), "route", "add", "default", "via", GWA_ADDR)
+            _ip("-n", self.ns("srv"), "route", "add", "default", "via", GWB_ADDR)
+            self._emulate(*fds)
+        finally:
+            for fd in fds:
+                os.close(fd)
+        common = ["--protocol", self.gateway.get("protocol", "scps-tp")]
+        if "tcp" in self.gateway:
+            common += ["--tcp", json.dumps(self.gateway["tcp"])]
+        lan = self._veth("cli", "gwa")[1]
+        self.gw_stats = []
+        for role, args in (
+            ("gwa", ["--intercept", lan, "--intercept-port", str(self._a_port)]),
+            ("gwb", ["--forward-original"]),
+        ):
+            f = self.workdir / f"gw-{self.tag}-{role}.json"
+            self.gw_stats.append(f)
+            cmd = [sys.executable, "-m", "spacetp.cli", "gateway", "--tun", "scps0"]
+            cmd += ["--space-if", "space0", *common, *args, "--stats", str(f)]
+            self.procs.append(
+                subprocess.Popen(
+                    ["ip", "netns", "exec", self.ns(role), *cmd], stdout=subprocess.DEVNULL
+                )
+            )
+
+    @property
+    def _a_port(self) -> int:
+        """Where gateway A accepts: its explicit port, or the transparent socket's."""
+        return 5999 if self.transparent else self.port
+
+    def _setup_sockets(self) -> None:
+        """The link: gateway A's fd <-> emulator <-> gateway B's fd (datagram socket pairs)."""
         ga, ea = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
         gb, eb = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
         for s in (ga, ea, gb, eb):
             s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
             s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
         try:
-            toml = self.workdir / f"gw-{self.tag}-link.toml"
-            toml.write_text(self.link_toml)
-            link = self.workdir / f"gw-{self.tag}-link.json"
-            link.write_text(load_link(toml)[0])
-            self.emu_stats = self.workdir / f"gw-{self.tag}-emu.json"
-            self._spawn(
-                None,
-                ["--emulate", str(link), str(ea.fileno()), str(eb.fileno()), str(self.emu_stats)],
-                (ea.fileno(), eb.fileno()),
-            )
+            self._emulate(ea.fileno(), eb.fileno())
             common = dict(self.gateway)
             a = {
                 **common,
@@ -189,15 +260,20 @@ class Testbed(TornDown):
         finally:
             for s in (ga, ea, gb, eb):
                 s.close()
-        # Gateway A listens once its process runs.
+
+    def _wait_listening(self, port: int) -> None:
+        """Gateway A listens once its process runs (and gateway B has its TUN, if routed)."""
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             r = subprocess.run(
-                ["ip", "netns", "exec", self.ns("gwa"), "ss", "-Hltn", f"sport = :{self.port}"],
+                ["ip", "netns", "exec", self.ns("gwa"), "ss", "-Hltn", f"sport = :{port}"],
                 capture_output=True,
                 text=True,
             )
-            if r.stdout.strip():
+            b_ready = not self.transparent or (
+                _ip("-n", self.ns("gwb"), "link", "show", "scps0", check=False).returncode == 0
+            )
+            if r.stdout.strip() and b_ready:
                 return
             if any(p.poll() is not None for p in self.procs):
                 break

@@ -1,0 +1,141 @@
+"""A gateway's kernel plumbing on a real host: its TUN device, the TCP of the space link
+diverted into it, and transparent interception of TCP arriving from LAN interfaces.
+
+    LAN iface --[nftables tproxy]--> gateway's transparent socket (kernel TCP)
+                                      gateway (SCPS-TP) <== TUN fd ==> kernel routing
+    space iface <--- SCPS-TP as IPv4 protocol 6, forwarded by the kernel ---'
+
+The gateway is a host behind its TUN device: the kernel forwards the SCPS-TP packets it writes
+there like any other IP packet, out of whatever interface leads to the destination. TCP that
+arrives on a space interface is routed into the TUN by a policy rule (`iif SPACE ipproto tcp`),
+so the kernel's own TCP never sees it and never answers it with a reset. Interception is
+nftables `tproxy`: TCP from a LAN interface to any address that is not this host's is
+delivered to the gateway's IP_TRANSPARENT socket, and the accepted socket's local address is
+the original destination.
+
+Everything set up here is undone on close (the TUN device disappears with its fd, rules and
+routes are deleted, sysctls restored), so it can run in the root namespace of a real gateway.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from spacetp.live.emulate import EmulateError, TornDown, _ip, open_tun
+
+# Policy routing numbers: space-link TCP -> the TUN, and intercepted packets -> local delivery.
+TABLE_DIVERT = 5788
+TABLE_LOCAL = 5789
+MARK = 0x5C7
+
+
+def _sysctl(key: str) -> Path:
+    return Path("/proc/sys") / key.replace(".", "/")
+
+
+@dataclass
+class GatewayNet(TornDown):
+    tun: str
+    mtu: int = 1500
+    space: list[str] = field(default_factory=list)
+    intercept: list[str] = field(default_factory=list)
+    intercept_port: int = 5999
+    fd: int = -1
+    undo: list[list[str]] = field(default_factory=list)
+    restore: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def nft_table(self) -> str:
+        return f"spacetp_{self.tun}"
+
+    def _check(self) -> None:
+        if os.geteuid() != 0:
+            raise EmulateError("--tun needs root (a TUN device, routing rules)")
+        if not os.path.exists("/dev/net/tun"):
+            raise EmulateError("/dev/net/tun does not exist (modprobe tun?)")
+        if not 1 <= len(self.tun) <= 15:
+            raise EmulateError(f"--tun {self.tun!r}: a device name has 1 to 15 characters")
+        if _ip("link", "show", "dev", self.tun, check=False).returncode == 0:
+            raise EmulateError(f"--tun {self.tun}: a device of that name exists already")
+        for opt, devs in (("--space-if", self.space), ("--intercept", self.intercept)):
+            for d in devs:
+                if _ip("link", "show", "dev", d, check=False).returncode != 0:
+                    raise EmulateError(f"{opt} {d}: no such interface in this network namespace")
+        if self.intercept and shutil.which("nft") is None:
+            raise EmulateError("--intercept needs the nft command (package nftables)")
+        for t in (TABLE_DIVERT, TABLE_LOCAL):
+            if _ip("route", "show", "table", str(t), check=False).stdout.strip():
+                raise EmulateError(
+                    f"routing table {t} is in use (another spacetp gateway in this namespace?)"
+                )
+
+    def _set(self, key: str, value: str) -> None:
+        p = _sysctl(key)
+        self.restore.setdefault(key, p.read_text().strip())
+        p.write_text(value)
+
+    def _do(self, args: list[str], undo: list[str] | None) -> None:
+        _ip(*args)
+        if undo is not None:
+            self.undo.append(undo)
+
+    def _setup(self) -> None:
+        self._check()
+        self.fd = open_tun(self.tun)
+        _ip("link", "set", "dev", self.tun, "mtu", str(self.mtu), "up")
+        # A router: the packets the gateway writes carry other hosts' addresses (transparent
+        # mode), so reverse-path filtering must let them in on the TUN.
+        self._set("net.ipv4.ip_forward", "1")
+        self._set("net.ipv4.conf.all.rp_filter", "0")
+        self._set(f"net.ipv4.conf.{self.tun}.rp_filter", "0")
+        # The routes of the TUN go with the device; rules must be deleted.
+        _ip("route", "add", "default", "dev", self.tun, "table", str(TABLE_DIVERT))
+        for d in self.space:
+            rule = ["iif", d, "ipproto", "tcp", "lookup", str(TABLE_DIVERT)]
+            rule += ["priority", str(TABLE_DIVERT)]
+            self._do(["rule", "add", *rule], ["rule", "del", *rule])
+        if self.intercept:
+            # The SCPS-TP segments gateway A writes into the TUN carry the same addresses and
+            # ports as the intercepted kernel socket. TCP early demux would attach that socket
+            # to them, and the kernel drops a forwarded packet that has a socket attached.
+            self._set("net.ipv4.tcp_early_demux", "0")
+            local = ["local", "0.0.0.0/0", "dev", "lo", "table", str(TABLE_LOCAL)]
+            self._do(["route", "add", *local], ["route", "del", *local])
+            rule = ["fwmark", hex(MARK), "lookup", str(TABLE_LOCAL), "priority", str(TABLE_LOCAL)]
+            self._do(["rule", "add", *rule], ["rule", "del", *rule])
+            ifs = ", ".join(f'"{d}"' for d in self.intercept)
+            port = self.intercept_port
+            rules = f"""
+table ip {self.nft_table} {{
+    chain intercept {{
+        type filter hook prerouting priority mangle; policy accept;
+        iifname {{ {ifs} }} meta l4proto tcp fib daddr type local accept
+        iifname {{ {ifs} }} meta l4proto tcp tproxy to :{port} meta mark set {MARK} accept
+    }}
+}}
+"""
+            r = subprocess.run(["nft", "-f", "-"], input=rules, capture_output=True, text=True)
+            if r.returncode != 0:
+                raise EmulateError(f"nft (interception rules): {r.stderr.strip()}")
+            self.undo.append(["nft", "delete", "table", "ip", self.nft_table])
+
+    def close(self) -> None:
+        for args in reversed(self.undo):
+            if args[0] == "nft":
+                subprocess.run(args, capture_output=True)
+            else:
+                _ip(*args, check=False)
+        self.undo = []
+        if self.fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+            self.fd = -1
+        for key, value in self.restore.items():
+            with contextlib.suppress(OSError):
+                _sysctl(key).write_text(value)
+        self.restore = {}
