@@ -45,15 +45,42 @@ def _namespaces() -> list[str]:
     return [ln.split()[0] for ln in r.stdout.splitlines() if ln.strip()]
 
 
-def transfer(link: str, gateway: dict, nbytes: int, flows: int, tmp: Path, seed: int = 1):
+def _capture(tb, role: str, dev: str, path: Path) -> subprocess.Popen:
+    """tshark capturing headers on `dev` of namespace `role` into `path`, once it runs."""
+    p = tb.exec(
+        role,
+        ["tshark", "-i", dev, "-s", "128", "-w", str(path), "-q"],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    for line in p.stderr:
+        if "Capturing on" in line:
+            return p
+    raise AssertionError(f"tshark did not start capturing on {dev}")
+
+
+def transfer(
+    link: str,
+    gateway: dict,
+    nbytes: int,
+    flows: int,
+    tmp: Path,
+    seed: int = 1,
+    transparent: bool = False,
+    capture: Path | None = None,
+):
     """Send `flows` parallel transfers of `nbytes` through the gateways; check every hash.
-    Returns (elapsed seconds of the slowest flow, the reports)."""
-    from spacetp.live.gateway import GWA_ADDR, SRV_ADDR, Testbed
+    Returns (elapsed seconds of the slowest flow, the reports). `transparent`: the routed
+    testbed, the client connecting to the server's own address; `capture`: a pcap of gateway
+    A's side of the space link (tshark on `space0`, routed testbed only)."""
+    from spacetp.live.gateway import SRV_ADDR, Testbed
 
     tag = f"{os.getpid()}{int(time.monotonic() * 1000) % 10000}"
-    with Testbed(link, gateway=gateway, tag=tag, workdir=tmp) as tb:
+    with Testbed(link, gateway=gateway, tag=tag, workdir=tmp, transparent=transparent) as tb:
         names = [tb.ns(r) for r in ("cli", "gwa", "gwb", "srv")]
         assert set(names) <= set(_namespaces())
+        tshark = _capture(tb, "gwa", "space0", capture) if capture else None
+        host, port = tb.target
         sink = tb.exec(
             "srv",
             [sys.executable, PROBE, "sink", SRV_ADDR, "5000", str(flows)],
@@ -63,7 +90,7 @@ def transfer(link: str, gateway: dict, nbytes: int, flows: int, tmp: Path, seed:
         assert json.loads(sink.stdout.readline())["ready"]
         send = tb.exec(
             "cli",
-            [sys.executable, PROBE, "send", GWA_ADDR, "5000", str(nbytes), str(seed), str(flows)],
+            [sys.executable, PROBE, "send", host, str(port), str(nbytes), str(seed), str(flows)],
             stdout=subprocess.PIPE,
             text=True,
         )
@@ -78,6 +105,9 @@ def transfer(link: str, gateway: dict, nbytes: int, flows: int, tmp: Path, seed:
         assert sorted(f["sha256"] for f in sent) == sorted(f["sha256"] for f in recv)
         assert all(f["bytes"] == nbytes for f in recv)
         elapsed = max(f["t1"] for f in sent) - min(f["t0"] for f in sent)
+        if tshark is not None:
+            tshark.send_signal(signal.SIGINT)
+            tshark.wait(timeout=10)
         reps = tb.reports()
     # Teardown leaves nothing behind.
     assert not set(names) & set(_namespaces())
@@ -110,6 +140,54 @@ def test_5mb_under_ber(tmp_path):
     assert reps["emulator"]["directions"][0]["error_drops"] > 100
     assert reps["gateway_a"]["retransmitted_segments"] > 100
     print(f"5 MB, BER 1e-5: {elapsed:.2f} s, {5e6 * 8 / elapsed / 1e6:.2f} Mb/s")
+
+
+def _tshark_fields(pcap: Path, filt: str, *fields: str) -> list[list[str]]:
+    r = subprocess.run(
+        ["tshark", "-r", str(pcap), "-o", "tcp.check_checksum:TRUE", "-Y", filt, "-T", "fields"]
+        + [x for f in fields for x in ("-e", f)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return [ln.split("\t") for ln in r.stdout.splitlines()]
+
+
+@pytest.mark.skipif(shutil.which("nft") is None, reason="transparent mode needs nft (nftables)")
+@pytest.mark.skipif(shutil.which("tshark") is None, reason="the capture check needs tshark")
+def test_transparent_5mb_under_ber_as_real_ip_packets(tmp_path):
+    """The routed testbed: the client connects to the server's own address, gateway A
+    intercepts it (nftables tproxy), and the SCPS-TP segments cross the kernels of both
+    gateways as IPv4 protocol-6 packets between the client's and the server's addresses.
+    Wireshark's dissector reads them from a capture of the space interface: SCPS
+    capabilities in both SYNs, SNACKs under loss, every checksum good."""
+    from spacetp.live.gateway import CLI_ADDR, SRV_ADDR
+
+    link = FAST.replace('delay = "10 ms"', 'delay = "5 ms"\nerrors = { ber = 1e-5 }')
+    proto = {"protocol": "scps-tp", "tcp": {"scps": {"rate": "40 Mb/s"}}}
+    pcap = tmp_path / "space0.pcap"
+    elapsed, reps = transfer(
+        link, proto, 5_000_000, 1, tmp_path, transparent=True, capture=pcap, seed=3
+    )
+    a, b = reps["gateway_a"], reps["gateway_b"]
+    assert a["accepted"] == 1 and b["admitted"] == 1 and a["closed"] == b["closed"] == 1
+    assert b["bytes_down"] == 5_000_000
+    assert reps["emulator"]["directions"][0]["error_drops"] > 100
+    syns = _tshark_fields(
+        pcap, "tcp.flags.syn == 1", "ip.src", "tcp.srcport", "ip.dst", "tcp.dstport",
+        "tcp.flags.ack", "tcp.options.scpsflags.snack1", "ip.proto",
+    )  # fmt: skip
+    assert len(syns) >= 2, syns
+    syn = next(x for x in syns if x[4] in ("0", "False"))
+    synack = next(x for x in syns if x[4] in ("1", "True"))
+    assert syn[0] == CLI_ADDR and syn[2] == SRV_ADDR and syn[3] == "5000", syn
+    assert synack[0] == SRV_ADDR and synack[2] == CLI_ADDR, synack
+    assert syn[5] in ("1", "True") and synack[5] in ("1", "True") and syn[6] == "6"
+    snacks = _tshark_fields(pcap, "tcp.options.snack", "ip.src")
+    assert len(snacks) > 10 and {x[0] for x in snacks} == {SRV_ADDR}
+    bad = _tshark_fields(pcap, "tcp.checksum.status == 0 || ip.checksum.status == 0", "frame")
+    assert bad == []
+    print(f"transparent, 5 MB, BER 1e-5: {elapsed:.2f} s, {len(snacks)} SNACKs captured")
 
 
 def test_20_parallel_transfers_under_per(tmp_path):
@@ -214,3 +292,22 @@ def test_cli_over_udp_encapsulation(tmp_path):
                 p.wait()
         delete_namespace(ns)
     assert ns not in _namespaces()
+
+
+def test_geo_gateways_beat_kernel_tcp_and_match_the_simulator(tmp_path):
+    """The issue's GEO-like link (1.5 Mb/s forward, 15 kb/s return, 275 ms one way, BER 1e-5
+    both ways), 1 MB: the gateway pair with the `scps-tp` profile against kernel TCP end to end
+    (reno and cubic, cut at 60 s: their goodput is what arrived by then), all at once, each
+    with its own emulator. The gateways must beat both and land within 20% of the simulator's
+    prediction for the same link and profile."""
+    from spacetp.live.compare import GEO, compare
+
+    out = compare(GEO, 1_000_000, 60.0, tmp_path)
+    gw = out["gateway scps-tp"]
+    for name, v in out.items():
+        print(f"GEO, 1 MB: {name}: {v['goodput_bps'] / 1e3:.1f} kb/s in {v['seconds']:.1f} s")
+    print(f"simulator: {gw['simulator_goodput_bps'] / 1e3:.1f} kb/s")
+    assert gw["finished"], gw
+    for cc in ("reno", "cubic"):
+        assert gw["goodput_bps"] > out[f"kernel {cc}"]["goodput_bps"], out
+    assert abs(gw["goodput_bps"] / gw["simulator_goodput_bps"] - 1) < 0.2, gw

@@ -1,0 +1,150 @@
+"""Goodput over one emulated link: kernel TCP end to end (a congestion control of Linux)
+against the `spacetp gateway` pair, and what the simulator predicts for the gateways'
+protocol. Used by `benches/gateway_geo.py` and `tests/test_gateway.py`.
+
+Each case runs in namespaces of its own with its own emulator, so the cases can run at once.
+A transfer that has not finished by `cap` seconds is cut there; its goodput is what arrived.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+GEO = """
+[[links]]
+between = ["ground", "craft"]
+rate = "1.5 Mb/s"
+rate_back = "15 kb/s"
+delay = "275 ms"
+errors = { ber = 1e-5 }
+"""
+
+RECV = r"""
+import json, socket, sys, time
+host, port, cap = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+srv = socket.create_server((host, port))
+print(json.dumps({"ready": True}), flush=True)
+c, _ = srv.accept()
+t0 = time.time(); n = 0
+c.settimeout(0.5)
+while time.time() - t0 < cap:
+    try:
+        b = c.recv(1 << 16)
+    except TimeoutError:
+        continue
+    if not b:
+        break
+    n += len(b)
+print(json.dumps({"bytes": n, "t0": t0, "t1": time.time()}), flush=True)
+"""
+
+SEND = r"""
+import os, socket, sys
+host, port, nbytes, cc = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+c = socket.socket()
+if cc != "-":
+    c.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
+c.connect((host, port))
+c.sendall(os.urandom(nbytes))
+c.shutdown(socket.SHUT_WR)
+c.recv(1)
+"""
+
+
+def kernel_case(link: str, cc: str, nbytes: int, cap: float, tmp: Path, out: dict) -> None:
+    """Kernel TCP end to end over the emulated link (spacetp emulate's two namespaces)."""
+    from spacetp.live.emulate import ADDR_B, Netns, load_link
+
+    f = tmp / f"link-{cc}.toml"
+    f.write_text(link)
+    sc_json = load_link(f)[0]
+    with Netns(tag=f"{os.getpid()}{cc[0]}") as n:
+        (tmp / f"link-{cc}.json").write_text(sc_json)
+        code = "import sys; from spacetp.live.gateway import _main; _main(sys.argv[1:])"
+        emu = subprocess.Popen(
+            [sys.executable, "-c", code, "--emulate", str(tmp / f"link-{cc}.json"),
+             str(n.fd_a), str(n.fd_b), str(tmp / f"emu-{cc}.json")],
+            pass_fds=(n.fd_a, n.fd_b),
+        )  # fmt: skip
+        try:
+            rx = subprocess.Popen(
+                ["ip", "netns", "exec", n.ns_b, sys.executable, "-c", RECV, ADDR_B, "5001",
+                 str(cap)], stdout=subprocess.PIPE, text=True,
+            )  # fmt: skip
+            rx.stdout.readline()
+            tx = subprocess.Popen(
+                ["ip", "netns", "exec", n.ns_a, sys.executable, "-c", SEND, ADDR_B, "5001",
+                 str(nbytes), cc]
+            )  # fmt: skip
+            r = json.loads(rx.communicate(timeout=cap + 30)[0])
+            tx.kill()
+            tx.wait()
+        finally:
+            emu.send_signal(signal.SIGTERM)
+            emu.wait(timeout=10)
+    el = r["t1"] - r["t0"]
+    out[f"kernel {cc}"] = {
+        "bytes": r["bytes"],
+        "seconds": el,
+        "goodput_bps": r["bytes"] * 8 / el,
+        "finished": r["bytes"] == nbytes,
+    }
+
+
+def gateway_case(link: str, gw: dict, nbytes: int, cap: float, tmp: Path, out: dict) -> None:
+    from spacetp.live.gateway import GWA_ADDR, SRV_ADDR, Testbed, predict
+
+    name = f"gateway {gw['protocol']}"
+    with Testbed(link, gateway=gw, tag=f"{os.getpid()}g", workdir=tmp) as tb:
+        rx = tb.exec(
+            "srv", [sys.executable, "-c", RECV, SRV_ADDR, "5000", str(cap)],
+            stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        rx.stdout.readline()
+        tx = tb.exec("cli", [sys.executable, "-c", SEND, GWA_ADDR, "5000", str(nbytes), "-"])
+        r = json.loads(rx.communicate(timeout=cap + 30)[0])
+        tx.wait(timeout=30)
+        reps = tb.reports()
+    el = r["t1"] - r["t0"]
+    sim = predict(link, gw, nbytes)
+    out[name] = {
+        "bytes": r["bytes"],
+        "seconds": el,
+        "goodput_bps": r["bytes"] * 8 / el,
+        "finished": r["bytes"] == nbytes,
+        "simulator_goodput_bps": sim["goodput_bps"],
+        "simulator_seconds": sim["completion_s"],
+        "retransmitted_segments": reps.get("gateway_a", {}).get("retransmitted_segments"),
+    }
+
+
+def compare(
+    link: str,
+    nbytes: int,
+    cap: float,
+    tmp: Path,
+    gateway: dict | None = None,
+    kernel: tuple[str, ...] = ("reno", "cubic"),
+) -> dict:
+    """Run every case at once (one thread each, started a second apart); results by name
+    (`kernel reno`, `kernel cubic`, `gateway scps-tp`)."""
+    gw = gateway or {"protocol": "scps-tp"}
+    out: dict = {}
+    jobs = [
+        threading.Thread(target=kernel_case, args=(link, cc, nbytes, cap, tmp, out))
+        for cc in kernel
+    ]
+    jobs.append(threading.Thread(target=gateway_case, args=(link, gw, nbytes, cap, tmp, out)))
+    for j in jobs:
+        j.start()
+        time.sleep(1)
+    for j in jobs:
+        j.join()
+    return out
