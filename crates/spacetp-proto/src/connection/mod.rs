@@ -141,6 +141,8 @@ pub struct Connection {
     remote_port: u16,
     /// Our MSS (payload of a full segment before options), from the path MTU.
     own_mss: u32,
+    /// The MSS the peer offered in its SYN (536 if none).
+    peer_mss: u32,
 
     // Send side.
     iss: u32,
@@ -255,6 +257,7 @@ impl Connection {
             local_port,
             remote_port,
             own_mss: mss,
+            peer_mss: mss,
             iss,
             snd_una: 0,
             snd_nxt: 0,
@@ -683,6 +686,7 @@ impl Connection {
     /// Record what the peer offered in its SYN / SYN-ACK.
     fn negotiate(&mut self, o: &TcpOptions, we_are_passive: bool) {
         let peer_mss = o.mss.map_or(536, |m| m as u32);
+        self.peer_mss = peer_mss;
         self.ws_ok = self.cfg.window_scaling && o.window_scale.is_some();
         if self.ws_ok {
             self.snd_wscale = o.window_scale.unwrap_or(0).min(14);
@@ -1022,11 +1026,19 @@ impl Connection {
         }
     }
 
+    /// The unit of SNACK offsets and sizes: the MSS the data sender offered, less the
+    /// timestamp option. That is the SCPS Reference Implementation's reading (the standard
+    /// says "MSS units"); it differs from the segment size only when the two ends offered
+    /// different MSS values, and then it is what lets the two interoperate.
+    fn snack_unit(&self, sender_mss: u32) -> u64 {
+        sender_mss.saturating_sub(if self.ts_ok { 12 } else { 0 }).max(1) as u64
+    }
+
     /// A SNACK names holes: queue their segments for retransmission now; under the congestion
     /// policy the first SNACK of a window also reduces the window once.
     fn on_snack(&mut self, now: Time, ack_wire_abs: u64, list: &spacetp_wire::SnackList) {
         self.stats.snacks_received += 1;
-        let seg = self.seg_size as u64;
+        let (unit, seg) = (self.snack_unit(self.own_mss), self.seg_size as u64);
         let (una, max) = (
             ack_wire_abs.max(self.snd_una),
             self.snd_max.min(self.data_end),
@@ -1034,7 +1046,7 @@ impl Connection {
         let recent = self.rtt.srtt().unwrap_or(self.rtt.rto());
         let mut named = false;
         let (queue, sent) = (&mut self.rtx_now, &self.rtx_sent);
-        scps::snacked_positions(list, ack_wire_abs, seg, |pos| {
+        scps::snacked_positions(list, ack_wire_abs, unit, seg, |pos| {
             if pos < una || pos >= max || queue.contains(&pos) {
                 return;
             }
@@ -1421,7 +1433,7 @@ impl Connection {
             let n = self.rx.holes(&mut holes);
             if n > 0 {
                 let room = 40 - h.options.raw_len();
-                let seg = self.seg_size as u64;
+                let seg = self.snack_unit(self.peer_mss);
                 h.options.snacks = scps::snacks_for(
                     &holes[..n],
                     self.rx.next_expected(),

@@ -154,17 +154,25 @@ pub fn snacks_for(
     out
 }
 
-/// The segment starts a SNACK names, relative to the cumulative ACK `ack`.
-pub fn snacked_positions(list: &SnackList, ack: u64, seg: u64, mut f: impl FnMut(u64)) {
-    for sn in list.as_slice() {
-        let start = ack + sn.offset as u64 * seg;
-        for k in 0..sn.size as u64 {
-            f(start + k * seg);
+/// The segment starts to resend for a SNACK, relative to the cumulative ACK `ack`: each hole
+/// (and each bit-vector bit) covers `unit` bytes per count, resent in segments of `seg` bytes.
+/// The two are equal unless the ends offered different MSS values (see `snack_unit`).
+pub fn snacked_positions(list: &SnackList, ack: u64, unit: u64, seg: u64, mut f: impl FnMut(u64)) {
+    let mut range = |a: u64, b: u64| {
+        let mut pos = a;
+        while pos < b {
+            f(pos);
+            pos += seg;
         }
-        let base = start + sn.size as u64 * seg;
+    };
+    for sn in list.as_slice() {
+        let start = ack + sn.offset as u64 * unit;
+        let base = start + sn.size as u64 * unit;
+        range(start, base);
         for bit in 0..(sn.bitvec_len as usize * 8) {
             if sn.bitvec[bit / 8] & (0x80 >> (bit % 8)) != 0 {
-                f(base + bit as u64 * seg);
+                let a = base + bit as u64 * unit;
+                range(a, a + unit);
             }
         }
     }
@@ -181,7 +189,7 @@ mod tests {
         let got: Vec<(u16, u16)> = l.as_slice().iter().map(|s| (s.offset, s.size)).collect();
         assert_eq!(got, vec![(0, 1), (2, 3)]);
         let mut named = vec![];
-        snacked_positions(&l, 1001, 1000, |p| named.push(p));
+        snacked_positions(&l, 1001, 1000, 1000, |p| named.push(p));
         assert_eq!(named, vec![1001, 3001, 4001, 5001]);
     }
 
@@ -197,7 +205,7 @@ mod tests {
         assert_eq!(s.bitvec[0], 0b0110_1000);
         assert_eq!(s.bitvec_len, 1);
         let mut named = vec![];
-        snacked_positions(&l, 0, 100, |p| named.push(p));
+        snacked_positions(&l, 0, 100, 100, |p| named.push(p));
         assert_eq!(named, vec![0, 200, 300, 500]);
     }
 

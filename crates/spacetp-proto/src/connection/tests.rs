@@ -554,12 +554,46 @@ fn snack_names_the_true_holes_and_the_sender_resends_at_once() {
         .unwrap();
     let ack = crate::seq::from_wire(p.a.iss, h.ack, 1);
     let mut named = vec![];
-    super::scps::snacked_positions(&h.options.snacks, ack, seg, |pos| named.push(pos));
+    super::scps::snacked_positions(&h.options.snacks, ack, seg, seg, |pos| named.push(pos));
     assert_eq!(named, lost, "the SNACK names exactly the lost segments");
     // Each hole is resent once, on the SNACK, without waiting for duplicate ACKs (there is
     // one ACK per 100 ms).
     assert_eq!(p.retransmissions(), lost);
     assert!(p.a.stats().snack_retransmits >= 3);
+    assert_eq!(p.a.stats().timeouts, 0);
+}
+
+#[test]
+fn snack_units_are_the_data_senders_offered_mss_when_the_offers_differ() {
+    // As in the SCPS Reference Implementation: offsets and sizes count the MSS the data
+    // sender offered (less the timestamp option), not the smaller segment actually sent.
+    let c = scps(true, Some(100 * MS));
+    let mut p = Pipe::new(&c, 1200, 200_000);
+    p.b = Connection::listen(&c, 1000, 80, 1000, 77);
+    p.gap_ab = MS;
+    p.drop_ab = vec![30, 33, 34];
+    p.run(100 * SEC);
+    assert_eq!(p.b.delivered(), 200_000);
+    // Segments are the smaller MSS less the timestamp option, if negotiated.
+    let seg = p.a.segment_size() as u64;
+    let ts = 1000 - seg;
+    assert!(ts == 0 || ts == 12, "{seg}");
+    let unit = 1200 - ts;
+    // An ACK reporting both holes (segment 30, and segments 33-34).
+    let (_, _, h) = p
+        .headers
+        .iter()
+        .find(|h| !h.0 && h.2.options.snacks.as_slice().len() == 2)
+        .unwrap();
+    let ack = crate::seq::from_wire(p.a.iss, h.ack, 1);
+    let sns = h.options.snacks.as_slice();
+    assert_eq!(ack, p.log_ab[30].1);
+    assert_eq!(sns[1].offset as u64, (p.log_ab[33].1 - ack) / unit);
+    assert_ne!(unit, seg);
+    let sn = sns[0];
+    // The sender resends from the start of the named range, in its own segments, at once.
+    let start = ack + sn.offset as u64 * unit;
+    assert!(p.retransmissions().contains(&start), "{:?}", p.retransmissions());
     assert_eq!(p.a.stats().timeouts, 0);
 }
 
