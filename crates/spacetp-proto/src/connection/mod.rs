@@ -1031,7 +1031,9 @@ impl Connection {
     /// says "MSS units"); it differs from the segment size only when the two ends offered
     /// different MSS values, and then it is what lets the two interoperate.
     fn snack_unit(&self, sender_mss: u32) -> u64 {
-        sender_mss.saturating_sub(if self.ts_ok { 12 } else { 0 }).max(1) as u64
+        sender_mss
+            .saturating_sub(if self.ts_ok { 12 } else { 0 })
+            .max(1) as u64
     }
 
     /// A SNACK names holes: queue their segments for retransmission now; under the congestion

@@ -593,7 +593,11 @@ fn snack_units_are_the_data_senders_offered_mss_when_the_offers_differ() {
     let sn = sns[0];
     // The sender resends from the start of the named range, in its own segments, at once.
     let start = ack + sn.offset as u64 * unit;
-    assert!(p.retransmissions().contains(&start), "{:?}", p.retransmissions());
+    assert!(
+        p.retransmissions().contains(&start),
+        "{:?}",
+        p.retransmissions()
+    );
     assert_eq!(p.a.stats().timeouts, 0);
 }
 
