@@ -205,11 +205,11 @@ def test_30s_outage(tmp_path):
     gateways get no link-state signal) and resumes when the link is back."""
     link = FAST + 'outages = [["1.5 s", "31.5 s"]]\n'
     proto = {"protocol": "scps-tp", "tcp": {"max_retries": 60, "scps": {"rate": "40 Mb/s"}}}
-    elapsed, reps = transfer(link, proto, 2_000_000, 1, tmp_path)
+    elapsed, reps = transfer(link, proto, 5_000_000, 1, tmp_path)
     assert reps["emulator"]["directions"][0]["outage_drops"] > 0
     assert elapsed > 30
     assert reps["gateway_a"]["closed"] == 1 and reps["gateway_a"]["reset"] == 0
-    print(f"2 MB across a 30 s outage: {elapsed:.2f} s")
+    print(f"5 MB across a 30 s outage: {elapsed:.2f} s")
 
 
 def test_100_concurrent_connections(tmp_path):
