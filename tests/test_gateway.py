@@ -200,16 +200,45 @@ def test_20_parallel_transfers_under_per(tmp_path):
 
 
 def test_30s_outage(tmp_path):
-    """The link goes down for 30 s in the middle of the transfer. The SCPS-TP side keeps
-    retransmitting (max_retries raised from the profile's 12 so it outlasts the outage; the
-    gateways get no link-state signal) and resumes when the link is back."""
+    """The link goes down for 30 s in the middle of the transfer. The emulator tells both
+    gateways when the outage starts and ends (as a ground station tells SCPS-TP), so their
+    connections enter persist mode instead of timing out, with the profile's own
+    max_retries (12), and resume as soon as the link is back."""
     link = FAST + 'outages = [["1.5 s", "31.5 s"]]\n'
-    proto = {"protocol": "scps-tp", "tcp": {"max_retries": 60, "scps": {"rate": "40 Mb/s"}}}
+    proto = {"protocol": "scps-tp", "tcp": {"scps": {"rate": "40 Mb/s"}}}
     elapsed, reps = transfer(link, proto, 5_000_000, 1, tmp_path)
     assert reps["emulator"]["directions"][0]["outage_drops"] > 0
+    assert reps["emulator"]["link_notices"] == 4
     assert elapsed > 30
-    assert reps["gateway_a"]["closed"] == 1 and reps["gateway_a"]["reset"] == 0
+    for g in ("gateway_a", "gateway_b"):
+        assert reps[g]["link_down_notices"] == 1 and reps[g]["link_up_notices"] == 1
+        assert reps[g]["closed"] == 1 and reps[g]["reset"] == 0
     print(f"5 MB across a 30 s outage: {elapsed:.2f} s")
+
+
+def test_30s_outage_without_link_state_aborts(tmp_path):
+    """The same outage with no link-state notices and the profile's max_retries: the
+    connection gives up during the outage and the client sees a reset (so the notices of the
+    test above are what carries the transfer across)."""
+    from spacetp.live.gateway import SRV_ADDR, Testbed
+
+    link = FAST + 'outages = [["1.0 s", "31.0 s"]]\n'
+    proto = {"protocol": "scps-tp", "tcp": {"scps": {"rate": "40 Mb/s"}}}
+    with Testbed(
+        link, gateway=proto, tag=f"{os.getpid()}o", workdir=tmp_path, link_state=False
+    ) as tb:
+        sink = tb.exec("srv", [sys.executable, PROBE, "sink", SRV_ADDR, "5000", "1"],
+                       stdout=subprocess.PIPE, text=True)  # fmt: skip
+        assert json.loads(sink.stdout.readline())["ready"]
+        host, port = tb.target
+        send = tb.exec("cli", [sys.executable, PROBE, "send", host, str(port), "5000000", "1", "1"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        out, err = send.communicate(timeout=120)
+        reps = tb.reports()
+    # The probe's sending thread dies on the reset; the probe reports no finished flow.
+    assert json.loads(out)["flows"] == [], out
+    assert "ConnectionResetError" in err or "BrokenPipeError" in err, err
+    assert reps["gateway_a"]["reset"] == 1 and reps["gateway_a"]["link_down_notices"] == 0
 
 
 def test_100_concurrent_connections(tmp_path):

@@ -21,11 +21,14 @@ def emulate(
     fd_b: int,
     duration_s: float | None = None,
     realtime: bool = False,
+    notify: list[int] = ...,
 ) -> str:
-    """Emulate the link between packet fds until duration_s or a signal; report as JSON."""
+    """Emulate the link between packet fds until duration_s or a signal; report as JSON.
+    Link-state notices (b"link down", b"link up") go to the datagram fds `notify`."""
 
 def gateway_check(config_json: str) -> None:
     """Validate a gateway configuration; ValueError naming the bad setting."""
 
-def gateway(config_json: str, link_fd: int) -> str:
-    """Run an SCPS-TP gateway on a packet fd until its duration or a signal; report as JSON."""
+def gateway(config_json: str, link_fd: int, link_state_fd: int | None = None) -> str:
+    """Run an SCPS-TP gateway on a packet fd until its duration or a signal; report as JSON.
+    Link-state notices arrive as datagrams on `link_state_fd`."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 from pathlib import Path
 from typing import Annotated
 
@@ -100,6 +101,19 @@ def register(app: typer.Typer) -> None:
                 help="LOCAL_ADDR:PORT,PEER_ADDR:PORT: carry the IPv4 packets in UDP datagrams."
             ),
         ] = None,
+        link_state_fd: Annotated[
+            int | None,
+            typer.Option(
+                help="Inherited datagram fd of link-state notices (b'link down', b'link up')."
+            ),
+        ] = None,
+        link_state_udp: Annotated[
+            str | None,
+            typer.Option(
+                help="ADDRESS:PORT: take link-state notices as UDP datagrams 'link down' / "
+                "'link up' (persist mode during outages)."
+            ),
+        ] = None,
         duration: Annotated[
             float | None, typer.Option(help="Stop after this many seconds (default: Ctrl-C).")
         ] = None,
@@ -139,6 +153,10 @@ def register(app: typer.Typer) -> None:
             return
         if sum(x is not None for x in (link_fd, udp, tun)) != 1:
             raise UserError("give the space link as exactly one of --tun, --udp and --link-fd")
+        if link_state_fd is not None and link_state_udp is not None:
+            raise UserError(
+                "give link-state notices as at most one of --link-state-fd and --link-state-udp"
+            )
         if (space_if or intercept) and tun is None:
             raise UserError("--space-if and --intercept need --tun")
 
@@ -148,7 +166,7 @@ def register(app: typer.Typer) -> None:
         from spacetp.live.emulate import EmulateError
         from spacetp.live.gateway_net import GatewayNet
 
-        fd, net = link_fd, None
+        fd, net, ls, ls_sock = link_fd, None, link_state_fd, None
         old = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGHUP)}
         try:
             if udp is not None:
@@ -161,7 +179,15 @@ def register(app: typer.Typer) -> None:
                 net = GatewayNet(tun, mtu, space_if or [], intercept or [], intercept_port)
                 net.__enter__()
                 fd = net.fd
-            rep = run(cfg, fd)
+            if link_state_udp is not None:
+                host, _, port = link_state_udp.rpartition(":")
+                try:
+                    ls_sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                    ls_sock.bind((host, int(port)))
+                except (OSError, ValueError) as e:
+                    raise UserError(f"--link-state-udp {link_state_udp}: {e}") from None
+                ls = ls_sock.fileno()
+            rep = run(cfg, fd, ls)
         except (EmulateError, ValueError) as e:
             raise UserError(str(e)) from None
         finally:
@@ -171,6 +197,8 @@ def register(app: typer.Typer) -> None:
                 os.close(fd)
             if net is not None:
                 net.close()
+            if ls_sock is not None:
+                ls_sock.close()
         out.print(json.dumps(rep, indent=2), highlight=False)
         if stats is not None:
             stats.write_text(json.dumps(rep, indent=2) + "\n")

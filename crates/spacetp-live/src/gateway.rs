@@ -227,6 +227,9 @@ pub struct GatewayReport {
     pub segments_sent: u64,
     pub retransmitted_segments: u64,
     pub max_flows: u64,
+    /// Link-state notices received (`link down`, `link up`), each passed to every flow.
+    pub link_down_notices: u64,
+    pub link_up_notices: u64,
 }
 
 struct Flow {
@@ -445,6 +448,8 @@ type Key = (SocketAddrV4, SocketAddrV4);
 pub struct Gateway {
     cfg: GatewayConfig,
     link: RawFd,
+    /// Datagram fd of link-state notices (the emulator's, or a modem manager's), if any.
+    link_state: Option<RawFd>,
     /// Explicit listeners with the peer's SCPS-TP port, and the transparent one (None).
     listeners: Vec<(TcpListener, Option<u16>)>,
     flows: HashMap<Key, Flow>,
@@ -477,6 +482,7 @@ impl Gateway {
         Ok(Gateway {
             cfg,
             link,
+            link_state: None,
             listeners,
             flows: HashMap::new(),
             next_port: 49152,
@@ -487,6 +493,44 @@ impl Gateway {
             rep: GatewayReport::default(),
             stopped: None,
         })
+    }
+
+    /// Take link-state notices from datagram fd `fd` (owned by the caller): each
+    /// `link down` puts every SCPS-TP connection in persist mode (no retransmission
+    /// timeouts, one probe per RTO), each `link up` resumes it at once, as in the simulator.
+    pub fn set_link_state_fd(&mut self, fd: RawFd) -> Result<(), String> {
+        crate::set_nonblocking(fd)?;
+        self.link_state = Some(fd);
+        Ok(())
+    }
+
+    fn read_link_state(&mut self, now: Time) {
+        let Some(fd) = self.link_state else { return };
+        let mut b = [0u8; 64];
+        loop {
+            // SAFETY: reads into our own buffer.
+            let n = unsafe { libc::read(fd, b.as_mut_ptr() as *mut libc::c_void, b.len()) };
+            if n <= 0 {
+                return;
+            }
+            let up = match &b[..n as usize] {
+                m if m == crate::LINK_DOWN => false,
+                m if m == crate::LINK_UP => true,
+                _ => continue,
+            };
+            for f in self.flows.values_mut() {
+                if up {
+                    f.conn.on_link_restored(now);
+                } else {
+                    f.conn.on_link_outage(now);
+                }
+            }
+            if up {
+                self.rep.link_up_notices += 1;
+            } else {
+                self.rep.link_down_notices += 1;
+            }
+        }
     }
 
     /// Time of the connections: ns since the gateway started, plus one second (so no timer
@@ -514,6 +558,7 @@ impl Gateway {
             if now >= end {
                 return true;
             }
+            self.read_link_state(now);
             if let Err(e) = self.read_link(now) {
                 self.stop(&format!("error: {e}"));
                 return false;
@@ -844,6 +889,13 @@ impl Gateway {
             events: libc::POLLIN,
             revents: 0,
         }];
+        if let Some(fd) = self.link_state {
+            fds.push(libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            });
+        }
         for (l, _) in &self.listeners {
             fds.push(libc::pollfd {
                 fd: l.as_raw_fd(),

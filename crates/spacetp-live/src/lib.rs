@@ -180,6 +180,8 @@ pub struct Report {
     /// Pauses forced under SCHED_FIFO after [`RT_BUSY_NS`] without sleep (the loop was
     /// saturated: packets due closer together than it can sleep between).
     pub rt_pauses: u64,
+    /// Link-state notices written (one per notify fd per outage start or end).
+    pub link_notices: u64,
     /// Forward (`between[0] -> between[1]`, read from fd a) then back.
     pub directions: Vec<DirReport>,
 }
@@ -259,7 +261,14 @@ pub struct Options {
     /// it (the report says). The loop sleeps between deliveries, so it holds a core only
     /// while packets are due closer together than [`SPIN_NS`].
     pub realtime: bool,
+    /// Datagram fds told of the link's state: [`LINK_DOWN`] when an outage starts and
+    /// [`LINK_UP`] when it ends, as a ground station tells SCPS-TP (persist mode).
+    pub notify: Vec<RawFd>,
 }
+
+/// The link-state notices written to [`Options::notify`] fds (one datagram each).
+pub const LINK_DOWN: &[u8] = b"link down";
+pub const LINK_UP: &[u8] = b"link up";
 
 pub struct Emulator {
     dirs: [Dir; 2],
@@ -276,6 +285,12 @@ pub struct Emulator {
     last_sleep: Time,
     /// Forced pauses under SCHED_FIFO.
     breaths: u64,
+    /// Outage starts (false) and ends (true) in time order, the next one to announce, and
+    /// where to announce them.
+    transitions: Vec<(Time, bool)>,
+    next_transition: usize,
+    notify: Vec<RawFd>,
+    notices_sent: u64,
 }
 
 pub(crate) fn set_nonblocking(fd: RawFd) -> Result<(), String> {
@@ -332,6 +347,12 @@ impl Emulator {
         opts: &Options,
     ) -> Result<Self, String> {
         let (fwd, back) = link_from_json(scenario_json)?;
+        let mut transitions: Vec<(Time, bool)> = fwd
+            .outages
+            .iter()
+            .flat_map(|&(a, b)| [(a, false), (b, true)])
+            .collect();
+        transitions.sort();
         set_nonblocking(fd_a)?;
         set_nonblocking(fd_b)?;
         // SAFETY: prctl with integer arguments: wake from ppoll within 1 ns of the timeout
@@ -350,7 +371,30 @@ impl Emulator {
             stopped: None,
             last_sleep: 0,
             breaths: 0,
+            transitions,
+            next_transition: 0,
+            notify: opts.notify.clone(),
+            notices_sent: 0,
         })
+    }
+
+    /// Write the link-state notices that are due (to every notify fd; a full or closed
+    /// socket loses the notice, as a lost datagram would).
+    fn announce(&mut self, now: Time) {
+        while let Some(&(t, up)) = self.transitions.get(self.next_transition) {
+            if t > now {
+                return;
+            }
+            self.next_transition += 1;
+            let msg = if up { LINK_UP } else { LINK_DOWN };
+            for &fd in &self.notify {
+                // SAFETY: writes our constant message to an fd the caller owns.
+                let n = unsafe { libc::write(fd, msg.as_ptr() as *const libc::c_void, msg.len()) };
+                if n == msg.len() as isize {
+                    self.notices_sent += 1;
+                }
+            }
+        }
     }
 
     /// Nanoseconds since the emulator started (the model's clock).
@@ -375,6 +419,9 @@ impl Emulator {
                 return true;
             }
             self.process_due(now);
+            if !self.notify.is_empty() {
+                self.announce(now);
+            }
             for d in 0..2 {
                 if let Err(e) = self.read_from(d) {
                     self.stopped = Some(format!("error: {e}"));
@@ -530,6 +577,12 @@ impl Emulator {
         if let Some(e) = self.end {
             until = until.min(e.saturating_sub(self.t0));
         }
+        if let (false, Some(&(t, _))) = (
+            self.notify.is_empty(),
+            self.transitions.get(self.next_transition),
+        ) {
+            until = until.min(t);
+        }
         for d in &self.dirs {
             if let Some(t) = d.next_arrival() {
                 if t <= now + spin {
@@ -585,6 +638,7 @@ impl Emulator {
             stopped: self.stopped.clone().unwrap_or_else(|| "running".into()),
             realtime: self.realtime,
             rt_pauses: self.breaths,
+            link_notices: self.notices_sent,
             directions: self
                 .dirs
                 .iter()
@@ -652,7 +706,7 @@ mod tests {
         let h = std::thread::spawn(move || {
             let opts = Options {
                 duration: Some(dur_ms * 1_000_000),
-                realtime: false,
+                ..Default::default()
             };
             let mut em = Emulator::new(&sc, fa, fb, &opts).unwrap();
             while em.run_for(50_000_000) {}
@@ -661,6 +715,41 @@ mod tests {
         });
         f(&a_out, &b_out);
         h.join().unwrap()
+    }
+
+    #[test]
+    fn outages_are_announced_when_they_start_and_end() {
+        let (a_in, _a_out) = UnixDatagram::pair().unwrap();
+        let (b_in, _b_out) = UnixDatagram::pair().unwrap();
+        let (n_em, n_gw) = UnixDatagram::pair().unwrap();
+        let sc = scenario(
+            r#""rate": "1 Mb/s", "delay": "1 ms", "outages": [["0.1 s", "0.2 s"], ["0.3 s", "0.35 s"]]"#,
+        );
+        let opts = Options {
+            duration: Some(500 * 1_000_000),
+            notify: vec![n_em.as_raw_fd()],
+            ..Default::default()
+        };
+        let mut em = Emulator::new(&sc, a_in.as_raw_fd(), b_in.as_raw_fd(), &opts).unwrap();
+        let t0 = std::time::Instant::now();
+        let h = std::thread::spawn(move || {
+            let mut got = vec![];
+            let mut b = [0u8; 64];
+            for _ in 0..4 {
+                let n = n_gw.recv(&mut b).unwrap();
+                got.push((b[..n].to_vec(), t0.elapsed().as_secs_f64()));
+            }
+            got
+        });
+        while em.run_for(50_000_000) {}
+        let got = h.join().unwrap();
+        let msgs: Vec<&[u8]> = got.iter().map(|g| g.0.as_slice()).collect();
+        assert_eq!(msgs, [LINK_DOWN, LINK_UP, LINK_DOWN, LINK_UP]);
+        // Never early (the emulator's clock starts after t0).
+        for ((_, t), want) in got.iter().zip([0.1, 0.2, 0.3, 0.35]) {
+            assert!(*t >= want, "{got:?}");
+        }
+        assert_eq!(em.report().link_notices, 4);
     }
 
     #[test]

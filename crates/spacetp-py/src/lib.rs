@@ -104,9 +104,10 @@ fn emulate_check(scenario_json: &str) -> PyResult<String> {
 
 /// Emulate the link of `scenario_json` between packet fds `fd_a` (end `between[0]`) and
 /// `fd_b` until `duration_s` has passed or a signal arrives (Ctrl-C stops the run and still
-/// returns). Returns the report as JSON text.
+/// returns). Link-state notices (`link down`, `link up`) go to the datagram fds `notify`.
+/// Returns the report as JSON text.
 #[pyfunction]
-#[pyo3(signature = (scenario_json, fd_a, fd_b, duration_s=None, realtime=false))]
+#[pyo3(signature = (scenario_json, fd_a, fd_b, duration_s=None, realtime=false, notify=vec![]))]
 fn emulate(
     py: Python<'_>,
     scenario_json: &str,
@@ -114,10 +115,12 @@ fn emulate(
     fd_b: i32,
     duration_s: Option<f64>,
     realtime: bool,
+    notify: Vec<i32>,
 ) -> PyResult<String> {
     let opts = spacetp_live::Options {
         duration: duration_s.map(|s| (s.max(0.0) * 1e9) as u64),
         realtime,
+        notify,
     };
     let mut em = spacetp_live::Emulator::new(scenario_json, fd_a, fd_b, &opts)
         .map_err(PyValueError::new_err)?;
@@ -145,12 +148,22 @@ fn gateway_check(config_json: &str) -> PyResult<()> {
 }
 
 /// Run an SCPS-TP gateway (configuration as JSON) on packet fd `link_fd` until its duration
-/// is over or a signal arrives. Returns the report as JSON text.
+/// is over or a signal arrives; link-state notices arrive on datagram fd `link_state_fd`.
+/// Returns the report as JSON text.
 #[pyfunction]
-fn gateway(py: Python<'_>, config_json: &str, link_fd: i32) -> PyResult<String> {
+#[pyo3(signature = (config_json, link_fd, link_state_fd=None))]
+fn gateway(
+    py: Python<'_>,
+    config_json: &str,
+    link_fd: i32,
+    link_state_fd: Option<i32>,
+) -> PyResult<String> {
     let cfg =
         spacetp_live::gateway::config_from_json(config_json).map_err(PyValueError::new_err)?;
     let mut g = spacetp_live::gateway::Gateway::new(cfg, link_fd).map_err(PyValueError::new_err)?;
+    if let Some(fd) = link_state_fd {
+        g.set_link_state_fd(fd).map_err(PyValueError::new_err)?;
+    }
     loop {
         if !py.allow_threads(|| g.run_for(100_000_000)) {
             break;

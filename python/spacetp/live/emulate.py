@@ -294,11 +294,14 @@ def run(
     fd_b: int,
     duration: float | None = None,
     realtime: bool = False,
+    notify: list[int] | None = None,
 ) -> dict:
-    """Emulate between two packet fds until `duration` (s) or a signal; the report."""
+    """Emulate between two packet fds until `duration` (s) or a signal; the report.
+    Outage starts and ends are announced (b"link down", b"link up") on datagram fds
+    `notify`, as a ground station tells SCPS-TP."""
     from spacetp import _core
 
-    return json.loads(_core.emulate(scenario_json, fd_a, fd_b, duration, realtime))
+    return json.loads(_core.emulate(scenario_json, fd_a, fd_b, duration, realtime, notify or []))
 
 
 def emulate_netns(

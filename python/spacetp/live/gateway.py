@@ -63,11 +63,12 @@ def check_config(cfg: dict) -> None:
     _core.gateway_check(json.dumps(cfg))
 
 
-def run(cfg: dict, link_fd: int) -> dict:
-    """Run a gateway on packet fd `link_fd` until cfg["duration_s"] or a signal; the report."""
+def run(cfg: dict, link_fd: int, link_state_fd: int | None = None) -> dict:
+    """Run a gateway on packet fd `link_fd` until cfg["duration_s"] or a signal; the report.
+    Link-state notices (b"link down", b"link up") arrive as datagrams on `link_state_fd`."""
     from spacetp import _core
 
-    return json.loads(_core.gateway(json.dumps(cfg), link_fd))
+    return json.loads(_core.gateway(json.dumps(cfg), link_fd, link_state_fd))
 
 
 def udp_link(local: str, peer: str) -> int:
@@ -127,6 +128,8 @@ class Testbed(TornDown):
     gateway: dict = field(default_factory=lambda: {"protocol": "scps-tp"})
     port: int = 5000
     transparent: bool = False
+    # The emulator tells both gateways when an outage starts and ends (persist mode).
+    link_state: bool = True
     tag: str = field(default_factory=lambda: str(os.getpid()))
     workdir: Path = field(default_factory=lambda: Path("/tmp"))
     created: list[str] = field(default_factory=list)
@@ -171,13 +174,23 @@ class Testbed(TornDown):
             self._setup_sockets()
         self._wait_listening(self._a_port)
 
-    def _emulate(self, fa: int, fb: int) -> None:
+    def _emulate(self, fa: int, fb: int) -> list[int]:
+        """Start the emulator between fds `fa` and `fb`; the gateways' ends of its link-state
+        socket pairs (the caller passes them on and closes them), if `link_state`."""
         toml = self.workdir / f"gw-{self.tag}-link.toml"
         toml.write_text(self.link_toml)
         link = self.workdir / f"gw-{self.tag}-link.json"
         link.write_text(load_link(toml)[0])
         self.emu_stats = self.workdir / f"gw-{self.tag}-emu.json"
-        self._spawn(None, ["--emulate", str(link), str(fa), str(fb), str(self.emu_stats)], (fa, fb))
+        pairs = [
+            socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM) for _ in range(2 * self.link_state)
+        ]
+        notify = [p[0].fileno() for p in pairs]
+        args = ["--emulate", str(link), str(fa), str(fb), str(self.emu_stats), *map(str, notify)]
+        self._spawn(None, args, (fa, fb, *notify))
+        for p in pairs:
+            p[0].close()
+        return [p[1].detach() for p in pairs]
 
     def _setup_routed(self) -> None:
         """TUN `space0` in gwa and gwb joined by the emulator; each gateway a `spacetp
@@ -197,26 +210,41 @@ class Testbed(TornDown):
                 _ip("-n", ns, "route", "add", far, "dev", "space0")
             _ip("-n", self.ns("cli"), "route", "add", "default", "via", GWA_ADDR)
             _ip("-n", self.ns("srv"), "route", "add", "default", "via", GWB_ADDR)
-            self._emulate(*fds)
+            notice = self._emulate(*fds)
         finally:
             for fd in fds:
                 os.close(fd)
+        try:
+            self._start_routed_gateways(notice)
+        finally:
+            for fd in notice:
+                os.close(fd)
+
+    def _start_routed_gateways(self, notice: list[int]) -> None:
         common = ["--protocol", self.gateway.get("protocol", "scps-tp")]
         if "tcp" in self.gateway:
             common += ["--tcp", json.dumps(self.gateway["tcp"])]
         lan = self._veth("cli", "gwa")[1]
         self.gw_stats = []
-        for role, args in (
-            ("gwa", ["--intercept", lan, "--intercept-port", str(self._a_port)]),
-            ("gwb", ["--forward-original"]),
+        for i, (role, args) in enumerate(
+            (
+                ("gwa", ["--intercept", lan, "--intercept-port", str(self._a_port)]),
+                ("gwb", ["--forward-original"]),
+            )
         ):
             f = self.workdir / f"gw-{self.tag}-{role}.json"
             self.gw_stats.append(f)
             cmd = [sys.executable, "-m", "spacetp.cli", "gateway", "--tun", "scps0"]
             cmd += ["--space-if", "space0", *common, *args, "--stats", str(f)]
+            fds: tuple[int, ...] = ()
+            if notice:
+                cmd += ["--link-state-fd", str(notice[i])]
+                fds = (notice[i],)
             self.procs.append(
                 subprocess.Popen(
-                    ["ip", "netns", "exec", self.ns(role), *cmd], stdout=subprocess.DEVNULL
+                    ["ip", "netns", "exec", self.ns(role), *cmd],
+                    stdout=subprocess.DEVNULL,
+                    pass_fds=fds,
                 )
             )
 
@@ -232,8 +260,9 @@ class Testbed(TornDown):
         for s in (ga, ea, gb, eb):
             s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
             s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+        notice: list[int] = []
         try:
-            self._emulate(ea.fileno(), eb.fileno())
+            notice = self._emulate(ea.fileno(), eb.fileno())
             common = dict(self.gateway)
             a = {
                 **common,
@@ -248,18 +277,21 @@ class Testbed(TornDown):
                 "forward": [[self.port, f"{SRV_ADDR}:{self.port}"]],
             }
             self.gw_stats = []
-            for role, cfg, s in (("gwa", a, ga), ("gwb", b, gb)):
+            for i, (role, cfg, s) in enumerate((("gwa", a, ga), ("gwb", b, gb))):
                 check_config(cfg)
                 f = self.workdir / f"gw-{self.tag}-{role}.json"
                 self.gw_stats.append(f)
+                ls = notice[i : i + 1]
                 self._spawn(
                     self.ns(role),
-                    ["--gateway", json.dumps(cfg), str(s.fileno()), str(f)],
-                    (s.fileno(),),
+                    ["--gateway", json.dumps(cfg), str(s.fileno()), str(f), *map(str, ls)],
+                    (s.fileno(), *ls),
                 )
         finally:
             for s in (ga, ea, gb, eb):
                 s.close()
+            for fd in notice:
+                os.close(fd)
 
     def _wait_listening(self, port: int) -> None:
         """Gateway A listens once its process runs (and gateway B has its TUN, if routed)."""
@@ -330,19 +362,20 @@ class Testbed(TornDown):
 
 
 def _main(argv: list[str]) -> None:
-    """Process entry points of the testbed: `--emulate LINK.json FD_A FD_B STATS` and
-    `--gateway CONFIG_JSON FD STATS`. SIGTERM stops either and writes its report."""
+    """Process entry points of the testbed: `--emulate LINK.json FD_A FD_B STATS [NOTIFY_FD..]`
+    and `--gateway CONFIG_JSON FD STATS [LINK_STATE_FD]`. SIGTERM stops either and writes its
+    report."""
     signal.signal(signal.SIGTERM, _interrupt)
     signal.signal(signal.SIGHUP, _interrupt)
     mode, *args = argv
     if mode == "--emulate":
         from spacetp.live.emulate import run as emulate
 
-        link, fa, fb, stats = args
-        rep = emulate(Path(link).read_text(), int(fa), int(fb), None, False)
+        link, fa, fb, stats, *notify = args
+        rep = emulate(Path(link).read_text(), int(fa), int(fb), None, False, list(map(int, notify)))
     else:
-        cfg, fd, stats = args
-        rep = run(json.loads(cfg), int(fd))
+        cfg, fd, stats, *ls = args
+        rep = run(json.loads(cfg), int(fd), int(ls[0]) if ls else None)
     Path(stats).write_text(json.dumps(rep) + "\n")
 
 
