@@ -292,8 +292,9 @@ def test_cli_over_udp_encapsulation(tmp_path):
             ("b", "--forward=6000=127.0.0.1:6001", "127.0.0.1:4002,127.0.0.1:4001", stats[1]),
         ):
             local, peer = ("10.77.0.1", "10.77.0.2") if side == "a" else ("10.77.0.2", "10.77.0.1")
+            ls = ["--link-state-udp", "127.0.0.1:4999"] if side == "a" else []
             run(*exe, "--local", local, "--peer", peer, rule, "--udp", udp, "--stats", str(st),
-                stdout=subprocess.DEVNULL)  # fmt: skip
+                *ls, stdout=subprocess.DEVNULL)  # fmt: skip
         sink = run(sys.executable, PROBE, "sink", "127.0.0.1", "6001", "1",
                    stdout=subprocess.PIPE, text=True)  # fmt: skip
         assert json.loads(sink.stdout.readline())["ready"]
@@ -308,12 +309,19 @@ def test_cli_over_udp_encapsulation(tmp_path):
         out, _ = send.communicate(timeout=60)
         got, _ = sink.communicate(timeout=30)
         assert json.loads(out)["flows"][0]["sha256"] == json.loads(got)["flows"][0]["sha256"]
+        # Link-state notices by hand, as a modem manager would send them.
+        notify = "import socket\nfor m in (b'link down', b'link up', b'noise'):\n" + (
+            "    socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(m, ('127.0.0.1', 4999))"
+        )
+        assert run(sys.executable, "-c", notify).wait(timeout=10) == 0
+        time.sleep(0.3)
         for p in procs[:2]:
             p.send_signal(signal.SIGTERM)
             p.wait(timeout=10)
         a, b = (json.loads(s.read_text()) for s in stats)
         assert a["stopped"] == b["stopped"] == "signal"
         assert a["bytes_up"] == b["bytes_down"] == 1_000_000
+        assert a["link_down_notices"] == a["link_up_notices"] == 1
     finally:
         for p in procs:
             if p.poll() is None:
