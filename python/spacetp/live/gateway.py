@@ -324,8 +324,11 @@ class Testbed(TornDown):
         self.procs.append(p)
         return p
 
-    def reports(self) -> dict:
-        """Stop the emulator and the gateways (SIGTERM) and collect their reports."""
+    def reports(self, settle: float = 0.0) -> dict:
+        """Stop the emulator and the gateways (SIGTERM) and collect their reports, after
+        `settle` seconds (time for the last FIN exchanges after the applications are done:
+        a lost ACK of a FIN is only repaired by a retransmission timeout)."""
+        time.sleep(settle)
         for p in self.procs[:3]:
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)

@@ -95,10 +95,12 @@ class GatewayNet(TornDown):
         self._set(f"net.ipv4.conf.{self.tun}.rp_filter", "0")
         # The routes of the TUN go with the device; rules must be deleted.
         _ip("route", "add", "default", "dev", self.tun, "table", str(TABLE_DIVERT))
+        # TCP, and SCPS-TP with compressed headers (IP protocol 105).
         for d in self.space:
-            rule = ["iif", d, "ipproto", "tcp", "lookup", str(TABLE_DIVERT)]
-            rule += ["priority", str(TABLE_DIVERT)]
-            self._do(["rule", "add", *rule], ["rule", "del", *rule])
+            for proto in ("tcp", "105"):
+                rule = ["iif", d, "ipproto", proto, "lookup", str(TABLE_DIVERT)]
+                rule += ["priority", str(TABLE_DIVERT)]
+                self._do(["rule", "add", *rule], ["rule", "del", *rule])
         if self.intercept:
             # The SCPS-TP segments gateway A writes into the TUN carry the same addresses and
             # ports as the intercepted kernel socket. TCP early demux would attach that socket

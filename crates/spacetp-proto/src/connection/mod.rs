@@ -143,6 +143,9 @@ pub struct Connection {
     own_mss: u32,
     /// The MSS the peer offered in its SYN (536 if none).
     peer_mss: u32,
+    /// Connection id offered in the SCPS capabilities option: the id of our compressed
+    /// headers (default: the low byte of the local port).
+    conn_id: u8,
 
     // Send side.
     iss: u32,
@@ -258,6 +261,7 @@ impl Connection {
             remote_port,
             own_mss: mss,
             peer_mss: mss,
+            conn_id: local_port as u8,
             iss,
             snd_una: 0,
             snd_nxt: 0,
@@ -441,6 +445,13 @@ impl Connection {
     pub fn bets_bytes_lost(&self) -> u64 {
         self.rx.skipped()
     }
+    /// Choose the connection id our SYN offers (and our compressed headers carry). Call
+    /// before the first segment; a gateway with many connections between the same two
+    /// addresses gives each its own, so the peer can tell their compressed headers apart.
+    pub fn set_connection_id(&mut self, id: u8) {
+        self.conn_id = id;
+    }
+
     /// Whether SCPS header compression was negotiated (both ends offered COMP).
     pub fn header_compression(&self) -> bool {
         self.scps.compression
@@ -1228,7 +1239,7 @@ impl Connection {
         if self.cfg.scps.enabled && (!passive || self.scps.scps) {
             o.scps_capabilities = Some(spacetp_wire::ScpsCapabilities {
                 vector: scps::offer(&self.cfg.scps),
-                connection_id: self.local_port as u8,
+                connection_id: self.conn_id,
             });
         }
         let offer_ts = self.cfg.timestamps && (!passive || self.ts_ok);
