@@ -923,10 +923,11 @@ impl Gateway {
                 // Compressed once both ends offered COMP (SYNs travel in full).
                 let comp = match (&mut f.comp_tx, f.conn.header_compression()) {
                     (Some(ctx), true) if t.hdr.flags & flags::SYN == 0 => {
-                        compress_with_payload(&t.hdr, payload, ctx).ok().map(|c| {
+                        let c = compress_with_payload(&t.hdr, payload, ctx).ok();
+                        if c.is_some() {
                             ctx.record(&t.hdr);
-                            c
-                        })
+                        }
+                        c
                     }
                     _ => None,
                 };
