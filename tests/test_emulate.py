@@ -54,7 +54,14 @@ def _namespaces() -> list[str]:
 class Emu:
     """One `spacetp emulate LINK --netns` process and the probes run in its namespaces."""
 
-    def __init__(self, tmp: Path, link: str, duration: float | None = None, realtime: bool = True):
+    def __init__(
+        self,
+        tmp: Path,
+        link: str,
+        duration: float | None = None,
+        realtime: bool = True,
+        extra: tuple[str, ...] = (),
+    ):
         self.file = tmp / "link.toml"
         self.file.write_text(link)
         self.stats = tmp / "stats.json"
@@ -62,6 +69,7 @@ class Emu:
         if duration is not None:
             cmd += ["--duration", str(duration)]
         cmd.append("--realtime" if realtime else "--no-realtime")
+        cmd += extra
         self.proc = subprocess.Popen(
             cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT
         )
@@ -140,8 +148,8 @@ class Emu:
 def emulator(tmp_path):
     started: list[Emu] = []
 
-    def start(link: str, duration: float | None = None) -> Emu:
-        e = Emu(tmp_path, link, duration)
+    def start(link: str, duration: float | None = None, extra: tuple[str, ...] = ()) -> Emu:
+        e = Emu(tmp_path, link, duration, extra=extra)
         started.append(e)
         e.wait_ready()
         return e
@@ -241,6 +249,53 @@ def test_outage_drops_everything_in_it(emulator):
     fwd = rep["directions"][0]
     assert fwd["outage_drops"] == 200 - len(got) > 60
     assert fwd["error_drops"] == fwd["queue_drops"] == 0
+
+
+LISTEN = """
+import json, socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], 4999))
+s.settimeout(5)
+print(json.dumps({"ready": True}), flush=True)
+got = []
+while len(got) < 2:
+    m, frm = s.recvfrom(100)
+    got.append([m.decode(), frm[0], time.time_ns()])
+print(json.dumps(got), flush=True)
+"""
+
+
+@needs_root
+def test_outage_is_announced_on_the_link(emulator):
+    """--link-state-port: each end's namespace gets 'link down' at the outage start and
+    'link up' at its end, as UDP from the other end's address (for spacetp gateway
+    --link-state-udp)."""
+    e = emulator(
+        '[[links]]\nbetween = ["a", "b"]\nrate = "10 Mb/s"\ndelay = "20 ms"\n'
+        'outages = [["1.0 s", "1.5 s"]]\n',
+        extra=("--link-state-port", "4999"),
+    )
+    ps = []
+    for ns, addr in ((e.ns_a, A), (e.ns_b, B)):
+        p = subprocess.Popen(
+            ["ip", "netns", "exec", ns, sys.executable, "-c", LISTEN, addr],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        e.probes.append(p)
+        assert json.loads(p.stdout.readline()) == {"ready": True}
+        ps.append(p)
+    for p, peer in zip(ps, (B, A), strict=True):
+        out, err = p.communicate(timeout=10)
+        got = json.loads(out)
+        assert [g[0] for g in got] == ["link down", "link up"], (got, err)
+        assert all(g[1] == peer for g in got)
+        # At the outage's start and end: 0.5 s apart, the first well after the start (the
+        # emulator's time 0 precedes t_ready by the time it takes to print a line).
+        rel = [(g[2] - e.t_ready) / 1e9 for g in got]
+        assert rel[0] > 0.6 and 0.45 < rel[1] - rel[0] < 0.75, rel
+    assert e.stop()["link_notices"] == 4
 
 
 @needs_root

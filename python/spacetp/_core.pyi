@@ -22,9 +22,11 @@ def emulate(
     duration_s: float | None = None,
     realtime: bool = False,
     notify: list[int] = ...,
+    notify_udp: tuple[int, str, str] | None = None,
 ) -> str:
     """Emulate the link between packet fds until duration_s or a signal; report as JSON.
-    Link-state notices (b"link down", b"link up") go to the datagram fds `notify`."""
+    Link-state notices (b"link down", b"link up") go to the datagram fds `notify`, and with
+    notify_udp=(port, address_a, address_b) as UDP datagrams on the link to each end."""
 
 def gateway_check(config_json: str) -> None:
     """Validate a gateway configuration; ValueError naming the bad setting."""

@@ -79,6 +79,15 @@ def register(app: typer.Typer) -> None:
                 "on a busy machine).",
             ),
         ] = True,
+        link_state_port: Annotated[
+            int | None,
+            typer.Option(
+                help="Announce each outage start and end as a UDP datagram ('link down' / "
+                "'link up') to this port of both namespaces' addresses.",
+                min=1,
+                max=65535,
+            ),
+        ] = None,
         check: Annotated[
             bool, typer.Option("--check", help="Only validate the link and describe it.")
         ] = False,
@@ -107,6 +116,7 @@ def register(app: typer.Typer) -> None:
                 duration=duration,
                 realtime=realtime,
                 say=lambda s: out.print(s, highlight=False, soft_wrap=True),
+                link_state_port=link_state_port,
             )
         except EmulateError as e:
             raise UserError(str(e)) from None

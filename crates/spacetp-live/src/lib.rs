@@ -264,6 +264,10 @@ pub struct Options {
     /// Datagram fds told of the link's state: [`LINK_DOWN`] when an outage starts and
     /// [`LINK_UP`] when it ends, as a ground station tells SCPS-TP (persist mode).
     pub notify: Vec<RawFd>,
+    /// Also announce on the link itself: a UDP datagram to this port of each end's address
+    /// (`(port, address of end a, address of end b)`), from the other end's address, written
+    /// to that end's fd, so a program in each end's namespace can listen for it.
+    pub notify_udp: Option<(u16, [u8; 4], [u8; 4])>,
 }
 
 /// The link-state notices written to [`Options::notify`] fds (one datagram each).
@@ -290,7 +294,29 @@ pub struct Emulator {
     transitions: Vec<(Time, bool)>,
     next_transition: usize,
     notify: Vec<RawFd>,
+    notify_udp: Option<(u16, [u8; 4], [u8; 4])>,
     notices_sent: u64,
+}
+
+/// An IPv4/UDP packet from `src` to `dst`, both ports `port`, carrying `data` (UDP checksum
+/// 0: none, which IPv4 allows).
+fn udp_packet(src: [u8; 4], dst: [u8; 4], port: u16, data: &[u8]) -> Vec<u8> {
+    let mut udp = Vec::with_capacity(8);
+    udp.extend_from_slice(&port.to_be_bytes());
+    udp.extend_from_slice(&port.to_be_bytes());
+    udp.extend_from_slice(&(8 + data.len() as u16).to_be_bytes());
+    udp.extend_from_slice(&[0, 0]);
+    let ip = spacetp_wire::Ipv4Params {
+        src,
+        dst,
+        protocol: spacetp_wire::PROTO_UDP,
+        id: 0,
+    };
+    let mut out = Vec::new();
+    // Cannot fail: the packet is far below the IPv4 size limit.
+    let _ =
+        spacetp_wire::encode_ipv4_packet(&ip, &udp, spacetp_wire::Payload::Bytes(data), &mut out);
+    out
 }
 
 pub(crate) fn set_nonblocking(fd: RawFd) -> Result<(), String> {
@@ -374,6 +400,7 @@ impl Emulator {
             transitions,
             next_transition: 0,
             notify: opts.notify.clone(),
+            notify_udp: opts.notify_udp,
             notices_sent: 0,
         })
     }
@@ -387,10 +414,17 @@ impl Emulator {
             }
             self.next_transition += 1;
             let msg = if up { LINK_UP } else { LINK_DOWN };
-            for &fd in &self.notify {
-                // SAFETY: writes our constant message to an fd the caller owns.
-                let n = unsafe { libc::write(fd, msg.as_ptr() as *const libc::c_void, msg.len()) };
-                if n == msg.len() as isize {
+            let mut out: Vec<(RawFd, Vec<u8>)> =
+                self.notify.iter().map(|&fd| (fd, msg.to_vec())).collect();
+            if let Some((port, a, b)) = self.notify_udp {
+                out.push((self.fds[0], udp_packet(b, a, port, msg)));
+                out.push((self.fds[1], udp_packet(a, b, port, msg)));
+            }
+            for (fd, bytes) in out {
+                // SAFETY: writes our own buffer to an fd the caller owns.
+                let n =
+                    unsafe { libc::write(fd, bytes.as_ptr() as *const libc::c_void, bytes.len()) };
+                if n == bytes.len() as isize {
                     self.notices_sent += 1;
                 }
             }
@@ -419,7 +453,7 @@ impl Emulator {
                 return true;
             }
             self.process_due(now);
-            if !self.notify.is_empty() {
+            if !self.notify.is_empty() || self.notify_udp.is_some() {
                 self.announce(now);
             }
             for d in 0..2 {
@@ -577,8 +611,8 @@ impl Emulator {
         if let Some(e) = self.end {
             until = until.min(e.saturating_sub(self.t0));
         }
-        if let (false, Some(&(t, _))) = (
-            self.notify.is_empty(),
+        if let (true, Some(&(t, _))) = (
+            !self.notify.is_empty() || self.notify_udp.is_some(),
             self.transitions.get(self.next_transition),
         ) {
             until = until.min(t);
@@ -719,7 +753,7 @@ mod tests {
 
     #[test]
     fn outages_are_announced_when_they_start_and_end() {
-        let (a_in, _a_out) = UnixDatagram::pair().unwrap();
+        let (a_in, a_out) = UnixDatagram::pair().unwrap();
         let (b_in, _b_out) = UnixDatagram::pair().unwrap();
         let (n_em, n_gw) = UnixDatagram::pair().unwrap();
         let sc = scenario(
@@ -728,6 +762,7 @@ mod tests {
         let opts = Options {
             duration: Some(500 * 1_000_000),
             notify: vec![n_em.as_raw_fd()],
+            notify_udp: Some((4999, [10, 77, 0, 1], [10, 77, 0, 2])),
             ..Default::default()
         };
         // Taken before the emulator's own clock starts, so a notice is never early against it.
@@ -750,7 +785,20 @@ mod tests {
         for ((_, t), want) in got.iter().zip([0.1, 0.2, 0.3, 0.35]) {
             assert!(*t >= want, "{got:?}");
         }
-        assert_eq!(em.report().link_notices, 4);
+        assert_eq!(em.report().link_notices, 12);
+        // On the link: end a got four IPv4/UDP packets from b's address to its own, port 4999.
+        let mut b = [0u8; 128];
+        let mut got = vec![];
+        while let Ok(n) = a_out.recv(&mut b) {
+            let d = spacetp_wire::decode_ipv4_udp(&b[..n]).unwrap();
+            assert_eq!((d.ip.src, d.ip.dst), ([10, 77, 0, 2], [10, 77, 0, 1]));
+            assert_eq!((d.src_port, d.dst_port), (4999, 4999));
+            got.push(b[d.payload_offset..d.payload_offset + d.payload_len].to_vec());
+            if got.len() == 4 {
+                break;
+            }
+        }
+        assert_eq!(got, [LINK_DOWN, LINK_UP, LINK_DOWN, LINK_UP]);
     }
 
     #[test]

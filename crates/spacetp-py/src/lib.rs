@@ -104,10 +104,12 @@ fn emulate_check(scenario_json: &str) -> PyResult<String> {
 
 /// Emulate the link of `scenario_json` between packet fds `fd_a` (end `between[0]`) and
 /// `fd_b` until `duration_s` has passed or a signal arrives (Ctrl-C stops the run and still
-/// returns). Link-state notices (`link down`, `link up`) go to the datagram fds `notify`.
-/// Returns the report as JSON text.
+/// returns). Link-state notices (`link down`, `link up`) go to the datagram fds `notify`,
+/// and with `notify_udp = (port, address_a, address_b)` also as UDP datagrams on the link to
+/// that port of each end. Returns the report as JSON text.
 #[pyfunction]
-#[pyo3(signature = (scenario_json, fd_a, fd_b, duration_s=None, realtime=false, notify=vec![]))]
+#[pyo3(signature = (scenario_json, fd_a, fd_b, duration_s=None, realtime=false, notify=vec![], notify_udp=None))]
+#[allow(clippy::too_many_arguments)]
 fn emulate(
     py: Python<'_>,
     scenario_json: &str,
@@ -116,11 +118,22 @@ fn emulate(
     duration_s: Option<f64>,
     realtime: bool,
     notify: Vec<i32>,
+    notify_udp: Option<(u16, String, String)>,
 ) -> PyResult<String> {
+    let addr = |s: &str| {
+        s.parse::<std::net::Ipv4Addr>()
+            .map(|a| a.octets())
+            .map_err(|_| PyValueError::new_err(format!("notify_udp: {s} is not an IPv4 address")))
+    };
+    let notify_udp = match notify_udp {
+        Some((port, a, b)) => Some((port, addr(&a)?, addr(&b)?)),
+        None => None,
+    };
     let opts = spacetp_live::Options {
         duration: duration_s.map(|s| (s.max(0.0) * 1e9) as u64),
         realtime,
         notify,
+        notify_udp,
     };
     let mut em = spacetp_live::Emulator::new(scenario_json, fd_a, fd_b, &opts)
         .map_err(PyValueError::new_err)?;

@@ -295,13 +295,17 @@ def run(
     duration: float | None = None,
     realtime: bool = False,
     notify: list[int] | None = None,
+    notify_udp: tuple[int, str, str] | None = None,
 ) -> dict:
     """Emulate between two packet fds until `duration` (s) or a signal; the report.
     Outage starts and ends are announced (b"link down", b"link up") on datagram fds
-    `notify`, as a ground station tells SCPS-TP."""
+    `notify`, as a ground station tells SCPS-TP, and with `notify_udp` = (port, address of
+    end a, address of end b) as UDP datagrams on the link to that port of each end."""
     from spacetp import _core
 
-    return json.loads(_core.emulate(scenario_json, fd_a, fd_b, duration, realtime, notify or []))
+    return json.loads(
+        _core.emulate(scenario_json, fd_a, fd_b, duration, realtime, notify or [], notify_udp)
+    )
 
 
 def emulate_netns(
@@ -310,8 +314,11 @@ def emulate_netns(
     duration: float | None = None,
     realtime: bool = False,
     say=print,
+    link_state_port: int | None = None,
 ) -> dict:
-    """Create the namespaces, emulate until `duration` or Ctrl-C/SIGTERM, tear down."""
+    """Create the namespaces, emulate until `duration` or Ctrl-C/SIGTERM, tear down. With
+    `link_state_port`, each outage start and end is announced to that UDP port of both
+    namespaces' addresses (`spacetp gateway --link-state-udp ADDRESS:PORT` listens)."""
     check_machine()
     remove_stale()
     mtu = min(int(d["mtu"]) for d in desc["directions"])
@@ -323,9 +330,16 @@ def emulate_netns(
         say("run programs in them, e.g.:")
         say(f"  ip netns exec {n.ns_b} python3 -m http.server 8000")
         say(f"  ip netns exec {n.ns_a} curl -o /dev/null http://{ADDR_B}:8000/")
+        notify_udp = None
+        if link_state_port is not None:
+            notify_udp = (link_state_port, ADDR_A, ADDR_B)
+            say(
+                f"link-state notices: UDP 'link down' / 'link up' to {ADDR_A}:{link_state_port}"
+                f" and {ADDR_B}:{link_state_port}"
+            )
         until = f"for {duration:g} s" if duration is not None else "until Ctrl-C"
         say(f"emulating {until}; Ctrl-C removes the namespaces and what runs in them")
-        report = run(scenario_json, n.fd_a, n.fd_b, duration, realtime)
+        report = run(scenario_json, n.fd_a, n.fd_b, duration, realtime, None, notify_udp)
         report["namespaces"] = [n.ns_a, n.ns_b]
         report["addresses"] = [ADDR_A, ADDR_B]
     return report
