@@ -214,10 +214,9 @@ def comparison(
     return {"rows": rows, "totals": totals}
 
 
-def d_toml(stop_s: float, protocol: str = "newreno", rate: str = "150 Mb/s") -> str:
+def d_toml(stop_s: float, protocol: str = "newreno") -> str:
     text = (ROOT / "benches" / "scenarios" / "D.toml").read_text()
     text = text.replace('stop = "100 s"', f'stop = "{stop_s:g} s"')
-    text = text.replace('rate = "150 Mb/s"', f'rate = "{rate}"')
     return text.replace('protocol = "newreno"', f'protocol = "{protocol}"')
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -10,6 +11,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+
+from spacetp.live.gateway_net import INTERCEPT_PORT
 
 
 def _rule(text: str, what: str) -> list:
@@ -59,7 +62,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
         intercept_port: Annotated[
             int, typer.Option(help="Port of the transparent socket that --intercept uses.")
-        ] = 5999,
+        ] = INTERCEPT_PORT,
         forward_original: Annotated[
             bool,
             typer.Option(
@@ -126,7 +129,7 @@ def register(app: typer.Typer) -> None:
         across the space link as SCPS-TP (spacetp-proto), and the peer gateway opens the
         kernel-TCP connection to the destination."""
         from spacetp.cli import UserError, out
-        from spacetp.live.gateway import check_config, run, udp_link
+        from spacetp.live.gateway import check_config, host_port, run, udp_link
 
         try:
             cfg = {
@@ -166,39 +169,32 @@ def register(app: typer.Typer) -> None:
         from spacetp.live.emulate import EmulateError
         from spacetp.live.gateway_net import GatewayNet
 
-        fd, net, ls, ls_sock = link_fd, None, link_state_fd, None
-        old = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGHUP)}
-        try:
-            if udp is not None:
-                here, _, there = udp.partition(",")
-                try:
-                    fd = udp_link(here, there)
-                except (OSError, ValueError) as e:
-                    raise UserError(f"--udp {udp}: {e}") from None
-            if tun is not None:
-                net = GatewayNet(tun, mtu, space_if or [], intercept or [], intercept_port)
-                net.__enter__()
-                fd = net.fd
-            if link_state_udp is not None:
-                host, _, port = link_state_udp.rpartition(":")
-                try:
-                    ls_sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-                    ls_sock.bind((host, int(port)))
-                except (OSError, ValueError) as e:
-                    raise UserError(f"--link-state-udp {link_state_udp}: {e}") from None
-                ls = ls_sock.fileno()
-            rep = run(cfg, fd, ls)
-        except (EmulateError, ValueError) as e:
-            raise UserError(str(e)) from None
-        finally:
-            for s, h in old.items():
-                signal.signal(s, h)
-            if udp is not None and fd is not None:
-                os.close(fd)
-            if net is not None:
-                net.close()
-            if ls_sock is not None:
-                ls_sock.close()
+        fd, ls = link_fd, link_state_fd
+        # Everything opened here is closed (and the plumbing undone) on the way out.
+        with contextlib.ExitStack() as undo:
+            old = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGHUP)}
+            undo.callback(lambda: [signal.signal(s, h) for s, h in old.items()])
+            try:
+                if udp is not None:
+                    here, _, there = udp.partition(",")
+                    try:
+                        fd = udp_link(here, there)
+                    except (OSError, ValueError) as e:
+                        raise UserError(f"--udp {udp}: {e}") from None
+                    undo.callback(os.close, fd)
+                if tun is not None:
+                    net = GatewayNet(tun, mtu, space_if or [], intercept or [], intercept_port)
+                    fd = undo.enter_context(net).fd
+                if link_state_udp is not None:
+                    sock = undo.enter_context(socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
+                    try:
+                        sock.bind(host_port(link_state_udp))
+                    except (OSError, ValueError) as e:
+                        raise UserError(f"--link-state-udp {link_state_udp}: {e}") from None
+                    ls = sock.fileno()
+                rep = run(cfg, fd, ls)
+            except (EmulateError, ValueError) as e:
+                raise UserError(str(e)) from None
         out.print(json.dumps(rep, indent=2), highlight=False)
         if stats is not None:
             stats.write_text(json.dumps(rep, indent=2) + "\n")

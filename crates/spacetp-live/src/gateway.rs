@@ -34,7 +34,7 @@ use spacetp_wire::{
 use std::collections::HashMap;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, SocketAddr, SocketAddrV4, TcpListener, TcpStream};
-use std::os::fd::{AsRawFd, FromRawFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 /// IP protocol number the SCPS-TP segments travel as (TCP with SCPS options, as the RI gateway).
 const PROTO: u8 = 6;
@@ -258,13 +258,10 @@ struct Flow {
     close_sent: bool,
     shut_wr: bool,
     finished_at: Option<Time>,
-    counted: bool,
     /// Header compression contexts of the two directions, set up from the SYNs (used once
     /// both ends offered COMP).
     comp_tx: Option<CompressionContext>,
     comp_rx: Option<CompressionContext>,
-    /// The connection id our SYN offers (our compressed headers carry it).
-    conn_id: u8,
 }
 
 impl Flow {
@@ -283,10 +280,8 @@ impl Flow {
             close_sent: false,
             shut_wr: false,
             finished_at: None,
-            counted: false,
             comp_tx: None,
             comp_rx: None,
-            conn_id: 0,
         }
     }
 
@@ -346,96 +341,29 @@ fn linger_zero(s: &TcpStream) {
         l_onoff: 1,
         l_linger: 0,
     };
-    // SAFETY: setsockopt on a socket we own with a linger struct we own.
-    unsafe {
-        libc::setsockopt(
-            s.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_LINGER,
-            &l as *const _ as *const libc::c_void,
-            std::mem::size_of::<libc::linger>() as libc::socklen_t,
-        )
-    };
+    set_opt(s.as_raw_fd(), libc::SOL_SOCKET, libc::SO_LINGER, &l).ok();
 }
 
-fn sockaddr(a: SocketAddrV4) -> libc::sockaddr_in {
-    libc::sockaddr_in {
-        sin_family: libc::AF_INET as libc::sa_family_t,
-        sin_port: a.port().to_be(),
-        sin_addr: libc::in_addr {
-            s_addr: u32::from_ne_bytes(a.ip().octets()),
-        },
-        sin_zero: [0; 8],
-    }
-}
-
-/// A listening socket with IP_TRANSPARENT set before bind, so it accepts connections that
-/// nftables `tproxy` redirects to it; each accepted socket's local address is the original
-/// destination. Needs CAP_NET_ADMIN.
-fn transparent_listener(at: SocketAddrV4) -> Result<TcpListener, String> {
-    let err = |what: &str| {
-        format!(
-            "intercept {at}: {what}: {}",
-            std::io::Error::last_os_error()
-        )
-    };
-    // SAFETY: socket(2) returns a new fd that we wrap (and so own) at once.
-    let fd = unsafe {
-        libc::socket(
-            libc::AF_INET,
-            libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
-            0,
-        )
-    };
-    if fd < 0 {
-        return Err(err("socket"));
-    }
-    // SAFETY: fd is a fresh socket nobody else owns.
-    let l = unsafe { TcpListener::from_raw_fd(fd) };
-    let one: libc::c_int = 1;
-    for (level, opt, what) in [
-        (libc::SOL_SOCKET, libc::SO_REUSEADDR, "SO_REUSEADDR"),
-        (
-            libc::SOL_IP,
-            libc::IP_TRANSPARENT,
-            "IP_TRANSPARENT (needs CAP_NET_ADMIN)",
-        ),
-    ] {
-        // SAFETY: setsockopt with an int we own.
-        let r = unsafe {
-            libc::setsockopt(
-                fd,
-                level,
-                opt,
-                &one as *const _ as *const libc::c_void,
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            )
-        };
-        if r < 0 {
-            return Err(err(what));
-        }
-    }
-    let sa = sockaddr(at);
-    // SAFETY: bind and listen with a sockaddr_in we own.
+/// setsockopt(2) with a value of type `T`.
+fn set_opt<T>(fd: RawFd, level: libc::c_int, opt: libc::c_int, v: &T) -> std::io::Result<()> {
+    // SAFETY: setsockopt reads size_of::<T>() bytes of a value we own.
     let r = unsafe {
-        libc::bind(
+        libc::setsockopt(
             fd,
-            &sa as *const _ as *const libc::sockaddr,
-            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+            level,
+            opt,
+            v as *const T as *const libc::c_void,
+            std::mem::size_of::<T>() as libc::socklen_t,
         )
     };
     if r < 0 {
-        return Err(err("bind"));
+        return Err(std::io::Error::last_os_error());
     }
-    // SAFETY: listen on our socket.
-    if unsafe { libc::listen(fd, 1024) } < 0 {
-        return Err(err("listen"));
-    }
-    Ok(l)
+    Ok(())
 }
 
-/// Start a non-blocking kernel-TCP connect.
-fn connect_nonblocking(to: SocketAddrV4) -> std::io::Result<TcpStream> {
+/// A new non-blocking, close-on-exec IPv4 TCP socket.
+fn tcp_socket() -> std::io::Result<OwnedFd> {
     // SAFETY: socket(2) returns a new fd that we wrap (and so own) at once.
     let fd = unsafe {
         libc::socket(
@@ -448,18 +376,60 @@ fn connect_nonblocking(to: SocketAddrV4) -> std::io::Result<TcpStream> {
         return Err(std::io::Error::last_os_error());
     }
     // SAFETY: fd is a fresh socket nobody else owns.
-    let s = unsafe { TcpStream::from_raw_fd(fd) };
-    let sa = sockaddr(to);
-    // SAFETY: connect with a sockaddr_in we own and its size.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// bind(2) or connect(2) (`call`) socket `fd` to `a`.
+fn to_addr(
+    fd: RawFd,
+    a: SocketAddrV4,
+    call: unsafe extern "C" fn(libc::c_int, *const libc::sockaddr, libc::socklen_t) -> libc::c_int,
+) -> std::io::Result<()> {
+    let sa = libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: a.port().to_be(),
+        sin_addr: libc::in_addr {
+            s_addr: u32::from_ne_bytes(a.ip().octets()),
+        },
+        sin_zero: [0; 8],
+    };
+    // SAFETY: the call reads a sockaddr_in we own, of the size we pass.
     let r = unsafe {
-        libc::connect(
+        call(
             fd,
             &sa as *const _ as *const libc::sockaddr,
             std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
         )
     };
     if r < 0 {
-        let e = std::io::Error::last_os_error();
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// A listening socket with IP_TRANSPARENT set before bind, so it accepts connections that
+/// nftables `tproxy` redirects to it; each accepted socket's local address is the original
+/// destination. Needs CAP_NET_ADMIN.
+fn transparent_listener(at: SocketAddrV4) -> Result<TcpListener, String> {
+    let err = |what: &str, e: std::io::Error| format!("intercept {at}: {what}: {e}");
+    let fd = tcp_socket().map_err(|e| err("socket", e))?;
+    let one: libc::c_int = 1;
+    set_opt(fd.as_raw_fd(), libc::SOL_SOCKET, libc::SO_REUSEADDR, &one)
+        .map_err(|e| err("SO_REUSEADDR", e))?;
+    set_opt(fd.as_raw_fd(), libc::SOL_IP, libc::IP_TRANSPARENT, &one)
+        .map_err(|e| err("IP_TRANSPARENT (needs CAP_NET_ADMIN)", e))?;
+    to_addr(fd.as_raw_fd(), at, libc::bind).map_err(|e| err("bind", e))?;
+    // SAFETY: listen on our socket.
+    if unsafe { libc::listen(fd.as_raw_fd(), 1024) } < 0 {
+        return Err(err("listen", std::io::Error::last_os_error()));
+    }
+    Ok(TcpListener::from(fd))
+}
+
+/// Start a non-blocking kernel-TCP connect.
+fn connect_nonblocking(to: SocketAddrV4) -> std::io::Result<TcpStream> {
+    let s = TcpStream::from(tcp_socket()?);
+    if let Err(e) = to_addr(s.as_raw_fd(), to, libc::connect) {
         if e.raw_os_error() != Some(libc::EINPROGRESS) {
             return Err(e);
         }
@@ -482,8 +452,10 @@ pub struct Gateway {
     next_port: u16,
     ip_id: u16,
     t0: Time,
+    /// Packets read from the link, packets written to it, and bytes read from a kernel socket.
     buf: Vec<u8>,
     out: Vec<u8>,
+    chunk: Vec<u8>,
     rep: GatewayReport,
     stopped: Option<String>,
 }
@@ -514,6 +486,7 @@ impl Gateway {
             t0: monotonic_ns(),
             buf: vec![0; 65_536],
             out: Vec::with_capacity(2048),
+            chunk: vec![0; CHUNK],
             rep: GatewayReport::default(),
             stopped: None,
         })
@@ -594,15 +567,18 @@ impl Gateway {
     }
 
     fn read_link(&mut self, now: Time) -> Result<(), String> {
+        // The buffer is taken out of `self` while its packets are handled (no copy each).
+        let mut buf = std::mem::take(&mut self.buf);
+        let r = self.read_packets(now, &mut buf);
+        self.buf = buf;
+        r
+    }
+
+    fn read_packets(&mut self, now: Time, buf: &mut [u8]) -> Result<(), String> {
         for _ in 0..256 {
             // SAFETY: reads into our own buffer.
-            let n = unsafe {
-                libc::read(
-                    self.link,
-                    self.buf.as_mut_ptr() as *mut libc::c_void,
-                    self.buf.len(),
-                )
-            };
+            let n =
+                unsafe { libc::read(self.link, buf.as_mut_ptr() as *mut libc::c_void, buf.len()) };
             if n < 0 {
                 let e = std::io::Error::last_os_error();
                 return match e.raw_os_error() {
@@ -614,8 +590,7 @@ impl Gateway {
                 return Err("the link fd was closed".into());
             }
             self.rep.packets_in += 1;
-            let pkt = self.buf[..n as usize].to_vec();
-            self.on_packet(now, &pkt);
+            self.on_packet(now, &buf[..n as usize]);
         }
         Ok(())
     }
@@ -698,17 +673,12 @@ impl Gateway {
                 Some(key.0)
             };
             let iss = (monotonic_ns() as u32).wrapping_mul(2_654_435_761);
-            let mut conn =
-                Connection::listen(&self.cfg.tcp, self.cfg.mss, h.dst_port, h.src_port, iss);
-            conn.set_manual_read();
-            let conn_id = self.free_conn_id(key, h.dst_port);
-            conn.set_connection_id(conn_id);
+            let conn = self.connection(key, iss, Connection::listen);
             let (sock, ok) = match dest.map(connect_nonblocking) {
                 Some(Ok(s)) => (Some(s), true),
                 _ => (None, false),
             };
             let mut f = Flow::new(conn, sock, true);
-            f.conn_id = conn_id;
             if ok {
                 self.rep.admitted += 1;
             } else {
@@ -760,38 +730,39 @@ impl Gateway {
                     continue;
                 }
                 let iss = (now as u32 ^ (key.0.port() as u32) << 16).wrapping_mul(2_654_435_761);
-                let mut conn = Connection::connect(
-                    &self.cfg.tcp,
-                    self.cfg.mss,
-                    key.0.port(),
-                    key.1.port(),
-                    iss,
-                );
-                conn.set_manual_read();
-                let conn_id = self.free_conn_id(key, key.0.port());
-                conn.set_connection_id(conn_id);
-                let mut f = Flow::new(conn, Some(s), false);
-                f.conn_id = conn_id;
-                self.flows.insert(key, f);
+                let conn = self.connection(key, iss, Connection::connect);
+                self.flows.insert(key, Flow::new(conn, Some(s), false));
                 self.rep.accepted += 1;
             }
         }
     }
 
-    /// A connection id for a new flow with addresses `key`: its local port's low byte, or
-    /// the next one no other flow between the same two addresses uses, so that the peer can
-    /// tell their compressed headers apart.
-    fn free_conn_id(&self, key: Key, port: u16) -> u8 {
+    /// The SCPS-TP connection of a new flow with addresses `key` (`open` is
+    /// `Connection::connect` or `Connection::listen`). Payload stays in the flow
+    /// (manual reads). Its connection id is its local port's low byte, or the next one no
+    /// other flow between the same two addresses uses, so that the peer can tell their
+    /// compressed headers apart.
+    fn connection(
+        &self,
+        key: Key,
+        iss: u32,
+        open: fn(&TcpConfig, u32, u16, u16, u32) -> Connection,
+    ) -> Connection {
+        let mut conn = open(&self.cfg.tcp, self.cfg.mss, key.0.port(), key.1.port(), iss);
+        conn.set_manual_read();
         let used: std::collections::HashSet<u8> = self
             .flows
             .iter()
             .filter(|(k, _)| k.0.ip() == key.0.ip() && k.1.ip() == key.1.ip())
-            .map(|(_, f)| f.conn_id)
+            .map(|(_, f)| f.conn.connection_id())
             .collect();
-        (0..=255u8)
-            .map(|i| (port as u8).wrapping_add(i))
+        let first = key.0.port() as u8;
+        let id = (0..=255u8)
+            .map(|i| first.wrapping_add(i))
             .find(|id| !used.contains(id))
-            .unwrap_or(port as u8)
+            .unwrap_or(first);
+        conn.set_connection_id(id);
+        conn
     }
 
     /// Addresses of a new flow of an explicit listener: a free local port (from 49152) to
@@ -810,7 +781,7 @@ impl Gateway {
     }
 
     fn service(&mut self, now: Time) {
-        let mut tmp = vec![0u8; CHUNK];
+        let tmp = &mut self.chunk;
         let mut dead = Vec::new();
         self.rep.max_flows = self.rep.max_flows.max(self.flows.len() as u64);
         for (&key, f) in self.flows.iter_mut() {
@@ -840,7 +811,7 @@ impl Gateway {
                     f.stage.drain(..n);
                 }
                 while f.stage.is_empty() && !f.sock_eof {
-                    match s.read(&mut tmp) {
+                    match s.read(tmp) {
                         Ok(0) => f.sock_eof = true,
                         Ok(n) => {
                             self.rep.bytes_up += n as u64;
@@ -973,13 +944,10 @@ impl Gateway {
                 || (f.conn.is_finished() && f.conn.readable() == 0 && f.shut_wr);
             if done && f.finished_at.is_none() {
                 f.finished_at = Some(now);
-                if !f.counted {
-                    f.counted = true;
-                    if f.aborted() {
-                        self.rep.reset += 1;
-                    } else {
-                        self.rep.closed += 1;
-                    }
+                if f.aborted() {
+                    self.rep.reset += 1;
+                } else {
+                    self.rep.closed += 1;
                 }
                 if let Some(s) = f.sock.take() {
                     if f.aborted() {
@@ -1081,11 +1049,53 @@ mod tests {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
 
-    fn scenario(link: &str) -> String {
-        format!(
-            r#"{{"seed": 7, "nodes": [{{"name": "a"}}, {{"name": "b"}}],
-                "links": [{{"between": ["a", "b"], {link}}}]}}"#
-        )
+    /// The emulator and two gateways, each in a thread, joined by datagram socket pairs.
+    struct Running {
+        stop: Arc<AtomicBool>,
+        em: std::thread::JoinHandle<crate::Report>,
+        gws: Vec<std::thread::JoinHandle<GatewayReport>>,
+    }
+
+    impl Running {
+        fn start(link: &str, a: GatewayConfig, b: GatewayConfig) -> Self {
+            let (ga, ea) = UnixDatagram::pair().unwrap();
+            let (gb, eb) = UnixDatagram::pair().unwrap();
+            let stop = Arc::new(AtomicBool::new(false));
+            let sc = crate::tests::scenario(7, link);
+            let st = stop.clone();
+            let em = std::thread::spawn(move || {
+                let mut e = Emulator::new(&sc, ea.as_raw_fd(), eb.as_raw_fd(), &Options::default())
+                    .unwrap();
+                while !st.load(Ordering::Relaxed) && e.run_for(20 * MS) {}
+                e.report()
+            });
+            let gws = [(a, ga), (b, gb)]
+                .into_iter()
+                .map(|(cfg, fd)| {
+                    let st = stop.clone();
+                    std::thread::spawn(move || {
+                        let mut g = Gateway::new(cfg, fd.as_raw_fd()).unwrap();
+                        while !st.load(Ordering::Relaxed) && g.run_for(20 * MS) {}
+                        g.report()
+                    })
+                })
+                .collect();
+            Running { stop, em, gws }
+        }
+
+        /// Stop everything; the gateways' reports (A, B).
+        fn finish(self) -> Vec<GatewayReport> {
+            self.stop.store(true, Ordering::Relaxed);
+            let reps = self.gws.into_iter().map(|g| g.join().unwrap()).collect();
+            self.em.join().unwrap();
+            reps
+        }
+    }
+
+    /// A free local port (bound, then released).
+    fn free_port() -> u16 {
+        let probe = TcpListener::bind("127.0.0.1:0").unwrap();
+        probe.local_addr().unwrap().port()
     }
 
     fn config(profile: &str, local: [u8; 4], peer: [u8; 4]) -> GatewayConfig {
@@ -1130,45 +1140,26 @@ mod tests {
         size: usize,
         original: bool,
     ) -> Vec<GatewayReport> {
-        let (ga, ea) = UnixDatagram::pair().unwrap();
-        let (gb, eb) = UnixDatagram::pair().unwrap();
-        let stop = Arc::new(AtomicBool::new(false));
         let server = TcpListener::bind("127.0.0.1:0").unwrap();
         let sport = server.local_addr().unwrap().port();
-        let probe = TcpListener::bind("127.0.0.1:0").unwrap();
-        let aport = probe.local_addr().unwrap().port();
-        drop(probe);
-        let sc = scenario(link);
-        let st = stop.clone();
-        let em = std::thread::spawn(move || {
-            let mut e =
-                Emulator::new(&sc, ea.as_raw_fd(), eb.as_raw_fd(), &Options::default()).unwrap();
-            while !st.load(Ordering::Relaxed) && e.run_for(20 * MS) {}
-            e.report()
-        });
-        let mut b = config(profile, [10, 77, 0, 2], [10, 77, 0, 1]);
-        let mut a = if original {
-            b.forward_original = true;
-            // Gateway A addresses the server itself (127.0.0.1:sport), not gateway B.
-            let mut a = config(profile, [10, 77, 0, 1], [127, 0, 0, 1]);
-            a.listen = vec![(SocketAddrV4::new(Ipv4Addr::LOCALHOST, aport), sport)];
-            a
+        let aport = free_port();
+        let local = |port| SocketAddrV4::new(Ipv4Addr::LOCALHOST, port);
+        // With `original`, gateway A addresses the server itself (127.0.0.1:sport), not B.
+        let peer_of_a = if original {
+            [127, 0, 0, 1]
         } else {
-            b.forward = vec![(7000, SocketAddrV4::new(Ipv4Addr::LOCALHOST, sport))];
-            config(profile, [10, 77, 0, 1], [10, 77, 0, 2])
+            [10, 77, 0, 2]
         };
-        if !original {
-            a.listen = vec![(SocketAddrV4::new(Ipv4Addr::LOCALHOST, aport), 7000)];
+        let mut a = config(profile, [10, 77, 0, 1], peer_of_a);
+        let mut b = config(profile, [10, 77, 0, 2], [10, 77, 0, 1]);
+        if original {
+            a.listen = vec![(local(aport), sport)];
+            b.forward_original = true;
+        } else {
+            a.listen = vec![(local(aport), 7000)];
+            b.forward = vec![(7000, local(sport))];
         }
-        let mut gws = Vec::new();
-        for (cfg, fd) in [(a, ga), (b, gb)] {
-            let st = stop.clone();
-            gws.push(std::thread::spawn(move || {
-                let mut g = Gateway::new(cfg, fd.as_raw_fd()).unwrap();
-                while !st.load(Ordering::Relaxed) && g.run_for(20 * MS) {}
-                g.report()
-            }));
-        }
+        let running = Running::start(link, a, b);
         let srv = std::thread::spawn(move || {
             let mut hs = Vec::new();
             for _ in 0..flows {
@@ -1208,9 +1199,7 @@ mod tests {
             assert!(g == w, "received bytes differ");
         }
         std::thread::sleep(std::time::Duration::from_millis(300));
-        stop.store(true, Ordering::Relaxed);
-        let reps: Vec<_> = gws.into_iter().map(|g| g.join().unwrap()).collect();
-        em.join().unwrap();
+        let reps = running.finish();
         assert_eq!(reps[0].accepted, flows as u64);
         assert_eq!(reps[1].admitted, flows as u64);
         assert_eq!(reps[1].bytes_down, (flows * size) as u64);
@@ -1301,31 +1290,11 @@ mod tests {
 
     #[test]
     fn refused_port_resets_the_client() {
-        let (ga, ea) = UnixDatagram::pair().unwrap();
-        let (gb, eb) = UnixDatagram::pair().unwrap();
-        let stop = Arc::new(AtomicBool::new(false));
-        let sc = scenario(r#""rate": "10 Mb/s", "delay": "2 ms""#);
-        let st = stop.clone();
-        let em = std::thread::spawn(move || {
-            let mut e =
-                Emulator::new(&sc, ea.as_raw_fd(), eb.as_raw_fd(), &Options::default()).unwrap();
-            while !st.load(Ordering::Relaxed) && e.run_for(20 * MS) {}
-        });
-        let probe = TcpListener::bind("127.0.0.1:0").unwrap();
-        let aport = probe.local_addr().unwrap().port();
-        drop(probe);
+        let aport = free_port();
         let mut a = config("scps-tp", [10, 77, 0, 1], [10, 77, 0, 2]);
         a.listen = vec![(SocketAddrV4::new(Ipv4Addr::LOCALHOST, aport), 7001)];
         let b = config("scps-tp", [10, 77, 0, 2], [10, 77, 0, 1]);
-        let mut gws = Vec::new();
-        for (cfg, fd) in [(a, ga), (b, gb)] {
-            let st = stop.clone();
-            gws.push(std::thread::spawn(move || {
-                let mut g = Gateway::new(cfg, fd.as_raw_fd()).unwrap();
-                while !st.load(Ordering::Relaxed) && g.run_for(20 * MS) {}
-                g.report()
-            }));
-        }
+        let running = Running::start(r#""rate": "10 Mb/s", "delay": "2 ms""#, a, b);
         let mut s = connect(aport);
         s.set_read_timeout(Some(std::time::Duration::from_secs(5)))
             .unwrap();
@@ -1335,9 +1304,7 @@ mod tests {
             matches!(&r, Err(e) if e.kind() == ErrorKind::ConnectionReset),
             "{r:?}"
         );
-        stop.store(true, Ordering::Relaxed);
-        let reps: Vec<_> = gws.into_iter().map(|g| g.join().unwrap()).collect();
-        em.join().unwrap();
+        let reps = running.finish();
         assert_eq!(reps[1].refused, 1);
         assert_eq!(reps[0].reset, 1);
     }

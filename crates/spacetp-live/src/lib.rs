@@ -498,21 +498,20 @@ impl Emulator {
     fn tx_done(&mut self, d: usize, t: Time) {
         let dir = &mut self.dirs[d];
         dir.done_at = None;
-        let Some(id) = dir.link.wire_packet() else {
+        let Some(end) = dir.link.end_tx(t) else {
             return;
         };
-        let size = self.store.len(id);
-        match dir.link.end_tx(t, size) {
-            Some(TxEnd::Lost(id)) => {
+        match end {
+            TxEnd::Lost(id) => {
                 self.store.remove(id);
             }
             // Flip the low bit of the last byte: the transport checksum of the receiving
             // kernel (which covers the whole segment) discards it.
-            Some(TxEnd::Propagating {
+            TxEnd::Propagating {
                 id,
                 corrupted: true,
                 ..
-            }) => {
+            } => {
                 if let Some(b) = self.store.bufs[id as usize].last_mut() {
                     *b ^= 1;
                 }
@@ -724,9 +723,10 @@ mod tests {
     use std::os::fd::AsRawFd;
     use std::os::unix::net::UnixDatagram;
 
-    fn scenario(link: &str) -> String {
+    /// A one-link scenario (JSON) between nodes a and b; `link` is the link's fields.
+    pub(crate) fn scenario(seed: u64, link: &str) -> String {
         format!(
-            r#"{{"seed": 1, "nodes": [{{"name": "a"}}, {{"name": "b"}}],
+            r#"{{"seed": {seed}, "nodes": [{{"name": "a"}}, {{"name": "b"}}],
                 "links": [{{"between": ["a", "b"], {link}}}]}}"#
         )
     }
@@ -735,7 +735,7 @@ mod tests {
     fn with_link(link: &str, dur_ms: u64, f: impl FnOnce(&UnixDatagram, &UnixDatagram)) -> Report {
         let (a_out, a_in) = UnixDatagram::pair().unwrap();
         let (b_out, b_in) = UnixDatagram::pair().unwrap();
-        let sc = scenario(link);
+        let sc = scenario(1, link);
         let (fa, fb) = (a_in.as_raw_fd(), b_in.as_raw_fd());
         let h = std::thread::spawn(move || {
             let opts = Options {
@@ -757,6 +757,7 @@ mod tests {
         let (b_in, _b_out) = UnixDatagram::pair().unwrap();
         let (n_em, n_gw) = UnixDatagram::pair().unwrap();
         let sc = scenario(
+            1,
             r#""rate": "1 Mb/s", "delay": "1 ms", "outages": [["0.1 s", "0.2 s"], ["0.3 s", "0.35 s"]]"#,
         );
         let opts = Options {
@@ -804,6 +805,7 @@ mod tests {
     #[test]
     fn bad_link_names_the_field() {
         let e = link_from_json(&scenario(
+            1,
             r#""rate": "1 Mb/s", "delay": "1 ms", "errors": {"per": 2}"#,
         ))
         .err()

@@ -90,8 +90,8 @@ pub struct LinkDir {
     pub queue_low: VecDeque<PacketId>,
     pub priority: bool,
     pub queue_bytes: u64,
-    /// The packet being serialised and when it started.
-    pub on_wire: Option<(PacketId, Time)>,
+    /// The packet being serialised, when it started, and its size.
+    pub on_wire: Option<(PacketId, Time, u32)>,
     /// Packets propagating, with their arrival times (non-decreasing).
     pub pipe: VecDeque<(Time, PacketId)>,
     pub last_arrival: Time,
@@ -172,16 +172,16 @@ impl LinkDir {
 
     /// Start serialising `id` at `now`; returns when its last bit leaves.
     pub fn begin_tx(&mut self, id: PacketId, size: u32, now: Time) -> Time {
-        self.on_wire = Some((id, now));
+        self.on_wire = Some((id, now, size));
         self.stats.tx_packets += 1;
         self.stats.tx_bytes += size as u64;
         now + self.tx_time(size)
     }
 
-    /// The packet on the wire (of `size` bytes) finished at `now`: outage, error model, then
-    /// propagation (packets leave the pipe in order). None if nothing was on the wire.
-    pub fn end_tx(&mut self, now: Time, size: u32) -> Option<TxEnd> {
-        let (id, started) = self.on_wire.take()?;
+    /// The packet on the wire finished at `now`: outage, error model, then propagation
+    /// (packets leave the pipe in order). None if nothing was on the wire.
+    pub fn end_tx(&mut self, now: Time) -> Option<TxEnd> {
+        let (id, started, size) = self.on_wire.take()?;
         let mut corrupted = false;
         if self.is_down(started) || self.is_down(now) {
             self.stats.outage_drops += 1;
@@ -208,11 +208,6 @@ impl LinkDir {
             corrupted,
             head,
         })
-    }
-
-    /// The packet on the wire, if any.
-    pub fn wire_packet(&self) -> Option<PacketId> {
-        self.on_wire.map(|(id, _)| id)
     }
 
     /// Next packet to transmit (normal before low priority), taken off the queue;

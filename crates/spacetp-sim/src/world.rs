@@ -495,21 +495,19 @@ impl World {
     fn tx_done(&mut self, ld: u32) {
         let now = self.now;
         let l = &mut self.b.links[ld as usize];
-        let Some(id) = l.wire_packet() else {
+        let Some(end) = l.end_tx(now) else {
             return;
         };
-        let size = self.slab.get(id).size;
-        match l.end_tx(now, size) {
-            None => return,
-            Some(TxEnd::Lost(id)) => {
+        match end {
+            TxEnd::Lost(id) => {
                 self.slab.remove(id);
             }
-            Some(TxEnd::Propagating {
+            TxEnd::Propagating {
                 id,
                 at,
                 corrupted,
                 head,
-            }) => {
+            } => {
                 if corrupted {
                     self.slab.get_mut(id).corrupted = true;
                 }

@@ -15,9 +15,6 @@ from types import ModuleType
 from spacetp.experiments import papers as _papers
 from spacetp.scenario import ScenarioError
 
-# Papers of the project whose reproduction needs what is not built yet (none left).
-PLANNED: dict[str, str] = {}
-
 
 class UnknownPaper(ScenarioError):
     """A paper name the registry does not have: one line, exit code 2."""
@@ -36,10 +33,6 @@ def get(name: str) -> ModuleType:
     if name in names:
         return importlib.import_module(f"spacetp.experiments.papers.{name}")
     have = ", ".join([*names, "all"])
-    if name in PLANNED:
-        raise UnknownPaper(
-            f"paper '{name}' is not reproduced yet ({PLANNED[name]}); available: {have}"
-        )
     raise UnknownPaper(f"unknown paper '{name}'; available: {have}")
 
 

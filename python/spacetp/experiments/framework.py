@@ -334,6 +334,15 @@ def verdict_counts(verdicts: list[Verdict]) -> dict[str, int]:
     return counts
 
 
+def select(s, **where):
+    """Rows of the summary matching every column = value (floats compared exactly: the same
+    grid values go in and come out)."""
+    m = np.ones(len(s), dtype=bool)
+    for k, v in where.items():
+        m &= s[k].to_numpy() == v
+    return s[m]
+
+
 def geomean(xs) -> float:
     xs = np.asarray(xs, dtype=float)
     return float(np.exp(np.mean(np.log(xs)))) if len(xs) and np.all(xs > 0) else math.nan

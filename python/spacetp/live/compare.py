@@ -58,19 +58,30 @@ c.recv(1)
 """
 
 
+def _received(r: dict, nbytes: int) -> dict:
+    """What the receiver saw (`bytes`, `t0`, `t1`) as the result of a case."""
+    el = r["t1"] - r["t0"]
+    return {
+        "bytes": r["bytes"],
+        "seconds": el,
+        "goodput_bps": r["bytes"] * 8 / el,
+        "finished": r["bytes"] == nbytes,
+    }
+
+
 def kernel_case(link: str, cc: str, nbytes: int, cap: float, tmp: Path, out: dict) -> None:
     """Kernel TCP end to end over the emulated link (spacetp emulate's two namespaces)."""
     from spacetp.live.emulate import ADDR_B, Netns, load_link
+    from spacetp.live.gateway import _exe
 
     f = tmp / f"link-{cc}.toml"
     f.write_text(link)
     sc_json = load_link(f)[0]
     with Netns(tag=f"{os.getpid()}{cc[0]}") as n:
         (tmp / f"link-{cc}.json").write_text(sc_json)
-        code = "import sys; from spacetp.live.gateway import _main; _main(sys.argv[1:])"
         emu = subprocess.Popen(
-            [sys.executable, "-c", code, "--emulate", str(tmp / f"link-{cc}.json"),
-             str(n.fd_a), str(n.fd_b), str(tmp / f"emu-{cc}.json")],
+            [*_exe(), "--emulate", str(tmp / f"link-{cc}.json"), str(n.fd_a), str(n.fd_b),
+             str(tmp / f"emu-{cc}.json")],
             pass_fds=(n.fd_a, n.fd_b),
         )  # fmt: skip
         try:
@@ -89,13 +100,7 @@ def kernel_case(link: str, cc: str, nbytes: int, cap: float, tmp: Path, out: dic
         finally:
             emu.send_signal(signal.SIGTERM)
             emu.wait(timeout=10)
-    el = r["t1"] - r["t0"]
-    out[f"kernel {cc}"] = {
-        "bytes": r["bytes"],
-        "seconds": el,
-        "goodput_bps": r["bytes"] * 8 / el,
-        "finished": r["bytes"] == nbytes,
-    }
+    out[f"kernel {cc}"] = _received(r, nbytes)
 
 
 def gateway_case(link: str, gw: dict, nbytes: int, cap: float, tmp: Path, out: dict) -> None:
@@ -112,13 +117,9 @@ def gateway_case(link: str, gw: dict, nbytes: int, cap: float, tmp: Path, out: d
         r = json.loads(rx.communicate(timeout=cap + 30)[0])
         tx.wait(timeout=30)
         reps = tb.reports()
-    el = r["t1"] - r["t0"]
     sim = predict(link, gw, nbytes)
     out[name] = {
-        "bytes": r["bytes"],
-        "seconds": el,
-        "goodput_bps": r["bytes"] * 8 / el,
-        "finished": r["bytes"] == nbytes,
+        **_received(r, nbytes),
         "simulator_goodput_bps": sim["goodput_bps"],
         "simulator_seconds": sim["completion_s"],
         "retransmitted_segments": reps.get("gateway_a", {}).get("retransmitted_segments"),

@@ -135,6 +135,28 @@ def open_tun(name: str) -> int:
     return fd
 
 
+def ns_sysctl(ns: str, *settings: str) -> None:
+    """Set sysctls (`key=value`) inside namespace `ns`; failures are ignored."""
+    for kv in settings:
+        subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-q", "-w", kv], capture_output=True)
+
+
+def tun_in_namespace(ns: str, tmp: str, name: str, addr: str, peer: str, mtu: int) -> int:
+    """A TUN device created in the root namespace as `tmp`, moved into `ns` and renamed
+    `name`, addressed point-to-point (`addr` <-> `peer`) and up; returns its fd."""
+    fd = open_tun(tmp)
+    try:
+        _ip("link", "set", "dev", tmp, "netns", ns)
+        _ip("-n", ns, "link", "set", "dev", tmp, "name", name)
+        _ip("-n", ns, "link", "set", "dev", name, "mtu", str(mtu))
+        _ip("-n", ns, "addr", "add", addr, "peer", f"{peer}/32", "dev", name)
+        _ip("-n", ns, "link", "set", "dev", name, "up")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def namespaces() -> list[str]:
     r = _ip("netns", "list", check=False)
     return [ln.split()[0] for ln in r.stdout.splitlines() if ln.strip()]
@@ -235,31 +257,13 @@ class Netns(TornDown):
         ):
             _ip("netns", "add", ns)
             self.created.append(ns)
-            tmp = f"stp{self.tag[-9:]}{end}"
-            fd = open_tun(tmp)
+            # IPv6 off inside: no router solicitations or DAD mixed into the measured traffic.
+            ns_sysctl(ns, "net.ipv6.conf.all.disable_ipv6=1")
+            fd = tun_in_namespace(ns, f"stp{self.tag[-9:]}{end}", DEVICE, addr, peer, self.mtu)
             if end == "a":
                 self.fd_a = fd
             else:
                 self.fd_b = fd
-            _ip("link", "set", "dev", tmp, "netns", ns)
-            _ip("-n", ns, "link", "set", "dev", tmp, "name", DEVICE)
-            _ip("-n", ns, "link", "set", "dev", DEVICE, "mtu", str(self.mtu))
-            # IPv6 off inside: no router solicitations or DAD mixed into the measured traffic.
-            subprocess.run(
-                [
-                    "ip",
-                    "netns",
-                    "exec",
-                    ns,
-                    "sysctl",
-                    "-q",
-                    "-w",
-                    "net.ipv6.conf.all.disable_ipv6=1",
-                ],
-                capture_output=True,
-            )
-            _ip("-n", ns, "addr", "add", addr, "peer", f"{peer}/32", "dev", DEVICE)
-            _ip("-n", ns, "link", "set", "dev", DEVICE, "up")
             _ip("-n", ns, "link", "set", "dev", "lo", "up")
 
     def close(self) -> None:

@@ -43,8 +43,10 @@ from spacetp.live.emulate import (
     check_machine,
     delete_namespace,
     load_link,
-    open_tun,
+    ns_sysctl,
+    tun_in_namespace,
 )
+from spacetp.live.gateway_net import INTERCEPT_PORT
 
 # Not `stp-`: `spacetp emulate` deletes `stp-<pid>-*` namespaces it finds stale (dead pid and
 # no TUN device), and a testbed's namespaces have no TUN device.
@@ -71,17 +73,18 @@ def run(cfg: dict, link_fd: int, link_state_fd: int | None = None) -> dict:
     return json.loads(_core.gateway(json.dumps(cfg), link_fd, link_state_fd))
 
 
+def host_port(s: str) -> tuple[str, int]:
+    """`ADDRESS:PORT` as (address, port); ValueError if the port is not a number."""
+    host, _, port = s.rpartition(":")
+    return host, int(port)
+
+
 def udp_link(local: str, peer: str) -> int:
     """A UDP socket bound to `local` and connected to `peer` (both ADDRESS:PORT): the link fd
     of UDP encapsulation. The caller owns the returned fd."""
-
-    def split(s: str) -> tuple[str, int]:
-        host, _, port = s.rpartition(":")
-        return host, int(port)
-
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.bind(split(local))
-    s.connect(split(peer))
+    s.bind(host_port(local))
+    s.connect(host_port(peer))
     return s.detach()
 
 
@@ -109,13 +112,6 @@ def _interrupt(signum, frame):
 
 def _exe() -> list[str]:
     return [sys.executable, "-m", "spacetp.live.gateway"]
-
-
-def _ns_sysctl(ns: str, *kv: str) -> None:
-    for x in kv:
-        subprocess.run(
-            ["ip", "netns", "exec", ns, "sysctl", "-q", "-w", x], capture_output=True, check=False
-        )
 
 
 @dataclass
@@ -153,7 +149,7 @@ class Testbed(TornDown):
             ns = self.ns(role)
             _ip("netns", "add", ns)
             self.created.append(ns)
-            _ns_sysctl(ns, "net.ipv6.conf.all.disable_ipv6=1")
+            ns_sysctl(ns, "net.ipv6.conf.all.disable_ipv6=1")
             _ip("-n", ns, "link", "set", "dev", "lo", "up")
         for left, right, la, ra in (
             ("cli", "gwa", CLI_ADDR, GWA_ADDR),
@@ -187,7 +183,7 @@ class Testbed(TornDown):
         ]
         notify = [p[0].fileno() for p in pairs]
         args = ["--emulate", str(link), str(fa), str(fb), str(self.emu_stats), *map(str, notify)]
-        self._spawn(None, args, (fa, fb, *notify))
+        self._spawn(None, [*_exe(), *args], (fa, fb, *notify))
         for p in pairs:
             p[0].close()
         return [p[1].detach() for p in pairs]
@@ -202,11 +198,7 @@ class Testbed(TornDown):
                 ("gwb", LINK_B, LINK_A, "10.78.1.0/24"),
             ):
                 ns, tmp = self.ns(role), f"sg{self.tag[-8:]}{role[2]}s"
-                fds.append(open_tun(tmp))
-                _ip("link", "set", "dev", tmp, "netns", ns)
-                _ip("-n", ns, "link", "set", "dev", tmp, "name", "space0")
-                _ip("-n", ns, "addr", "add", addr, "peer", f"{peer}/32", "dev", "space0")
-                _ip("-n", ns, "link", "set", "dev", "space0", "up")
+                fds.append(tun_in_namespace(ns, tmp, "space0", addr, peer, 1500))
                 _ip("-n", ns, "route", "add", far, "dev", "space0")
             _ip("-n", self.ns("cli"), "route", "add", "default", "via", GWA_ADDR)
             _ip("-n", self.ns("srv"), "route", "add", "default", "via", GWB_ADDR)
@@ -236,22 +228,14 @@ class Testbed(TornDown):
             self.gw_stats.append(f)
             cmd = [sys.executable, "-m", "spacetp.cli", "gateway", "--tun", "scps0"]
             cmd += ["--space-if", "space0", *common, *args, "--stats", str(f)]
-            fds: tuple[int, ...] = ()
-            if notice:
-                cmd += ["--link-state-fd", str(notice[i])]
-                fds = (notice[i],)
-            self.procs.append(
-                subprocess.Popen(
-                    ["ip", "netns", "exec", self.ns(role), *cmd],
-                    stdout=subprocess.DEVNULL,
-                    pass_fds=fds,
-                )
-            )
+            fds = tuple(notice[i : i + 1])
+            cmd += [x for fd in fds for x in ("--link-state-fd", str(fd))]
+            self._spawn(self.ns(role), cmd, fds, stdout=subprocess.DEVNULL)
 
     @property
     def _a_port(self) -> int:
         """Where gateway A accepts: its explicit port, or the transparent socket's."""
-        return 5999 if self.transparent else self.port
+        return INTERCEPT_PORT if self.transparent else self.port
 
     def _setup_sockets(self) -> None:
         """The link: gateway A's fd <-> emulator <-> gateway B's fd (datagram socket pairs)."""
@@ -284,7 +268,7 @@ class Testbed(TornDown):
                 ls = notice[i : i + 1]
                 self._spawn(
                     self.ns(role),
-                    ["--gateway", json.dumps(cfg), str(s.fileno()), str(f), *map(str, ls)],
+                    [*_exe(), "--gateway", json.dumps(cfg), str(s.fileno()), str(f), *map(str, ls)],
                     (s.fileno(), *ls),
                 )
         finally:
@@ -312,11 +296,11 @@ class Testbed(TornDown):
             time.sleep(0.05)
         raise EmulateError("the gateways did not start")
 
-    def _spawn(self, ns: str | None, args: list[str], fds: tuple[int, ...]) -> None:
-        cmd = [*_exe(), *args]
+    def _spawn(self, ns: str | None, cmd: list[str], fds: tuple[int, ...], **kw) -> None:
+        """Start `cmd` (in namespace `ns`, or here) with inherited `fds`."""
         if ns is not None:
             cmd = ["ip", "netns", "exec", ns, *cmd]
-        self.procs.append(subprocess.Popen(cmd, pass_fds=fds))
+        self.procs.append(subprocess.Popen(cmd, pass_fds=fds, **kw))
 
     def exec(self, role: str, cmd: list[str], **kw) -> subprocess.Popen:
         """Start `cmd` in namespace `role` (ended at teardown if still running)."""

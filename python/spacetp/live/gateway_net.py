@@ -32,6 +32,8 @@ from spacetp.live.emulate import EmulateError, TornDown, _ip, open_tun
 TABLE_DIVERT = 5788
 TABLE_LOCAL = 5789
 MARK = 0x5C7
+# Port of the transparent socket that intercepted connections are handed to.
+INTERCEPT_PORT = 5999
 
 
 def _sysctl(key: str) -> Path:
@@ -44,7 +46,7 @@ class GatewayNet(TornDown):
     mtu: int = 1500
     space: list[str] = field(default_factory=list)
     intercept: list[str] = field(default_factory=list)
-    intercept_port: int = 5999
+    intercept_port: int = INTERCEPT_PORT
     fd: int = -1
     undo: list[list[str]] = field(default_factory=list)
     restore: dict[str, str] = field(default_factory=dict)

@@ -349,13 +349,11 @@ impl Connection {
     }
 
     /// The end of the record that `pos` lies in, when records are marked with an SCPS-TP peer.
-    fn record_end_after(&mut self, pos: u64) -> Option<u64> {
+    fn record_end_after(&self, pos: u64) -> Option<u64> {
         if !self.scps.scps {
             return None;
         }
-        while self.record_ends.front().is_some_and(|&e| e <= self.snd_una) {
-            self.record_ends.pop_front();
-        }
+        // Ends at or below snd_una were dropped as the ACKs came (`on_new_ack`).
         let i = self.record_ends.partition_point(|&e| e <= pos);
         self.record_ends.get(i).copied()
     }
@@ -450,6 +448,11 @@ impl Connection {
     /// addresses gives each its own, so the peer can tell their compressed headers apart.
     pub fn set_connection_id(&mut self, id: u8) {
         self.conn_id = id;
+    }
+
+    /// The connection id our SYN offers (see `set_connection_id`).
+    pub fn connection_id(&self) -> u8 {
+        self.conn_id
     }
 
     /// Whether SCPS header compression was negotiated (both ends offered COMP).
@@ -720,7 +723,7 @@ impl Connection {
         let mss = self.own_mss.min(peer_mss);
         // RFC 6691: the MSS excludes options, so data segments carry less when timestamps ride
         // on every segment.
-        self.seg_size = mss.saturating_sub(if self.ts_ok { 12 } else { 0 }).max(1);
+        self.seg_size = self.payload_of(mss) as u32;
         self.win.mss = self.seg_size as u64;
         self.win.cwnd = self.cfg.initial_window.bytes(self.win.mss);
         if self.cfg.congestion_control == crate::config::CongestionControlKind::None {
@@ -1037,21 +1040,20 @@ impl Connection {
         }
     }
 
-    /// The unit of SNACK offsets and sizes: the MSS the data sender offered, less the
-    /// timestamp option. That is the SCPS Reference Implementation's reading (the standard
+    /// The payload of a segment of `mss` bytes once the timestamp option (if negotiated)
+    /// takes its share. Applied to the data sender's offered MSS, this is also the unit of
+    /// SNACK offsets and sizes: the SCPS Reference Implementation's reading (the standard
     /// says "MSS units"); it differs from the segment size only when the two ends offered
     /// different MSS values, and then it is what lets the two interoperate.
-    fn snack_unit(&self, sender_mss: u32) -> u64 {
-        sender_mss
-            .saturating_sub(if self.ts_ok { 12 } else { 0 })
-            .max(1) as u64
+    fn payload_of(&self, mss: u32) -> u64 {
+        mss.saturating_sub(if self.ts_ok { 12 } else { 0 }).max(1) as u64
     }
 
     /// A SNACK names holes: queue their segments for retransmission now; under the congestion
     /// policy the first SNACK of a window also reduces the window once.
     fn on_snack(&mut self, now: Time, ack_wire_abs: u64, list: &spacetp_wire::SnackList) {
         self.stats.snacks_received += 1;
-        let (unit, seg) = (self.snack_unit(self.own_mss), self.seg_size as u64);
+        let (unit, seg) = (self.payload_of(self.own_mss), self.seg_size as u64);
         let (una, max) = (
             ack_wire_abs.max(self.snd_una),
             self.snd_max.min(self.data_end),
@@ -1446,7 +1448,7 @@ impl Connection {
             let n = self.rx.holes(&mut holes);
             if n > 0 {
                 let room = 40 - h.options.raw_len();
-                let seg = self.snack_unit(self.peer_mss);
+                let seg = self.payload_of(self.peer_mss);
                 h.options.snacks = scps::snacks_for(
                     &holes[..n],
                     self.rx.next_expected(),

@@ -32,7 +32,15 @@ import numpy as np
 import pandas as pd
 
 import spacetp
-from spacetp.experiments.framework import Context, FigureOut, Measure, Outcome, geomean, summarize
+from spacetp.experiments.framework import (
+    Context,
+    FigureOut,
+    Measure,
+    Outcome,
+    geomean,
+    select,
+    summarize,
+)
 from spacetp.experiments.plotting import (
     errorbar_series,
     legend_outside,
@@ -411,15 +419,6 @@ def sweep_all(ctx: Context):
     for k in ("rtt_s", "p_loss", "rwnd", "duration_s"):
         s[k] = s["case"].map(lambda c, k=k: meta[c][k])
     return s
-
-
-def select(s, **where):
-    """Rows of the summary matching every column = value (floats compared exactly: the same
-    grid values go in and come out)."""
-    m = np.ones(len(s), dtype=bool)
-    for k, v in where.items():
-        m &= s[k].to_numpy() == v
-    return s[m]
 
 
 def curve_figure(

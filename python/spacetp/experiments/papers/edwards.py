@@ -31,7 +31,15 @@ import math
 import numpy as np
 import pandas as pd
 
-from spacetp.experiments.framework import Context, FigureOut, Measure, Outcome, summarize
+from spacetp.experiments.framework import (
+    Context,
+    FigureOut,
+    Measure,
+    Outcome,
+    geomean,
+    select,
+    summarize,
+)
 from spacetp.experiments.plotting import (
     errorbar_series,
     legend_outside,
@@ -344,13 +352,6 @@ def sweep_ftp(ctx: Context):
 # ------------------------------------------------------------------------------ helpers
 
 
-def select(s, **where):
-    m = np.ones(len(s), dtype=bool)
-    for k, v in where.items():
-        m &= s[k].to_numpy() == v
-    return s[m]
-
-
 def at(s, setup: str, case: str, ber: float, col: str = "mean") -> float:
     d = select(s, setup=setup, case=case, ber=ber)
     return float(d[col].iloc[0]) if len(d) else math.nan
@@ -359,7 +360,7 @@ def at(s, setup: str, case: str, ber: float, col: str = "mean") -> float:
 def reduction(s, setup: str, case: str, other: str, bers) -> float:
     """1 - T_case / T_other in %, geometric mean of the ratio over `bers`."""
     r = [at(s, setup, case, b) / at(s, setup, other, b) for b in bers]
-    return (1.0 - float(np.exp(np.mean(np.log(r))))) * 100.0
+    return (1.0 - geomean(r)) * 100.0
 
 
 def dodge(x, i: int, n: int, width: float = 0.05):
@@ -697,8 +698,7 @@ def improvements(s9, variant: str, bers) -> dict[str, float]:
         return t9(s9, variant, stack, b)
 
     def red(a, b):
-        r = [t(a, x) / t(b, x) for x in bers]
-        return (1.0 - float(np.exp(np.mean(np.log(r))))) * 100.0
+        return (1.0 - geomean([t(a, x) / t(b, x) for x in bers])) * 100.0
 
     return {
         "2000/NT": red("win2000", "winnt"),
@@ -767,8 +767,9 @@ def fig_s2(ctx: Context, s9) -> FigureOut:
     keys = list(CLAIMED)
     width = 0.8 / len(keys)
     rows = []
+    imp = {v: improvements(s9, v, [S2_BER]) for v in variants}
     for j, k in enumerate(keys):
-        vals = [improvements(s9, v, [S2_BER])[k] for v in variants]
+        vals = [imp[v][k] for v in variants]
         x = np.arange(len(variants)) + (j - (len(keys) - 1) / 2) * width
         ax.bar(x, vals, width, color=style(j)["color"], label=f"{k} (paper: {CLAIMED[k]:g}%)")
         ax.scatter(x, [CLAIMED[k]] * len(x), marker="_", s=220, color="black", zorder=3)

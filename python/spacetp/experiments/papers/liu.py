@@ -36,7 +36,7 @@ import copy
 import numpy as np
 import pandas as pd
 
-from spacetp.experiments.framework import Context, FigureOut, Measure, Outcome, summarize
+from spacetp.experiments.framework import Context, FigureOut, Measure, Outcome, select, summarize
 from spacetp.experiments.plotting import (
     errorbar_series,
     legend_outside,
@@ -250,13 +250,6 @@ def sweep_all(ctx: Context):
     for k in ("kind", "variant", "p", "rtt"):
         s[k] = s["case"].map(lambda c, k=k: meta[c][k])
     return s
-
-
-def select(s, **where):
-    m = np.ones(len(s), dtype=bool)
-    for k, v in where.items():
-        m &= s[k].to_numpy() == v
-    return s[m]
 
 
 def model_pkts(p, rtt_mean, rtt_min):
