@@ -588,13 +588,17 @@ impl World {
             let e = &mut self.eps[ep as usize];
             let live = !e.dead;
             if live {
-                if hdr.has(flags::SYN) {
+                // From the peer's first SYN only: a later SYN (a copy, or spoofed) must not
+                // replace the context the connection's headers decode against.
+                if hdr.has(flags::SYN) && e.comp_rx.is_none() {
                     e.comp_rx = compression_context(hdr, p.src, p.dst);
                 }
                 // A compressed header decodes against the receiver's context, as on a real
                 // link: fields omitted after a lost header come out with older values.
                 match (comp, e.comp_rx.as_mut()) {
-                    (None, _) => e.conn.on_segment(self.now, hdr, len),
+                    (None, _) => {
+                        e.conn.on_segment(self.now, hdr, len);
+                    }
                     (Some(c), Some(ctx)) => {
                         if let Ok(d) = decompress(c.as_bytes(), ctx) {
                             e.conn.on_segment(self.now, &d.header, len);

@@ -12,6 +12,7 @@ mod recovery;
 pub use recovery::Scoreboard;
 mod recv;
 mod scps;
+mod validation;
 
 use crate::cc::{new_controller, AckEvent, CongestionControl, Window};
 use crate::config::TcpConfig;
@@ -100,6 +101,17 @@ pub struct Transmit {
     pub low_priority: bool,
 }
 
+/// The part of a received segment's payload that the receiver took in: `len` bytes from
+/// offset `skip` of the payload, at absolute stream position `pos`. A driver that carries
+/// real bytes (the gateway) stores exactly these, so it never holds a byte the connection
+/// did not accept, nor puts one at a position the connection did not assign.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Accepted {
+    pub pos: u64,
+    pub skip: u32,
+    pub len: u32,
+}
+
 /// Counters of one endpoint.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ConnStats {
@@ -131,6 +143,15 @@ pub struct ConnStats {
     /// SCPS-TP BETS (receiver): holes given up, and their bytes (lost to the application).
     pub bets_holes: u64,
     pub bets_bytes_skipped: u64,
+    /// RFC 5961: RSTs not at the exact next sequence number, SYNs on a synchronized
+    /// connection, segments with an unacceptable ACK field, data beyond the receive window;
+    /// challenge ACKs sent for them, and those the rate limit held back.
+    pub rst_rejected: u64,
+    pub syn_rejected: u64,
+    pub ack_rejected: u64,
+    pub out_of_window_segments: u64,
+    pub challenge_acks: u64,
+    pub challenge_acks_suppressed: u64,
 }
 
 pub struct Connection {
@@ -204,7 +225,11 @@ pub struct Connection {
     outage_probe_at: Option<Time>,
     syn_pending: bool,
     syn_retransmitted: bool,
-    rst_pending: bool,
+    /// An RST to send, at this position (our snd_nxt when we abort; the peer's ACK when we
+    /// answer a segment after aborting).
+    rst_at: Option<u64>,
+    /// When the last challenge (or out-of-window) ACK went out (RFC 5961 rate limit).
+    last_challenge_ack: Option<Time>,
     recovery: Box<dyn LossRecovery>,
     /// What the peer has SACKed above snd_una.
     board: Scoreboard,
@@ -296,7 +321,8 @@ impl Connection {
             outage_probe_at: None,
             syn_pending: false,
             syn_retransmitted: false,
-            rst_pending: false,
+            rst_at: None,
+            last_challenge_ack: None,
             recovery: new_recovery(cfg.recovery, false, cfg.prr),
             board: Scoreboard::default(),
             dupacks: 0,
@@ -609,7 +635,7 @@ impl Connection {
     fn abort(&mut self, reason: CloseReason) {
         self.state = State::Closed;
         self.close_reason = Some(reason);
-        self.rst_pending = true;
+        self.rst_at = Some(self.snd_nxt);
         self.rto_deadline = None;
         self.rx.delack_deadline = None;
     }
@@ -622,13 +648,23 @@ impl Connection {
 
     // ----- input -----
 
-    /// Process one received segment with `len` payload bytes.
-    pub fn on_segment(&mut self, now: Time, hdr: &TcpHeader, len: u32) {
+    /// Process one received segment with `len` payload bytes. Returns the part of the
+    /// payload the receiver took in, if any (see [`Accepted`]).
+    pub fn on_segment(&mut self, now: Time, hdr: &TcpHeader, len: u32) -> Option<Accepted> {
         self.stats.segments_received += 1;
         match self.state {
-            State::Closed => {}
-            State::Listen => self.on_segment_listen(now, hdr),
-            State::SynSent => self.on_segment_syn_sent(now, hdr),
+            State::Closed => {
+                self.on_segment_after_abort(hdr);
+                None
+            }
+            State::Listen => {
+                self.on_segment_listen(now, hdr);
+                None
+            }
+            State::SynSent => {
+                self.on_segment_syn_sent(now, hdr);
+                None
+            }
             _ => self.on_segment_synchronized(now, hdr, len),
         }
     }
@@ -735,30 +771,38 @@ impl Connection {
         }
     }
 
-    fn on_segment_synchronized(&mut self, now: Time, hdr: &TcpHeader, len: u32) {
+    fn on_segment_synchronized(
+        &mut self,
+        now: Time,
+        hdr: &TcpHeader,
+        len: u32,
+    ) -> Option<Accepted> {
+        let seg_start = self.rx.abs_seq(hdr.seq);
         if hdr.has(flags::RST) {
-            self.state = State::Closed;
-            self.close_reason = Some(CloseReason::Reset);
-            self.rto_deadline = None;
-            self.rx.delack_deadline = None;
-            return;
+            self.on_rst(now, seg_start);
+            return None;
         }
         if hdr.has(flags::SYN) {
-            // Our SYN-ACK (or the peer's view of the handshake) was lost: answer again.
-            if self.state == State::SynReceived {
-                self.syn_pending = true;
-            } else {
-                self.rx.ack_now = true;
-            }
-            return;
+            self.on_syn_when_synchronized(now, seg_start);
+            return None;
         }
-        let seg_start = self.rx.abs_seq(hdr.seq);
+        if !hdr.has(flags::ACK) {
+            return None; // RFC 9293 3.10.7.4, fifth check: no ACK bit, drop
+        }
         if self.ts_ok {
             if self.rx.paws_rejects(&hdr.options) {
                 self.stats.paws_rejected += 1;
                 self.rx.ack_now = true; // RFC 7323 5.3 R1: drop it, send an ACK
-                return;
+                return None;
             }
+        }
+        if self.beyond_window(now, seg_start, len) {
+            return None;
+        }
+        if !self.ack_acceptable(now, from_wire(self.iss, hdr.ack, self.snd_una)) {
+            return None;
+        }
+        if self.ts_ok {
             self.rx.ts_recent_from(&hdr.options, seg_start);
         }
         if len == 0 && !hdr.has(flags::FIN) && seg_start < self.rx.next_expected() {
@@ -769,22 +813,26 @@ impl Connection {
             self.rx.nil_ack = true; // a Peach+ NIL segment: answer at once, marked ECE
             self.rx.ack_now = true;
         }
-        if hdr.has(flags::ACK) {
-            self.on_ack(now, hdr, len);
-        }
+        self.on_ack(now, hdr, len);
         if self.state == State::Closed {
-            return;
+            return None;
         }
         let fin = hdr.has(flags::FIN);
         if self.scps.scps && hdr.options.record_boundary && len > 0 {
             self.rx.note_record_end(seg_start + len as u64);
         }
-        if len > 0 || fin {
-            let fin_now = self.rx.on_data(now, seg_start, len, fin, &mut self.stats);
-            if fin_now {
-                self.on_peer_fin();
-            }
+        if len == 0 && !fin {
+            return None;
         }
+        let (fin_now, taken) = self.rx.on_data(now, seg_start, len, fin, &mut self.stats);
+        if fin_now {
+            self.on_peer_fin();
+        }
+        taken.map(|(pos, end)| Accepted {
+            pos,
+            skip: (pos - seg_start) as u32,
+            len: (end - pos) as u32,
+        })
     }
 
     fn on_peer_fin(&mut self) {
@@ -809,10 +857,6 @@ impl Connection {
 
     fn on_ack(&mut self, now: Time, hdr: &TcpHeader, len: u32) {
         let ack = from_wire(self.iss, hdr.ack, self.snd_una);
-        if ack > self.snd_max {
-            self.rx.ack_now = true; // RFC 9293: ACK something not yet sent -> answer with an ACK
-            return;
-        }
         if self.state == State::SynReceived {
             if ack < 1 {
                 return;
@@ -1142,11 +1186,10 @@ impl Connection {
 
     /// The next segment to send at `now`, if any. Call until it returns `None`.
     pub fn poll_transmit(&mut self, now: Time) -> Option<Transmit> {
-        if self.rst_pending {
-            self.rst_pending = false;
-            let mut h = self.header(flags::RST | flags::ACK, self.snd_nxt, now);
+        if let Some(pos) = self.rst_at.take() {
+            let mut h = self.header(flags::RST | flags::ACK, pos, now);
             h.window = 0;
-            return Some(self.emit(h, 0, self.snd_nxt, false, now));
+            return Some(self.emit(h, 0, pos, false, now));
         }
         match self.state {
             State::Closed | State::Listen => return None,
@@ -1501,3 +1544,5 @@ fn ts_elapsed(now: Time, ecr: u32) -> Time {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_rfc5961;

@@ -292,8 +292,9 @@ impl Receiver {
         self.last_adv_window = self.window();
     }
 
-    /// Data `[start, start+len)` and maybe a FIN arrived. Returns true when the FIN is consumed
-    /// now (all data before it is in).
+    /// Data `[start, start+len)` and maybe a FIN arrived. Returns whether the FIN is consumed
+    /// now (all data before it is in), and the range `[from, to)` of the data taken in (the
+    /// part inside the window and not yet received in order), if any.
     pub fn on_data(
         &mut self,
         now: Time,
@@ -301,10 +302,10 @@ impl Receiver {
         len: u32,
         fin: bool,
         stats: &mut ConnStats,
-    ) -> bool {
+    ) -> (bool, Option<(u64, u64)>) {
         let acked_already = self.ack_now;
         let before = self.rcv_nxt;
-        let fin_now = self.on_data_inner(now, start, len, fin, stats);
+        let (fin_now, taken) = self.on_data_inner(now, start, len, fin, stats);
         self.complete_records();
         if self.bets_wait.is_some() {
             // A hole's age counts from when data first waited beyond it at this rcv_nxt.
@@ -322,7 +323,7 @@ impl Receiver {
                 self.delack_deadline = Some(now + p);
             }
         }
-        fin_now
+        (fin_now, taken)
     }
 
     fn on_data_inner(
@@ -332,7 +333,7 @@ impl Receiver {
         len: u32,
         fin: bool,
         stats: &mut ConnStats,
-    ) -> bool {
+    ) -> (bool, Option<(u64, u64)>) {
         let mut end = start + len as u64;
         // Accept nothing beyond the right edge of the window.
         let right_edge = self.rcv_nxt + self.window();
@@ -341,16 +342,21 @@ impl Receiver {
         if fin && !self.fin_received {
             self.fin_at = Some(end);
         }
+        let mut taken = None;
         if len > 0 {
             if end <= self.rcv_nxt {
                 stats.duplicate_segments += 1;
                 self.ack_now = true;
             } else if start > self.rcv_nxt {
+                // Data at or beyond the right edge never gets here (the connection drops it),
+                // so `start < end`.
                 stats.out_of_order_segments += 1;
                 self.insert_ooo(start, end);
                 self.note_recent(start);
                 self.ack_now = true;
+                taken = Some((start, end));
             } else {
+                taken = Some((self.rcv_nxt, end));
                 let filled_hole = !self.ooo.is_empty();
                 self.rcv_nxt = end;
                 self.absorb_ooo();
@@ -368,7 +374,7 @@ impl Receiver {
         } else if fin && self.fin_received {
             self.ack_now = true; // retransmitted FIN: our ACK of it was lost
         }
-        self.consume_fin()
+        (self.consume_fin(), taken)
     }
 
     /// Takes in a FIN that all data before it has reached. Returns true if it did.
@@ -487,8 +493,8 @@ mod tests {
     fn early_fin_waits_for_the_data() {
         let mut r = rx();
         let mut st = ConnStats::default();
-        assert!(!r.on_data(0, 101, 100, true, &mut st));
-        assert!(r.on_data(0, 1, 100, false, &mut st));
+        assert!(!r.on_data(0, 101, 100, true, &mut st).0);
+        assert!(r.on_data(0, 1, 100, false, &mut st).0);
         assert_eq!(r.delivered(), 200);
     }
 }
