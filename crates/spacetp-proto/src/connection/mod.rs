@@ -789,12 +789,10 @@ impl Connection {
         if !hdr.has(flags::ACK) {
             return None; // RFC 9293 3.10.7.4, fifth check: no ACK bit, drop
         }
-        if self.ts_ok {
-            if self.rx.paws_rejects(&hdr.options) {
-                self.stats.paws_rejected += 1;
-                self.rx.ack_now = true; // RFC 7323 5.3 R1: drop it, send an ACK
-                return None;
-            }
+        if self.ts_ok && self.rx.paws_rejects(&hdr.options) {
+            self.stats.paws_rejected += 1;
+            self.rx.ack_now = true; // RFC 7323 5.3 R1: drop it, send an ACK
+            return None;
         }
         if self.beyond_window(now, seg_start, len) {
             return None;
