@@ -24,11 +24,14 @@
 //! socket, woken by the earliest connection timer ([`Connection::poll_timeout`]).
 
 use crate::monotonic_ns;
+use crate::reassembly::Reassembly;
 use serde::Serialize;
-use spacetp_proto::{CloseReason, Connection, State, TcpConfig, Time, MS, SEC};
+use spacetp_proto::{
+    reset_reply, CloseReason, ConnStats, Connection, State, TcpConfig, Time, MS, SEC, US,
+};
 use spacetp_wire::{
     compress_with_payload, decode_ipv4_header, decode_ipv4_tcp, decompress, encode_ipv4_packet,
-    encode_ipv4_tcp, flags, CompressionContext, Ipv4Params, Payload, TcpHeader,
+    encode_ipv4_tcp, flags, CompressionContext, DecodedPacket, Ipv4Params, Payload, TcpHeader,
     PROTO_SCPS_COMPRESSED,
 };
 use std::collections::HashMap;
@@ -42,6 +45,41 @@ const PROTO: u8 = 6;
 const LINGER: Time = 2 * SEC;
 /// Bytes read from a kernel socket at once.
 const CHUNK: usize = 65_536;
+/// Packets read from the link before the sockets are serviced again.
+const READ_BATCH: usize = 256;
+/// Local ports of explicit-rule flows start here (IANA's dynamic range).
+const EPHEMERAL_PORTS: u16 = 49152;
+/// Resets answering segments for no flow, at most this many a second (a flood of forged
+/// segments must not become a flood of resets).
+const RESETS_PER_SECOND: u32 = 100;
+/// A stopping gateway that reset its flows stays two round trips plus this long to answer
+/// challenge ACKs, and never longer than `STOP_LINGER_MAX`.
+const STOP_MARGIN: Time = 100 * MS;
+const STOP_LINGER_MAX: Time = 5 * SEC;
+
+/// Keepalive across the space link (see `Flow::keepalive`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Keepalive {
+    /// Silence from the peer before the first probe.
+    pub idle: Time,
+    /// Between probes.
+    pub interval: Time,
+    /// Unanswered probes after which the flow is reset on both sides.
+    pub probes: u32,
+}
+
+impl Default for Keepalive {
+    /// Two minutes of silence, then four probes 30 s apart: a vanished peer is noticed
+    /// within four minutes. (Linux's kernel defaults, 2 h and 9 x 75 s, suit end hosts, not
+    /// a relay holding resources for both ends.)
+    fn default() -> Self {
+        Keepalive {
+            idle: 120 * SEC,
+            interval: 30 * SEC,
+            probes: 4,
+        }
+    }
+}
 
 /// What a gateway does.
 #[derive(Clone, Debug)]
@@ -67,6 +105,10 @@ pub struct GatewayConfig {
     pub forward: Vec<(u16, SocketAddrV4)>,
     /// Stop after this long (ns).
     pub duration: Option<Time>,
+    /// On a stop, let open flows finish for up to this long before resetting the rest
+    /// (None: reset every flow on both sides at once).
+    pub drain: Option<Time>,
+    pub keepalive: Keepalive,
 }
 
 fn parse_ip(v: &serde_json::Value, path: &str) -> Result<[u8; 4], String> {
@@ -137,6 +179,10 @@ pub fn config_from_json(text: &str) -> Result<GatewayConfig, String> {
             "intercept",
             "forward_original",
             "duration_s",
+            "drain_s",
+            "keepalive_s",
+            "keepalive_interval_s",
+            "keepalive_probes",
         ]
         .contains(&k.as_str())
         {
@@ -188,10 +234,40 @@ pub fn config_from_json(text: &str) -> Result<GatewayConfig, String> {
                 .into(),
         );
     }
-    let duration = o
-        .get("duration_s")
-        .and_then(Value::as_f64)
-        .map(|s| (s.max(0.0) * 1e9) as Time);
+    if tcp.scps.bets.is_some() {
+        return Err(
+            "gateway.tcp.scps.bets: BETS gives up missing bytes, and a gateway cannot \
+                    relay a gap into a kernel TCP byte stream; remove bets"
+                .into(),
+        );
+    }
+    let seconds = |key: &str, min: f64| -> Result<Option<Time>, String> {
+        match o.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => match v.as_f64() {
+                Some(x) if x.is_finite() && x >= min && x < 1e9 => Ok(Some((x * 1e9) as Time)),
+                _ => Err(format!(
+                    "gateway.{key}: {v} is not a number of seconds >= {min} (and below 1e9)"
+                )),
+            },
+        }
+    };
+    let duration = seconds("duration_s", 0.0)?;
+    let drain = seconds("drain_s", 0.0)?;
+    let d = Keepalive::default();
+    let keepalive = Keepalive {
+        idle: seconds("keepalive_s", 1.0)?.unwrap_or(d.idle),
+        interval: seconds("keepalive_interval_s", 0.1)?.unwrap_or(d.interval),
+        probes: match o.get("keepalive_probes") {
+            None => d.probes,
+            Some(v) => v
+                .as_u64()
+                .filter(|&n| (1..=100).contains(&n))
+                .ok_or(format!(
+                    "gateway.keepalive_probes: {v} is not a whole number in [1, 100]"
+                ))? as u32,
+        },
+    };
     Ok(GatewayConfig {
         tcp,
         mss: mtu as u32 - 80,
@@ -202,6 +278,8 @@ pub fn config_from_json(text: &str) -> Result<GatewayConfig, String> {
         intercept,
         forward_original,
         duration,
+        drain,
+        keepalive,
     })
 }
 
@@ -239,6 +317,37 @@ pub struct GatewayReport {
     /// Link-state notices received (`link down`, `link up`), each passed to every flow.
     pub link_down_notices: u64,
     pub link_up_notices: u64,
+    /// Resets sent in answer to segments for no flow (RFC 9293), and those held back by the
+    /// rate limit.
+    pub rst_replies: u64,
+    pub rst_replies_suppressed: u64,
+    /// RFC 5961 in the connections: RSTs not at the exact next sequence number, SYNs on a
+    /// synchronized connection, unacceptable ACK values, data beyond the window; the
+    /// challenge ACKs sent for them.
+    pub rst_rejected: u64,
+    pub syn_rejected: u64,
+    pub ack_rejected: u64,
+    pub out_of_window: u64,
+    pub challenge_acks: u64,
+    /// Flows reset because the gateway stopped; keepalive probes sent; flows reset after
+    /// unanswered probes (the peer vanished).
+    pub reset_on_stop: u64,
+    pub keepalive_probes: u64,
+    pub reaped: u64,
+    /// Flows reset because relaying would have broken exactness (must stay 0: a bug).
+    pub integrity_resets: u64,
+}
+
+impl GatewayReport {
+    fn add_connection_stats(&mut self, st: &ConnStats) {
+        self.segments_sent += st.segments_sent;
+        self.retransmitted_segments += st.retransmitted_segments;
+        self.rst_rejected += st.rst_rejected;
+        self.syn_rejected += st.syn_rejected;
+        self.ack_rejected += st.ack_rejected;
+        self.out_of_window += st.out_of_window_segments;
+        self.challenge_acks += st.challenge_acks;
+    }
 }
 
 struct Flow {
@@ -250,14 +359,17 @@ struct Flow {
     sbase: u64,
     /// Read from the socket but not yet taken by the connection.
     stage: Vec<u8>,
-    /// Received bytes from position `rbase` (the next to hand to the socket) on.
-    rbuf: Vec<u8>,
-    rbase: u64,
-    irs: Option<u32>,
+    /// Bytes received from the link, by position, until the socket takes them.
+    received: Reassembly,
     sock_eof: bool,
     close_sent: bool,
     shut_wr: bool,
     finished_at: Option<Time>,
+    /// The last segment from the peer, and the keepalive probes sent since.
+    last_heard: Time,
+    probes: u32,
+    /// The kernel socket reported an error (a reset from the end host): abort at once.
+    sock_error: bool,
     /// Header compression contexts of the two directions, set up from the SYNs (used once
     /// both ends offered COMP).
     comp_tx: Option<CompressionContext>,
@@ -265,7 +377,7 @@ struct Flow {
 }
 
 impl Flow {
-    fn new(conn: Connection, sock: Option<TcpStream>, connecting: bool) -> Self {
+    fn new(conn: Connection, sock: Option<TcpStream>, connecting: bool, now: Time) -> Self {
         Flow {
             conn,
             sock,
@@ -273,43 +385,27 @@ impl Flow {
             sbuf: Vec::new(),
             sbase: 1,
             stage: Vec::new(),
-            rbuf: Vec::new(),
-            rbase: 1,
-            irs: None,
+            received: Reassembly::new(),
             sock_eof: false,
             close_sent: false,
             shut_wr: false,
             finished_at: None,
+            last_heard: now,
+            probes: 0,
+            sock_error: false,
             comp_tx: None,
             comp_rx: None,
         }
     }
 
-    /// Store received payload by stream position.
-    fn store(&mut self, seq: u32, data: &[u8]) {
-        let Some(irs) = self.irs else { return };
-        if data.is_empty() {
-            return;
+    /// A segment from the peer: the connection decides what of its payload it takes, and
+    /// exactly that is stored.
+    fn on_segment(&mut self, now: Time, h: &TcpHeader, payload: &[u8]) {
+        self.last_heard = now;
+        self.probes = 0;
+        if let Some(a) = self.conn.on_segment(now, h, payload.len() as u32) {
+            self.received.store(a, payload);
         }
-        let rel = seq.wrapping_sub(irs);
-        let off = rel.wrapping_sub(self.rbase as u32) as i32 as i64;
-        let (mut pos, mut data) = (off, data);
-        if pos < 0 {
-            let cut = (-pos) as usize;
-            if cut >= data.len() {
-                return;
-            }
-            data = &data[cut..];
-            pos = 0;
-        }
-        let pos = pos as usize;
-        if pos > 64 << 20 {
-            return;
-        }
-        if self.rbuf.len() < pos + data.len() {
-            self.rbuf.resize(pos + data.len(), 0);
-        }
-        self.rbuf[pos..pos + data.len()].copy_from_slice(data);
     }
 
     fn peer_fin(&self) -> bool {
@@ -324,6 +420,183 @@ impl Flow {
         self.conn
             .close_reason()
             .is_some_and(|r| r != CloseReason::Normal)
+    }
+
+    /// Abort both sides: the end host gets a reset (SO_LINGER 0), the peer gateway an RST,
+    /// and nothing read from the socket but not yet sent goes on.
+    fn abort(&mut self) {
+        self.stage.clear();
+        self.conn.reset();
+        if let Some(s) = self.sock.take() {
+            linger_zero(&s);
+        }
+    }
+
+    /// How long a finished flow stays to answer late segments (a retransmitted FIN whose
+    /// ACK was lost): at least `LINGER`, and four retransmission timeouts on slow links.
+    fn linger(&self) -> Time {
+        LINGER.max(4 * self.conn.rtt().rto())
+    }
+
+    /// The kernel side's state: a connect that completed or failed, or an error (a reset from
+    /// the end host) reported by the last poll. An error aborts at once, without sending on
+    /// what the socket held: an abort is an abort.
+    fn check_socket(&mut self) {
+        let Some(s) = self.sock.as_ref() else { return };
+        if self.connecting || self.sock_error {
+            self.sock_error = false;
+            match s.take_error() {
+                Ok(None) if !self.connecting || s.peer_addr().is_ok() => self.connecting = false,
+                Ok(None) => {}
+                _ => return self.abort(),
+            }
+        }
+        if self.aborted() {
+            self.abort();
+        }
+    }
+
+    /// Kernel -> link: what the socket has, as far as the connection's send buffer takes it.
+    fn socket_to_connection(&mut self, tmp: &mut [u8], rep: &mut GatewayReport) {
+        let Some(s) = self.sock.as_mut().filter(|_| !self.connecting) else {
+            return;
+        };
+        if !self.stage.is_empty() {
+            let n = self.conn.send(self.stage.len() as u64) as usize;
+            self.sbuf.extend_from_slice(&self.stage[..n]);
+            self.stage.drain(..n);
+        }
+        while self.stage.is_empty() && !self.sock_eof {
+            match s.read(tmp) {
+                Ok(0) => self.sock_eof = true,
+                Ok(n) => {
+                    rep.bytes_up += n as u64;
+                    let k = self.conn.send(n as u64) as usize;
+                    self.sbuf.extend_from_slice(&tmp[..k]);
+                    self.stage.extend_from_slice(&tmp[k..n]);
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => return self.abort(),
+            }
+        }
+        if self.sock_eof && self.stage.is_empty() && !self.close_sent {
+            self.conn.close();
+            self.close_sent = true;
+        }
+    }
+
+    /// Link -> kernel: in-order bytes, only those both the connection counts as received
+    /// and the reassembly buffer holds. The two agree by construction; if they ever did not,
+    /// the flow is reset rather than a gap filled.
+    fn connection_to_socket(&mut self, rep: &mut GatewayReport) {
+        let Some(s) = self.sock.as_mut().filter(|_| !self.connecting) else {
+            return;
+        };
+        loop {
+            let readable = self.conn.readable();
+            debug_assert!(
+                readable <= self.received.in_order(),
+                "the connection counts {readable} bytes in order, the buffer holds {}",
+                self.received.in_order()
+            );
+            if readable > self.received.in_order() {
+                rep.integrity_resets += 1;
+                return self.abort();
+            }
+            let chunk = self.received.peek(readable as usize);
+            if chunk.is_empty() {
+                break;
+            }
+            match s.write(chunk) {
+                Ok(n) => {
+                    self.conn.read(n as u64);
+                    self.received.consume(n);
+                    rep.bytes_down += n as u64;
+                }
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(_) => return self.abort(),
+            }
+        }
+        if self.peer_fin() && self.conn.readable() == 0 && !self.shut_wr {
+            if let Some(s) = &self.sock {
+                s.shutdown(Shutdown::Write).ok();
+            }
+            self.shut_wr = true;
+        }
+    }
+
+    /// Keepalive across the space link: after `idle` without a segment from the peer, a
+    /// probe every `interval`; after `probes` unanswered ones the peer is gone (its gateway
+    /// crashed, or a reset was lost) and the flow is reset on both sides.
+    fn keepalive(&mut self, now: Time, k: &Keepalive, rep: &mut GatewayReport) {
+        let Some(due) = self.keepalive_due(k) else {
+            return;
+        };
+        if now < due {
+            return;
+        }
+        if self.probes >= k.probes {
+            rep.reaped += 1;
+            return self.abort();
+        }
+        self.probes += 1;
+        rep.keepalive_probes += 1;
+        self.conn.probe();
+    }
+
+    /// When the next keepalive probe (or the reaping) is due, for a flow that waits on its
+    /// peer: handshake done, not finished.
+    fn keepalive_due(&self, k: &Keepalive) -> Option<Time> {
+        let waiting = self.finished_at.is_none()
+            && !matches!(
+                self.conn.state(),
+                State::Closed | State::Listen | State::SynSent | State::SynReceived
+            );
+        waiting.then(|| self.last_heard + k.idle + self.probes as Time * k.interval)
+    }
+
+    /// The earliest time this flow has work without input: a connection timer, keepalive,
+    /// or the end of its linger.
+    fn next_deadline(&self, k: &Keepalive) -> Option<Time> {
+        let linger = self.finished_at.map(|t| t + self.linger());
+        [self.conn.poll_timeout(), self.keepalive_due(k), linger]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// Acknowledged bytes are no longer needed.
+    fn release_acknowledged(&mut self) {
+        let una = self.conn.snd_una();
+        if una > self.sbase {
+            let k = ((una - self.sbase) as usize).min(self.sbuf.len());
+            self.sbuf.drain(..k);
+            self.sbase += k as u64;
+        }
+    }
+
+    /// Note the end of the flow: both directions closed and delivered, or an abort.
+    fn finish(&mut self, now: Time, rep: &mut GatewayReport) {
+        let done = (self.aborted() && self.conn.state() == State::Closed)
+            || (self.conn.is_finished() && self.conn.readable() == 0 && self.shut_wr);
+        if !done || self.finished_at.is_some() {
+            return;
+        }
+        self.finished_at = Some(now);
+        if self.aborted() {
+            rep.reset += 1;
+            if let Some(s) = self.sock.take() {
+                linger_zero(&s);
+            }
+        } else {
+            rep.closed += 1;
+            self.sock = None;
+        }
+        self.sbuf = Vec::new();
+        self.stage = Vec::new();
+        rep.add_connection_stats(self.conn.stats());
     }
 }
 
@@ -441,22 +714,136 @@ fn connect_nonblocking(to: SocketAddrV4) -> std::io::Result<TcpStream> {
 /// A flow's addresses on the link: (this gateway's side, the peer's side).
 type Key = (SocketAddrV4, SocketAddrV4);
 
+/// How a stopping gateway ends its flows.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Stopping {
+    /// Not accepting; open flows may finish until then, the rest are reset.
+    Draining { until: Time },
+    /// Every flow was reset; the gateway stays until then to repeat the resets to a peer
+    /// that challenges them (RFC 5961), then stops.
+    Resetting { until: Time },
+}
+
+/// Packets this gateway writes to the space link.
+struct LinkOut {
+    fd: RawFd,
+    ip_id: u16,
+    buf: Vec<u8>,
+}
+
+impl LinkOut {
+    fn write(&mut self, rep: &mut GatewayReport) {
+        // SAFETY: writes our buffer to the link fd.
+        let n = unsafe {
+            libc::write(
+                self.fd,
+                self.buf.as_ptr() as *const libc::c_void,
+                self.buf.len(),
+            )
+        };
+        if n == self.buf.len() as isize {
+            rep.packets_out += 1;
+        } else {
+            rep.link_write_errors += 1;
+        }
+    }
+
+    fn ip(&mut self, key: Key, protocol: u8) -> Ipv4Params {
+        self.ip_id = self.ip_id.wrapping_add(1);
+        Ipv4Params {
+            src: key.0.ip().octets(),
+            dst: key.1.ip().octets(),
+            protocol,
+            id: self.ip_id,
+        }
+    }
+
+    /// A bare header (no flow): the reset that answers a segment for no connection.
+    fn header(&mut self, key: Key, h: &TcpHeader, rep: &mut GatewayReport) {
+        self.buf.clear();
+        let ip = self.ip(key, PROTO);
+        if encode_ipv4_tcp(&ip, h, Payload::Bytes(&[]), &mut self.buf).is_ok() {
+            self.write(rep);
+        }
+    }
+
+    /// Everything flow `f` has to send now.
+    fn transmit(&mut self, key: Key, f: &mut Flow, now: Time, rep: &mut GatewayReport) {
+        while let Some(t) = f.conn.poll_transmit(now) {
+            let payload: &[u8] = if t.len == 0 {
+                &[]
+            } else {
+                let a = t.pos.checked_sub(f.sbase).map(|a| a as usize);
+                match a.and_then(|a| f.sbuf.get(a..a + t.len as usize)) {
+                    Some(p) => p,
+                    None => {
+                        // The bytes are kept until acknowledged, so this cannot happen; if it
+                        // did, sending anything else would corrupt the stream.
+                        debug_assert!(false, "segment at {} beyond the send buffer", t.pos);
+                        rep.integrity_resets += 1;
+                        f.abort();
+                        continue;
+                    }
+                }
+            };
+            self.buf.clear();
+            let mut ip = self.ip(key, PROTO);
+            if t.hdr.flags & flags::SYN != 0 {
+                f.comp_tx = comp_context(&t.hdr, ip.src, ip.dst);
+            }
+            // Compressed once both ends offered COMP (SYNs travel in full).
+            let comp = match (&mut f.comp_tx, f.conn.header_compression()) {
+                (Some(ctx), true) if t.hdr.flags & flags::SYN == 0 => {
+                    let c = compress_with_payload(&t.hdr, payload, ctx).ok();
+                    if c.is_some() {
+                        ctx.record(&t.hdr);
+                    }
+                    c
+                }
+                _ => None,
+            };
+            let encoded = match comp {
+                Some(c) => {
+                    ip.protocol = PROTO_SCPS_COMPRESSED;
+                    rep.compressed_out += 1;
+                    encode_ipv4_packet(&ip, c.as_bytes(), Payload::Bytes(payload), &mut self.buf)
+                }
+                None => encode_ipv4_tcp(&ip, &t.hdr, Payload::Bytes(payload), &mut self.buf),
+            };
+            match encoded {
+                Ok(_) => self.write(rep),
+                Err(_) => rep.link_write_errors += 1,
+            }
+        }
+    }
+}
+
 pub struct Gateway {
     cfg: GatewayConfig,
     link: RawFd,
     /// Datagram fd of link-state notices (the emulator's, or a modem manager's), if any.
     link_state: Option<RawFd>,
+    /// The space link is down (a `link down` notice and no `link up` since): no keepalives.
+    link_down: bool,
     /// Explicit listeners with the peer's SCPS-TP port, and the transparent one (None).
     listeners: Vec<(TcpListener, Option<u16>)>,
     flows: HashMap<Key, Flow>,
     next_port: u16,
-    ip_id: u16,
+    /// Secret of the initial sequence numbers (RFC 6528), new for every gateway.
+    isn_secret: std::collections::hash_map::RandomState,
     t0: Time,
-    /// Packets read from the link, packets written to it, and bytes read from a kernel socket.
+    /// Packets read from the link, and bytes read from a kernel socket.
     buf: Vec<u8>,
-    out: Vec<u8>,
     chunk: Vec<u8>,
+    out: LinkOut,
+    /// Resets answering segments for no flow: the current second and how many went out in it.
+    rst_window: (Time, u32),
+    /// The flows whose sockets the last poll covered, in order, and what it reported.
+    polled: Vec<Key>,
     rep: GatewayReport,
+    stopping: Option<Stopping>,
+    /// Why the gateway is stopping, and once it has stopped.
+    stop_reason: Option<String>,
     stopped: Option<String>,
 }
 
@@ -479,15 +866,24 @@ impl Gateway {
             cfg,
             link,
             link_state: None,
+            link_down: false,
             listeners,
             flows: HashMap::new(),
-            next_port: 49152,
-            ip_id: 1,
+            next_port: EPHEMERAL_PORTS,
+            isn_secret: Default::default(),
             t0: monotonic_ns(),
             buf: vec![0; 65_536],
-            out: Vec::with_capacity(2048),
             chunk: vec![0; CHUNK],
+            out: LinkOut {
+                fd: link,
+                ip_id: 0,
+                buf: Vec::with_capacity(2048),
+            },
+            rst_window: (0, 0),
+            polled: Vec::new(),
             rep: GatewayReport::default(),
+            stopping: None,
+            stop_reason: None,
             stopped: None,
         })
     }
@@ -515,9 +911,13 @@ impl Gateway {
                 m if m == crate::LINK_UP => true,
                 _ => continue,
             };
+            self.link_down = !up;
             for f in self.flows.values_mut() {
                 if up {
                     f.conn.on_link_restored(now);
+                    // Silence during the outage says nothing about the peer.
+                    f.last_heard = now;
+                    f.probes = 0;
                 } else {
                     f.conn.on_link_outage(now);
                 }
@@ -536,11 +936,46 @@ impl Gateway {
         monotonic_ns() - self.t0 + SEC
     }
 
+    /// Stop at once, relaying nothing more (an unusable link fd).
     pub fn stop(&mut self, why: &str) {
         self.stopped.get_or_insert_with(|| why.to_string());
     }
 
-    /// Run for at most `chunk` ns. Returns false once stopped (duration over, fd failure).
+    /// Begin an orderly stop (a signal, or the configured duration): stop accepting, and with
+    /// a drain time let open flows finish for up to that long; every flow still open then is
+    /// reset on both sides. A second call while draining resets at once. `run_for` returns
+    /// false once done.
+    pub fn begin_stop(&mut self, why: &str) {
+        let now = self.now();
+        self.listeners.clear();
+        self.stop_reason.get_or_insert_with(|| why.to_string());
+        match (self.stopping, self.cfg.drain) {
+            (None, Some(d)) => self.stopping = Some(Stopping::Draining { until: now + d }),
+            (None, None) | (Some(Stopping::Draining { .. }), _) => self.reset_all(now),
+            (Some(Stopping::Resetting { .. }), _) => {}
+        }
+    }
+
+    /// Reset every open flow on both sides, then linger long enough for a peer that
+    /// challenges the RST (its RCV.NXT was not our SND.NXT) to get the exact one.
+    fn reset_all(&mut self, now: Time) {
+        let mut until = now;
+        for f in self.flows.values_mut() {
+            if f.finished_at.is_some() {
+                continue;
+            }
+            f.abort();
+            self.rep.reset_on_stop += 1;
+            let rtt = f.conn.rtt().srtt().unwrap_or(self.cfg.tcp.initial_rto.0);
+            until = until.max(now + 2 * rtt + STOP_MARGIN);
+        }
+        self.stopping = Some(Stopping::Resetting {
+            until: until.min(now + STOP_LINGER_MAX),
+        });
+    }
+
+    /// Run for at most `chunk` ns. Returns false once stopped (after `begin_stop`, the
+    /// duration, or an fd failure).
     pub fn run_for(&mut self, chunk: Time) -> bool {
         if self.stopped.is_some() {
             return false;
@@ -548,9 +983,21 @@ impl Gateway {
         let end = self.now() + chunk;
         loop {
             let now = self.now();
-            if self.cfg.duration.is_some_and(|d| now >= d + SEC) {
-                self.stop("duration");
-                return false;
+            if self.stopping.is_none() && self.cfg.duration.is_some_and(|d| now >= d + SEC) {
+                self.begin_stop("duration");
+            }
+            match self.stopping {
+                Some(Stopping::Draining { until })
+                    if now >= until || self.flows.values().all(|f| f.finished_at.is_some()) =>
+                {
+                    self.reset_all(now)
+                }
+                Some(Stopping::Resetting { until }) if now >= until => {
+                    let why = self.stop_reason.clone().unwrap_or_default();
+                    self.stop(&why);
+                    return false;
+                }
+                _ => {}
             }
             if now >= end {
                 return true;
@@ -575,7 +1022,7 @@ impl Gateway {
     }
 
     fn read_packets(&mut self, now: Time, buf: &mut [u8]) -> Result<(), String> {
-        for _ in 0..256 {
+        for _ in 0..READ_BATCH {
             // SAFETY: reads into our own buffer.
             let n =
                 unsafe { libc::read(self.link, buf.as_mut_ptr() as *mut libc::c_void, buf.len()) };
@@ -618,7 +1065,9 @@ impl Gateway {
             self.rep.compressed_bad += 1;
             return;
         };
-        let ctx = f.comp_rx.as_mut().unwrap();
+        let Some(ctx) = f.comp_rx.as_mut() else {
+            return;
+        };
         if !ctx.checksum_ok(body) {
             self.rep.compressed_bad += 1;
             return;
@@ -628,9 +1077,7 @@ impl Gateway {
             return;
         };
         self.rep.compressed_in += 1;
-        let payload = &body[d.header_len..];
-        f.store(d.header.seq, payload);
-        f.conn.on_segment(now, &d.header, payload.len() as u32);
+        f.on_segment(now, &d.header, &body[d.header_len..]);
     }
 
     fn on_packet(&mut self, now: Time, pkt: &[u8]) {
@@ -654,56 +1101,88 @@ impl Gateway {
             SocketAddrV4::new(d.ip.dst.into(), h.dst_port),
             SocketAddrV4::new(d.ip.src.into(), h.src_port),
         );
-        if !self.flows.contains_key(&key) {
-            let is_syn = h.flags & flags::SYN != 0 && h.flags & flags::ACK == 0;
-            // A SYN to this gateway's own address follows the explicit rules (no rule: RST);
-            // one to any other address is relayed to that address with forward_original.
-            let to_us = d.ip.dst == self.cfg.local_ip && self.cfg.local_ip != [0; 4];
-            if !is_syn || !(to_us || self.cfg.forward_original) {
-                self.rep.foreign += 1;
-                return;
+        let payload = d.payload(pkt);
+        match self.flows.get_mut(&key) {
+            Some(f) => {
+                let opening = f.conn.state() == State::SynSent;
+                f.on_segment(now, h, payload);
+                // Only the SYN-ACK that completes our handshake sets up the peer's context.
+                if opening && f.conn.state() != State::SynSent && h.flags & flags::SYN != 0 {
+                    f.comp_rx = comp_context(h, d.ip.src, d.ip.dst);
+                }
             }
-            let dest = if to_us {
-                self.cfg
-                    .forward
-                    .iter()
-                    .find(|f| f.0 == h.dst_port)
-                    .map(|f| f.1)
-            } else {
-                Some(key.0)
-            };
-            let iss = (monotonic_ns() as u32).wrapping_mul(2_654_435_761);
-            let conn = self.connection(key, iss, Connection::listen);
-            let (sock, ok) = match dest.map(connect_nonblocking) {
-                Some(Ok(s)) => (Some(s), true),
-                _ => (None, false),
-            };
-            let mut f = Flow::new(conn, sock, true);
-            if ok {
-                self.rep.admitted += 1;
-            } else {
+            None => self.on_new_segment(now, key, &d, payload.len() as u32),
+        }
+    }
+
+    /// A segment for no flow: a SYN this gateway admits opens one; anything else is
+    /// answered with a reset (RFC 9293 3.10.7.1), so a peer whose gateway restarted learns
+    /// at once that its connections are gone.
+    fn on_new_segment(&mut self, now: Time, key: Key, d: &DecodedPacket, len: u32) {
+        let h = &d.tcp;
+        let is_syn = h.flags & flags::SYN != 0 && h.flags & flags::ACK == 0;
+        // A SYN to this gateway's own address follows the explicit rules (no rule: RST);
+        // one to any other address is relayed to that address with forward_original.
+        let to_us = d.ip.dst == self.cfg.local_ip && self.cfg.local_ip != [0; 4];
+        let ours = is_syn && (to_us || self.cfg.forward_original) && self.stopping.is_none();
+        if !ours {
+            if is_syn {
                 self.rep.refused += 1;
+            } else {
+                self.rep.foreign += 1;
             }
-            f.irs = Some(h.seq);
-            f.comp_rx = comp_context(h, d.ip.src, d.ip.dst);
-            f.conn.on_segment(now, h, 0);
-            if !ok {
-                f.conn.reset();
-            }
-            self.flows.insert(key, f);
+            self.reply_reset(now, key, h, len);
             return;
         }
-        let f = self.flows.get_mut(&key).unwrap();
-        if h.flags & flags::SYN != 0 {
-            f.irs = Some(h.seq);
-            f.comp_rx = comp_context(h, d.ip.src, d.ip.dst);
+        let dest = if to_us {
+            self.cfg
+                .forward
+                .iter()
+                .find(|f| f.0 == h.dst_port)
+                .map(|f| f.1)
+        } else {
+            Some(key.0)
+        };
+        let iss = self.isn(now, key);
+        let conn = self.connection(key, iss, Connection::listen);
+        let sock = match dest.map(connect_nonblocking) {
+            Some(Ok(s)) => Some(s),
+            _ => None,
+        };
+        let ok = sock.is_some();
+        let mut f = Flow::new(conn, sock, true, now);
+        f.comp_rx = comp_context(h, d.ip.src, d.ip.dst);
+        f.on_segment(now, h, &[]);
+        if ok {
+            self.rep.admitted += 1;
+        } else {
+            self.rep.refused += 1;
+            f.conn.reset();
         }
-        let payload = d.payload(pkt);
-        f.store(
-            h.seq.wrapping_add((h.flags & flags::SYN != 0) as u32),
-            payload,
-        );
-        f.conn.on_segment(now, h, payload.len() as u32);
+        self.flows.insert(key, f);
+    }
+
+    /// Answer a segment for no flow with a reset, at most `RESETS_PER_SECOND` a second.
+    fn reply_reset(&mut self, now: Time, key: Key, h: &TcpHeader, len: u32) {
+        let Some(r) = reset_reply(h, len) else { return };
+        if now >= self.rst_window.0 + SEC {
+            self.rst_window = (now, 0);
+        }
+        if self.rst_window.1 >= RESETS_PER_SECOND {
+            self.rep.rst_replies_suppressed += 1;
+            return;
+        }
+        self.rst_window.1 += 1;
+        self.rep.rst_replies += 1;
+        self.out.header(key, &r, &mut self.rep);
+    }
+
+    /// RFC 6528: a 4-microsecond clock plus a keyed hash of the addresses and ports, so
+    /// that an off-path attacker cannot guess the sequence numbers of a new connection.
+    fn isn(&self, now: Time, key: Key) -> u32 {
+        use std::hash::BuildHasher;
+        let f = self.isn_secret.hash_one(key) as u32;
+        ((now / (4 * US)) as u32).wrapping_add(f)
     }
 
     fn accept(&mut self, now: Time) {
@@ -720,7 +1199,11 @@ impl Gateway {
                     // Intercepted: the client's address and port to the original destination.
                     None => match (client, s.local_addr()) {
                         (SocketAddr::V4(c), Ok(SocketAddr::V4(d))) => (c, d),
-                        _ => continue,
+                        _ => {
+                            linger_zero(&s);
+                            self.rep.refused += 1;
+                            continue;
+                        }
                     },
                 };
                 if self.flows.contains_key(&key) {
@@ -729,9 +1212,9 @@ impl Gateway {
                     self.rep.refused += 1;
                     continue;
                 }
-                let iss = (now as u32 ^ (key.0.port() as u32) << 16).wrapping_mul(2_654_435_761);
+                let iss = self.isn(now, key);
                 let conn = self.connection(key, iss, Connection::connect);
-                self.flows.insert(key, Flow::new(conn, Some(s), false));
+                self.flows.insert(key, Flow::new(conn, Some(s), false, now));
                 self.rep.accepted += 1;
             }
         }
@@ -765,200 +1248,46 @@ impl Gateway {
         conn
     }
 
-    /// Addresses of a new flow of an explicit listener: a free local port (from 49152) to
-    /// the peer gateway's SCPS-TP `port`.
+    /// Addresses of a new flow of an explicit listener: a free local port (from
+    /// `EPHEMERAL_PORTS`) to the peer gateway's SCPS-TP `port`.
     fn explicit_key(&mut self, port: u16) -> Key {
         let peer = SocketAddrV4::new(self.cfg.peer_ip.into(), port);
+        let next = |p: u16| {
+            if p == u16::MAX {
+                EPHEMERAL_PORTS
+            } else {
+                p + 1
+            }
+        };
         let mut lp = self.next_port;
         while self
             .flows
             .contains_key(&(SocketAddrV4::new(self.cfg.local_ip.into(), lp), peer))
         {
-            lp = if lp == u16::MAX { 49152 } else { lp + 1 };
+            lp = next(lp);
         }
-        self.next_port = if lp == u16::MAX { 49152 } else { lp + 1 };
+        self.next_port = next(lp);
         (SocketAddrV4::new(self.cfg.local_ip.into(), lp), peer)
     }
 
     fn service(&mut self, now: Time) {
-        let tmp = &mut self.chunk;
-        let mut dead = Vec::new();
         self.rep.max_flows = self.rep.max_flows.max(self.flows.len() as u64);
+        let keepalive = (!self.link_down).then_some(self.cfg.keepalive);
+        let mut dead = Vec::new();
         for (&key, f) in self.flows.iter_mut() {
-            // Kernel side.
-            if let Some(s) = f.sock.as_ref() {
-                if f.connecting {
-                    match s.take_error() {
-                        Ok(None) if s.peer_addr().is_ok() => f.connecting = false,
-                        Ok(None) => {}
-                        _ => {
-                            f.sock = None;
-                            f.conn.reset();
-                        }
-                    }
-                }
+            f.check_socket();
+            f.socket_to_connection(&mut self.chunk, &mut self.rep);
+            f.connection_to_socket(&mut self.rep);
+            if let Some(k) = keepalive {
+                f.keepalive(now, &k, &mut self.rep);
             }
-            if f.aborted() {
-                if let Some(s) = f.sock.take() {
-                    linger_zero(&s);
-                }
-            }
-            if let (Some(s), false) = (f.sock.as_mut(), f.connecting) {
-                // Kernel -> link.
-                if !f.stage.is_empty() {
-                    let n = f.conn.send(f.stage.len() as u64) as usize;
-                    f.sbuf.extend_from_slice(&f.stage[..n]);
-                    f.stage.drain(..n);
-                }
-                while f.stage.is_empty() && !f.sock_eof {
-                    match s.read(tmp) {
-                        Ok(0) => f.sock_eof = true,
-                        Ok(n) => {
-                            self.rep.bytes_up += n as u64;
-                            let k = f.conn.send(n as u64) as usize;
-                            f.sbuf.extend_from_slice(&tmp[..k]);
-                            f.stage.extend_from_slice(&tmp[k..n]);
-                        }
-                        Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-                        Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                        Err(_) => {
-                            f.sock_eof = true;
-                            f.conn.reset();
-                            break;
-                        }
-                    }
-                }
-                if f.sock_eof && f.stage.is_empty() && !f.close_sent {
-                    f.conn.close();
-                    f.close_sent = true;
-                }
-                // Link -> kernel.
-                loop {
-                    let avail = (f.conn.readable() as usize).min(f.rbuf.len());
-                    if avail == 0 {
-                        break;
-                    }
-                    match s.write(&f.rbuf[..avail]) {
-                        Ok(n) => {
-                            f.conn.read(n as u64);
-                            f.rbuf.drain(..n);
-                            f.rbase += n as u64;
-                            self.rep.bytes_down += n as u64;
-                        }
-                        Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                        Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-                        Err(_) => {
-                            f.conn.reset();
-                            break;
-                        }
-                    }
-                }
-            }
-            if !f.connecting && f.peer_fin() && f.conn.readable() == 0 && !f.shut_wr {
-                if let Some(s) = f.sock.as_ref() {
-                    s.shutdown(Shutdown::Write).ok();
-                    f.shut_wr = true;
-                }
-            }
-            // Connection timers and output.
             if f.conn.poll_timeout().is_some_and(|t| t <= now) {
                 f.conn.on_timeout(now);
             }
-            while let Some(t) = f.conn.poll_transmit(now) {
-                let payload: &[u8] = if t.len > 0 && t.pos >= f.sbase {
-                    let a = (t.pos - f.sbase) as usize;
-                    let b = a + t.len as usize;
-                    if b <= f.sbuf.len() {
-                        &f.sbuf[a..b]
-                    } else {
-                        &[]
-                    }
-                } else {
-                    &[]
-                };
-                if payload.len() != t.len as usize {
-                    continue; // cannot happen: the bytes are kept until acknowledged
-                }
-                self.out.clear();
-                let (src, dst) = (key.0.ip().octets(), key.1.ip().octets());
-                let mut ip = Ipv4Params {
-                    src,
-                    dst,
-                    protocol: PROTO,
-                    id: self.ip_id,
-                };
-                self.ip_id = self.ip_id.wrapping_add(1);
-                if t.hdr.flags & flags::SYN != 0 {
-                    f.comp_tx = comp_context(&t.hdr, src, dst);
-                }
-                // Compressed once both ends offered COMP (SYNs travel in full).
-                let comp = match (&mut f.comp_tx, f.conn.header_compression()) {
-                    (Some(ctx), true) if t.hdr.flags & flags::SYN == 0 => {
-                        let c = compress_with_payload(&t.hdr, payload, ctx).ok();
-                        if c.is_some() {
-                            ctx.record(&t.hdr);
-                        }
-                        c
-                    }
-                    _ => None,
-                };
-                let encoded = match comp {
-                    Some(c) => {
-                        ip.protocol = PROTO_SCPS_COMPRESSED;
-                        self.rep.compressed_out += 1;
-                        encode_ipv4_packet(
-                            &ip,
-                            c.as_bytes(),
-                            Payload::Bytes(payload),
-                            &mut self.out,
-                        )
-                    }
-                    None => encode_ipv4_tcp(&ip, &t.hdr, Payload::Bytes(payload), &mut self.out),
-                };
-                if encoded.is_err() {
-                    continue;
-                }
-                // SAFETY: writes our buffer to the link fd.
-                let n = unsafe {
-                    libc::write(
-                        self.link,
-                        self.out.as_ptr() as *const libc::c_void,
-                        self.out.len(),
-                    )
-                };
-                if n == self.out.len() as isize {
-                    self.rep.packets_out += 1;
-                } else {
-                    self.rep.link_write_errors += 1;
-                }
-            }
-            // Acknowledged bytes are no longer needed.
-            let una = f.conn.snd_una();
-            if una > f.sbase {
-                let k = ((una - f.sbase) as usize).min(f.sbuf.len());
-                f.sbuf.drain(..k);
-                f.sbase += k as u64;
-            }
-            // End of the flow.
-            let done = (f.aborted() && f.conn.state() == State::Closed)
-                || (f.conn.is_finished() && f.conn.readable() == 0 && f.shut_wr);
-            if done && f.finished_at.is_none() {
-                f.finished_at = Some(now);
-                if f.aborted() {
-                    self.rep.reset += 1;
-                } else {
-                    self.rep.closed += 1;
-                }
-                if let Some(s) = f.sock.take() {
-                    if f.aborted() {
-                        linger_zero(&s);
-                    }
-                }
-                let st = f.conn.stats();
-                self.rep.segments_sent += st.segments_sent;
-                self.rep.retransmitted_segments += st.retransmitted_segments;
-            }
-            if f.finished_at.is_some_and(|t| now >= t + LINGER) {
+            self.out.transmit(key, f, now, &mut self.rep);
+            f.release_acknowledged();
+            f.finish(now, &mut self.rep);
+            if f.finished_at.is_some_and(|t| now >= t + f.linger()) {
                 dead.push(key);
             }
         }
@@ -970,48 +1299,41 @@ impl Gateway {
     fn wait(&mut self, end: Time) {
         let now = self.now();
         let mut until = end.min(now + 50 * MS);
-        let mut fds = vec![libc::pollfd {
-            fd: self.link,
+        match self.stopping {
+            Some(Stopping::Draining { until: t } | Stopping::Resetting { until: t }) => {
+                until = until.min(t)
+            }
+            None => {}
+        }
+        let pollin = |fd| libc::pollfd {
+            fd,
             events: libc::POLLIN,
             revents: 0,
-        }];
-        if let Some(fd) = self.link_state {
-            fds.push(libc::pollfd {
-                fd,
-                events: libc::POLLIN,
-                revents: 0,
-            });
-        }
-        for (l, _) in &self.listeners {
-            fds.push(libc::pollfd {
-                fd: l.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            });
-        }
-        for f in self.flows.values() {
-            if let Some(t) = f.conn.poll_timeout() {
+        };
+        let mut fds = vec![pollin(self.link)];
+        fds.extend(self.link_state.map(pollin));
+        fds.extend(self.listeners.iter().map(|(l, _)| pollin(l.as_raw_fd())));
+        let first_flow = fds.len();
+        self.polled.clear();
+        for (&key, f) in &self.flows {
+            if let Some(t) = f.next_deadline(&self.cfg.keepalive) {
                 until = until.min(t);
             }
-            if f.finished_at.is_some_and(|t| t + LINGER > now) {
-                until = until.min(f.finished_at.unwrap() + LINGER);
+            let Some(s) = &f.sock else { continue };
+            let mut ev = 0;
+            if f.connecting || (f.conn.readable() > 0 && f.received.in_order() > 0) {
+                ev |= libc::POLLOUT;
             }
-            if let Some(s) = &f.sock {
-                let mut ev = 0;
-                if f.connecting || (f.conn.readable() > 0 && !f.rbuf.is_empty()) {
-                    ev |= libc::POLLOUT;
-                }
-                if !f.connecting && f.stage.is_empty() && !f.sock_eof {
-                    ev |= libc::POLLIN;
-                }
-                if ev != 0 {
-                    fds.push(libc::pollfd {
-                        fd: s.as_raw_fd(),
-                        events: ev,
-                        revents: 0,
-                    });
-                }
+            if !f.connecting && f.stage.is_empty() && !f.sock_eof {
+                ev |= libc::POLLIN;
             }
+            // Polled even with no events: POLLERR reports a reset from the end host.
+            fds.push(libc::pollfd {
+                fd: s.as_raw_fd(),
+                events: ev,
+                revents: 0,
+            });
+            self.polled.push(key);
         }
         if until <= now {
             return;
@@ -1022,7 +1344,7 @@ impl Gateway {
             tv_nsec: (dt % SEC) as libc::c_long,
         };
         // SAFETY: ppoll over our pollfds with a timeout we own.
-        unsafe {
+        let n = unsafe {
             libc::ppoll(
                 fds.as_mut_ptr(),
                 fds.len() as libc::nfds_t,
@@ -1030,282 +1352,34 @@ impl Gateway {
                 std::ptr::null(),
             )
         };
+        if n <= 0 {
+            return;
+        }
+        for (p, key) in fds[first_flow..].iter().zip(&self.polled) {
+            if p.revents & libc::POLLERR != 0 {
+                if let Some(f) = self.flows.get_mut(key) {
+                    f.sock_error = true;
+                }
+            }
+        }
     }
 
     pub fn report(&self) -> GatewayReport {
         let mut r = self.rep.clone();
         r.elapsed_s = (self.now() - SEC) as f64 / 1e9;
-        r.stopped = self.stopped.clone().unwrap_or_else(|| "running".into());
+        r.stopped = match (&self.stopped, &self.stop_reason) {
+            (Some(s), _) => s.clone(),
+            (None, Some(why)) => format!("stopping ({why})"),
+            (None, None) => "running".into(),
+        };
+        // Flows still open count too.
+        for f in self.flows.values().filter(|f| f.finished_at.is_none()) {
+            r.add_connection_stats(f.conn.stats());
+        }
         r
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::{Emulator, Options};
-    use std::net::Ipv4Addr;
-    use std::os::unix::net::UnixDatagram;
-    use std::sync::atomic::{AtomicBool, Ordering};
-    use std::sync::Arc;
-
-    /// The emulator and two gateways, each in a thread, joined by datagram socket pairs.
-    struct Running {
-        stop: Arc<AtomicBool>,
-        em: std::thread::JoinHandle<crate::Report>,
-        gws: Vec<std::thread::JoinHandle<GatewayReport>>,
-    }
-
-    impl Running {
-        fn start(link: &str, a: GatewayConfig, b: GatewayConfig) -> Self {
-            let (ga, ea) = UnixDatagram::pair().unwrap();
-            let (gb, eb) = UnixDatagram::pair().unwrap();
-            let stop = Arc::new(AtomicBool::new(false));
-            let sc = crate::tests::scenario(7, link);
-            let st = stop.clone();
-            let em = std::thread::spawn(move || {
-                let mut e = Emulator::new(&sc, ea.as_raw_fd(), eb.as_raw_fd(), &Options::default())
-                    .unwrap();
-                while !st.load(Ordering::Relaxed) && e.run_for(20 * MS) {}
-                e.report()
-            });
-            let gws = [(a, ga), (b, gb)]
-                .into_iter()
-                .map(|(cfg, fd)| {
-                    let st = stop.clone();
-                    std::thread::spawn(move || {
-                        let mut g = Gateway::new(cfg, fd.as_raw_fd()).unwrap();
-                        while !st.load(Ordering::Relaxed) && g.run_for(20 * MS) {}
-                        g.report()
-                    })
-                })
-                .collect();
-            Running { stop, em, gws }
-        }
-
-        /// Stop everything; the gateways' reports (A, B).
-        fn finish(self) -> Vec<GatewayReport> {
-            self.stop.store(true, Ordering::Relaxed);
-            let reps = self.gws.into_iter().map(|g| g.join().unwrap()).collect();
-            self.em.join().unwrap();
-            reps
-        }
-    }
-
-    /// A free local port (bound, then released).
-    fn free_port() -> u16 {
-        let probe = TcpListener::bind("127.0.0.1:0").unwrap();
-        probe.local_addr().unwrap().port()
-    }
-
-    fn config(profile: &str, local: [u8; 4], peer: [u8; 4]) -> GatewayConfig {
-        let mut tcp = spacetp_proto::profiles::profile(profile).unwrap();
-        tcp.scps.rate = Some(spacetp_proto::units::Rate(20e6));
-        GatewayConfig {
-            tcp,
-            mss: 1400,
-            local_ip: local,
-            peer_ip: peer,
-            listen: vec![],
-            forward: vec![],
-            intercept: None,
-            forward_original: false,
-            duration: None,
-        }
-    }
-
-    /// Connect once the gateway thread listens.
-    fn connect(port: u16) -> TcpStream {
-        for _ in 0..200 {
-            if let Ok(s) = TcpStream::connect(("127.0.0.1", port)) {
-                return s;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
-        panic!("nothing listens on port {port}");
-    }
-
-    fn pattern(n: usize, seed: u8) -> Vec<u8> {
-        (0..n).map(|i| ((i * 31 + i / 977) as u8) ^ seed).collect()
-    }
-
-    /// Emulator between two gateways (datagram socket pairs), all in threads; a kernel-TCP
-    /// client on loopback sends through gateway A, a loopback server behind gateway B echoes
-    /// what it got back after the client's FIN. With `original`, gateway B has no rule for
-    /// the port and relays to the destination address the SCPS-TP segments carry.
-    fn through_gateways(
-        link: &str,
-        profile: &str,
-        flows: usize,
-        size: usize,
-        original: bool,
-    ) -> Vec<GatewayReport> {
-        let server = TcpListener::bind("127.0.0.1:0").unwrap();
-        let sport = server.local_addr().unwrap().port();
-        let aport = free_port();
-        let local = |port| SocketAddrV4::new(Ipv4Addr::LOCALHOST, port);
-        // With `original`, gateway A addresses the server itself (127.0.0.1:sport), not B.
-        let peer_of_a = if original {
-            [127, 0, 0, 1]
-        } else {
-            [10, 77, 0, 2]
-        };
-        let mut a = config(profile, [10, 77, 0, 1], peer_of_a);
-        let mut b = config(profile, [10, 77, 0, 2], [10, 77, 0, 1]);
-        if original {
-            a.listen = vec![(local(aport), sport)];
-            b.forward_original = true;
-        } else {
-            a.listen = vec![(local(aport), 7000)];
-            b.forward = vec![(7000, local(sport))];
-        }
-        let running = Running::start(link, a, b);
-        let srv = std::thread::spawn(move || {
-            let mut hs = Vec::new();
-            for _ in 0..flows {
-                let (mut s, _) = server.accept().unwrap();
-                hs.push(std::thread::spawn(move || {
-                    let mut got = Vec::new();
-                    s.read_to_end(&mut got).unwrap();
-                    s.write_all(&got[..1000.min(got.len())]).unwrap();
-                    got
-                }));
-            }
-            hs.into_iter()
-                .map(|h| h.join().unwrap())
-                .collect::<Vec<_>>()
-        });
-        let clients: Vec<_> = (0..flows)
-            .map(|i| {
-                std::thread::spawn(move || {
-                    let data = pattern(size, i as u8);
-                    let mut s = connect(aport);
-                    s.write_all(&data).unwrap();
-                    s.shutdown(Shutdown::Write).unwrap();
-                    let mut back = Vec::new();
-                    s.read_to_end(&mut back).unwrap();
-                    assert_eq!(back, data[..1000.min(size)]);
-                })
-            })
-            .collect();
-        for c in clients {
-            c.join().unwrap();
-        }
-        let mut got = srv.join().unwrap();
-        got.sort_by_key(|g| g[0]);
-        let mut want: Vec<_> = (0..flows).map(|i| pattern(size, i as u8)).collect();
-        want.sort_by_key(|g| g[0]);
-        for (g, w) in got.iter().zip(&want) {
-            assert!(g == w, "received bytes differ");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(300));
-        let reps = running.finish();
-        assert_eq!(reps[0].accepted, flows as u64);
-        assert_eq!(reps[1].admitted, flows as u64);
-        assert_eq!(reps[1].bytes_down, (flows * size) as u64);
-        reps
-    }
-
-    #[test]
-    fn compresses_headers_when_both_offer_comp() {
-        // scps-2a offers COMP: after the SYNs, both directions travel as IP protocol 105,
-        // under loss (a header whose omitted fields went with a lost packet must still decode
-        // right, or the bytes would differ), with three connections sharing the address pair.
-        let reps = through_gateways(
-            r#""rate": "50 Mb/s", "delay": "5 ms", "errors": {"per": 0.02}"#,
-            "scps-2a",
-            3,
-            300_000,
-            false,
-        );
-        for r in &reps {
-            assert!(r.compressed_out > 100 && r.compressed_in > 10, "{r:?}");
-            assert_eq!(r.compressed_bad, 0, "{r:?}");
-        }
-        // Without COMP nothing is compressed.
-        let reps = through_gateways(
-            r#""rate": "50 Mb/s", "delay": "5 ms""#,
-            "scps-tp",
-            1,
-            100_000,
-            false,
-        );
-        assert!(reps
-            .iter()
-            .all(|r| r.compressed_out == 0 && r.compressed_in == 0));
-    }
-
-    #[test]
-    fn relays_exact_bytes() {
-        through_gateways(
-            r#""rate": "50 Mb/s", "delay": "5 ms""#,
-            "scps-tp",
-            1,
-            1_000_000,
-            false,
-        );
-    }
-
-    #[test]
-    fn relays_to_the_destination_the_segments_carry() {
-        through_gateways(
-            r#""rate": "50 Mb/s", "delay": "5 ms", "errors": {"per": 0.01}"#,
-            "scps-tp",
-            3,
-            200_000,
-            true,
-        );
-    }
-
-    #[test]
-    fn relays_under_loss_and_in_parallel() {
-        through_gateways(
-            r#""rate": "50 Mb/s", "delay": "5 ms", "errors": {"per": 0.02}"#,
-            "scps-tp",
-            5,
-            300_000,
-            false,
-        );
-    }
-
-    #[test]
-    fn configuration_errors_name_the_setting() {
-        let err = |j: &str| config_from_json(j).unwrap_err();
-        assert!(err(r#"{"intercept": "0.0.0.0:99999"}"#).starts_with("gateway.intercept:"));
-        assert!(err(r#"{"forward_original": "yes"}"#).starts_with("gateway.forward_original:"));
-        assert!(err(r#"{"local": "10.0.0.1"}"#).contains("nothing to do"));
-        assert!(err(r#"{"listen": [["1.2.3.4:5", 6]]}"#).starts_with("gateway.local:"));
-        assert!(
-            err(r#"{"forward": [[0, "1.2.3.4:5"]], "local": "1.1.1.1", "peer": "1.1.1.2"}"#)
-                .starts_with("gateway.forward[0]:")
-        );
-        assert!(err(r#"{"intercept": "0.0.0.0:1", "mtu": 20}"#).starts_with("gateway.mtu:"));
-        assert!(err(r#"{"intercepts": 1}"#).starts_with("gateway.intercepts: unknown"));
-        // Transparent relaying alone needs no addresses of the gateways.
-        let c =
-            config_from_json(r#"{"intercept": "0.0.0.0:5999", "forward_original": true}"#).unwrap();
-        assert_eq!(c.intercept, Some("0.0.0.0:5999".parse().unwrap()));
-        assert!(c.forward_original && c.local_ip == [0; 4]);
-    }
-
-    #[test]
-    fn refused_port_resets_the_client() {
-        let aport = free_port();
-        let mut a = config("scps-tp", [10, 77, 0, 1], [10, 77, 0, 2]);
-        a.listen = vec![(SocketAddrV4::new(Ipv4Addr::LOCALHOST, aport), 7001)];
-        let b = config("scps-tp", [10, 77, 0, 2], [10, 77, 0, 1]);
-        let running = Running::start(r#""rate": "10 Mb/s", "delay": "2 ms""#, a, b);
-        let mut s = connect(aport);
-        s.set_read_timeout(Some(std::time::Duration::from_secs(5)))
-            .unwrap();
-        let mut b = [0u8; 10];
-        let r = s.read(&mut b);
-        assert!(
-            matches!(&r, Err(e) if e.kind() == ErrorKind::ConnectionReset),
-            "{r:?}"
-        );
-        let reps = running.finish();
-        assert_eq!(reps[1].refused, 1);
-        assert_eq!(reps[0].reset, 1);
-    }
-}
+#[path = "gateway_tests.rs"]
+mod tests;

@@ -16,6 +16,7 @@
 //! Time 0 of outages, delay schedules and Markov slots is the moment [`Emulator::new`] returns.
 
 pub mod gateway;
+mod reassembly;
 
 use serde::Serialize;
 use spacetp_proto::Time;

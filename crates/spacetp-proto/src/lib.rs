@@ -18,5 +18,5 @@ pub mod time;
 pub mod units;
 
 pub use config::TcpConfig;
-pub use connection::{CloseReason, ConnStats, Connection, State, Transmit};
+pub use connection::{reset_reply, Accepted, CloseReason, ConnStats, Connection, State, Transmit};
 pub use time::{Time, MS, SEC, US};

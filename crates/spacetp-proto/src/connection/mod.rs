@@ -23,6 +23,7 @@ use recovery::{new_recovery, Ctx, LossRecovery};
 use spacetp_wire::{flags, TcpHeader, TcpOptions, Timestamps};
 
 pub(crate) use recv::Receiver;
+pub use validation::reset_reply;
 
 /// The recovery algorithm's view of the sender, built from disjoint field borrows so that
 /// `self.recovery` stays usable beside it.
@@ -398,6 +399,18 @@ impl Connection {
         } else {
             self.state = State::Closed;
             self.close_reason.get_or_insert(CloseReason::Aborted);
+        }
+    }
+
+    /// Ask the peer for an ACK now: a keepalive probe (RFC 9293 3.8.4), an empty segment one
+    /// byte below snd_una, which the peer must answer. A driver that has heard nothing from
+    /// the peer for long sends these to learn whether it is still there.
+    pub fn probe(&mut self) {
+        if !matches!(
+            self.state,
+            State::Closed | State::Listen | State::SynSent | State::SynReceived
+        ) {
+            self.probe_pending = true;
         }
     }
 

@@ -131,3 +131,27 @@ impl Connection {
         self.rst_at = Some(from_wire(self.iss, hdr.ack, self.snd_una));
     }
 }
+
+/// RFC 9293 3.10.7.1: the RST that answers a segment `hdr` (with `len` payload bytes) that
+/// arrived for no connection. An RST is never answered (None). With the ACK bit on, the
+/// reset carries the number the segment acknowledges, which its sender accepts as exact
+/// (RFC 5961); otherwise it acknowledges the segment.
+pub fn reset_reply(hdr: &TcpHeader, len: u32) -> Option<TcpHeader> {
+    if hdr.has(flags::RST) {
+        return None;
+    }
+    let mut r = TcpHeader {
+        src_port: hdr.dst_port,
+        dst_port: hdr.src_port,
+        ..Default::default()
+    };
+    if hdr.has(flags::ACK) {
+        r.seq = hdr.ack;
+        r.flags = flags::RST;
+    } else {
+        let consumed = len + hdr.has(flags::SYN) as u32 + hdr.has(flags::FIN) as u32;
+        r.ack = hdr.seq.wrapping_add(consumed);
+        r.flags = flags::RST | flags::ACK;
+    }
+    Some(r)
+}

@@ -1,0 +1,755 @@
+//! Gateway tests: two gateways and the emulator in threads, joined by datagram socket pairs,
+//! with kernel-TCP ends on loopback.
+use super::*;
+use crate::{Emulator, Options};
+use std::net::Ipv4Addr;
+use std::os::unix::net::UnixDatagram;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// What a test makes a running gateway do.
+const RUN: u8 = 0;
+/// `begin_stop`, as a signal does.
+const STOP: u8 = 1;
+/// Vanish without a word (the gateway is dropped), as with SIGKILL.
+const CRASH: u8 = 2;
+
+/// The newest segment that went to a gateway across the link, as an on-path attacker sees it.
+#[derive(Clone, Copy)]
+struct Seen {
+    src: [u8; 4],
+    dst: [u8; 4],
+    hdr: TcpHeader,
+    len: u32,
+}
+
+/// Sits between each gateway and the emulator: forwards every packet both ways, remembers
+/// the newest segment (and the newest data segment) to each gateway, and injects packets.
+#[derive(Default)]
+struct Tap {
+    seen: std::sync::Mutex<[(Option<Seen>, Option<Seen>); 2]>,
+    inject: std::sync::Mutex<Vec<(usize, Vec<u8>)>>,
+}
+
+impl Tap {
+    /// (newest segment, newest data segment) that went to gateway `side` (0: A, 1: B).
+    fn seen(&self, side: usize) -> (Option<Seen>, Option<Seen>) {
+        self.seen.lock().unwrap()[side]
+    }
+
+    fn inject(&self, side: usize, pkt: Vec<u8>) {
+        self.inject.lock().unwrap().push((side, pkt));
+    }
+
+    fn run(&self, gw: [UnixDatagram; 2], em: [UnixDatagram; 2], stop: &AtomicBool) {
+        let mut buf = vec![0u8; 65_536];
+        for s in gw.iter().chain(&em) {
+            s.set_nonblocking(true).unwrap();
+        }
+        while !stop.load(Ordering::Relaxed) {
+            let mut fds: Vec<libc::pollfd> = gw
+                .iter()
+                .chain(&em)
+                .map(|s| libc::pollfd {
+                    fd: s.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                })
+                .collect();
+            // SAFETY: poll over our own pollfds.
+            unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 2) };
+            for side in 0..2 {
+                while let Ok(n) = gw[side].recv(&mut buf) {
+                    em[side].send(&buf[..n]).ok();
+                }
+                while let Ok(n) = em[side].recv(&mut buf) {
+                    if let Ok(d) = decode_ipv4_tcp(&buf[..n]) {
+                        let s = Seen {
+                            src: d.ip.src,
+                            dst: d.ip.dst,
+                            hdr: d.tcp,
+                            len: d.payload(&buf[..n]).len() as u32,
+                        };
+                        let mut seen = self.seen.lock().unwrap();
+                        seen[side].0 = Some(s);
+                        if s.len > 0 {
+                            seen[side].1 = Some(s);
+                        }
+                    }
+                    gw[side].send(&buf[..n]).ok();
+                }
+            }
+            for (side, pkt) in self.inject.lock().unwrap().drain(..) {
+                gw[side].send(&pkt).ok();
+            }
+        }
+    }
+}
+
+/// A forged packet on the flow `s` belongs to, changed by `edit`, carrying `payload`.
+fn forged(s: &Seen, edit: impl FnOnce(&mut TcpHeader), payload: &[u8]) -> Vec<u8> {
+    let mut h = s.hdr;
+    h.options.snacks = Default::default();
+    h.options.sack = Default::default();
+    edit(&mut h);
+    let ip = Ipv4Params {
+        src: s.src,
+        dst: s.dst,
+        protocol: PROTO,
+        id: 7,
+    };
+    let mut out = Vec::new();
+    encode_ipv4_tcp(&ip, &h, Payload::Bytes(payload), &mut out).unwrap();
+    out
+}
+
+/// The emulator and two gateways, each in a thread, joined by datagram socket pairs through
+/// a tap.
+struct Running {
+    stop: Arc<AtomicBool>,
+    ctl: [Arc<std::sync::atomic::AtomicU8>; 2],
+    tap: Arc<Tap>,
+    em: std::thread::JoinHandle<crate::Report>,
+    tap_thread: std::thread::JoinHandle<()>,
+    gws: Vec<std::thread::JoinHandle<GatewayReport>>,
+}
+
+impl Running {
+    fn start(link: &str, a: GatewayConfig, b: GatewayConfig) -> Self {
+        let (ga, ta) = UnixDatagram::pair().unwrap();
+        let (gb, tb) = UnixDatagram::pair().unwrap();
+        let (ea, xa) = UnixDatagram::pair().unwrap();
+        let (eb, xb) = UnixDatagram::pair().unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let sc = crate::tests::scenario(7, link);
+        let st = stop.clone();
+        let em = std::thread::spawn(move || {
+            let mut e =
+                Emulator::new(&sc, ea.as_raw_fd(), eb.as_raw_fd(), &Options::default()).unwrap();
+            while !st.load(Ordering::Relaxed) && e.run_for(20 * MS) {}
+            e.report()
+        });
+        let tap = Arc::new(Tap::default());
+        let (t, st) = (tap.clone(), stop.clone());
+        let tap_thread = std::thread::spawn(move || t.run([ta, tb], [xa, xb], &st));
+        let ctl: [Arc<std::sync::atomic::AtomicU8>; 2] = Default::default();
+        let gws = [(a, ga), (b, gb)]
+            .into_iter()
+            .zip(ctl.clone())
+            .map(|((cfg, fd), ctl)| {
+                let st = stop.clone();
+                std::thread::spawn(move || {
+                    let mut g = Gateway::new(cfg, fd.as_raw_fd()).unwrap();
+                    let mut stopping = false;
+                    while !st.load(Ordering::Relaxed) {
+                        match ctl.load(Ordering::Relaxed) {
+                            STOP if !stopping => {
+                                g.begin_stop("test");
+                                stopping = true;
+                            }
+                            CRASH => break,
+                            RUN | STOP => {}
+                            _ => unreachable!(),
+                        }
+                        if !g.run_for(20 * MS) {
+                            break;
+                        }
+                    }
+                    g.report()
+                })
+            })
+            .collect();
+        Running {
+            stop,
+            ctl,
+            tap,
+            em,
+            tap_thread,
+            gws,
+        }
+    }
+
+    /// Make gateway `side` (0: A, 1: B) do `what` (`STOP`, `CRASH`).
+    fn tell(&self, side: usize, what: u8) {
+        self.ctl[side].store(what, Ordering::Relaxed);
+    }
+
+    /// Stop everything; the gateways' reports (A, B).
+    fn finish(self) -> Vec<GatewayReport> {
+        self.stop.store(true, Ordering::Relaxed);
+        let reps = self.gws.into_iter().map(|g| g.join().unwrap()).collect();
+        self.em.join().unwrap();
+        self.tap_thread.join().unwrap();
+        reps
+    }
+}
+
+/// A free local port (bound, then released).
+fn free_port() -> u16 {
+    let probe = TcpListener::bind("127.0.0.1:0").unwrap();
+    probe.local_addr().unwrap().port()
+}
+
+fn config(profile: &str, local: [u8; 4], peer: [u8; 4]) -> GatewayConfig {
+    let mut tcp = spacetp_proto::profiles::profile(profile).unwrap();
+    tcp.scps.rate = Some(spacetp_proto::units::Rate(20e6));
+    GatewayConfig {
+        tcp,
+        mss: 1400,
+        local_ip: local,
+        peer_ip: peer,
+        listen: vec![],
+        forward: vec![],
+        intercept: None,
+        forward_original: false,
+        duration: None,
+        drain: None,
+        keepalive: Keepalive::default(),
+    }
+}
+
+/// Connect once the gateway thread listens.
+fn connect(port: u16) -> TcpStream {
+    for _ in 0..200 {
+        if let Ok(s) = TcpStream::connect(("127.0.0.1", port)) {
+            return s;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    panic!("nothing listens on port {port}");
+}
+
+fn pattern(n: usize, seed: u8) -> Vec<u8> {
+    (0..n).map(|i| ((i * 31 + i / 977) as u8) ^ seed).collect()
+}
+
+/// Emulator between two gateways (datagram socket pairs), all in threads; a kernel-TCP
+/// client on loopback sends through gateway A, a loopback server behind gateway B echoes
+/// what it got back after the client's FIN. With `original`, gateway B has no rule for
+/// the port and relays to the destination address the SCPS-TP segments carry.
+fn through_gateways(
+    link: &str,
+    profile: &str,
+    flows: usize,
+    size: usize,
+    original: bool,
+) -> Vec<GatewayReport> {
+    let server = TcpListener::bind("127.0.0.1:0").unwrap();
+    let sport = server.local_addr().unwrap().port();
+    let aport = free_port();
+    let local = |port| SocketAddrV4::new(Ipv4Addr::LOCALHOST, port);
+    // With `original`, gateway A addresses the server itself (127.0.0.1:sport), not B.
+    let peer_of_a = if original {
+        [127, 0, 0, 1]
+    } else {
+        [10, 77, 0, 2]
+    };
+    let mut a = config(profile, [10, 77, 0, 1], peer_of_a);
+    let mut b = config(profile, [10, 77, 0, 2], [10, 77, 0, 1]);
+    if original {
+        a.listen = vec![(local(aport), sport)];
+        b.forward_original = true;
+    } else {
+        a.listen = vec![(local(aport), 7000)];
+        b.forward = vec![(7000, local(sport))];
+    }
+    let running = Running::start(link, a, b);
+    let srv = std::thread::spawn(move || {
+        let mut hs = Vec::new();
+        for _ in 0..flows {
+            let (mut s, _) = server.accept().unwrap();
+            hs.push(std::thread::spawn(move || {
+                let mut got = Vec::new();
+                s.read_to_end(&mut got).unwrap();
+                s.write_all(&got[..1000.min(got.len())]).unwrap();
+                got
+            }));
+        }
+        hs.into_iter()
+            .map(|h| h.join().unwrap())
+            .collect::<Vec<_>>()
+    });
+    let clients: Vec<_> = (0..flows)
+        .map(|i| {
+            std::thread::spawn(move || {
+                let data = pattern(size, i as u8);
+                let mut s = connect(aport);
+                s.write_all(&data).unwrap();
+                s.shutdown(Shutdown::Write).unwrap();
+                let mut back = Vec::new();
+                s.read_to_end(&mut back).unwrap();
+                assert_eq!(back, data[..1000.min(size)]);
+            })
+        })
+        .collect();
+    for c in clients {
+        c.join().unwrap();
+    }
+    let mut got = srv.join().unwrap();
+    got.sort_by_key(|g| g[0]);
+    let mut want: Vec<_> = (0..flows).map(|i| pattern(size, i as u8)).collect();
+    want.sort_by_key(|g| g[0]);
+    for (g, w) in got.iter().zip(&want) {
+        assert!(g == w, "received bytes differ");
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let reps = running.finish();
+    assert_eq!(reps[0].accepted, flows as u64);
+    assert_eq!(reps[1].admitted, flows as u64);
+    assert_eq!(reps[1].bytes_down, (flows * size) as u64);
+    reps
+}
+
+#[test]
+fn compresses_headers_when_both_offer_comp() {
+    // scps-2a offers COMP: after the SYNs, both directions travel as IP protocol 105,
+    // under loss (a header whose omitted fields went with a lost packet must still decode
+    // right, or the bytes would differ), with three connections sharing the address pair.
+    let reps = through_gateways(
+        r#""rate": "50 Mb/s", "delay": "5 ms", "errors": {"per": 0.02}"#,
+        "scps-2a",
+        3,
+        300_000,
+        false,
+    );
+    for r in &reps {
+        assert!(r.compressed_out > 100 && r.compressed_in > 10, "{r:?}");
+        assert_eq!(r.compressed_bad, 0, "{r:?}");
+    }
+    // Without COMP nothing is compressed.
+    let reps = through_gateways(
+        r#""rate": "50 Mb/s", "delay": "5 ms""#,
+        "scps-tp",
+        1,
+        100_000,
+        false,
+    );
+    assert!(reps
+        .iter()
+        .all(|r| r.compressed_out == 0 && r.compressed_in == 0));
+}
+
+#[test]
+fn relays_exact_bytes() {
+    through_gateways(
+        r#""rate": "50 Mb/s", "delay": "5 ms""#,
+        "scps-tp",
+        1,
+        1_000_000,
+        false,
+    );
+}
+
+#[test]
+fn relays_to_the_destination_the_segments_carry() {
+    through_gateways(
+        r#""rate": "50 Mb/s", "delay": "5 ms", "errors": {"per": 0.01}"#,
+        "scps-tp",
+        3,
+        200_000,
+        true,
+    );
+}
+
+#[test]
+fn relays_under_loss_and_in_parallel() {
+    through_gateways(
+        r#""rate": "50 Mb/s", "delay": "5 ms", "errors": {"per": 0.02}"#,
+        "scps-tp",
+        5,
+        300_000,
+        false,
+    );
+}
+
+#[test]
+fn configuration_errors_name_the_setting() {
+    let err = |j: &str| config_from_json(j).unwrap_err();
+    assert!(err(r#"{"intercept": "0.0.0.0:99999"}"#).starts_with("gateway.intercept:"));
+    assert!(err(r#"{"forward_original": "yes"}"#).starts_with("gateway.forward_original:"));
+    assert!(err(r#"{"local": "10.0.0.1"}"#).contains("nothing to do"));
+    assert!(err(r#"{"listen": [["1.2.3.4:5", 6]]}"#).starts_with("gateway.local:"));
+    assert!(
+        err(r#"{"forward": [[0, "1.2.3.4:5"]], "local": "1.1.1.1", "peer": "1.1.1.2"}"#)
+            .starts_with("gateway.forward[0]:")
+    );
+    assert!(err(r#"{"intercept": "0.0.0.0:1", "mtu": 20}"#).starts_with("gateway.mtu:"));
+    assert!(err(r#"{"intercepts": 1}"#).starts_with("gateway.intercepts: unknown"));
+    // Transparent relaying alone needs no addresses of the gateways.
+    let c = config_from_json(r#"{"intercept": "0.0.0.0:5999", "forward_original": true}"#).unwrap();
+    assert_eq!(c.intercept, Some("0.0.0.0:5999".parse().unwrap()));
+    assert!(c.forward_original && c.local_ip == [0; 4]);
+}
+
+#[test]
+fn refused_port_resets_the_client() {
+    let aport = free_port();
+    let mut a = config("scps-tp", [10, 77, 0, 1], [10, 77, 0, 2]);
+    a.listen = vec![(SocketAddrV4::new(Ipv4Addr::LOCALHOST, aport), 7001)];
+    let b = config("scps-tp", [10, 77, 0, 2], [10, 77, 0, 1]);
+    let running = Running::start(r#""rate": "10 Mb/s", "delay": "2 ms""#, a, b);
+    let mut s = connect(aport);
+    s.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .unwrap();
+    let mut b = [0u8; 10];
+    let r = s.read(&mut b);
+    assert!(
+        matches!(&r, Err(e) if e.kind() == ErrorKind::ConnectionReset),
+        "{r:?}"
+    );
+    let reps = running.finish();
+    assert_eq!(reps[1].refused, 1);
+    assert_eq!(reps[0].reset, 1);
+}
+
+// ----- exact relaying under attack, aborts, stopping, vanished peers (issue 14) -----
+
+/// Gateways A (client side, listening on the returned port) and B (relaying to a loopback
+/// server), running over `link`; `tune` adjusts both configurations.
+fn pair(link: &str, tune: impl Fn(&mut GatewayConfig)) -> (Running, TcpListener, u16) {
+    let server = TcpListener::bind("127.0.0.1:0").unwrap();
+    let sport = server.local_addr().unwrap().port();
+    let aport = free_port();
+    let mut a = config("scps-tp", [10, 77, 0, 1], [10, 77, 0, 2]);
+    let mut b = config("scps-tp", [10, 77, 0, 2], [10, 77, 0, 1]);
+    a.listen = vec![(SocketAddrV4::new(Ipv4Addr::LOCALHOST, aport), 7000)];
+    b.forward = vec![(7000, SocketAddrV4::new(Ipv4Addr::LOCALHOST, sport))];
+    tune(&mut a);
+    tune(&mut b);
+    (Running::start(link, a, b), server, aport)
+}
+
+/// What the server read before EOF or an error, and the error (None: a clean EOF).
+fn serve_one(server: TcpListener) -> std::thread::JoinHandle<(Vec<u8>, Option<ErrorKind>)> {
+    std::thread::spawn(move || {
+        let (mut s, _) = server.accept().unwrap();
+        let mut got = Vec::new();
+        let mut b = vec![0u8; 65_536];
+        loop {
+            match s.read(&mut b) {
+                Ok(0) => return (got, None),
+                Ok(n) => got.extend_from_slice(&b[..n]),
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return (got, Some(e.kind())),
+            }
+        }
+    })
+}
+
+/// Wait until `f` holds (polling), at most `limit`.
+fn wait_for(limit: std::time::Duration, f: impl Fn() -> bool) -> bool {
+    let t0 = std::time::Instant::now();
+    while t0.elapsed() < limit {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    false
+}
+
+#[test]
+fn forged_syn_rst_ack_and_data_segments_change_no_relayed_byte() {
+    // The attacks a user injected on the space link (2% PER): a SYN and a SYN-ACK with a
+    // mid-stream sequence number (these made the receiving gateway skip 197 kB and relay
+    // zero-filled holes), RSTs 5 MB beyond the window and inside it, data acknowledging
+    // bytes never sent, data far beyond the window, in both directions. The transfer must
+    // arrive byte for byte and no flow may be reset.
+    let size = 4_000_000;
+    let (run, server, aport) = pair(
+        r#""rate": "50 Mb/s", "delay": "10 ms", "errors": {"per": 0.02}"#,
+        |_| {},
+    );
+    let srv = serve_one(server);
+    let client = std::thread::spawn(move || {
+        let mut s = connect(aport);
+        s.write_all(&pattern(size, 3)).unwrap();
+        s.shutdown(Shutdown::Write).unwrap();
+        let mut rest = Vec::new();
+        s.read_to_end(&mut rest).map(|_| rest.len())
+    });
+    let tap = run.tap.clone();
+    assert!(wait_for(std::time::Duration::from_secs(20), || {
+        tap.seen(1).1.is_some() && tap.seen(0).0.is_some()
+    }));
+    for round in 0..5u32 {
+        let (Some(to_b), Some(to_a)) = (tap.seen(1).1, tap.seen(0).0) else {
+            break;
+        };
+        let (seq, ack, next) = (
+            to_b.hdr.seq,
+            to_b.hdr.ack,
+            to_b.hdr.seq.wrapping_add(to_b.len),
+        );
+        let garbage = vec![0xEE; 1000];
+        let attacks_on_b = [
+            forged(
+                &to_b,
+                |h| {
+                    h.flags = flags::SYN;
+                    h.seq = seq.wrapping_add(200_000)
+                },
+                &[],
+            ),
+            forged(
+                &to_b,
+                |h| {
+                    h.flags = flags::SYN | flags::ACK;
+                    h.seq = seq.wrapping_add(200_000)
+                },
+                &[],
+            ),
+            forged(
+                &to_b,
+                |h| {
+                    h.flags = flags::RST;
+                    h.seq = seq.wrapping_add(5_000_000)
+                },
+                &[],
+            ),
+            forged(
+                &to_b,
+                |h| {
+                    h.flags = flags::RST | flags::ACK;
+                    h.seq = next.wrapping_add(1000 + round)
+                },
+                &[],
+            ),
+            forged(
+                &to_b,
+                |h| {
+                    h.flags = flags::ACK;
+                    h.seq = next;
+                    h.ack = ack.wrapping_add(10_000_000)
+                },
+                &garbage,
+            ),
+            forged(
+                &to_b,
+                |h| {
+                    h.flags = flags::ACK;
+                    h.seq = seq.wrapping_add(50_000_000)
+                },
+                &garbage,
+            ),
+        ];
+        let aseq = to_a.hdr.seq;
+        let attacks_on_a = [
+            forged(
+                &to_a,
+                |h| {
+                    h.flags = flags::SYN;
+                    h.seq = aseq.wrapping_add(100_000)
+                },
+                &[],
+            ),
+            forged(
+                &to_a,
+                |h| {
+                    h.flags = flags::RST;
+                    h.seq = aseq.wrapping_add(5_000_000)
+                },
+                &[],
+            ),
+            forged(
+                &to_a,
+                |h| {
+                    h.flags = flags::RST;
+                    h.seq = aseq.wrapping_add(1000)
+                },
+                &[],
+            ),
+        ];
+        for p in attacks_on_b {
+            tap.inject(1, p);
+        }
+        for p in attacks_on_a {
+            tap.inject(0, p);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(150));
+    }
+    let (got, err) = srv.join().unwrap();
+    assert_eq!(err, None, "the server saw an error");
+    assert_eq!(
+        got.len(),
+        size,
+        "the server got {} of {size} bytes",
+        got.len()
+    );
+    assert!(got == pattern(size, 3), "received bytes differ");
+    client.join().unwrap().expect("the client saw an error");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let reps = run.finish();
+    let (a, b) = (&reps[0], &reps[1]);
+    assert_eq!(a.reset + b.reset, 0, "{a:?} {b:?}");
+    assert_eq!(a.integrity_resets + b.integrity_resets, 0);
+    assert!(b.syn_rejected >= 2 && b.rst_rejected >= 2, "{b:?}");
+    assert!(b.ack_rejected >= 1 && b.out_of_window >= 1, "{b:?}");
+    assert!(a.syn_rejected >= 1 && a.rst_rejected >= 2, "{a:?}");
+}
+
+#[test]
+fn a_reset_from_the_client_reaches_the_server_at_once_and_discards_what_was_buffered() {
+    // The client aborts mid-transfer on a slow link with megabytes still in its socket and
+    // in gateway A: the server must get a reset within a round trip or so, not after A has
+    // forwarded what it held (3.6 s and 667 kB later, before).
+    let (run, server, aport) = pair(
+        r#""rate": "2 Mb/s", "delay": "10 ms", "queue": {"packets": 20}"#,
+        |c| c.tcp.scps.rate = Some(spacetp_proto::units::Rate(2e6)),
+    );
+    let srv = serve_one(server);
+    let mut s = connect(aport);
+    s.set_nonblocking(true).unwrap();
+    let data = pattern(8_000_000, 1);
+    let mut sent = 0;
+    let t0 = std::time::Instant::now();
+    while t0.elapsed() < std::time::Duration::from_millis(1500) {
+        match s.write(&data[sent..]) {
+            Ok(n) => sent += n,
+            Err(_) => std::thread::sleep(std::time::Duration::from_millis(5)),
+        }
+    }
+    linger_zero(&s);
+    let aborted = std::time::Instant::now();
+    drop(s);
+    let (got, err) = srv.join().unwrap();
+    let took = aborted.elapsed();
+    let reps = run.finish();
+    assert_eq!(
+        err,
+        Some(ErrorKind::ConnectionReset),
+        "got {} bytes",
+        got.len()
+    );
+    assert!(
+        got[..] == data[..got.len()],
+        "the bytes before the reset differ"
+    );
+    assert!(
+        took < std::time::Duration::from_millis(800),
+        "the server learned of the abort {took:?} after it (client wrote {sent}, server got {})",
+        got.len()
+    );
+    assert!(
+        got.len() + 300_000 < sent,
+        "A forwarded what the client had written after the abort ({} of {sent})",
+        got.len()
+    );
+    assert_eq!((reps[0].reset, reps[1].reset), (1, 1));
+}
+
+#[test]
+fn stopping_a_gateway_resets_both_ends_and_a_drain_lets_transfers_finish() {
+    for drain in [None, Some(30 * SEC)] {
+        let size = 3_000_000;
+        let (run, server, aport) = pair(r#""rate": "10 Mb/s", "delay": "10 ms""#, |c| {
+            c.tcp.scps.rate = Some(spacetp_proto::units::Rate(10e6));
+            c.drain = drain;
+        });
+        let srv = serve_one(server);
+        let client = std::thread::spawn(move || {
+            let mut s = connect(aport);
+            let w = s
+                .write_all(&pattern(size, 2))
+                .and_then(|_| s.shutdown(Shutdown::Write));
+            let mut rest = Vec::new();
+            w.and_then(|_| s.read_to_end(&mut rest).map(|_| ()))
+        });
+        std::thread::sleep(std::time::Duration::from_millis(800));
+        run.tell(0, STOP);
+        let (got, err) = srv.join().unwrap();
+        let client = client.join().unwrap();
+        let reps = run.finish();
+        match drain {
+            None => {
+                assert_eq!(
+                    err,
+                    Some(ErrorKind::ConnectionReset),
+                    "server: {} bytes",
+                    got.len()
+                );
+                assert!(got.len() < size);
+                let e = client.expect_err("the client must see the reset");
+                assert!(
+                    matches!(e.kind(), ErrorKind::ConnectionReset | ErrorKind::BrokenPipe),
+                    "{e:?}"
+                );
+                assert_eq!(reps[0].reset_on_stop, 1);
+                assert_eq!(reps[1].reset, 1, "B was told: {:?}", reps[1]);
+            }
+            Some(_) => {
+                assert_eq!(err, None);
+                assert!(got == pattern(size, 2), "drained transfer differs");
+                client.expect("the drained client ends cleanly");
+                assert_eq!((reps[0].reset_on_stop, reps[0].closed), (0, 1));
+                assert!(reps[0].stopped.contains("test"), "{}", reps[0].stopped);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_vanished_peer_gateway_is_noticed_by_keepalive_and_the_client_reset() {
+    let (run, server, aport) = pair(r#""rate": "10 Mb/s", "delay": "5 ms""#, |c| {
+        c.keepalive = Keepalive {
+            idle: SEC,
+            interval: 200 * MS,
+            probes: 2,
+        };
+    });
+    let srv = std::thread::spawn(move || {
+        let (mut s, _) = server.accept().unwrap();
+        let mut b = [0u8; 5];
+        s.read_exact(&mut b).unwrap();
+        s // held open: the server application is fine, its gateway is not
+    });
+    let mut c = connect(aport);
+    c.write_all(b"hello").unwrap();
+    let _server_socket = srv.join().unwrap();
+    run.tell(1, CRASH);
+    let t0 = std::time::Instant::now();
+    c.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    let mut b = [0u8; 1];
+    let r = c.read(&mut b);
+    let took = t0.elapsed();
+    let reps = run.finish();
+    assert!(
+        matches!(&r, Err(e) if e.kind() == ErrorKind::ConnectionReset),
+        "{r:?}"
+    );
+    // idle 1 s + 2 probes 200 ms apart + the last probe's wait.
+    assert!(took < std::time::Duration::from_secs(3), "{took:?}");
+    assert_eq!(reps[0].reaped, 1);
+    assert!(reps[0].keepalive_probes >= 2);
+}
+
+#[test]
+fn a_segment_for_no_flow_is_answered_with_a_reset() {
+    // After a restart the surviving gateway's flows get resets at once (RFC 9293).
+    let (run, _server, _aport) = pair(r#""rate": "10 Mb/s", "delay": "5 ms""#, |_| {});
+    let stray = Seen {
+        src: [10, 77, 0, 1],
+        dst: [10, 77, 0, 2],
+        hdr: TcpHeader {
+            src_port: 50000,
+            dst_port: 7000,
+            seq: 1234,
+            ack: 99_999,
+            flags: flags::ACK,
+            window: 1000,
+            ..Default::default()
+        },
+        len: 0,
+    };
+    run.tap.inject(1, forged(&stray, |_| {}, b"data"));
+    let tap = run.tap.clone();
+    let answered = wait_for(std::time::Duration::from_secs(2), || {
+        tap.seen(0)
+            .0
+            .is_some_and(|s| s.hdr.has(flags::RST) && s.hdr.seq == 99_999)
+    });
+    let reps = run.finish();
+    assert!(answered, "no RST at the segment's ACK number reached A");
+    assert_eq!((reps[1].foreign, reps[1].rst_replies), (1, 1));
+}
