@@ -40,7 +40,7 @@ use std::net::{Shutdown, SocketAddr, SocketAddrV4, TcpListener, TcpStream};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 /// IP protocol number the SCPS-TP segments travel as (TCP with SCPS options, as the RI gateway).
-const PROTO: u8 = 6;
+pub(crate) const PROTO: u8 = 6;
 /// A flow stays this long after its connection finished, to answer late segments.
 const LINGER: Time = 2 * SEC;
 /// Bytes read from a kernel socket at once.
@@ -609,7 +609,7 @@ fn comp_context(syn: &TcpHeader, src: [u8; 4], dst: [u8; 4]) -> Option<Compressi
 }
 
 /// Reset-on-close for a kernel socket (SO_LINGER 0): dropping it sends an RST.
-fn linger_zero(s: &TcpStream) {
+pub(crate) fn linger_zero(s: &TcpStream) {
     let l = libc::linger {
         l_onoff: 1,
         l_linger: 0,

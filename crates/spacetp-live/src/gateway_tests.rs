@@ -1,227 +1,8 @@
 //! Gateway tests: two gateways and the emulator in threads, joined by datagram socket pairs,
 //! with kernel-TCP ends on loopback.
 use super::*;
-use crate::{Emulator, Options};
+use crate::selftest::*;
 use std::net::Ipv4Addr;
-use std::os::unix::net::UnixDatagram;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-
-/// What a test makes a running gateway do.
-const RUN: u8 = 0;
-/// `begin_stop`, as a signal does.
-const STOP: u8 = 1;
-/// Vanish without a word (the gateway is dropped), as with SIGKILL.
-const CRASH: u8 = 2;
-
-/// The newest segment that went to a gateway across the link, as an on-path attacker sees it.
-#[derive(Clone, Copy)]
-struct Seen {
-    src: [u8; 4],
-    dst: [u8; 4],
-    hdr: TcpHeader,
-    len: u32,
-}
-
-/// Sits between each gateway and the emulator: forwards every packet both ways, remembers
-/// the newest segment (and the newest data segment) to each gateway, and injects packets.
-#[derive(Default)]
-struct Tap {
-    seen: std::sync::Mutex<[(Option<Seen>, Option<Seen>); 2]>,
-    inject: std::sync::Mutex<Vec<(usize, Vec<u8>)>>,
-}
-
-impl Tap {
-    /// (newest segment, newest data segment) that went to gateway `side` (0: A, 1: B).
-    fn seen(&self, side: usize) -> (Option<Seen>, Option<Seen>) {
-        self.seen.lock().unwrap()[side]
-    }
-
-    fn inject(&self, side: usize, pkt: Vec<u8>) {
-        self.inject.lock().unwrap().push((side, pkt));
-    }
-
-    fn run(&self, gw: [UnixDatagram; 2], em: [UnixDatagram; 2], stop: &AtomicBool) {
-        let mut buf = vec![0u8; 65_536];
-        for s in gw.iter().chain(&em) {
-            s.set_nonblocking(true).unwrap();
-        }
-        while !stop.load(Ordering::Relaxed) {
-            let mut fds: Vec<libc::pollfd> = gw
-                .iter()
-                .chain(&em)
-                .map(|s| libc::pollfd {
-                    fd: s.as_raw_fd(),
-                    events: libc::POLLIN,
-                    revents: 0,
-                })
-                .collect();
-            // SAFETY: poll over our own pollfds.
-            unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 2) };
-            for side in 0..2 {
-                while let Ok(n) = gw[side].recv(&mut buf) {
-                    em[side].send(&buf[..n]).ok();
-                }
-                while let Ok(n) = em[side].recv(&mut buf) {
-                    if let Ok(d) = decode_ipv4_tcp(&buf[..n]) {
-                        let s = Seen {
-                            src: d.ip.src,
-                            dst: d.ip.dst,
-                            hdr: d.tcp,
-                            len: d.payload(&buf[..n]).len() as u32,
-                        };
-                        let mut seen = self.seen.lock().unwrap();
-                        seen[side].0 = Some(s);
-                        if s.len > 0 {
-                            seen[side].1 = Some(s);
-                        }
-                    }
-                    gw[side].send(&buf[..n]).ok();
-                }
-            }
-            for (side, pkt) in self.inject.lock().unwrap().drain(..) {
-                gw[side].send(&pkt).ok();
-            }
-        }
-    }
-}
-
-/// A forged packet on the flow `s` belongs to, changed by `edit`, carrying `payload`.
-fn forged(s: &Seen, edit: impl FnOnce(&mut TcpHeader), payload: &[u8]) -> Vec<u8> {
-    let mut h = s.hdr;
-    h.options.snacks = Default::default();
-    h.options.sack = Default::default();
-    edit(&mut h);
-    let ip = Ipv4Params {
-        src: s.src,
-        dst: s.dst,
-        protocol: PROTO,
-        id: 7,
-    };
-    let mut out = Vec::new();
-    encode_ipv4_tcp(&ip, &h, Payload::Bytes(payload), &mut out).unwrap();
-    out
-}
-
-/// The emulator and two gateways, each in a thread, joined by datagram socket pairs through
-/// a tap.
-struct Running {
-    stop: Arc<AtomicBool>,
-    ctl: [Arc<std::sync::atomic::AtomicU8>; 2],
-    tap: Arc<Tap>,
-    em: std::thread::JoinHandle<crate::Report>,
-    tap_thread: std::thread::JoinHandle<()>,
-    gws: Vec<std::thread::JoinHandle<GatewayReport>>,
-}
-
-impl Running {
-    fn start(link: &str, a: GatewayConfig, b: GatewayConfig) -> Self {
-        let (ga, ta) = UnixDatagram::pair().unwrap();
-        let (gb, tb) = UnixDatagram::pair().unwrap();
-        let (ea, xa) = UnixDatagram::pair().unwrap();
-        let (eb, xb) = UnixDatagram::pair().unwrap();
-        let stop = Arc::new(AtomicBool::new(false));
-        let sc = crate::tests::scenario(7, link);
-        let st = stop.clone();
-        let em = std::thread::spawn(move || {
-            let mut e =
-                Emulator::new(&sc, ea.as_raw_fd(), eb.as_raw_fd(), &Options::default()).unwrap();
-            while !st.load(Ordering::Relaxed) && e.run_for(20 * MS) {}
-            e.report()
-        });
-        let tap = Arc::new(Tap::default());
-        let (t, st) = (tap.clone(), stop.clone());
-        let tap_thread = std::thread::spawn(move || t.run([ta, tb], [xa, xb], &st));
-        let ctl: [Arc<std::sync::atomic::AtomicU8>; 2] = Default::default();
-        let gws = [(a, ga), (b, gb)]
-            .into_iter()
-            .zip(ctl.clone())
-            .map(|((cfg, fd), ctl)| {
-                let st = stop.clone();
-                std::thread::spawn(move || {
-                    let mut g = Gateway::new(cfg, fd.as_raw_fd()).unwrap();
-                    let mut stopping = false;
-                    while !st.load(Ordering::Relaxed) {
-                        match ctl.load(Ordering::Relaxed) {
-                            STOP if !stopping => {
-                                g.begin_stop("test");
-                                stopping = true;
-                            }
-                            CRASH => break,
-                            RUN | STOP => {}
-                            _ => unreachable!(),
-                        }
-                        if !g.run_for(20 * MS) {
-                            break;
-                        }
-                    }
-                    g.report()
-                })
-            })
-            .collect();
-        Running {
-            stop,
-            ctl,
-            tap,
-            em,
-            tap_thread,
-            gws,
-        }
-    }
-
-    /// Make gateway `side` (0: A, 1: B) do `what` (`STOP`, `CRASH`).
-    fn tell(&self, side: usize, what: u8) {
-        self.ctl[side].store(what, Ordering::Relaxed);
-    }
-
-    /// Stop everything; the gateways' reports (A, B).
-    fn finish(self) -> Vec<GatewayReport> {
-        self.stop.store(true, Ordering::Relaxed);
-        let reps = self.gws.into_iter().map(|g| g.join().unwrap()).collect();
-        self.em.join().unwrap();
-        self.tap_thread.join().unwrap();
-        reps
-    }
-}
-
-/// A free local port (bound, then released).
-fn free_port() -> u16 {
-    let probe = TcpListener::bind("127.0.0.1:0").unwrap();
-    probe.local_addr().unwrap().port()
-}
-
-fn config(profile: &str, local: [u8; 4], peer: [u8; 4]) -> GatewayConfig {
-    let mut tcp = spacetp_proto::profiles::profile(profile).unwrap();
-    tcp.scps.rate = Some(spacetp_proto::units::Rate(20e6));
-    GatewayConfig {
-        tcp,
-        mss: 1400,
-        local_ip: local,
-        peer_ip: peer,
-        listen: vec![],
-        forward: vec![],
-        intercept: None,
-        forward_original: false,
-        duration: None,
-        drain: None,
-        keepalive: Keepalive::default(),
-    }
-}
-
-/// Connect once the gateway thread listens.
-fn connect(port: u16) -> TcpStream {
-    for _ in 0..200 {
-        if let Ok(s) = TcpStream::connect(("127.0.0.1", port)) {
-            return s;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    panic!("nothing listens on port {port}");
-}
-
-fn pattern(n: usize, seed: u8) -> Vec<u8> {
-    (0..n).map(|i| ((i * 31 + i / 977) as u8) ^ seed).collect()
-}
 
 /// Emulator between two gateways (datagram socket pairs), all in threads; a kernel-TCP
 /// client on loopback sends through gateway A, a loopback server behind gateway B echoes
@@ -403,50 +184,6 @@ fn refused_port_resets_the_client() {
 }
 
 // ----- exact relaying under attack, aborts, stopping, vanished peers (issue 14) -----
-
-/// Gateways A (client side, listening on the returned port) and B (relaying to a loopback
-/// server), running over `link`; `tune` adjusts both configurations.
-fn pair(link: &str, tune: impl Fn(&mut GatewayConfig)) -> (Running, TcpListener, u16) {
-    let server = TcpListener::bind("127.0.0.1:0").unwrap();
-    let sport = server.local_addr().unwrap().port();
-    let aport = free_port();
-    let mut a = config("scps-tp", [10, 77, 0, 1], [10, 77, 0, 2]);
-    let mut b = config("scps-tp", [10, 77, 0, 2], [10, 77, 0, 1]);
-    a.listen = vec![(SocketAddrV4::new(Ipv4Addr::LOCALHOST, aport), 7000)];
-    b.forward = vec![(7000, SocketAddrV4::new(Ipv4Addr::LOCALHOST, sport))];
-    tune(&mut a);
-    tune(&mut b);
-    (Running::start(link, a, b), server, aport)
-}
-
-/// What the server read before EOF or an error, and the error (None: a clean EOF).
-fn serve_one(server: TcpListener) -> std::thread::JoinHandle<(Vec<u8>, Option<ErrorKind>)> {
-    std::thread::spawn(move || {
-        let (mut s, _) = server.accept().unwrap();
-        let mut got = Vec::new();
-        let mut b = vec![0u8; 65_536];
-        loop {
-            match s.read(&mut b) {
-                Ok(0) => return (got, None),
-                Ok(n) => got.extend_from_slice(&b[..n]),
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(e) => return (got, Some(e.kind())),
-            }
-        }
-    })
-}
-
-/// Wait until `f` holds (polling), at most `limit`.
-fn wait_for(limit: std::time::Duration, f: impl Fn() -> bool) -> bool {
-    let t0 = std::time::Instant::now();
-    while t0.elapsed() < limit {
-        if f() {
-            return true;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
-    false
-}
 
 #[test]
 fn forged_syn_rst_ack_and_data_segments_change_no_relayed_byte() {
@@ -752,4 +489,24 @@ fn a_segment_for_no_flow_is_answered_with_a_reset() {
     let reps = run.finish();
     assert!(answered, "no RST at the segment's ACK number reached A");
     assert_eq!((reps[1].foreign, reps[1].rst_replies), (1, 1));
+}
+
+#[test]
+fn every_attack_class_of_the_selftest_has_its_expected_effect() {
+    let rows = crate::selftest::selftest(
+        r#""rate": "50 Mb/s", "delay": "10 ms", "errors": {"per": 0.02}"#,
+        1_000_000,
+        3,
+    );
+    for r in &rows {
+        println!(
+            "{:<75} {:>4}  {:<28} {}",
+            r.class, r.sent, r.transfer, r.reaction
+        );
+    }
+    assert!(rows.len() >= 10);
+    for r in &rows {
+        assert!(r.expected, "{r:?}");
+        assert!(r.sent > 0, "{r:?}");
+    }
 }

@@ -17,6 +17,7 @@
 
 pub mod gateway;
 mod reassembly;
+pub mod selftest;
 
 use serde::Serialize;
 use spacetp_proto::Time;
@@ -703,6 +704,14 @@ impl Drop for Emulator {
 
 /// The directions of a link as JSON (for the command to print before it starts): name,
 /// rate, delay at time 0, mtu, queue limit.
+/// A one-link scenario (JSON) between nodes a and b; `link` is the link's fields.
+pub fn scenario_json(seed: u64, link: &str) -> String {
+    format!(
+        r#"{{"seed": {seed}, "nodes": [{{"name": "a"}}, {{"name": "b"}}],
+            "links": [{{"between": ["a", "b"], {link}}}]}}"#
+    )
+}
+
 pub fn describe(scenario_json: &str) -> Result<String, String> {
     let (f, b) = link_from_json(scenario_json)?;
     let d = |l: &LinkDir| {
@@ -724,13 +733,7 @@ mod tests {
     use std::os::fd::AsRawFd;
     use std::os::unix::net::UnixDatagram;
 
-    /// A one-link scenario (JSON) between nodes a and b; `link` is the link's fields.
-    pub(crate) fn scenario(seed: u64, link: &str) -> String {
-        format!(
-            r#"{{"seed": {seed}, "nodes": [{{"name": "a"}}, {{"name": "b"}}],
-                "links": [{{"between": ["a", "b"], {link}}}]}}"#
-        )
-    }
+    pub(crate) use super::scenario_json as scenario;
 
     /// Run the emulator between two socket pairs in a thread; `f` gets the outer ends.
     fn with_link(link: &str, dur_ms: u64, f: impl FnOnce(&UnixDatagram, &UnixDatagram)) -> Report {

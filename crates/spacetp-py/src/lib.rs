@@ -177,16 +177,26 @@ fn gateway(
     if let Some(fd) = link_state_fd {
         g.set_link_state_fd(fd).map_err(PyValueError::new_err)?;
     }
-    loop {
-        if !py.allow_threads(|| g.run_for(100_000_000)) {
-            break;
-        }
+    // A signal begins an orderly stop (every relayed connection reset on both sides, or
+    // drained for drain_s); a second one while draining resets at once. The loop ends when
+    // the gateway has finished stopping.
+    while py.allow_threads(|| g.run_for(100_000_000)) {
         if py.check_signals().is_err() {
-            g.stop("signal");
-            break;
+            g.begin_stop("signal");
         }
     }
     serde_json::to_string(&g.report()).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// The gateway's self-test (no root): every class of forged packet injected into a gateway
+/// pair during a transfer over `link` (the fields of a `[[links]]` entry as JSON text);
+/// the rows as JSON text.
+#[pyfunction]
+#[pyo3(signature = (link, nbytes=2_000_000, rounds=4))]
+fn gateway_selftest(py: Python<'_>, link: &str, nbytes: usize, rounds: u32) -> PyResult<String> {
+    spacetp_live::describe(&spacetp_live::scenario_json(1, link)).map_err(PyValueError::new_err)?;
+    let rows = py.allow_threads(|| spacetp_live::selftest::selftest(link, nbytes, rounds));
+    serde_json::to_string(&rows).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
 #[pymodule]
@@ -201,6 +211,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(emulate, m)?)?;
     m.add_function(wrap_pyfunction!(gateway_check, m)?)?;
     m.add_function(wrap_pyfunction!(gateway, m)?)?;
+    m.add_function(wrap_pyfunction!(gateway_selftest, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
