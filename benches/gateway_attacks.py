@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: --link: {e}", file=sys.stderr)
         return 2
     print(f"link: {a.link}; {a.bytes:,} bytes per transfer; {a.rounds} rounds per class")
-    print(f"| class | sent | transfer | as it must be | gateway reaction |")
+    print("| class | sent | transfer | as it must be | gateway reaction |")
     print("|---|---:|---|---|---|")
     for r in rows:
         ok = "yes" if r["expected"] else "NO"
