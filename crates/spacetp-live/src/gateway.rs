@@ -1004,7 +1004,13 @@ impl Gateway {
             }
             self.read_link_state(now);
             if let Err(e) = self.read_link(now) {
-                self.stop(&format!("error: {e}"));
+                // A link that ends while the gateway stops (the emulator stopped first) is
+                // part of stopping, not a failure.
+                let why = match &self.stop_reason {
+                    Some(r) => r.clone(),
+                    None => format!("error: {e}"),
+                };
+                self.stop(&why);
                 return false;
             }
             self.accept(now);
