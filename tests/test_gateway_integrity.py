@@ -4,7 +4,7 @@ connection, and stopping it tells both ends (issue 14), on real namespaces and k
 The attacks a user injected on the space link between two `spacetp gateway`s (10 Mb/s, 50 ms
 each way, 2% PER, 4 MB): before, a forged mid-stream SYN made the receiving gateway skip
 197 kB and relay zero-filled holes, and a blind RST 5 MB outside the window reset the
-connection. Here tests/gateway_injector.py forges them from the real segments it sees on
+connection. Here spacetp.live.inject forges them from the real segments it sees on
 `space0`, and the SHA-256 at both ends must agree. Needs root; skipped otherwise."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import pytest
 
 HERE = Path(__file__).parent
 PROBE = str(HERE / "gateway_probe.py")
-INJECTOR = str(HERE / "gateway_injector.py")
+INJECTOR = "spacetp.live.inject"
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("ip") is None,
@@ -72,9 +72,9 @@ def test_forged_segments_on_the_space_link_change_no_relayed_byte(tmp_path):
         # On gwa's side of the link: forged copies of the client's data segments go to
         # gateway B; on gwb's side: forged copies of B's ACKs go to gateway A.
         kinds_b = "syn,synack,rst_far,rst_in,ack_unsent,data_far"
-        to_b = tb.exec("gwa", [sys.executable, INJECTOR, "space0", SRV_ADDR, "6", kinds_b],
+        to_b = tb.exec("gwa", [sys.executable, "-m", INJECTOR, "space0", SRV_ADDR, "6", kinds_b],
                        stdout=subprocess.PIPE, text=True)  # fmt: skip
-        to_a = tb.exec("gwb", [sys.executable, INJECTOR, "space0", CLI_ADDR, "6",
+        to_a = tb.exec("gwb", [sys.executable, "-m", INJECTOR, "space0", CLI_ADDR, "6",
                                "syn,rst_far,rst_in", "any"],
                        stdout=subprocess.PIPE, text=True)  # fmt: skip
         out, _ = send.communicate(timeout=180)

@@ -1,7 +1,8 @@
-"""Forged segments on a real space link, for the gateway integrity tests. Runs inside a
-testbed namespace (`ip netns exec NS python gateway_injector.py ...`) and prints one JSON line.
+"""Forged segments on a real space link, for the gateway's integrity tests and
+benches/gateway_attacks_live.py. Runs inside a testbed namespace (`ip netns exec NS python -m
+spacetp.live.inject ...`) and prints one JSON line. Needs CAP_NET_RAW.
 
-    gateway_injector.py IFACE DST ROUNDS KIND[,KIND...] [data|any]
+    python -m spacetp.live.inject IFACE DST ROUNDS KIND[,KIND...] [data|any]
 
 Watches IFACE (the namespace's TUN `space0`, an IPv4 device without a link header) for TCP
 segments going to DST (data segments only, or `any`: pure ACKs too, to attack a sender),
