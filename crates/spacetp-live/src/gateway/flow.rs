@@ -1,0 +1,271 @@
+//! One relayed connection: the kernel socket on this side, the SCPS-TP connection across the
+//! link, and the bytes between them.
+
+use super::*;
+
+pub(super) struct Flow {
+    pub(super) conn: Connection,
+    pub(super) sock: Option<TcpStream>,
+    pub(super) connecting: bool,
+    /// Sent bytes from stream position `sbase` on (position 1 is the first data byte).
+    pub(super) sbuf: Vec<u8>,
+    pub(super) sbase: u64,
+    /// Read from the socket but not yet taken by the connection.
+    pub(super) stage: Vec<u8>,
+    /// Bytes received from the link, by position, until the socket takes them.
+    pub(super) received: Reassembly,
+    pub(super) sock_eof: bool,
+    pub(super) close_sent: bool,
+    pub(super) shut_wr: bool,
+    pub(super) finished_at: Option<Time>,
+    /// The last segment from the peer, and the keepalive probes sent since.
+    pub(super) last_heard: Time,
+    pub(super) probes: u32,
+    /// The kernel socket reported an error (a reset from the end host): abort at once.
+    pub(super) sock_error: bool,
+    /// Header compression contexts of the two directions, set up from the SYNs (used once
+    /// both ends offered COMP).
+    pub(super) comp_tx: Option<CompressionContext>,
+    pub(super) comp_rx: Option<CompressionContext>,
+}
+
+impl Flow {
+    pub(super) fn new(
+        conn: Connection,
+        sock: Option<TcpStream>,
+        connecting: bool,
+        now: Time,
+    ) -> Self {
+        Flow {
+            conn,
+            sock,
+            connecting,
+            sbuf: Vec::new(),
+            sbase: 1,
+            stage: Vec::new(),
+            received: Reassembly::new(),
+            sock_eof: false,
+            close_sent: false,
+            shut_wr: false,
+            finished_at: None,
+            last_heard: now,
+            probes: 0,
+            sock_error: false,
+            comp_tx: None,
+            comp_rx: None,
+        }
+    }
+
+    /// A segment from the peer: the connection decides what of its payload it takes, and
+    /// exactly that is stored.
+    pub(super) fn on_segment(&mut self, now: Time, h: &TcpHeader, payload: &[u8]) {
+        self.last_heard = now;
+        self.probes = 0;
+        if let Some(a) = self.conn.on_segment(now, h, payload.len() as u32) {
+            self.received.store(a, payload);
+        }
+    }
+
+    pub(super) fn peer_fin(&self) -> bool {
+        matches!(
+            self.conn.state(),
+            State::CloseWait | State::LastAck | State::Closing | State::TimeWait
+        ) || (self.conn.state() == State::Closed
+            && self.conn.close_reason() == Some(CloseReason::Normal))
+    }
+
+    pub(super) fn aborted(&self) -> bool {
+        self.conn
+            .close_reason()
+            .is_some_and(|r| r != CloseReason::Normal)
+    }
+
+    /// Abort both sides: the end host gets a reset (SO_LINGER 0), the peer gateway an RST,
+    /// and nothing read from the socket but not yet sent goes on.
+    pub(super) fn abort(&mut self) {
+        self.stage.clear();
+        self.conn.reset();
+        if let Some(s) = self.sock.take() {
+            linger_zero(&s);
+        }
+    }
+
+    /// How long a finished flow stays to answer late segments (a retransmitted FIN whose
+    /// ACK was lost): at least `LINGER`, and four retransmission timeouts on slow links.
+    pub(super) fn linger(&self) -> Time {
+        LINGER.max(4 * self.conn.rtt().rto())
+    }
+
+    /// The kernel side's state: a connect that completed or failed, or an error (a reset from
+    /// the end host) reported by the last poll. An error aborts at once, without sending on
+    /// what the socket held: an abort is an abort.
+    pub(super) fn check_socket(&mut self) {
+        let Some(s) = self.sock.as_ref() else { return };
+        if self.connecting || self.sock_error {
+            self.sock_error = false;
+            match s.take_error() {
+                Ok(None) if !self.connecting || s.peer_addr().is_ok() => self.connecting = false,
+                Ok(None) => {}
+                _ => return self.abort(),
+            }
+        }
+        if self.aborted() {
+            self.abort();
+        }
+    }
+
+    /// Kernel -> link: what the socket has, as far as the connection's send buffer takes it.
+    pub(super) fn socket_to_connection(&mut self, tmp: &mut [u8], rep: &mut GatewayReport) {
+        let Some(s) = self.sock.as_mut().filter(|_| !self.connecting) else {
+            return;
+        };
+        if !self.stage.is_empty() {
+            let n = self.conn.send(self.stage.len() as u64) as usize;
+            self.sbuf.extend_from_slice(&self.stage[..n]);
+            self.stage.drain(..n);
+        }
+        while self.stage.is_empty() && !self.sock_eof {
+            match s.read(tmp) {
+                Ok(0) => self.sock_eof = true,
+                Ok(n) => {
+                    rep.bytes_up += n as u64;
+                    let k = self.conn.send(n as u64) as usize;
+                    self.sbuf.extend_from_slice(&tmp[..k]);
+                    self.stage.extend_from_slice(&tmp[k..n]);
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => return self.abort(),
+            }
+        }
+        if self.sock_eof && self.stage.is_empty() && !self.close_sent {
+            self.conn.close();
+            self.close_sent = true;
+        }
+    }
+
+    /// Link -> kernel: in-order bytes, only those both the connection counts as received
+    /// and the reassembly buffer holds. The two agree by construction; if they ever did not,
+    /// the flow is reset rather than a gap filled.
+    pub(super) fn connection_to_socket(&mut self, rep: &mut GatewayReport) {
+        let Some(s) = self.sock.as_mut().filter(|_| !self.connecting) else {
+            return;
+        };
+        loop {
+            let readable = self.conn.readable();
+            debug_assert!(
+                readable <= self.received.in_order(),
+                "the connection counts {readable} bytes in order, the buffer holds {}",
+                self.received.in_order()
+            );
+            if readable > self.received.in_order() {
+                rep.integrity_resets += 1;
+                return self.abort();
+            }
+            let chunk = self.received.peek(readable as usize);
+            if chunk.is_empty() {
+                break;
+            }
+            match s.write(chunk) {
+                Ok(n) => {
+                    self.conn.read(n as u64);
+                    self.received.consume(n);
+                    rep.bytes_down += n as u64;
+                }
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(_) => return self.abort(),
+            }
+        }
+        if self.peer_fin() && self.conn.readable() == 0 && !self.shut_wr {
+            if let Some(s) = &self.sock {
+                s.shutdown(Shutdown::Write).ok();
+            }
+            self.shut_wr = true;
+        }
+    }
+
+    /// Keepalive across the space link: after `idle` without a segment from the peer, a
+    /// probe every `interval`; after `probes` unanswered ones the peer is gone (its gateway
+    /// crashed, or a reset was lost) and the flow is reset on both sides.
+    pub(super) fn keepalive(&mut self, now: Time, k: &Keepalive, rep: &mut GatewayReport) {
+        let Some(due) = self.keepalive_due(k) else {
+            return;
+        };
+        if now < due {
+            return;
+        }
+        if self.probes >= k.probes {
+            rep.reaped += 1;
+            return self.abort();
+        }
+        self.probes += 1;
+        rep.keepalive_probes += 1;
+        self.conn.probe();
+    }
+
+    /// When the next keepalive probe (or the reaping) is due, for a flow that waits on its
+    /// peer: handshake done, not finished.
+    pub(super) fn keepalive_due(&self, k: &Keepalive) -> Option<Time> {
+        let waiting = self.finished_at.is_none()
+            && !matches!(
+                self.conn.state(),
+                State::Closed | State::Listen | State::SynSent | State::SynReceived
+            );
+        waiting.then(|| self.last_heard + k.idle + self.probes as Time * k.interval)
+    }
+
+    /// The earliest time this flow has work without input: a connection timer, keepalive,
+    /// or the end of its linger.
+    pub(super) fn next_deadline(&self, k: &Keepalive) -> Option<Time> {
+        let linger = self.finished_at.map(|t| t + self.linger());
+        [self.conn.poll_timeout(), self.keepalive_due(k), linger]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// Acknowledged bytes are no longer needed.
+    pub(super) fn release_acknowledged(&mut self) {
+        let una = self.conn.snd_una();
+        if una > self.sbase {
+            let k = ((una - self.sbase) as usize).min(self.sbuf.len());
+            self.sbuf.drain(..k);
+            self.sbase += k as u64;
+        }
+    }
+
+    /// Note the end of the flow: both directions closed and delivered, or an abort.
+    pub(super) fn finish(&mut self, now: Time, rep: &mut GatewayReport) {
+        let done = (self.aborted() && self.conn.state() == State::Closed)
+            || (self.conn.is_finished() && self.conn.readable() == 0 && self.shut_wr);
+        if !done || self.finished_at.is_some() {
+            return;
+        }
+        self.finished_at = Some(now);
+        if self.aborted() {
+            rep.reset += 1;
+            if let Some(s) = self.sock.take() {
+                linger_zero(&s);
+            }
+        } else {
+            rep.closed += 1;
+            self.sock = None;
+        }
+        self.sbuf = Vec::new();
+        self.stage = Vec::new();
+        rep.add_connection_stats(self.conn.stats());
+    }
+}
+
+/// The compression context of the direction that sent `syn` from `src` to `dst`, if the SYN
+/// offers COMP. The checksum pseudo-header carries protocol 6, as with the RI gateway.
+pub(super) fn comp_context(
+    syn: &TcpHeader,
+    src: [u8; 4],
+    dst: [u8; 4],
+) -> Option<CompressionContext> {
+    let mut c = CompressionContext::from_syn(syn, src, dst).ok()?;
+    c.pseudo_protocol = PROTO;
+    Some(c)
+}

@@ -1,0 +1,170 @@
+//! Packets from the space link: decoded, checked, and handed to their flow; a SYN the
+//! gateway admits opens one, anything else for no flow is answered with a reset.
+
+use super::*;
+
+impl Gateway {
+    pub(super) fn read_link(&mut self, now: Time) -> Result<(), String> {
+        // The buffer is taken out of `self` while its packets are handled (no copy each).
+        let mut buf = std::mem::take(&mut self.buf);
+        let r = self.read_packets(now, &mut buf);
+        self.buf = buf;
+        r
+    }
+
+    pub(super) fn read_packets(&mut self, now: Time, buf: &mut [u8]) -> Result<(), String> {
+        for _ in 0..READ_BATCH {
+            // SAFETY: reads into our own buffer.
+            let n =
+                unsafe { libc::read(self.link, buf.as_mut_ptr() as *mut libc::c_void, buf.len()) };
+            if n < 0 {
+                let e = std::io::Error::last_os_error();
+                return match e.raw_os_error() {
+                    Some(libc::EAGAIN) | Some(libc::EINTR) => Ok(()),
+                    _ => Err(format!("reading the link fd: {e}")),
+                };
+            }
+            if n == 0 {
+                return Err("the link fd was closed".into());
+            }
+            self.rep.packets_in += 1;
+            self.on_packet(now, &buf[..n as usize]);
+        }
+        Ok(())
+    }
+
+    /// A packet with a compressed header: the flow between its addresses whose peer
+    /// announced its connection id, decoded against that flow's context.
+    pub(super) fn on_compressed(&mut self, now: Time, pkt: &[u8]) {
+        let Ok(ip) = decode_ipv4_header(pkt) else {
+            self.rep.undecodable += 1;
+            return;
+        };
+        let body = &pkt[ip.header_len as usize..(ip.total_len as usize).min(pkt.len())];
+        let id = body.first().copied();
+        // A live flow before a lingering one that had the same id.
+        let flow = self
+            .flows
+            .values_mut()
+            .filter(|f| {
+                f.comp_rx.is_some_and(|c| {
+                    c.src_addr == ip.src && c.dst_addr == ip.dst && Some(c.conn_id) == id
+                })
+            })
+            .min_by_key(|f| f.finished_at.is_some());
+        let Some(f) = flow else {
+            self.rep.compressed_bad += 1;
+            return;
+        };
+        let Some(ctx) = f.comp_rx.as_mut() else {
+            return;
+        };
+        if !ctx.checksum_ok(body) {
+            self.rep.compressed_bad += 1;
+            return;
+        }
+        let Ok(d) = decompress(body, ctx) else {
+            self.rep.compressed_bad += 1;
+            return;
+        };
+        self.rep.compressed_in += 1;
+        f.on_segment(now, &d.header, &body[d.header_len..]);
+    }
+
+    pub(super) fn on_packet(&mut self, now: Time, pkt: &[u8]) {
+        if pkt.len() > 9 && pkt[9] == PROTO_SCPS_COMPRESSED {
+            return self.on_compressed(now, pkt);
+        }
+        let Ok(d) = decode_ipv4_tcp(pkt) else {
+            self.rep.undecodable += 1;
+            return;
+        };
+        if d.ip.protocol != PROTO {
+            self.rep.undecodable += 1;
+            return;
+        }
+        if !d.tcp_checksum_ok(pkt) {
+            self.rep.bad_checksum += 1;
+            return;
+        }
+        let h = &d.tcp;
+        let key: Key = (
+            SocketAddrV4::new(d.ip.dst.into(), h.dst_port),
+            SocketAddrV4::new(d.ip.src.into(), h.src_port),
+        );
+        let payload = d.payload(pkt);
+        match self.flows.get_mut(&key) {
+            Some(f) => {
+                let opening = f.conn.state() == State::SynSent;
+                f.on_segment(now, h, payload);
+                // Only the SYN-ACK that completes our handshake sets up the peer's context.
+                if opening && f.conn.state() != State::SynSent && h.flags & flags::SYN != 0 {
+                    f.comp_rx = comp_context(h, d.ip.src, d.ip.dst);
+                }
+            }
+            None => self.on_new_segment(now, key, &d, payload.len() as u32),
+        }
+    }
+
+    /// A segment for no flow: a SYN this gateway admits opens one; anything else is
+    /// answered with a reset (RFC 9293 3.10.7.1), so a peer whose gateway restarted learns
+    /// at once that its connections are gone.
+    pub(super) fn on_new_segment(&mut self, now: Time, key: Key, d: &DecodedPacket, len: u32) {
+        let h = &d.tcp;
+        let is_syn = h.flags & flags::SYN != 0 && h.flags & flags::ACK == 0;
+        // A SYN to this gateway's own address follows the explicit rules (no rule: RST);
+        // one to any other address is relayed to that address with forward_original.
+        let to_us = d.ip.dst == self.cfg.local_ip && self.cfg.local_ip != [0; 4];
+        let ours = is_syn && (to_us || self.cfg.forward_original) && self.stopping.is_none();
+        if !ours {
+            if is_syn {
+                self.rep.refused += 1;
+            } else {
+                self.rep.foreign += 1;
+            }
+            self.reply_reset(now, key, h, len);
+            return;
+        }
+        let dest = if to_us {
+            self.cfg
+                .forward
+                .iter()
+                .find(|f| f.0 == h.dst_port)
+                .map(|f| f.1)
+        } else {
+            Some(key.0)
+        };
+        let iss = self.isn(now, key);
+        let conn = self.connection(key, iss, Connection::listen);
+        let sock = match dest.map(connect_nonblocking) {
+            Some(Ok(s)) => Some(s),
+            _ => None,
+        };
+        let ok = sock.is_some();
+        let mut f = Flow::new(conn, sock, true, now);
+        f.comp_rx = comp_context(h, d.ip.src, d.ip.dst);
+        f.on_segment(now, h, &[]);
+        if ok {
+            self.rep.admitted += 1;
+        } else {
+            self.rep.refused += 1;
+            f.conn.reset();
+        }
+        self.flows.insert(key, f);
+    }
+
+    /// Answer a segment for no flow with a reset, at most `RESETS_PER_SECOND` a second.
+    pub(super) fn reply_reset(&mut self, now: Time, key: Key, h: &TcpHeader, len: u32) {
+        let Some(r) = reset_reply(h, len) else { return };
+        if now >= self.rst_window.0 + SEC {
+            self.rst_window = (now, 0);
+        }
+        if self.rst_window.1 >= RESETS_PER_SECOND {
+            self.rep.rst_replies_suppressed += 1;
+            return;
+        }
+        self.rst_window.1 += 1;
+        self.rep.rst_replies += 1;
+        self.out.header(key, &r, &mut self.rep);
+    }
+}

@@ -1,0 +1,400 @@
+//! `spacetp gateway`: a TCP-splitting performance-enhancing proxy. Kernel-TCP connections
+//! accepted on local ports are each carried across the space link as an SCPS-TP connection
+//! (a [`Connection`] of `spacetp-proto`, the one the simulator drives), and the peer gateway
+//! opens a kernel-TCP connection to the destination configured for that port.
+//!
+//! Two ways to choose the destination:
+//! - explicit rules: `listen` (local port -> peer's SCPS-TP port) and `forward` (SCPS-TP port
+//!   -> kernel-TCP destination); the SCPS-TP segments carry the gateways' own addresses;
+//! - transparent: connections redirected to the `intercept` socket (nftables `tproxy`) keep
+//!   their addresses: the SCPS-TP segments go from the client's address and port to the
+//!   original destination's, and a peer with `forward_original` connects to that destination.
+//!   This is how the SCPS Reference Implementation's gateway and XIPLink carry traffic.
+//!
+//! The space link is one packet fd (a TUN device, or a datagram socket joined to
+//! `spacetp emulate` in tests) carrying IPv4 packets of protocol 6 with the SCPS options,
+//! full headers with checksums (`spacetp-wire`). Many connections share the fd; they are
+//! told apart by their addresses and ports. Payload never enters the connection: each flow keeps the
+//! bytes it sent by stream position (retransmissions re-read them) and writes received
+//! payload into a reassembly buffer by position; the connection says how much of it is in
+//! order (`readable`), and the flow reads it (`read`) as the kernel socket accepts it, so a
+//! slow destination closes the advertised window.
+//!
+//! Single-threaded: one `poll` over the link fd, the listening sockets and every relayed
+//! socket, woken by the earliest connection timer ([`Connection::poll_timeout`]).
+
+use crate::monotonic_ns;
+use crate::reassembly::Reassembly;
+use serde::Serialize;
+use spacetp_proto::{
+    reset_reply, CloseReason, ConnStats, Connection, State, TcpConfig, Time, MS, SEC, US,
+};
+use spacetp_wire::{
+    compress_with_payload, decode_ipv4_header, decode_ipv4_tcp, decompress, encode_ipv4_packet,
+    encode_ipv4_tcp, flags, CompressionContext, DecodedPacket, Ipv4Params, Payload, TcpHeader,
+    PROTO_SCPS_COMPRESSED,
+};
+use std::collections::HashMap;
+use std::io::{ErrorKind, Read, Write};
+use std::net::{Shutdown, SocketAddr, SocketAddrV4, TcpListener, TcpStream};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+mod config;
+mod flow;
+mod inbound;
+mod link;
+mod opening;
+mod report;
+mod sockets;
+
+pub use config::{config_from_json, GatewayConfig, Keepalive};
+use flow::{comp_context, Flow};
+use link::LinkOut;
+pub use report::GatewayReport;
+pub(crate) use sockets::linger_zero;
+use sockets::{connect_nonblocking, transparent_listener};
+
+/// IP protocol number the SCPS-TP segments travel as (TCP with SCPS options, as the RI gateway).
+pub(crate) const PROTO: u8 = 6;
+/// A flow stays this long after its connection finished, to answer late segments.
+const LINGER: Time = 2 * SEC;
+/// Bytes read from a kernel socket at once.
+const CHUNK: usize = 65_536;
+/// Packets read from the link before the sockets are serviced again.
+const READ_BATCH: usize = 256;
+/// Local ports of explicit-rule flows start here (IANA's dynamic range).
+const EPHEMERAL_PORTS: u16 = 49152;
+/// Resets answering segments for no flow, at most this many a second (a flood of forged
+/// segments must not become a flood of resets).
+const RESETS_PER_SECOND: u32 = 100;
+/// A stopping gateway that reset its flows stays two round trips plus this long to answer
+/// challenge ACKs, and never longer than `STOP_LINGER_MAX`.
+const STOP_MARGIN: Time = 100 * MS;
+const STOP_LINGER_MAX: Time = 5 * SEC;
+
+/// A flow's addresses on the link: (this gateway's side, the peer's side).
+type Key = (SocketAddrV4, SocketAddrV4);
+
+/// How a stopping gateway ends its flows.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Stopping {
+    /// Not accepting; open flows may finish until then, the rest are reset.
+    Draining { until: Time },
+    /// Every flow was reset; the gateway stays until then to repeat the resets to a peer
+    /// that challenges them (RFC 5961), then stops.
+    Resetting { until: Time },
+}
+
+pub struct Gateway {
+    cfg: GatewayConfig,
+    link: RawFd,
+    /// Datagram fd of link-state notices (the emulator's, or a modem manager's), if any.
+    link_state: Option<RawFd>,
+    /// The space link is down (a `link down` notice and no `link up` since): no keepalives.
+    link_down: bool,
+    /// Explicit listeners with the peer's SCPS-TP port, and the transparent one (None).
+    listeners: Vec<(TcpListener, Option<u16>)>,
+    flows: HashMap<Key, Flow>,
+    next_port: u16,
+    /// Secret of the initial sequence numbers (RFC 6528), new for every gateway.
+    isn_secret: std::collections::hash_map::RandomState,
+    t0: Time,
+    /// Packets read from the link, and bytes read from a kernel socket.
+    buf: Vec<u8>,
+    chunk: Vec<u8>,
+    out: LinkOut,
+    /// Resets answering segments for no flow: the current second and how many went out in it.
+    rst_window: (Time, u32),
+    /// The flows whose sockets the last poll covered, in order, and what it reported.
+    polled: Vec<Key>,
+    rep: GatewayReport,
+    stopping: Option<Stopping>,
+    /// Why the gateway is stopping, and once it has stopped.
+    stop_reason: Option<String>,
+    stopped: Option<String>,
+}
+
+impl Gateway {
+    /// Bind the listening sockets; `link` (one IPv4 packet per read and write) stays owned by
+    /// the caller and is made non-blocking.
+    pub fn new(cfg: GatewayConfig, link: RawFd) -> Result<Self, String> {
+        cfg.tcp.validate()?;
+        crate::sys::set_nonblocking(link)?;
+        let mut listeners = Vec::new();
+        for &(addr, port) in &cfg.listen {
+            let l = TcpListener::bind(addr).map_err(|e| format!("listen {addr}: {e}"))?;
+            l.set_nonblocking(true).map_err(|e| e.to_string())?;
+            listeners.push((l, Some(port)));
+        }
+        if let Some(at) = cfg.intercept {
+            listeners.push((transparent_listener(at)?, None));
+        }
+        Ok(Gateway {
+            cfg,
+            link,
+            link_state: None,
+            link_down: false,
+            listeners,
+            flows: HashMap::new(),
+            next_port: EPHEMERAL_PORTS,
+            isn_secret: Default::default(),
+            t0: monotonic_ns(),
+            buf: vec![0; 65_536],
+            chunk: vec![0; CHUNK],
+            out: LinkOut {
+                fd: link,
+                ip_id: 0,
+                buf: Vec::with_capacity(2048),
+            },
+            rst_window: (0, 0),
+            polled: Vec::new(),
+            rep: GatewayReport::default(),
+            stopping: None,
+            stop_reason: None,
+            stopped: None,
+        })
+    }
+
+    /// Take link-state notices from datagram fd `fd` (owned by the caller): each
+    /// `link down` puts every SCPS-TP connection in persist mode (no retransmission
+    /// timeouts, one probe per RTO), each `link up` resumes it at once, as in the simulator.
+    pub fn set_link_state_fd(&mut self, fd: RawFd) -> Result<(), String> {
+        crate::sys::set_nonblocking(fd)?;
+        self.link_state = Some(fd);
+        Ok(())
+    }
+
+    fn read_link_state(&mut self, now: Time) {
+        let Some(fd) = self.link_state else { return };
+        let mut b = [0u8; 64];
+        loop {
+            // SAFETY: reads into our own buffer.
+            let n = unsafe { libc::read(fd, b.as_mut_ptr() as *mut libc::c_void, b.len()) };
+            if n <= 0 {
+                return;
+            }
+            let up = match &b[..n as usize] {
+                m if m == crate::LINK_DOWN => false,
+                m if m == crate::LINK_UP => true,
+                _ => continue,
+            };
+            self.link_down = !up;
+            for f in self.flows.values_mut() {
+                if up {
+                    f.conn.on_link_restored(now);
+                    // Silence during the outage says nothing about the peer.
+                    f.last_heard = now;
+                    f.probes = 0;
+                } else {
+                    f.conn.on_link_outage(now);
+                }
+            }
+            if up {
+                self.rep.link_up_notices += 1;
+            } else {
+                self.rep.link_down_notices += 1;
+            }
+        }
+    }
+
+    /// Time of the connections: ns since the gateway started, plus one second (so no timer
+    /// is ever at 0).
+    fn now(&self) -> Time {
+        monotonic_ns() - self.t0 + SEC
+    }
+
+    /// Stop at once, relaying nothing more (an unusable link fd).
+    pub fn stop(&mut self, why: &str) {
+        self.stopped.get_or_insert_with(|| why.to_string());
+    }
+
+    /// Begin an orderly stop (a signal, or the configured duration): stop accepting, and with
+    /// a drain time let open flows finish for up to that long; every flow still open then is
+    /// reset on both sides. A second call while draining resets at once. `run_for` returns
+    /// false once done.
+    pub fn begin_stop(&mut self, why: &str) {
+        let now = self.now();
+        self.listeners.clear();
+        self.stop_reason.get_or_insert_with(|| why.to_string());
+        match (self.stopping, self.cfg.drain) {
+            (None, Some(d)) => self.stopping = Some(Stopping::Draining { until: now + d }),
+            (None, None) | (Some(Stopping::Draining { .. }), _) => self.reset_all(now),
+            (Some(Stopping::Resetting { .. }), _) => {}
+        }
+    }
+
+    /// Reset every open flow on both sides, then linger long enough for a peer that
+    /// challenges the RST (its RCV.NXT was not our SND.NXT) to get the exact one.
+    fn reset_all(&mut self, now: Time) {
+        let mut until = now;
+        for f in self.flows.values_mut() {
+            if f.finished_at.is_some() {
+                continue;
+            }
+            f.abort();
+            self.rep.reset_on_stop += 1;
+            let rtt = f.conn.rtt().srtt().unwrap_or(self.cfg.tcp.initial_rto.0);
+            until = until.max(now + 2 * rtt + STOP_MARGIN);
+        }
+        self.stopping = Some(Stopping::Resetting {
+            until: until.min(now + STOP_LINGER_MAX),
+        });
+    }
+
+    /// Run for at most `chunk` ns. Returns false once stopped (after `begin_stop`, the
+    /// duration, or an fd failure).
+    pub fn run_for(&mut self, chunk: Time) -> bool {
+        if self.stopped.is_some() {
+            return false;
+        }
+        let end = self.now() + chunk;
+        loop {
+            let now = self.now();
+            if self.stopping.is_none() && self.cfg.duration.is_some_and(|d| now >= d + SEC) {
+                self.begin_stop("duration");
+            }
+            match self.stopping {
+                Some(Stopping::Draining { until })
+                    if now >= until || self.flows.values().all(|f| f.finished_at.is_some()) =>
+                {
+                    self.reset_all(now)
+                }
+                Some(Stopping::Resetting { until }) if now >= until => {
+                    let why = self.stop_reason.clone().unwrap_or_default();
+                    self.stop(&why);
+                    return false;
+                }
+                _ => {}
+            }
+            if now >= end {
+                return true;
+            }
+            self.read_link_state(now);
+            if let Err(e) = self.read_link(now) {
+                // A link that ends while the gateway stops (the emulator stopped first) is
+                // part of stopping, not a failure.
+                let why = match &self.stop_reason {
+                    Some(r) => r.clone(),
+                    None => format!("error: {e}"),
+                };
+                self.stop(&why);
+                return false;
+            }
+            self.accept(now);
+            self.service(now);
+            self.wait(end);
+        }
+    }
+
+    fn service(&mut self, now: Time) {
+        self.rep.max_flows = self.rep.max_flows.max(self.flows.len() as u64);
+        let keepalive = (!self.link_down).then_some(self.cfg.keepalive);
+        let mut dead = Vec::new();
+        for (&key, f) in self.flows.iter_mut() {
+            f.check_socket();
+            f.socket_to_connection(&mut self.chunk, &mut self.rep);
+            f.connection_to_socket(&mut self.rep);
+            if let Some(k) = keepalive {
+                f.keepalive(now, &k, &mut self.rep);
+            }
+            if f.conn.poll_timeout().is_some_and(|t| t <= now) {
+                f.conn.on_timeout(now);
+            }
+            self.out.transmit(key, f, now, &mut self.rep);
+            f.release_acknowledged();
+            f.finish(now, &mut self.rep);
+            if f.finished_at.is_some_and(|t| now >= t + f.linger()) {
+                dead.push(key);
+            }
+        }
+        for k in dead {
+            self.flows.remove(&k);
+        }
+    }
+
+    fn wait(&mut self, end: Time) {
+        let now = self.now();
+        let mut until = end.min(now + 50 * MS);
+        match self.stopping {
+            Some(Stopping::Draining { until: t } | Stopping::Resetting { until: t }) => {
+                until = until.min(t)
+            }
+            None => {}
+        }
+        let pollin = |fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let mut fds = vec![pollin(self.link)];
+        fds.extend(self.link_state.map(pollin));
+        fds.extend(self.listeners.iter().map(|(l, _)| pollin(l.as_raw_fd())));
+        let first_flow = fds.len();
+        self.polled.clear();
+        for (&key, f) in &self.flows {
+            if let Some(t) = f.next_deadline(&self.cfg.keepalive) {
+                until = until.min(t);
+            }
+            let Some(s) = &f.sock else { continue };
+            let mut ev = 0;
+            if f.connecting || (f.conn.readable() > 0 && f.received.in_order() > 0) {
+                ev |= libc::POLLOUT;
+            }
+            if !f.connecting && f.stage.is_empty() && !f.sock_eof {
+                ev |= libc::POLLIN;
+            }
+            // Polled even with no events: POLLERR reports a reset from the end host.
+            fds.push(libc::pollfd {
+                fd: s.as_raw_fd(),
+                events: ev,
+                revents: 0,
+            });
+            self.polled.push(key);
+        }
+        if until <= now {
+            return;
+        }
+        let dt = until - now;
+        let ts = libc::timespec {
+            tv_sec: (dt / SEC) as libc::time_t,
+            tv_nsec: (dt % SEC) as libc::c_long,
+        };
+        // SAFETY: ppoll over our pollfds with a timeout we own.
+        let n = unsafe {
+            libc::ppoll(
+                fds.as_mut_ptr(),
+                fds.len() as libc::nfds_t,
+                &ts,
+                std::ptr::null(),
+            )
+        };
+        if n <= 0 {
+            return;
+        }
+        for (p, key) in fds[first_flow..].iter().zip(&self.polled) {
+            if p.revents & libc::POLLERR != 0 {
+                if let Some(f) = self.flows.get_mut(key) {
+                    f.sock_error = true;
+                }
+            }
+        }
+    }
+
+    pub fn report(&self) -> GatewayReport {
+        let mut r = self.rep.clone();
+        r.elapsed_s = (self.now() - SEC) as f64 / 1e9;
+        r.stopped = match (&self.stopped, &self.stop_reason) {
+            (Some(s), _) => s.clone(),
+            (None, Some(why)) => format!("stopping ({why})"),
+            (None, None) => "running".into(),
+        };
+        // Flows still open count too.
+        for f in self.flows.values().filter(|f| f.finished_at.is_none()) {
+            r.add_connection_stats(f.conn.stats());
+        }
+        r
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,70 @@
+//! The counters a gateway reports.
+
+use super::*;
+
+/// Counters of a run.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct GatewayReport {
+    pub elapsed_s: f64,
+    pub stopped: String,
+    /// Connections accepted from local applications, and SCPS-TP connections admitted.
+    pub accepted: u64,
+    pub admitted: u64,
+    /// SCPS-TP SYNs for ports without a forwarding rule (answered with RST).
+    pub refused: u64,
+    /// Segments that are neither for a flow nor a SYN this gateway admits (not answered).
+    pub foreign: u64,
+    /// Flows ended by a FIN exchange, and by a reset or an abort on either side.
+    pub closed: u64,
+    pub reset: u64,
+    /// Payload bytes from local applications onto the link, and from the link to them.
+    pub bytes_up: u64,
+    pub bytes_down: u64,
+    pub packets_in: u64,
+    pub packets_out: u64,
+    pub bad_checksum: u64,
+    pub undecodable: u64,
+    pub link_write_errors: u64,
+    pub segments_sent: u64,
+    pub retransmitted_segments: u64,
+    pub max_flows: u64,
+    /// Packets with compressed SCPS-TP headers (IP protocol 105) sent and received, and
+    /// received ones that could not be decoded (no context, bad checksum).
+    pub compressed_out: u64,
+    pub compressed_in: u64,
+    pub compressed_bad: u64,
+    /// Link-state notices received (`link down`, `link up`), each passed to every flow.
+    pub link_down_notices: u64,
+    pub link_up_notices: u64,
+    /// Resets sent in answer to segments for no flow (RFC 9293), and those held back by the
+    /// rate limit.
+    pub rst_replies: u64,
+    pub rst_replies_suppressed: u64,
+    /// RFC 5961 in the connections: RSTs not at the exact next sequence number, SYNs on a
+    /// synchronized connection, unacceptable ACK values, data beyond the window; the
+    /// challenge ACKs sent for them.
+    pub rst_rejected: u64,
+    pub syn_rejected: u64,
+    pub ack_rejected: u64,
+    pub out_of_window: u64,
+    pub challenge_acks: u64,
+    /// Flows reset because the gateway stopped; keepalive probes sent; flows reset after
+    /// unanswered probes (the peer vanished).
+    pub reset_on_stop: u64,
+    pub keepalive_probes: u64,
+    pub reaped: u64,
+    /// Flows reset because relaying would have broken exactness (must stay 0: a bug).
+    pub integrity_resets: u64,
+}
+
+impl GatewayReport {
+    pub(super) fn add_connection_stats(&mut self, st: &ConnStats) {
+        self.segments_sent += st.segments_sent;
+        self.retransmitted_segments += st.retransmitted_segments;
+        self.rst_rejected += st.rst_rejected;
+        self.syn_rejected += st.syn_rejected;
+        self.ack_rejected += st.ack_rejected;
+        self.out_of_window += st.out_of_window_segments;
+        self.challenge_acks += st.challenge_acks;
+    }
+}

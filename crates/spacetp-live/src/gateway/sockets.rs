@@ -1,0 +1,111 @@
+//! Kernel sockets as the gateway needs them: non-blocking, transparent, reset on close.
+
+use super::*;
+
+/// Reset-on-close for a kernel socket (SO_LINGER 0): dropping it sends an RST.
+pub(crate) fn linger_zero(s: &TcpStream) {
+    let l = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    set_opt(s.as_raw_fd(), libc::SOL_SOCKET, libc::SO_LINGER, &l).ok();
+}
+
+/// setsockopt(2) with a value of type `T`.
+pub(super) fn set_opt<T>(
+    fd: RawFd,
+    level: libc::c_int,
+    opt: libc::c_int,
+    v: &T,
+) -> std::io::Result<()> {
+    // SAFETY: setsockopt reads size_of::<T>() bytes of a value we own.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            level,
+            opt,
+            v as *const T as *const libc::c_void,
+            std::mem::size_of::<T>() as libc::socklen_t,
+        )
+    };
+    if r < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// A new non-blocking, close-on-exec IPv4 TCP socket.
+pub(super) fn tcp_socket() -> std::io::Result<OwnedFd> {
+    // SAFETY: socket(2) returns a new fd that we wrap (and so own) at once.
+    let fd = unsafe {
+        libc::socket(
+            libc::AF_INET,
+            libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+            0,
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fd is a fresh socket nobody else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// bind(2) or connect(2) (`call`) socket `fd` to `a`.
+pub(super) fn to_addr(
+    fd: RawFd,
+    a: SocketAddrV4,
+    call: unsafe extern "C" fn(libc::c_int, *const libc::sockaddr, libc::socklen_t) -> libc::c_int,
+) -> std::io::Result<()> {
+    let sa = libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: a.port().to_be(),
+        sin_addr: libc::in_addr {
+            s_addr: u32::from_ne_bytes(a.ip().octets()),
+        },
+        sin_zero: [0; 8],
+    };
+    // SAFETY: the call reads a sockaddr_in we own, of the size we pass.
+    let r = unsafe {
+        call(
+            fd,
+            &sa as *const _ as *const libc::sockaddr,
+            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+        )
+    };
+    if r < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// A listening socket with IP_TRANSPARENT set before bind, so it accepts connections that
+/// nftables `tproxy` redirects to it; each accepted socket's local address is the original
+/// destination. Needs CAP_NET_ADMIN.
+pub(super) fn transparent_listener(at: SocketAddrV4) -> Result<TcpListener, String> {
+    let err = |what: &str, e: std::io::Error| format!("intercept {at}: {what}: {e}");
+    let fd = tcp_socket().map_err(|e| err("socket", e))?;
+    let one: libc::c_int = 1;
+    set_opt(fd.as_raw_fd(), libc::SOL_SOCKET, libc::SO_REUSEADDR, &one)
+        .map_err(|e| err("SO_REUSEADDR", e))?;
+    set_opt(fd.as_raw_fd(), libc::SOL_IP, libc::IP_TRANSPARENT, &one)
+        .map_err(|e| err("IP_TRANSPARENT (needs CAP_NET_ADMIN)", e))?;
+    to_addr(fd.as_raw_fd(), at, libc::bind).map_err(|e| err("bind", e))?;
+    // SAFETY: listen on our socket.
+    if unsafe { libc::listen(fd.as_raw_fd(), 1024) } < 0 {
+        return Err(err("listen", std::io::Error::last_os_error()));
+    }
+    Ok(TcpListener::from(fd))
+}
+
+/// Start a non-blocking kernel-TCP connect.
+pub(super) fn connect_nonblocking(to: SocketAddrV4) -> std::io::Result<TcpStream> {
+    let s = TcpStream::from(tcp_socket()?);
+    if let Err(e) = to_addr(s.as_raw_fd(), to, libc::connect) {
+        if e.raw_os_error() != Some(libc::EINPROGRESS) {
+            return Err(e);
+        }
+    }
+    s.set_nodelay(true).ok();
+    Ok(s)
+}

@@ -1,0 +1,58 @@
+//! The few system calls both real-time loops (emulator and gateway) need, wrapped once.
+
+use spacetp_proto::Time;
+use std::os::fd::RawFd;
+
+/// Nanoseconds of `CLOCK_MONOTONIC`.
+pub fn monotonic_ns() -> Time {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec we own.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as Time * 1_000_000_000 + ts.tv_nsec as Time
+}
+
+pub fn set_nonblocking(fd: RawFd) -> Result<(), String> {
+    // SAFETY: fcntl on an fd the caller owns; no memory is passed.
+    unsafe {
+        let fl = libc::fcntl(fd, libc::F_GETFL);
+        if fl < 0 || libc::fcntl(fd, libc::F_SETFL, fl | libc::O_NONBLOCK) < 0 {
+            return Err(format!(
+                "fd {fd}: cannot make it non-blocking: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+    }
+    Ok(())
+}
+
+pub fn sleep_ns(ns: Time) {
+    let ts = libc::timespec {
+        tv_sec: (ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+    };
+    // SAFETY: nanosleep with a timespec we own; an early wake (EINTR) is harmless.
+    unsafe { libc::nanosleep(&ts, std::ptr::null_mut()) };
+}
+
+pub fn set_fifo(on: bool) -> Result<(), String> {
+    let param = libc::sched_param {
+        sched_priority: if on { 10 } else { 0 },
+    };
+    let policy = if on {
+        libc::SCHED_FIFO
+    } else {
+        libc::SCHED_OTHER
+    };
+    // SAFETY: sched_setscheduler on the calling thread with a param we own.
+    let r = unsafe { libc::sched_setscheduler(0, policy, &param) };
+    if r != 0 {
+        return Err(format!(
+            "realtime: cannot set SCHED_FIFO: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
+}
