@@ -12,6 +12,7 @@ pub mod connection;
 pub mod profiles;
 pub mod rto;
 pub mod seq;
+pub mod settings;
 #[cfg(test)]
 pub(crate) mod testing;
 pub mod time;

@@ -188,6 +188,12 @@ fn gateway(
     serde_json::to_string(&g.report()).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// The JSON Schema of a gateway's settings (the keys `spacetp gateway` builds from its flags).
+#[pyfunction]
+fn gateway_schema() -> String {
+    spacetp_live::gateway::schema()
+}
+
 /// The gateway's self-test (no root): every class of forged packet injected into a gateway
 /// pair during a transfer over `link` (the fields of a `[[links]]` entry as JSON text);
 /// the rows as JSON text.
@@ -212,6 +218,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(gateway_check, m)?)?;
     m.add_function(wrap_pyfunction!(gateway, m)?)?;
     m.add_function(wrap_pyfunction!(gateway_selftest, m)?)?;
+    m.add_function(wrap_pyfunction!(gateway_schema, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -5,7 +5,7 @@ use crate::channel::Channel;
 use crate::config::*;
 use crate::link::{Delay, LinkDir, LinkStats, QueueLimit};
 use crate::rng::{stream, Rng};
-use spacetp_proto::{profiles, TcpConfig, Time};
+use spacetp_proto::Time;
 use std::collections::{HashMap, VecDeque};
 
 pub struct Built {
@@ -391,64 +391,8 @@ fn infer_kinds(sc: &Scenario, idx: &HashMap<String, u16>) -> Result<Vec<NodeKind
         .collect()
 }
 
-/// The transport settings of a flow: profile, then `[flows.tcp]` overrides, then the
-/// buffer shorthands.
-pub fn tcp_config(
-    protocol: &str,
-    overrides: Option<&serde_json::Map<String, serde_json::Value>>,
-    rcv: Option<spacetp_proto::units::Bytes>,
-    snd: Option<spacetp_proto::units::Bytes>,
-    path: &str,
-) -> Result<TcpConfig, String> {
-    let base = profiles::profile(protocol).ok_or_else(|| {
-        format!(
-            "{path}.protocol: unknown protocol \"{protocol}\"; known: {}",
-            profiles::names().join(", ")
-        )
-    })?;
-    let mut cfg = base;
-    if let Some(o) = overrides {
-        let mut v = serde_json::to_value(&cfg).map_err(|e| e.to_string())?;
-        if let serde_json::Value::Object(m) = &mut v {
-            merge_tables(m, o);
-        }
-        cfg = serde_path_to_error::deserialize(v).map_err(|e| {
-            let p = e.path().to_string();
-            let inner = e.into_inner().to_string();
-            if p == "." {
-                format!("{path}.tcp: {inner}")
-            } else {
-                format!("{path}.tcp.{p}: {inner}")
-            }
-        })?;
-    }
-    if let Some(b) = rcv {
-        cfg.receive_buffer = b;
-    }
-    if let Some(b) = snd {
-        cfg.send_buffer = b;
-    }
-    cfg.validate().map_err(|e| format!("{path}.tcp.{e}"))?;
-    Ok(cfg)
-}
-
-/// Overlays `over` on `base`, table by table: `scps = { bets = "1 s" }` changes `scps.bets`
-/// and keeps the profile's other SCPS settings.
-fn merge_tables(
-    base: &mut serde_json::Map<String, serde_json::Value>,
-    over: &serde_json::Map<String, serde_json::Value>,
-) {
-    for (k, val) in over {
-        match (base.get_mut(k), val) {
-            (Some(serde_json::Value::Object(b)), serde_json::Value::Object(o)) => {
-                merge_tables(b, o)
-            }
-            _ => {
-                base.insert(k.clone(), val.clone());
-            }
-        }
-    }
-}
+/// The transport settings of a flow (defined beside the profiles, shared with the gateway).
+pub use spacetp_proto::settings::tcp_config;
 
 /// The MSS for a flow of IP packet size `mtu` (IPv4 + TCP headers without options: 40 bytes).
 pub fn mss_for(mtu: u64, path: &str) -> Result<u32, String> {

@@ -1,6 +1,9 @@
 //! What a gateway does: its configuration, from JSON (the CLI's flags and files).
 
 use super::*;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use std::net::Ipv4Addr;
 
 /// Keepalive across the space link (see `Flow::keepalive`).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -56,129 +59,99 @@ pub struct GatewayConfig {
     pub keepalive: Keepalive,
 }
 
-fn parse_ip(v: &serde_json::Value, path: &str) -> Result<[u8; 4], String> {
-    v.as_str()
-        .and_then(|s| s.parse::<std::net::Ipv4Addr>().ok())
-        .map(|a| a.octets())
-        .ok_or_else(|| format!("{path}: {v} is not an IPv4 address"))
+/// The gateway's settings as written: JSON from the CLI's flags (and the testbed). One
+/// schema, derived from this type: unknown keys are rejected and every error names the
+/// path of the setting.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GatewaySettings {
+    /// Profile of the SCPS-TP side, as in scenarios (`spacetp protocols`).
+    #[serde(default = "default_protocol")]
+    pub protocol: String,
+    /// Overrides of the profile's fields, as `[flows.tcp]` in scenarios.
+    #[serde(default)]
+    pub tcp: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Largest IP packet on the space link, bytes, in [200, 65535]; the MSS is `mtu - 80`
+    /// (IPv4 and TCP headers and 40 bytes of options: SNACK, SACK).
+    #[serde(default = "default_mtu")]
+    pub mtu: u32,
+    /// This gateway's and the peer's IPv4 addresses on the space link (explicit rules).
+    pub local: Option<Ipv4Addr>,
+    pub peer: Option<Ipv4Addr>,
+    /// `[ADDRESS:PORT, SCPS_PORT]`: accept kernel TCP there, carry it to the peer's port.
+    #[serde(default)]
+    pub listen: Vec<(SocketAddrV4, u16)>,
+    /// `[SCPS_PORT, ADDRESS:PORT]`: relay SCPS-TP connections to that port there.
+    #[serde(default)]
+    pub forward: Vec<(u16, SocketAddrV4)>,
+    /// The transparent socket that nftables `tproxy` hands intercepted connections to.
+    pub intercept: Option<SocketAddrV4>,
+    /// Relay SCPS-TP connections addressed to other hosts to that host and port.
+    #[serde(default)]
+    pub forward_original: bool,
+    /// Stop after this many seconds.
+    pub duration_s: Option<f64>,
+    /// On a stop, let open transfers finish for up to this many seconds, then reset the rest.
+    pub drain_s: Option<f64>,
+    /// Keepalive: seconds of silence before the first probe (default 120), between probes
+    /// (default 30), unanswered probes before both sides are reset (default 4).
+    pub keepalive_s: Option<f64>,
+    pub keepalive_interval_s: Option<f64>,
+    pub keepalive_probes: Option<u32>,
 }
 
-/// The pairs of `gateway.KEY` (each a two-element array, shaped as `want`), parsed by `parse`.
-fn rules<T>(
-    o: &serde_json::Map<String, serde_json::Value>,
-    key: &str,
-    want: &str,
-    parse: impl Fn(&[serde_json::Value], &str) -> Result<T, String>,
-) -> Result<Vec<T>, String> {
-    let empty = Vec::new();
-    let items = o
-        .get(key)
-        .and_then(serde_json::Value::as_array)
-        .unwrap_or(&empty);
-    items
-        .iter()
-        .enumerate()
-        .map(|(i, e)| {
-            let p = format!("gateway.{key}[{i}]");
-            let a = e
-                .as_array()
-                .filter(|a| a.len() == 2)
-                .ok_or(format!("{p}: want {want}"))?;
-            parse(a, &p)
-        })
-        .collect()
+fn default_protocol() -> String {
+    "scps-tp".into()
 }
 
-fn parse_sock(v: &serde_json::Value, path: &str) -> Result<SocketAddrV4, String> {
-    v.as_str()
-        .and_then(|s| s.parse::<SocketAddrV4>().ok())
-        .ok_or_else(|| format!("{path}: {v} is not an IPv4 ADDRESS:PORT"))
+fn default_mtu() -> u32 {
+    1500
 }
 
-fn parse_port(v: &serde_json::Value, path: &str) -> Result<u16, String> {
-    v.as_u64()
-        .filter(|&p| (1..=65535).contains(&p))
-        .map(|p| p as u16)
-        .ok_or_else(|| format!("{path}: {v} is not a port number"))
+/// The JSON Schema of a gateway's settings.
+pub fn schema() -> String {
+    let s = schemars::schema_for!(GatewaySettings);
+    serde_json::to_string_pretty(&s).unwrap_or_default()
 }
 
-/// A gateway's configuration from JSON:
-/// `{"protocol": "scps-tp", "tcp": {..overrides as in [flows.tcp]..}, "mtu": 1500,
-///   "local": "10.77.0.1", "peer": "10.77.0.2", "listen": [["0.0.0.0:5000", 7000]],
-///   "forward": [[7000, "10.0.2.2:5001"]], "intercept": "0.0.0.0:5999",
-///   "forward_original": true, "duration_s": 60}`.
-/// The MSS is `mtu - 80`: IPv4 and TCP headers and 40 bytes of options (SNACK, SACK).
+/// Seconds as `Time`, if `v` is a number of seconds in [`min`, 1e9).
+fn seconds(v: Option<f64>, key: &str, min: f64) -> Result<Option<Time>, String> {
+    match v {
+        None => Ok(None),
+        Some(x) if x.is_finite() && x >= min && x < 1e9 => Ok(Some((x * 1e9) as Time)),
+        Some(x) => Err(format!(
+            "gateway.{key}: {x} is not a number of seconds in [{min}, 1e9)"
+        )),
+    }
+}
+
+/// A gateway's configuration from JSON (see [`GatewaySettings`] for the keys), e.g.
+/// `{"protocol": "scps-tp", "tcp": {"scps": {"rate": "10 Mb/s"}}, "local": "10.77.0.1",
+///   "peer": "10.77.0.2", "listen": [["0.0.0.0:5000", 7000]]}`.
 pub fn config_from_json(text: &str) -> Result<GatewayConfig, String> {
-    use serde_json::Value;
-    let v: Value = serde_json::from_str(text).map_err(|e| format!("gateway config: {e}"))?;
-    let o = v.as_object().ok_or("gateway config: not an object")?;
-    for k in o.keys() {
-        if ![
-            "protocol",
-            "tcp",
-            "mtu",
-            "local",
-            "peer",
-            "listen",
-            "forward",
-            "intercept",
-            "forward_original",
-            "duration_s",
-            "drain_s",
-            "keepalive_s",
-            "keepalive_interval_s",
-            "keepalive_probes",
-        ]
-        .contains(&k.as_str())
-        {
-            return Err(format!("gateway.{k}: unknown setting"));
+    let de = &mut serde_json::Deserializer::from_str(text);
+    let s: GatewaySettings = serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner().to_string();
+        // serde_json appends " at line 1 column 42": the path says where.
+        let inner = inner
+            .split(" at line ")
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        if path == "." {
+            format!("gateway: {inner}")
+        } else {
+            format!("gateway.{path}: {inner}")
         }
-    }
-    let protocol = o
-        .get("protocol")
-        .and_then(Value::as_str)
-        .unwrap_or("scps-tp");
-    let tcp = spacetp_sim::build::tcp_config(
-        protocol,
-        o.get("tcp").and_then(Value::as_object),
-        None,
-        None,
-        "gateway",
-    )?;
-    let mtu = o.get("mtu").and_then(Value::as_u64).unwrap_or(1500);
-    if !(200..=65535).contains(&mtu) {
-        return Err(format!("gateway.mtu: {mtu} must be in [200, 65535]"));
-    }
-    let listen = rules(o, "listen", "[ADDRESS:PORT, SCPS_PORT]", |a, p| {
-        Ok((parse_sock(&a[0], p)?, parse_port(&a[1], p)?))
     })?;
-    let forward = rules(o, "forward", "[SCPS_PORT, ADDRESS:PORT]", |a, p| {
-        Ok((parse_port(&a[0], p)?, parse_sock(&a[1], p)?))
-    })?;
-    let intercept = match o.get("intercept") {
-        None | Some(Value::Null) => None,
-        Some(v) => Some(parse_sock(v, "gateway.intercept")?),
-    };
-    let forward_original = match o.get("forward_original") {
-        None => false,
-        Some(v) => v.as_bool().ok_or(format!(
-            "gateway.forward_original: {v} is not true or false"
-        ))?,
-    };
-    // The gateways' own addresses are needed by the explicit rules only.
-    let explicit = !listen.is_empty() || !forward.is_empty();
-    let addr = |key: &str| match o.get(key) {
-        None if !explicit => Ok([0; 4]),
-        v => parse_ip(v.unwrap_or(&Value::Null), &format!("gateway.{key}")),
-    };
-    let (local, peer) = (addr("local")?, addr("peer")?);
-    if !explicit && intercept.is_none() && !forward_original {
-        return Err(
-            "gateway: nothing to do (no listen, forward or intercept rule, and forward_original \
-             is off)"
-                .into(),
-        );
-    }
+    settings_to_config(s)
+}
+
+/// The rules between settings, then the configuration the gateway runs with.
+fn settings_to_config(s: GatewaySettings) -> Result<GatewayConfig, String> {
+    let tcp =
+        spacetp_proto::settings::tcp_config(&s.protocol, s.tcp.as_ref(), None, None, "gateway")?;
     if tcp.scps.bets.is_some() {
         return Err(
             "gateway.tcp.scps.bets: BETS gives up missing bytes, and a gateway cannot \
@@ -186,44 +159,65 @@ pub fn config_from_json(text: &str) -> Result<GatewayConfig, String> {
                 .into(),
         );
     }
-    let seconds = |key: &str, min: f64| -> Result<Option<Time>, String> {
-        match o.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(v) => match v.as_f64() {
-                Some(x) if x.is_finite() && x >= min && x < 1e9 => Ok(Some((x * 1e9) as Time)),
-                _ => Err(format!(
-                    "gateway.{key}: {v} is not a number of seconds >= {min} (and below 1e9)"
-                )),
-            },
+    if !(200..=65535).contains(&s.mtu) {
+        return Err(format!("gateway.mtu: {} must be in [200, 65535]", s.mtu));
+    }
+    for (i, (_, port)) in s.listen.iter().enumerate() {
+        if *port == 0 {
+            return Err(format!("gateway.listen[{i}]: SCPS-TP port 0 is not a port"));
         }
+    }
+    for (i, (port, _)) in s.forward.iter().enumerate() {
+        if *port == 0 {
+            return Err(format!(
+                "gateway.forward[{i}]: SCPS-TP port 0 is not a port"
+            ));
+        }
+    }
+    // The gateways' own addresses are needed by the explicit rules only.
+    let explicit = !s.listen.is_empty() || !s.forward.is_empty();
+    let addr = |a: Option<Ipv4Addr>, key: &str| match (a, explicit) {
+        (Some(a), _) => Ok(a.octets()),
+        (None, false) => Ok([0; 4]),
+        (None, true) => Err(format!(
+            "gateway.{key}: needed by the listen and forward rules (this gateway's and the \
+             peer's IPv4 addresses on the space link)"
+        )),
     };
-    let duration = seconds("duration_s", 0.0)?;
-    let drain = seconds("drain_s", 0.0)?;
+    let (local_ip, peer_ip) = (addr(s.local, "local")?, addr(s.peer, "peer")?);
+    if !explicit && s.intercept.is_none() && !s.forward_original {
+        return Err(
+            "gateway: nothing to do (no listen, forward or intercept rule, and forward_original \
+             is off)"
+                .into(),
+        );
+    }
     let d = Keepalive::default();
     let keepalive = Keepalive {
-        idle: seconds("keepalive_s", 1.0)?.unwrap_or(d.idle),
-        interval: seconds("keepalive_interval_s", 0.1)?.unwrap_or(d.interval),
-        probes: match o.get("keepalive_probes") {
+        idle: seconds(s.keepalive_s, "keepalive_s", 1.0)?.unwrap_or(d.idle),
+        interval: seconds(s.keepalive_interval_s, "keepalive_interval_s", 0.1)?
+            .unwrap_or(d.interval),
+        probes: match s.keepalive_probes {
             None => d.probes,
-            Some(v) => v
-                .as_u64()
-                .filter(|&n| (1..=100).contains(&n))
-                .ok_or(format!(
-                    "gateway.keepalive_probes: {v} is not a whole number in [1, 100]"
-                ))? as u32,
+            Some(n @ 1..=100) => n,
+            Some(n) => {
+                return Err(format!(
+                    "gateway.keepalive_probes: {n} is not a whole number in [1, 100]"
+                ))
+            }
         },
     };
     Ok(GatewayConfig {
         tcp,
-        mss: mtu as u32 - 80,
-        local_ip: local,
-        peer_ip: peer,
-        listen,
-        forward,
-        intercept,
-        forward_original,
-        duration,
-        drain,
+        mss: s.mtu - 80,
+        local_ip,
+        peer_ip,
+        listen: s.listen,
+        forward: s.forward,
+        intercept: s.intercept,
+        forward_original: s.forward_original,
+        duration: seconds(s.duration_s, "duration_s", 0.0)?,
+        drain: seconds(s.drain_s, "drain_s", 0.0)?,
         keepalive,
     })
 }

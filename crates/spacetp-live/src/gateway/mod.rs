@@ -47,7 +47,7 @@ mod opening;
 mod report;
 mod sockets;
 
-pub use config::{config_from_json, GatewayConfig, Keepalive};
+pub use config::{config_from_json, schema, GatewayConfig, GatewaySettings, Keepalive};
 use flow::{comp_context, Flow};
 use link::LinkOut;
 pub use report::GatewayReport;

@@ -156,6 +156,18 @@ fn configuration_errors_name_the_setting() {
     );
     assert!(err(r#"{"intercept": "0.0.0.0:1", "mtu": 20}"#).starts_with("gateway.mtu:"));
     assert!(err(r#"{"intercepts": 1}"#).starts_with("gateway.intercepts: unknown"));
+    let t = r#""intercept": "0.0.0.0:1""#;
+    assert!(err(&format!(r#"{{{t}, "drain_s": -1}}"#)).starts_with("gateway.drain_s: -1 "));
+    assert!(err(&format!(r#"{{{t}, "keepalive_probes": 0}}"#))
+        .starts_with("gateway.keepalive_probes: 0 "));
+    assert!(err(&format!(r#"{{{t}, "listen": [["1.2.3.4:5", "x"]]}}"#))
+        .starts_with("gateway.listen[0]"));
+    assert!(
+        err(&format!(r#"{{{t}, "tcp": {{"scps": {{"bets": "1 s"}}}}}}"#))
+            .starts_with("gateway.tcp.scps.bets: BETS gives up missing bytes")
+    );
+    assert!(err(&format!(r#"{{{t}, "protocol": "tcp-x"}}"#))
+        .starts_with("gateway.protocol: unknown protocol"));
     // Transparent relaying alone needs no addresses of the gateways.
     let c = config_from_json(r#"{"intercept": "0.0.0.0:5999", "forward_original": true}"#).unwrap();
     assert_eq!(c.intercept, Some("0.0.0.0:5999".parse().unwrap()));
@@ -509,4 +521,29 @@ fn every_attack_class_of_the_selftest_has_its_expected_effect() {
         assert!(r.expected, "{r:?}");
         assert!(r.sent > 0, "{r:?}");
     }
+}
+
+#[test]
+fn the_schema_names_every_setting() {
+    let schema: serde_json::Value = serde_json::from_str(&schema()).unwrap();
+    let props = schema["properties"].as_object().unwrap();
+    for key in [
+        "protocol",
+        "tcp",
+        "mtu",
+        "local",
+        "peer",
+        "listen",
+        "forward",
+        "intercept",
+        "forward_original",
+        "duration_s",
+        "drain_s",
+        "keepalive_s",
+        "keepalive_interval_s",
+        "keepalive_probes",
+    ] {
+        assert!(props.contains_key(key), "{key} missing from the schema");
+    }
+    assert_eq!(schema["additionalProperties"], serde_json::json!(false));
 }

@@ -1,0 +1,66 @@
+//! A connection's settings as a user writes them: a named profile, then overrides of any
+//! of its fields (`[flows.tcp]` in scenarios, `tcp` in a gateway's configuration), then the
+//! buffer shorthands. One function, so the simulator and the gateway read them alike.
+
+use crate::config::TcpConfig;
+use crate::profiles;
+use crate::units::Bytes;
+
+/// The transport settings of a flow: profile, then `[flows.tcp]` overrides, then the
+/// buffer shorthands.
+pub fn tcp_config(
+    protocol: &str,
+    overrides: Option<&serde_json::Map<String, serde_json::Value>>,
+    rcv: Option<Bytes>,
+    snd: Option<Bytes>,
+    path: &str,
+) -> Result<TcpConfig, String> {
+    let base = profiles::profile(protocol).ok_or_else(|| {
+        format!(
+            "{path}.protocol: unknown protocol \"{protocol}\"; known: {}",
+            profiles::names().join(", ")
+        )
+    })?;
+    let mut cfg = base;
+    if let Some(o) = overrides {
+        let mut v = serde_json::to_value(&cfg).map_err(|e| e.to_string())?;
+        if let serde_json::Value::Object(m) = &mut v {
+            merge_tables(m, o);
+        }
+        cfg = serde_path_to_error::deserialize(v).map_err(|e| {
+            let p = e.path().to_string();
+            let inner = e.into_inner().to_string();
+            if p == "." {
+                format!("{path}.tcp: {inner}")
+            } else {
+                format!("{path}.tcp.{p}: {inner}")
+            }
+        })?;
+    }
+    if let Some(b) = rcv {
+        cfg.receive_buffer = b;
+    }
+    if let Some(b) = snd {
+        cfg.send_buffer = b;
+    }
+    cfg.validate().map_err(|e| format!("{path}.tcp.{e}"))?;
+    Ok(cfg)
+}
+
+/// Overlays `over` on `base`, table by table: `scps = { bets = "1 s" }` changes `scps.bets`
+/// and keeps the profile's other SCPS settings.
+fn merge_tables(
+    base: &mut serde_json::Map<String, serde_json::Value>,
+    over: &serde_json::Map<String, serde_json::Value>,
+) {
+    for (k, val) in over {
+        match (base.get_mut(k), val) {
+            (Some(serde_json::Value::Object(b)), serde_json::Value::Object(o)) => {
+                merge_tables(b, o)
+            }
+            _ => {
+                base.insert(k.clone(), val.clone());
+            }
+        }
+    }
+}
