@@ -224,12 +224,26 @@ pub struct TcpConfig {
     pub ack_every: u32,
     /// Delayed ACK timer.
     pub ack_delay: Duration,
+    /// Data segments the receiver ACKs at once at the start of the connection before the
+    /// delayed-ACK rule applies. 0 (RFC 1122/5681 from the first segment); ns-3 ACKs the
+    /// first data segment at once (1); Linux's quick-ACK mode ACKs up to 16.
+    #[serde(default)]
+    pub quick_acks: u32,
     /// Retransmission timeout before any RTT sample (RFC 6298: 1 s).
     pub initial_rto: Duration,
     /// Lower bound of the retransmission timeout (RFC 6298: 1 s).
     pub min_rto: Duration,
     /// Upper bound of the retransmission timeout, backoff included.
     pub max_rto: Duration,
+    /// Cap of a backed-off timeout instead of `max_rto` (absent: `max_rto`). ns-3 caps the
+    /// doubled RTO at 60 s even when its MinRto is larger: `max_backoff = "60 s"`.
+    #[serde(default)]
+    pub max_backoff: Option<Duration>,
+    /// Timeout of the SYN (and SYN-ACK), doubled per retransmission and not bound by
+    /// min_rto/max_rto (absent: `initial_rto` and the RTO's rules). ns-3: ConnTimeout 3 s;
+    /// Linux: 1 s.
+    #[serde(default)]
+    pub syn_rto: Option<Duration>,
     /// Clock granularity G of RFC 6298.
     pub clock_granularity: Duration,
     /// Consecutive timeouts of the same data before the connection aborts.
@@ -284,9 +298,12 @@ impl Default for TcpConfig {
             sack: false,
             ack_every: 2,
             ack_delay: Duration(200 * MS),
+            quick_acks: 0,
             initial_rto: Duration(SEC),
             min_rto: Duration(SEC),
             max_rto: Duration(60 * SEC),
+            max_backoff: None,
+            syn_rto: None,
             clock_granularity: Duration(MS),
             max_retries: 12,
             syn_retries: 6,
@@ -335,6 +352,39 @@ impl TcpConfig {
         }
         if self.initial_rto.0 == 0 {
             return Err("initial_rto: must be > 0".into());
+        }
+        // The RTO before any RTT sample is initial_rto; it is not clamped into
+        // [min_rto, max_rto] behind the user's back.
+        if self.initial_rto.0 < self.min_rto.0 || self.initial_rto.0 > self.max_rto.0 {
+            return Err(format!(
+                "initial_rto: {} is outside [min_rto, max_rto] = [{}, {}]; change initial_rto \
+                 or the bound",
+                self.initial_rto, self.min_rto, self.max_rto
+            ));
+        }
+        if self.max_backoff.is_some_and(|d| d.0 == 0) {
+            return Err("max_backoff: must be > 0".into());
+        }
+        if self.syn_rto.is_some_and(|d| d.0 == 0) {
+            return Err("syn_rto: must be > 0".into());
+        }
+        if matches!(self.recovery, RecoveryKind::Sack | RecoveryKind::Fack) && !self.sack {
+            return Err(format!(
+                "recovery: \"{}\" needs sack = true (with sack = false this end never \
+                 negotiates SACK and recovery would be NewReno's)",
+                if self.recovery == RecoveryKind::Sack {
+                    "sack"
+                } else {
+                    "fack"
+                }
+            ));
+        }
+        if !self.window_scaling && self.receive_buffer.0 > 65535 {
+            return Err(format!(
+                "receive_buffer: {} cannot be advertised with window_scaling = false (at most \
+                 65535 B); set window_scaling = true or a smaller receive_buffer",
+                self.receive_buffer
+            ));
         }
         let params: [(&str, Result<(), String>); 7] = [
             ("vegas", self.vegas.validate()),

@@ -14,6 +14,9 @@ pub struct RttEstimator {
     backoff: u32,
     min_rto: Time,
     max_rto: Time,
+    /// Cap of a backed-off timeout (ns-3 caps the doubled RTO at 60 s even when its minimum
+    /// RTO is larger); None: `max_rto` caps it.
+    max_backoff: Option<Time>,
     granularity: Time,
     pub samples: u64,
     pub sum_rtt: u128,
@@ -30,6 +33,7 @@ impl RttEstimator {
             backoff: 0,
             min_rto,
             max_rto,
+            max_backoff: None,
             granularity,
             samples: 0,
             sum_rtt: 0,
@@ -58,11 +62,21 @@ impl RttEstimator {
         self.sum_rtt += rtt as u128;
     }
 
-    /// Current timeout including backoff, clamped to [min_rto, max_rto].
+    /// Cap backed-off timeouts at `cap` instead of `max_rto` (ns-3's 60 s).
+    pub fn set_max_backoff(&mut self, cap: Option<Time>) {
+        self.max_backoff = cap;
+    }
+
+    /// Current timeout including backoff: the RFC 6298 value clamped to [min_rto, max_rto],
+    /// doubled per backoff and capped at `max_rto`, or at `max_backoff` once backed off when
+    /// that is set (then a backed-off timeout can fall below `min_rto`, as in ns-3).
     pub fn rto(&self) -> Time {
-        let base = self.base_rto.max(self.min_rto);
+        let base = self.base_rto.max(self.min_rto).min(self.max_rto);
         let backed = base.saturating_mul(1u64 << self.backoff.min(30));
-        backed.min(self.max_rto)
+        match (self.max_backoff, self.backoff) {
+            (Some(cap), 1..) => backed.min(cap),
+            _ => backed.min(self.max_rto),
+        }
     }
 
     /// Double the timeout (RFC 6298 5.5).
@@ -122,5 +136,28 @@ mod tests {
         assert_eq!(e.rto(), 60 * SEC); // capped at max RTO
         e.on_sample(10 * MS);
         assert_eq!(e.rto(), SEC); // a valid sample ends the backoff
+    }
+
+    #[test]
+    fn a_backoff_cap_below_min_rto_behaves_as_ns3() {
+        // ns-3 (TcpSocketBase::ReTxTimeout): the doubled RTO is capped at 60 s even when
+        // MinRto is larger, so with MinRto 100 s the second timeout waits 60 s, not 200 s.
+        let mut e = RttEstimator::new(SEC, 100 * SEC, 1000 * SEC, MS);
+        e.on_sample(10 * MS);
+        assert_eq!(e.rto(), 100 * SEC);
+        e.back_off();
+        assert_eq!(
+            e.rto(),
+            200 * SEC,
+            "without a backoff cap: [min_rto, max_rto]"
+        );
+        e.set_max_backoff(Some(60 * SEC));
+        assert_eq!(
+            e.rto(),
+            60 * SEC,
+            "the backed-off RTO is capped at max_backoff"
+        );
+        e.on_sample(10 * MS);
+        assert_eq!(e.rto(), 100 * SEC, "no backoff: the cap does not apply");
     }
 }

@@ -24,8 +24,8 @@ pub use hybla::{Hybla, HyblaParams};
 pub use newreno::NewReno;
 pub use nucc::Nucc;
 pub use scalable::{Scalable, ScalableParams};
-pub use vegas::{Vegas, VegasLossResponse, VegasParams};
-pub use westwood::{Westwood, WestwoodParams};
+pub use vegas::{Vegas, VegasLossResponse, VegasParams, VegasRttSample};
+pub use westwood::{Westwood, WestwoodFilter, WestwoodParams};
 
 use crate::config::{CongestionControlKind, TcpConfig};
 use crate::time::Time;

@@ -30,6 +30,12 @@ pub struct ScalableParams {
     /// Legacy window, segments: below it the window grows and shrinks as Reno. 16 (Kelly;
     /// Altman et al.'s B_l is 8). >= 0.
     pub low_window: u32,
+    /// Legacy window of the decrease alone, segments (absent: `low_window`): below it a loss
+    /// halves, at or above it beta applies. ns-3's TcpScalable grows by 1/min(cwnd,
+    /// AIFactor = 50) per ACK (`low_window = 50`, `alpha = 1.02`) but cuts by beta at every
+    /// size: `low_window_decrease = 0`.
+    #[serde(default)]
+    pub low_window_decrease: Option<u32>,
 }
 
 impl Default for ScalableParams {
@@ -38,6 +44,7 @@ impl Default for ScalableParams {
             alpha: 1.01,
             beta: 0.875,
             low_window: 16,
+            low_window_decrease: None,
         }
     }
 }
@@ -70,7 +77,8 @@ impl Scalable {
 
     fn decreased(&mut self, w: &Window, flight: u64) -> u64 {
         self.carry.clear();
-        let factor = if flight < self.p.low_window as u64 * w.mss {
+        let low = self.p.low_window_decrease.unwrap_or(self.p.low_window);
+        let factor = if flight < low as u64 * w.mss {
             0.5
         } else {
             self.p.beta
@@ -221,5 +229,45 @@ mod tests {
             ..Default::default()
         };
         assert!(p.validate().unwrap_err().starts_with("beta:"));
+    }
+
+    #[test]
+    fn the_decrease_can_ignore_the_legacy_window_as_ns3() {
+        // Kelly: below low_window a loss halves; ns-3's TcpScalable cuts by MDFactor at
+        // every size (low_window_decrease = 0) while still growing Reno-like below AIFactor.
+        let w = Window {
+            cwnd: 10_000,
+            ssthresh: 5_000,
+            mss: 1000,
+        };
+        let kelly = Scalable::new(&ScalableParams::default()).decreased(&w, 10_000);
+        let ns3 = Scalable::new(&ScalableParams {
+            low_window_decrease: Some(0),
+            ..Default::default()
+        })
+        .decreased(&w, 10_000);
+        assert_eq!((kelly, ns3), (5_000, 8_750));
+        // The increase still follows low_window: 10 segments < 16 grows by 1/cwnd per segment.
+        let grow = |p: ScalableParams| {
+            let mut s = Scalable::new(&p);
+            let mut w = Window {
+                cwnd: 10_000,
+                ssthresh: 5_000,
+                mss: 1000,
+            };
+            for _ in 0..10 {
+                s.on_ack(&mut w, &ack(1000));
+            }
+            w.cwnd
+        };
+        let ns3 = ScalableParams {
+            low_window_decrease: Some(0),
+            ..Default::default()
+        };
+        assert_eq!(grow(ns3), grow(ScalableParams::default()));
+        assert!(
+            grow(ScalableParams::default()) < 10_100 + 900,
+            "Reno-like, about 1 MSS"
+        );
     }
 }

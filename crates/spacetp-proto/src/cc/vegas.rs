@@ -36,6 +36,21 @@ pub enum VegasLossResponse {
     Quarter,
 }
 
+/// Which RTT Vegas compares with BaseRTT.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum VegasRttSample {
+    /// The RTT each ACK measures for its newest segment, the smallest of a round: Brakmo et
+    /// al. 1994 (a fine-grained timestamp on every segment) and Linux `tcp_vegas.c`
+    /// (`vegas_pkts_acked`, `sample->rtt_us`).
+    Newest,
+    /// The connection's smoothed RTT (RFC 6298 SRTT) at each new ACK: ns-3, whose
+    /// `TcpVegas::PktsAcked` receives `tcb->m_lastRtt`, its RttEstimator's estimate. With
+    /// delayed ACKs the two disagree by about 2x in throughput on a 1 Mb/s link at RTT
+    /// 0.1-1 s (the smoothed value lags the queue Vegas tries to measure).
+    Smoothed,
+}
+
 /// Vegas settings (`[flows.tcp.vegas]`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
@@ -58,6 +73,12 @@ pub struct VegasParams {
     pub slow_start_every_other_rtt: bool,
     /// ssthresh after a loss or timeout: `reno` (Linux) or `ns3`.
     pub loss_response: VegasLossResponse,
+    /// The RTT compared with BaseRTT: `newest` (Brakmo, Linux) or `smoothed` (ns-3).
+    pub rtt_sample: VegasRttSample,
+    /// Whole segments, as ns-3: target = floor(cwnd x BaseRTT / RTT), diff = cwnd - target,
+    /// with cwnd in whole segments. false: diff = cwnd x (RTT - BaseRTT) / RTT as a fraction
+    /// (Brakmo's (Expected - Actual) x BaseRTT).
+    pub integer_diff: bool,
 }
 
 impl Default for VegasParams {
@@ -69,6 +90,8 @@ impl Default for VegasParams {
             min_rtt_samples: 3,
             slow_start_every_other_rtt: true,
             loss_response: VegasLossResponse::Reno,
+            rtt_sample: VegasRttSample::Newest,
+            integer_diff: false,
         }
     }
 }
@@ -124,6 +147,16 @@ impl Vegas {
         }
     }
 
+    /// One RTT sample: BaseRTT is the smallest ever, RTT the smallest of the round.
+    fn record(&mut self, rtt: Time) {
+        if rtt == 0 {
+            return;
+        }
+        self.base_rtt = Some(self.base_rtt.map_or(rtt, |b| b.min(rtt)));
+        self.round_min = Some(self.round_min.map_or(rtt, |m| m.min(rtt)));
+        self.round_samples += 1;
+    }
+
     fn begin_round(&mut self, snd_nxt: u64) {
         self.round_end = snd_nxt;
         self.round_min = None;
@@ -141,7 +174,12 @@ impl Vegas {
     /// The once-per-round Vegas decision; returns whether slow start grows this ACK.
     fn decide(&mut self, w: &mut Window, base: Time, rtt: Time) -> bool {
         let mss = w.mss;
-        let diff = cwnd_segments(w) * (rtt - base) as f64 / rtt as f64;
+        let diff = if self.p.integer_diff {
+            let segs = (w.cwnd / mss) as f64;
+            segs - (segs * base as f64 / rtt as f64).floor()
+        } else {
+            cwnd_segments(w) * (rtt - base) as f64 / rtt as f64
+        };
         let mut grow_now = false;
         if w.in_slow_start() {
             if diff > self.p.gamma {
@@ -171,12 +209,17 @@ impl CongestionControl for Vegas {
     }
 
     fn on_rtt_sample(&mut self, rtt: Time, _now: Time) {
-        if rtt == 0 {
-            return;
+        if self.p.rtt_sample == VegasRttSample::Newest {
+            self.record(rtt);
         }
-        self.base_rtt = Some(self.base_rtt.map_or(rtt, |b| b.min(rtt)));
-        self.round_min = Some(self.round_min.map_or(rtt, |m| m.min(rtt)));
-        self.round_samples += 1;
+    }
+
+    fn on_any_ack(&mut self, ev: &AckEvent, duplicate: bool) {
+        if let (VegasRttSample::Smoothed, false, Some(srtt)) =
+            (self.p.rtt_sample, duplicate, ev.srtt)
+        {
+            self.record(srtt);
+        }
     }
 
     fn on_ack(&mut self, w: &mut Window, ev: &AckEvent) {
@@ -430,5 +473,74 @@ mod tests {
         };
         assert!(p.validate().unwrap_err().starts_with("gamma:"));
         assert!(VegasParams::default().validate().is_ok());
+    }
+
+    #[test]
+    fn the_rtt_vegas_compares_is_the_newest_sample_or_the_smoothed_estimate() {
+        // Round 1 sets BaseRTT = 100 ms both ways. In round 2 every ACK measures 100 ms (no
+        // queue) but the smoothed RTT still says 200 ms: `newest` sees no queue and adds a
+        // segment, `smoothed` (ns-3) sees cwnd/2 segments queued and removes one.
+        let run = |rtt_sample| {
+            let mut v = Vegas::new(&VegasParams {
+                rtt_sample,
+                ..Default::default()
+            });
+            let mss = 1000;
+            let mut w = Window {
+                cwnd: 20 * mss,
+                ssthresh: 10 * mss,
+                mss,
+            };
+            let mut ack = 0;
+            for (srtt, round) in [
+                (100 * MS, 0u64),
+                (100 * MS, 1),
+                (200 * MS, 2),
+                (200 * MS, 3),
+            ] {
+                for _ in 0..5 {
+                    ack += mss;
+                    let ev = AckEvent {
+                        acked: mss,
+                        ack,
+                        snd_nxt: (round + 1) * 5 * mss,
+                        srtt: Some(srtt),
+                        rtt: Some(100 * MS),
+                        ..Default::default()
+                    };
+                    v.on_rtt_sample(100 * MS, 0);
+                    v.on_any_ack(&ev, false);
+                    v.on_ack(&mut w, &ev);
+                }
+            }
+            w.cwnd / mss
+        };
+        let (newest, smoothed) = (run(VegasRttSample::Newest), run(VegasRttSample::Smoothed));
+        // Four decisions: newest adds a segment at each; smoothed adds one at each of the two
+        // rounds with a 100 ms SRTT and removes one at each of the two with 200 ms.
+        assert_eq!(
+            (newest, smoothed),
+            (24, 20),
+            "newest {newest}, smoothed {smoothed}"
+        );
+    }
+
+    #[test]
+    fn an_integer_diff_holds_where_the_fractional_one_grows() {
+        // cwnd 10 segments, BaseRTT 100 ms, RTT 118 ms: Brakmo's diff = 10 x 18/118 = 1.53 <
+        // alpha 2, so +1; ns-3's target = floor(10 x 100/118) = 8, diff = 2: hold.
+        for (integer, want) in [(false, 11), (true, 10)] {
+            let mut v = Vegas::new(&VegasParams {
+                integer_diff: integer,
+                ..Default::default()
+            });
+            let mut w = Window {
+                cwnd: 10_000,
+                ssthresh: 5_000,
+                mss: 1000,
+            };
+            v.decide(&mut w, 100 * MS, 118 * MS);
+            assert_eq!(w.cwnd / 1000, want, "integer_diff = {integer}");
+        }
     }
 }

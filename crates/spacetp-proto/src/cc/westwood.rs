@@ -19,6 +19,19 @@ use crate::units::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+/// The low-pass filter on Westwood's bandwidth samples.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum WestwoodFilter {
+    /// BWE_k = gain x BWE_{k-1} + (1 - gain) x b_k, seeded with the first sample (Westwood+,
+    /// Linux `tcp_westwood.c`'s 7/8 average).
+    Exponential,
+    /// Tustin (bilinear) discretisation of the original Westwood filter, as ns-3's
+    /// `TcpWestwood` with FilterType TUSTIN: BWE_k = gain x BWE_{k-1} + (1 - gain) x
+    /// (b_k + b_{k-1}) / 2, starting from BWE_0 = b_0 = 0 (ns-3 fixes the gain at 0.9).
+    Tustin,
+}
+
 /// Westwood+ settings (`[flows.tcp.westwood]`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
@@ -29,6 +42,8 @@ pub struct WestwoodParams {
     /// Shortest bandwidth-sampling interval: a sample covers one smoothed RTT, but never less
     /// than this (Linux: 50 ms). > 0.
     pub min_interval: Duration,
+    /// The filter: `exponential` (Westwood+, Linux) or `tustin` (ns-3).
+    pub filter: WestwoodFilter,
 }
 
 impl Default for WestwoodParams {
@@ -36,6 +51,7 @@ impl Default for WestwoodParams {
         WestwoodParams {
             filter_gain: 0.9,
             min_interval: Duration(50 * MS),
+            filter: WestwoodFilter::Exponential,
         }
     }
 }
@@ -58,6 +74,8 @@ pub struct Westwood {
     p: WestwoodParams,
     /// Filtered bandwidth estimate, bytes per second.
     bwe: Option<f64>,
+    /// The previous raw sample (the Tustin filter averages two).
+    last_sample: f64,
     /// Bytes delivered in the current interval and when it began.
     bytes: u64,
     start: Option<Time>,
@@ -73,6 +91,7 @@ impl Westwood {
         Westwood {
             p: p.clone(),
             bwe: None,
+            last_sample: 0.0,
             bytes: 0,
             start: None,
             accounted: 0,
@@ -96,7 +115,16 @@ impl Westwood {
         if delta > rtt.max(self.p.min_interval.0) {
             let sample = self.bytes as f64 * SEC as f64 / delta as f64;
             let g = self.p.filter_gain;
-            self.bwe = Some(self.bwe.map_or(sample, |b| g * b + (1.0 - g) * sample));
+            self.bwe = Some(match self.p.filter {
+                WestwoodFilter::Exponential => {
+                    self.bwe.map_or(sample, |b| g * b + (1.0 - g) * sample)
+                }
+                WestwoodFilter::Tustin => {
+                    let prev = self.bwe.unwrap_or(0.0);
+                    g * prev + (1.0 - g) * (sample + self.last_sample) / 2.0
+                }
+            });
+            self.last_sample = sample;
             self.bytes = 0;
             self.start = Some(now);
         }
@@ -318,5 +346,36 @@ mod tests {
             ..Default::default()
         };
         assert!(p.validate().unwrap_err().starts_with("filter_gain:"));
+    }
+
+    #[test]
+    fn the_tustin_filter_starts_from_zero_and_averages_two_samples_as_ns3() {
+        let run = |filter| {
+            let mut ww = Westwood::new(&WestwoodParams {
+                filter,
+                ..Default::default()
+            });
+            let mut out = Vec::new();
+            // Two 150 ms intervals delivering 150 kB then 300 kB: samples 1 MB/s, 2 MB/s.
+            ww.start = Some(0);
+            for (t, bytes) in [(150, 150_000u64), (300, 300_000)] {
+                ww.bytes = bytes;
+                ww.close_interval(t * MS, Some(100 * MS));
+                out.push(ww.bandwidth().unwrap());
+            }
+            out
+        };
+        let e = run(WestwoodFilter::Exponential);
+        let t = run(WestwoodFilter::Tustin);
+        // Exponential: seeded with 1e6, then 0.9 x 1e6 + 0.1 x 2e6.
+        assert!(
+            (e[0] - 1e6).abs() < 1.0 && (e[1] - 1.1e6).abs() < 1.0,
+            "{e:?}"
+        );
+        // Tustin: 0.1 x (1e6 + 0) / 2, then 0.9 x 5e4 + 0.1 x (2e6 + 1e6) / 2.
+        assert!(
+            (t[0] - 5e4).abs() < 1.0 && (t[1] - 1.95e5).abs() < 1.0,
+            "{t:?}"
+        );
     }
 }

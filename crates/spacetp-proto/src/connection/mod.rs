@@ -272,12 +272,16 @@ impl Connection {
             mss: mss as u64,
         };
         Connection {
-            rtt: RttEstimator::new(
-                cfg.initial_rto.0,
-                cfg.min_rto.0,
-                cfg.max_rto.0,
-                cfg.clock_granularity.0,
-            ),
+            rtt: {
+                let mut e = RttEstimator::new(
+                    cfg.initial_rto.0,
+                    cfg.min_rto.0,
+                    cfg.max_rto.0,
+                    cfg.clock_granularity.0,
+                );
+                e.set_max_backoff(cfg.max_backoff.map(|d| d.0));
+                e
+            },
             cc: new_controller(cfg),
             rx: Receiver::new(cfg),
             cfg: cfg.clone(),
@@ -642,7 +646,21 @@ impl Connection {
             // Go back N: everything after snd_una is sent again under slow start.
             self.snd_nxt = self.snd_una;
         }
-        self.rto_deadline = Some(now + self.rtt.rto());
+        let rto = if handshake {
+            self.handshake_rto()
+        } else {
+            self.rtt.rto()
+        };
+        self.rto_deadline = Some(now + rto);
+    }
+
+    /// The SYN's (or SYN-ACK's) timeout: `syn_rto` doubled per timeout so far when set
+    /// (ns-3's ConnTimeout, Linux's 1 s), else the RTO before any sample.
+    fn handshake_rto(&self) -> Time {
+        match self.cfg.syn_rto {
+            Some(d) => d.0.saturating_mul(1 << self.retries.min(30)),
+            None => self.rtt.rto(),
+        }
     }
 
     fn abort(&mut self, reason: CloseReason) {
@@ -1317,7 +1335,7 @@ impl Connection {
         self.snd_nxt = self.snd_nxt.max(1);
         self.snd_max = self.snd_max.max(1);
         if self.rto_deadline.is_none() {
-            self.rto_deadline = Some(now + self.rtt.rto());
+            self.rto_deadline = Some(now + self.handshake_rto());
         }
         self.emit(h, 0, 0, retx, now)
     }
@@ -1555,5 +1573,7 @@ fn ts_elapsed(now: Time, ecr: u32) -> Time {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_ns3_parity;
 #[cfg(test)]
 mod tests_rfc5961;

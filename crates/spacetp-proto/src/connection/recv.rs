@@ -35,6 +35,8 @@ pub(crate) struct Receiver {
     ts_recent_valid: bool,
     ack_every: u32,
     ack_delay: Time,
+    /// In-order data segments still to be ACKed at once (`quick_acks` at the start).
+    quick_acks_left: u32,
     unacked: u32,
     pub ack_now: bool,
     pub delack_deadline: Option<Time>,
@@ -77,6 +79,7 @@ impl Receiver {
             ts_recent_valid: false,
             ack_every: cfg.ack_every,
             ack_delay: cfg.ack_delay.0,
+            quick_acks_left: cfg.quick_acks,
             unacked: 0,
             ack_now: false,
             delack_deadline: None,
@@ -361,6 +364,9 @@ impl Receiver {
                 self.rcv_nxt = end;
                 self.absorb_ooo();
                 if filled_hole {
+                    self.ack_now = true;
+                } else if self.quick_acks_left > 0 {
+                    self.quick_acks_left -= 1;
                     self.ack_now = true;
                 } else {
                     self.unacked += 1;
