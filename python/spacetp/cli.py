@@ -53,19 +53,14 @@ def _parse_pcap(specs: list[str]) -> dict[str, str]:
 def print_summary(res) -> None:
     run = res.summary["run"]
     t = Table(title=f"{run['name'] or 'scenario'} (seed {run['seed']})", title_justify="left")
-    for col in (
-        "flow",
-        "protocol",
-        "delivered",
-        "complete",
-        "time",
-        "goodput",
-        "retx",
-        "timeouts",
-        "mean RTT",
-    ):
+    # Say which goodput each column is: to the last byte, and over the flows' windows.
+    windowed = any(f.get("goodput_window_bps") is not None for f in res.flows)
+    cols = ["flow", "protocol", "delivered", "complete", "time", "goodput (to last byte)"]
+    cols += ["goodput (window)"] * windowed + ["retx", "timeouts", "mean RTT"]
+    for col in cols:
         t.add_column(col, justify="left" if col in ("flow", "protocol") else "right")
     for f in res.flows[:50]:
+        w = f.get("goodput_window_bps")
         t.add_row(
             f["name"],
             f["protocol"],
@@ -73,6 +68,7 @@ def print_summary(res) -> None:
             "yes" if f["complete"] else ("-" if f["bytes_requested"] is None else "NO"),
             _fmt_s(f["completion_s"] if f["complete"] else f["last_byte_s"]),
             _fmt_rate(f["goodput_bps"]),
+            *(["-" if w is None else _fmt_rate(w)] if windowed else []),
             str(f["retransmitted_segments"]),
             str(f["timeouts"]),
             _fmt_s(f["mean_rtt_s"]),

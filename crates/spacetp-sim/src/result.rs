@@ -19,8 +19,11 @@ pub struct FlowSummary {
     pub last_byte_s: Option<f64>,
     /// Completion time of a finite flow: last byte minus start.
     pub completion_s: Option<f64>,
-    /// Delivered bits / (last byte - start).
+    /// Goodput to the last byte: delivered bits / (last byte - start).
     pub goodput_bps: f64,
+    /// Goodput over the flow's `goodput_window` [from, to]: bits delivered in it / (to -
+    /// from), whenever the run ended.
+    pub goodput_window_bps: Option<f64>,
     pub segments_sent: u64,
     pub data_segments_sent: u64,
     pub retransmitted_segments: u64,

@@ -73,6 +73,9 @@ struct Flow {
     eps: Option<(u32, u32)>,
     delivered: u64,
     last_byte: Option<Time>,
+    /// `goodput_window` and the bytes delivered by its start and by its end.
+    window: Option<(Time, Time)>,
+    delivered_by: [u64; 2],
     done: bool,
     snapshot: Option<FlowSummary>,
     workload: Option<u32>,
@@ -274,6 +277,13 @@ impl World {
         if f.record_size.is_some_and(|r| r.0 == 0) {
             return Err(format!("{p}.record_size: must be at least 1 byte"));
         }
+        if let Some((a, b)) = f.goodput_window {
+            if b.0 <= a.0 {
+                return Err(format!(
+                    "{p}.goodput_window: [{a}, {b}] is empty; the end must be after the start"
+                ));
+            }
+        }
         let fi = self.flows.len() as u32;
         self.flows.push(Flow {
             name: f.name.clone().unwrap_or_else(|| format!("flow{i}")),
@@ -292,6 +302,8 @@ impl World {
             eps: None,
             delivered: 0,
             last_byte: None,
+            window: f.goodput_window.map(|(a, b)| (a.0, b.0)),
+            delivered_by: [0; 2],
             done: false,
             snapshot: None,
             workload: None,
@@ -755,6 +767,14 @@ impl World {
             if d > f.delivered {
                 f.delivered = d;
                 f.last_byte = Some(now);
+                if let Some((a, b)) = f.window {
+                    if now <= a {
+                        f.delivered_by[0] = d;
+                    }
+                    if now <= b {
+                        f.delivered_by[1] = d;
+                    }
+                }
             }
             // The application reads to end of file before it closes its side.
             if e.conn.state() == State::CloseWait && e.conn.readable() == 0 {
@@ -941,6 +961,8 @@ impl World {
             eps: None,
             delivered: 0,
             last_byte: None,
+            window: None,
+            delivered_by: [0; 2],
             done: false,
             snapshot: None,
             workload: Some(wi),
@@ -1042,6 +1064,10 @@ impl World {
             if t > f.start {
                 s.goodput_bps = f.delivered as f64 * 8.0 / secs(t - f.start);
             }
+        }
+        if let Some((a, b)) = f.window {
+            let bytes = f.delivered_by[1] - f.delivered_by[0];
+            s.goodput_window_bps = Some(bytes as f64 * 8.0 / secs(b - a));
         }
         if let Some((se, re)) = f.eps {
             let c = &self.eps[se as usize].conn;

@@ -246,3 +246,31 @@ fn a_slow_reader_paces_the_transfer() {
         "goodput {g} should be the read rate"
     );
 }
+
+#[test]
+fn goodput_over_a_window_counts_only_the_bytes_delivered_in_it() {
+    // 2 Mb/s, 40 ms, 4 MB with a BDP queue. To the last byte the goodput includes slow
+    // start; over [5 s, 10 s], in steady state, it is the link's payload rate (960 of every
+    // 1000 bytes), and a window after the last byte delivered nothing.
+    let run = |window: &str| {
+        let out = sim(&two_nodes(
+            "queue = { bdp = 1.0 }",
+            &format!("bytes = \"4 MB\"\ngoodput_window = {window}"),
+        ));
+        out.summary.flows[0].clone()
+    };
+    let f = run(r#"["5 s", "10 s"]"#);
+    let steady = f.goodput_window_bps.unwrap();
+    assert!(f.goodput_bps < steady, "{} vs {steady}", f.goodput_bps);
+    assert!((steady / (2e6 * 0.96) - 1.0).abs() < 0.02, "{steady}");
+    let after = run(r#"["100 s", "200 s"]"#).goodput_window_bps.unwrap();
+    assert_eq!(after, 0.0);
+    // The whole transfer as the window: the same bytes over a longer interval.
+    let whole = run(r#"["0 s", "100 s"]"#).goodput_window_bps.unwrap();
+    assert!((whole - 4e6 * 8.0 / 100.0).abs() < 1.0, "{whole}");
+    let e = sim_err(&two_nodes(
+        "",
+        "bytes = \"1 MB\"\ngoodput_window = [\"5 s\", \"5 s\"]",
+    ));
+    assert!(e.starts_with("flows[0].goodput_window:"), "{e}");
+}
