@@ -9,6 +9,8 @@
 pub mod cc;
 pub mod config;
 pub mod connection;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod profiles;
 pub mod rto;
 pub mod seq;

@@ -5,6 +5,7 @@
 //! Positions are absolute `u64` stream positions: 0 is our SYN, data byte i is at 1 + i, and
 //! the FIN follows the last data byte. `seq.rs` converts at the wire boundary.
 
+mod invariants;
 mod peach;
 mod recovery;
 /// The SACK scoreboard, public only for the criterion benchmarks (`benches/`).

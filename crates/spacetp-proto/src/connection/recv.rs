@@ -260,9 +260,25 @@ impl Receiver {
     }
 
     /// The holes below the highest out-of-order byte, as `[start, end)` (for SACK and SNACK).
-    #[allow(dead_code)]
+    #[cfg(test)]
     pub fn out_of_order(&self) -> &[(u64, u64)] {
         &self.ooo
+    }
+
+    /// Out-of-order ranges sorted, disjoint and above rcv_nxt; reading never ahead of what
+    /// arrived (a fuzzing invariant).
+    pub(crate) fn check(&self) -> Result<(), String> {
+        let mut last = self.rcv_nxt;
+        for &(a, b) in &self.ooo {
+            if a >= b || a <= last {
+                return Err(format!("out-of-order range [{a}, {b}) after {last}"));
+            }
+            last = b;
+        }
+        if self.manual_read && self.read > self.received() {
+            return Err(format!("read {} > received {}", self.read, self.received()));
+        }
+        Ok(())
     }
 
     /// RFC 7323 section 4.3: record TSval of a segment that starts at or below the last
@@ -338,21 +354,27 @@ impl Receiver {
         stats: &mut ConnStats,
     ) -> (bool, Option<(u64, u64)>) {
         let mut end = start + len as u64;
-        // Accept nothing beyond the right edge of the window.
+        // Accept nothing beyond the right edge of the window, nor beyond the peer's FIN
+        // once one arrived (RFC 9293 3.10.7.4: after a FIN, segment text is ignored): the
+        // stream ends there, and the first FIN's position stands.
         let right_edge = self.rcv_nxt + self.window();
-        let fin = fin && end <= right_edge;
-        end = end.min(right_edge);
+        let fin = fin && end <= right_edge && self.fin_at.is_none_or(|f| f == end);
+        end = end.min(right_edge).min(self.fin_at.unwrap_or(u64::MAX));
         if fin && !self.fin_received {
             self.fin_at = Some(end);
+            // Out-of-order data that claimed to lie beyond the end of the stream never will.
+            self.ooo.retain_mut(|r| {
+                r.1 = r.1.min(end);
+                r.0 < r.1
+            });
         }
         let mut taken = None;
         if len > 0 {
-            if end <= self.rcv_nxt {
+            if end <= self.rcv_nxt || end <= start {
+                // Old data, or data wholly beyond the FIN: nothing new.
                 stats.duplicate_segments += 1;
                 self.ack_now = true;
             } else if start > self.rcv_nxt {
-                // Data at or beyond the right edge never gets here (the connection drops it),
-                // so `start < end`.
                 stats.out_of_order_segments += 1;
                 self.insert_ooo(start, end);
                 self.note_recent(start);

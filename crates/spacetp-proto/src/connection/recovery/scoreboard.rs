@@ -95,6 +95,18 @@ impl Scoreboard {
         }
         0
     }
+
+    /// Sorted, disjoint, non-empty ranges, all within `[una, max]` (a fuzzing invariant).
+    pub(crate) fn check(&self, una: u64, max: u64) -> Result<(), String> {
+        let mut last = una;
+        for &(a, b) in &self.sacked {
+            if a >= b || a < last || b > max {
+                return Err(format!("range [{a}, {b}) after {last}, snd_max {max}"));
+            }
+            last = b;
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
