@@ -110,3 +110,11 @@ def test_usage_errors_exit_2_without_traceback(cli, args, expected):
     r = cli(*args)
     assert r.returncode == 2, (r.stdout, r.stderr)
     assert "Traceback" not in r.stderr and expected in r.stderr
+
+
+def test_help_texts_show_their_square_brackets(cli):
+    # Rich markup once ate "[[links]]" from `spacetp emulate --help` ("A [] entry").
+    r = cli("emulate", "--help")
+    assert "[[links]]" in r.stdout and "A [] entry" not in r.stdout
+    for cmd in ("run", "gateway", "sweep", "reproduce", "model", "bench"):
+        assert "[]" not in cli(cmd, "--help").stdout, cmd

@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from spacetp.console import err, out
+from spacetp.errors import SpacetpError, UserError
 from spacetp.scenario import ScenarioError, apply_set, load
 
 app = typer.Typer(
@@ -19,14 +20,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console()
-if not out.is_terminal:
-    out = Console(width=140)  # pipes and CI logs: do not squeeze the tables to 80 columns
-err = Console(stderr=True)
-
-
-class UserError(Exception):
-    """A mistake by the user: printed as one line, exit code 2."""
 
 
 def _fmt_rate(bps: float) -> str:
@@ -231,7 +224,7 @@ def _is_usage_error(e: BaseException) -> bool:
 def main() -> None:
     try:
         code = app(standalone_mode=False)
-    except (ScenarioError, UserError) as e:
+    except SpacetpError as e:
         err.print(f"[red]error:[/red] {e}", highlight=False, soft_wrap=True)
         sys.exit(2)
     except typer.Exit as e:

@@ -53,7 +53,7 @@ def register(app: typer.Typer) -> None:
     @app.command("emulate")
     def emulate(
         link_file: Annotated[
-            Path, typer.Argument(metavar="LINK.toml", help="A [[links]] entry (or a scenario).")
+            Path, typer.Argument(metavar="LINK.toml", help="A \\[\\[links]] entry (or a scenario).")
         ],
         netns: Annotated[
             bool,
@@ -93,7 +93,8 @@ def register(app: typer.Typer) -> None:
         ] = False,
     ) -> None:
         """Emulate a space link with real packets: spacetp emulate LINK.toml --netns."""
-        from spacetp.cli import UserError, out
+        from spacetp.console import out
+        from spacetp.errors import UserError
         from spacetp.live.emulate import EmulateError, emulate_netns, load_link
 
         scenario_json, _, desc = load_link(link_file, link)

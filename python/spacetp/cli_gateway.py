@@ -120,6 +120,30 @@ def register(app: typer.Typer) -> None:
         duration: Annotated[
             float | None, typer.Option(help="Stop after this many seconds (default: Ctrl-C).")
         ] = None,
+        drain: Annotated[
+            float | None,
+            typer.Option(
+                help="On SIGTERM/SIGINT, stop accepting and let open transfers finish for up to "
+                "this many seconds, then reset the rest (default: reset every relayed "
+                "connection on both sides at once; a second signal always does)."
+            ),
+        ] = None,
+        after_crash: Annotated[
+            str,
+            typer.Option(
+                help="What a crashed gateway's leftover interception rules do until the next "
+                "start or --cleanup: open (traffic passes, unaccelerated) or closed (TCP that "
+                "would pass the gateway is reset)."
+            ),
+        ] = "open",
+        cleanup: Annotated[
+            bool,
+            typer.Option(
+                "--cleanup",
+                help="Remove what a gateway with this --tun left behind after a crash (rules, "
+                "routes, nft table, sysctls), then exit.",
+            ),
+        ] = False,
         stats: Annotated[Path | None, typer.Option(help="Write the counters as JSON here.")] = None,
         check: Annotated[
             bool, typer.Option("--check", help="Only validate the configuration.")
@@ -128,9 +152,27 @@ def register(app: typer.Typer) -> None:
         """SCPS-TP performance-enhancing proxy: splits kernel-TCP connections, carries each
         across the space link as SCPS-TP (spacetp-proto), and the peer gateway opens the
         kernel-TCP connection to the destination."""
-        from spacetp.cli import UserError, out
+        from spacetp.console import out
+        from spacetp.errors import UserError
+        from spacetp.live.emulate import EmulateError
         from spacetp.live.gateway import check_config, host_port, run, udp_link
 
+        if cleanup:
+            if tun is None:
+                raise UserError("--cleanup needs --tun NAME (the TUN of the gateway to clean up)")
+            from spacetp.live.gateway_net import cleanup as clean
+
+            try:
+                done = clean(tun)
+            except EmulateError as e:
+                raise UserError(str(e)) from None
+            for line in done or [f"nothing to clean for --tun {tun} in this network namespace"]:
+                out.print(line, highlight=False)
+            return
+        if after_crash not in ("open", "closed"):
+            raise UserError(f"--after-crash {after_crash}: use open or closed")
+        if drain is not None and not drain >= 0:
+            raise UserError(f"--drain {drain}: must be a number of seconds >= 0")
         try:
             cfg = {
                 "protocol": protocol,
@@ -148,6 +190,8 @@ def register(app: typer.Typer) -> None:
                 cfg["tcp"] = json.loads(tcp)
             if duration is not None:
                 cfg["duration_s"] = duration
+            if drain is not None:
+                cfg["drain_s"] = drain
             check_config(cfg)
         except ValueError as e:
             raise UserError(str(e)) from None
@@ -166,13 +210,15 @@ def register(app: typer.Typer) -> None:
         def stop(signum, frame):
             raise KeyboardInterrupt
 
-        from spacetp.live.emulate import EmulateError
         from spacetp.live.gateway_net import GatewayNet
 
         fd, ls = link_fd, link_state_fd
         # Everything opened here is closed (and the plumbing undone) on the way out.
         with contextlib.ExitStack() as undo:
-            old = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGHUP)}
+            # SIGINT too: a job started in the background by a shell has SIGINT ignored, and
+            # Python then installs no handler of its own.
+            sigs = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+            old = {s: signal.signal(s, stop) for s in sigs}
             undo.callback(lambda: [signal.signal(s, h) for s, h in old.items()])
             try:
                 if udp is not None:
@@ -183,8 +229,12 @@ def register(app: typer.Typer) -> None:
                         raise UserError(f"--udp {udp}: {e}") from None
                     undo.callback(os.close, fd)
                 if tun is not None:
-                    net = GatewayNet(tun, mtu, space_if or [], intercept or [], intercept_port)
+                    net = GatewayNet(
+                        tun, mtu, space_if or [], intercept or [], intercept_port, after_crash
+                    )
                     fd = undo.enter_context(net).fd
+                    for line in net.cleaned:
+                        out.print(f"cleaned up after a crashed gateway: {line}", highlight=False)
                 if link_state_udp is not None:
                     sock = undo.enter_context(socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
                     try:

@@ -59,7 +59,7 @@ def register(app: typer.Typer) -> None:
         plot: Annotated[Path | None, typer.Option(help="With --sweep: write a PNG figure.")] = None,
     ) -> None:
         """Evaluate an analytic throughput model: spacetp model pftk --rtt 0.1 --p 1e-3."""
-        from spacetp.cli import out
+        from spacetp.console import out
         from spacetp.models import MODELS, evaluate, parse_sweep
 
         if name is None:

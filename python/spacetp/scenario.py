@@ -12,8 +12,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from spacetp.errors import SpacetpError
 
-class ScenarioError(ValueError):
+
+class ScenarioError(SpacetpError, ValueError):
     """A mistake in a scenario or in how it was asked for; the message names the field."""
 
 

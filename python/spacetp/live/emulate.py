@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from spacetp.errors import SpacetpError
 from spacetp.scenario import ScenarioError, load
 
 PREFIX = "stp-"
@@ -34,7 +35,7 @@ _IFF_TUN = 0x0001
 _IFF_NO_PI = 0x1000
 
 
-class EmulateError(Exception):
+class EmulateError(SpacetpError):
     """The machine cannot do it (not root, no /dev/net/tun, `ip` failed)."""
 
 
@@ -284,7 +285,10 @@ def _signals_interrupt() -> Iterator[None]:
     def handler(signum, frame):
         raise KeyboardInterrupt
 
-    old = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGHUP)}
+    # SIGINT too: a job started in the background by a shell has SIGINT ignored, and Python
+    # then installs no KeyboardInterrupt handler of its own.
+    sigs = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+    old = {s: signal.signal(s, handler) for s in sigs}
     try:
         yield
     finally:

@@ -150,6 +150,10 @@ class Testbed(TornDown):
             _ip("netns", "add", ns)
             self.created.append(ns)
             ns_sysctl(ns, "net.ipv6.conf.all.disable_ipv6=1")
+            if role in ("gwa", "gwb"):
+                # Routers by their own configuration, as a real ground station's gateway host:
+                # a gateway that stops restores what it found, and leaves a working router.
+                ns_sysctl(ns, "net.ipv4.ip_forward=1")
             _ip("-n", ns, "link", "set", "dev", "lo", "up")
         for left, right, la, ra in (
             ("cli", "gwa", CLI_ADDR, GWA_ADDR),

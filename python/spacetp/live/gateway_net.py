@@ -15,11 +15,16 @@ the original destination.
 
 Everything set up here is undone on close (the TUN device disappears with its fd, rules and
 routes are deleted, sysctls restored), so it can run in the root namespace of a real gateway.
+A crash (SIGKILL) cannot undo anything, so every change is first written to a state file
+(`/run/spacetp/`, one per network namespace and TUN name): the next gateway started with the
+same TUN, or `spacetp gateway --cleanup`, finds it, undoes what it records (restoring each
+sysctl to the value it had before the first gateway changed it) and deletes it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import subprocess
@@ -34,10 +39,71 @@ TABLE_LOCAL = 5789
 MARK = 0x5C7
 # Port of the transparent socket that intercepted connections are handed to.
 INTERCEPT_PORT = 5999
+# Where gateways record what they changed on the host (tmpfs: gone after a reboot, as are
+# the changes themselves).
+STATE_DIR = Path("/run/spacetp")
+AFTER_CRASH = ("open", "closed")
 
 
 def _sysctl(key: str) -> Path:
     return Path("/proc/sys") / key.replace(".", "/")
+
+
+def netns_id() -> int:
+    """This network namespace's identity (the inode of /proc/self/ns/net)."""
+    return os.stat("/proc/self/ns/net").st_ino
+
+
+def state_file(tun: str) -> Path:
+    return STATE_DIR / f"gateway-{netns_id()}-{tun}.json"
+
+
+def _is_gateway(pid: int) -> bool:
+    """Whether process `pid` runs and is a spacetp gateway (not a reused pid)."""
+    try:
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return any(b"spacetp" in a for a in cmd) and (b"gateway" in cmd or b"--gateway" in cmd)
+
+
+def _undo(state: dict) -> list[str]:
+    """Undo what a state file records; what was undone, one line each."""
+    done = []
+    for args in reversed(state.get("undo", [])):
+        if args[0] == "nft":
+            r = subprocess.run(args, capture_output=True)
+        else:
+            r = _ip(*args, check=False)
+        if r.returncode == 0:
+            done.append(" ".join(args))
+    for key, value in state.get("sysctl", {}).items():
+        with contextlib.suppress(OSError):
+            if _sysctl(key).read_text().strip() != value:
+                _sysctl(key).write_text(value)
+                done.append(f"sysctl {key}={value}")
+    return done
+
+
+def cleanup(tun: str) -> list[str]:
+    """Remove what a gateway with TUN `tun` that died left in this namespace: what was
+    undone, one line each ([] if nothing was left). EmulateError if that gateway still runs."""
+    f = state_file(tun)
+    if not f.exists():
+        return []
+    try:
+        state = json.loads(f.read_text())
+    except (OSError, ValueError):
+        state = {}
+    pid = state.get("pid")
+    if isinstance(pid, int) and pid != os.getpid() and _is_gateway(pid):
+        raise EmulateError(
+            f"a spacetp gateway (pid {pid}) runs with --tun {tun} in this network namespace; "
+            "stop it first (kill -TERM {pid})".replace("{pid}", str(pid))
+        )
+    done = _undo(state)
+    f.unlink(missing_ok=True)
+    return done or [f"removed the state file {f} (nothing else was left)"]
 
 
 @dataclass
@@ -47,13 +113,28 @@ class GatewayNet(TornDown):
     space: list[str] = field(default_factory=list)
     intercept: list[str] = field(default_factory=list)
     intercept_port: int = INTERCEPT_PORT
+    # After a crash the nft table stays: `open` lets traffic past the dead gateway
+    # (unaccelerated), `closed` resets TCP that would be forwarded instead.
+    after_crash: str = "open"
     fd: int = -1
     undo: list[list[str]] = field(default_factory=list)
     restore: dict[str, str] = field(default_factory=dict)
+    # What a stale state file of a crashed gateway held, undone before setting up.
+    cleaned: list[str] = field(default_factory=list)
 
     @property
     def nft_table(self) -> str:
         return f"spacetp_{self.tun}"
+
+    def _record(self) -> None:
+        """Write the state file: everything changed so far, and how to undo it."""
+        STATE_DIR.mkdir(parents=True, exist_ok=True)
+        f = state_file(self.tun)
+        tmp = f.with_suffix(".tmp")
+        state = {"pid": os.getpid(), "tun": self.tun, "netns": netns_id(),
+                 "sysctl": self.restore, "undo": self.undo}  # fmt: skip
+        tmp.write_text(json.dumps(state, indent=1) + "\n")
+        tmp.replace(f)
 
     def _check(self) -> None:
         if os.geteuid() != 0:
@@ -62,6 +143,9 @@ class GatewayNet(TornDown):
             raise EmulateError("/dev/net/tun does not exist (modprobe tun?)")
         if not 1 <= len(self.tun) <= 15:
             raise EmulateError(f"--tun {self.tun!r}: a device name has 1 to 15 characters")
+        if self.after_crash not in AFTER_CRASH:
+            raise EmulateError(f"--after-crash {self.after_crash}: use one of open, closed")
+        self.cleaned = cleanup(self.tun)
         if _ip("link", "show", "dev", self.tun, check=False).returncode == 0:
             raise EmulateError(f"--tun {self.tun}: a device of that name exists already")
         for opt, devs in (("--space-if", self.space), ("--intercept", self.intercept)):
@@ -73,21 +157,28 @@ class GatewayNet(TornDown):
         for t in (TABLE_DIVERT, TABLE_LOCAL):
             if _ip("route", "show", "table", str(t), check=False).stdout.strip():
                 raise EmulateError(
-                    f"routing table {t} is in use (another spacetp gateway in this namespace?)"
+                    f"routing table {t} is in use and no spacetp gateway state says why: "
+                    "another program uses it (see `ip route show table "
+                    f"{t}`); spacetp gateways use tables {TABLE_DIVERT} and {TABLE_LOCAL}"
                 )
 
     def _set(self, key: str, value: str) -> None:
         p = _sysctl(key)
-        self.restore.setdefault(key, p.read_text().strip())
+        if key not in self.restore:
+            self.restore[key] = p.read_text().strip()
+            self._record()
         p.write_text(value)
 
     def _do(self, args: list[str], undo: list[str] | None) -> None:
-        _ip(*args)
+        # Recorded before it is done: a crash in between leaves an undo that fails harmlessly.
         if undo is not None:
             self.undo.append(undo)
+            self._record()
+        _ip(*args)
 
     def _setup(self) -> None:
         self._check()
+        self._record()
         self.fd = open_tun(self.tun)
         _ip("link", "set", "dev", self.tun, "mtu", str(self.mtu), "up")
         # A router: the packets the gateway writes carry other hosts' addresses (transparent
@@ -112,21 +203,32 @@ class GatewayNet(TornDown):
             self._do(["route", "add", *local], ["route", "del", *local])
             rule = ["fwmark", hex(MARK), "lookup", str(TABLE_LOCAL), "priority", str(TABLE_LOCAL)]
             self._do(["rule", "add", *rule], ["rule", "del", *rule])
-            ifs = ", ".join(f'"{d}"' for d in self.intercept)
-            port = self.intercept_port
-            rules = f"""
+            self.undo.append(["nft", "delete", "table", "ip", self.nft_table])
+            self._record()
+            r = subprocess.run(["nft", "-f", "-"], input=self._nft_rules(), capture_output=True,
+                               text=True)  # fmt: skip
+            if r.returncode != 0:
+                raise EmulateError(f"nft (interception rules): {r.stderr.strip()}")
+
+    def _nft_rules(self) -> str:
+        ifs = ", ".join(f'"{d}"' for d in self.intercept)
+        # While the gateway runs, intercepted TCP is delivered locally and never forwarded;
+        # the forward rule bites only when the gateway died and left its table (closed).
+        closed = f"""
+    chain fail_closed {{
+        type filter hook forward priority filter; policy accept;
+        iifname {{ {ifs} }} meta l4proto tcp reject with tcp reset
+    }}"""
+        tproxy = f"tproxy to :{self.intercept_port} meta mark set {MARK} accept"
+        return f"""
 table ip {self.nft_table} {{
     chain intercept {{
         type filter hook prerouting priority mangle; policy accept;
         iifname {{ {ifs} }} meta l4proto tcp fib daddr type local accept
-        iifname {{ {ifs} }} meta l4proto tcp tproxy to :{port} meta mark set {MARK} accept
-    }}
+        iifname {{ {ifs} }} meta l4proto tcp {tproxy}
+    }}{closed if self.after_crash == "closed" else ""}
 }}
 """
-            r = subprocess.run(["nft", "-f", "-"], input=rules, capture_output=True, text=True)
-            if r.returncode != 0:
-                raise EmulateError(f"nft (interception rules): {r.stderr.strip()}")
-            self.undo.append(["nft", "delete", "table", "ip", self.nft_table])
 
     def close(self) -> None:
         for args in reversed(self.undo):
@@ -143,3 +245,8 @@ table ip {self.nft_table} {{
             with contextlib.suppress(OSError):
                 _sysctl(key).write_text(value)
         self.restore = {}
+        with contextlib.suppress(OSError):
+            f = state_file(self.tun)
+            # Only our own: a refused start must not delete a running gateway's record.
+            if json.loads(f.read_text()).get("pid") == os.getpid():
+                f.unlink()

@@ -1,0 +1,20 @@
+"""The exceptions spacetp raises for mistakes a user can fix, one base class to catch:
+
+    SpacetpError
+    ├── ScenarioError   a scenario, or how it was asked for (also a ValueError)
+    │   ├── UnknownPaper, SweepFailed, ExecutorFailed
+    ├── UserError       a command-line mistake (a flag, a combination of flags)
+    └── EmulateError    the machine cannot do it (not root, no TUN, a device in use)
+
+Each message names the field, flag or file and what is allowed; the CLI prints it as one
+line and exits with status 2."""
+
+from __future__ import annotations
+
+
+class SpacetpError(Exception):
+    """Base of every error spacetp raises for a mistake a user can fix."""
+
+
+class UserError(SpacetpError):
+    """A mistake on the command line: printed as one line, exit code 2."""
