@@ -36,3 +36,12 @@ fn pseudo_random_operation_sequences_keep_the_invariants() {
         spacetp_proto::fuzzing::run(&data);
     }
 }
+
+#[test]
+fn inputs_that_once_crashed_keep_the_invariants() {
+    // Crashes the fuzzer found, kept after the fix (fuzz/regressions/).
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions");
+    for e in std::fs::read_dir(&dir).unwrap().flatten() {
+        spacetp_proto::fuzzing::run(&std::fs::read(e.path()).unwrap());
+    }
+}

@@ -46,6 +46,9 @@ macro_rules! ctx {
     };
 }
 
+/// The smallest MSS offer taken from a peer (Linux `net.ipv4.tcp_min_snd_mss`).
+const MIN_PEER_MSS: u32 = 48;
+
 /// RFC 9293 connection states.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum State {
@@ -767,7 +770,9 @@ impl Connection {
 
     /// Record what the peer offered in its SYN / SYN-ACK.
     fn negotiate(&mut self, o: &TcpOptions, we_are_passive: bool) {
-        let peer_mss = o.mss.map_or(536, |m| m as u32);
+        // An MSS offer below 48 bytes is raised to 48, as Linux's tcp_min_snd_mss does: a
+        // tiny MSS would make every count in segments (SNACK, windows) overflow.
+        let peer_mss = o.mss.map_or(536, |m| m as u32).max(MIN_PEER_MSS);
         self.peer_mss = peer_mss;
         self.ws_ok = self.cfg.window_scaling && o.window_scale.is_some();
         if self.ws_ok {

@@ -126,12 +126,17 @@ pub fn snacks_for(
             ..Default::default()
         };
         i += 1;
-        if bitvector && out.len == 0 {
+        // A hole longer than the size field can say (65535 units) ends no bit vector: the
+        // following holes would lie before the vector's base.
+        let described = s + size as u64 * seg >= e;
+        if bitvector && out.len == 0 && described {
             // Mark the segments of the following holes that fall within 64 segments.
             let base = s + size as u64 * seg;
             while i < holes.len() && holes[i].0 < base + 64 * seg {
                 let (hs, he) = holes[i];
-                let mut pos = hs;
+                // Holes need not be whole segments (a peer can send any length): one that
+                // starts inside the last segment the option's size covers begins after it.
+                let mut pos = hs.max(base);
                 while pos < he && pos < base + 64 * seg {
                     let bit = ((pos - base) / seg) as usize;
                     sn.bitvec[bit / 8] |= 0x80 >> (bit % 8);
@@ -222,5 +227,15 @@ mod tests {
         assert!(b.take(0, 1000).is_ok());
         assert_eq!(b.take(0, 500), Err(500_000_000));
         assert!(b.take(500_000_000, 500).is_ok());
+    }
+
+    #[test]
+    fn holes_that_are_not_whole_segments_still_make_a_valid_bit_vector() {
+        // A hole [0, 100) with 1000-byte segments is one segment long; the next hole starts
+        // at 150, inside that segment (found by the connection fuzzer: index out of bounds).
+        let l = snacks_for(&[(0, 100), (150, 2100)], 0, 1000, true, 40);
+        let first = l.as_slice()[0];
+        assert_eq!((first.offset, first.size), (0, 1));
+        assert_eq!(first.bitvec[0], 0b1100_0000, "segments 1000-3000 are named");
     }
 }
