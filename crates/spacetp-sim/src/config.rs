@@ -47,6 +47,9 @@ pub struct Scenario {
     pub traffic: Vec<DatagramCfg>,
     /// Time series to record.
     pub trace: Option<TraceCfg>,
+    /// Simulated attackers: spoofed segments handed to one end of a flow.
+    #[serde(default)]
+    pub attacks: Vec<crate::attack::AttackCfg>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]

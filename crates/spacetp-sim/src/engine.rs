@@ -24,6 +24,8 @@ pub enum Event {
     Datagram(u32),
     /// Link `0` (both directions) goes down (`false`) or comes back (`true`).
     LinkState(u32, bool),
+    /// Attack `0` hands its next spoofed segment to its victim.
+    Attack(u32),
     /// Sample the time series.
     Sample,
     /// End of the run.

@@ -4,6 +4,7 @@
 //! Entry points: [`config::scenario_from_toml`] / [`config::scenario_from_json`] to read a
 //! scenario, [`run`] to simulate it.
 
+pub mod attack;
 pub mod build;
 pub mod channel;
 pub mod config;

@@ -43,7 +43,17 @@ pub struct FlowSummary {
     pub mean_rtt_s: Option<f64>,
     pub min_rtt_s: Option<f64>,
     pub final_cwnd_bytes: u64,
+    /// RFC 5961 at both ends of the flow: RSTs not at the exact next sequence number, SYNs
+    /// on the running connection, segments acknowledging data never sent, data beyond the
+    /// window; the challenge ACKs sent for them.
+    pub rst_rejected: u64,
+    pub syn_rejected: u64,
+    pub ack_rejected: u64,
+    pub out_of_window_segments: u64,
+    pub challenge_acks: u64,
+    /// The sending end's state (or why it closed), and the receiving end's.
     pub state: String,
+    pub receiver_state: String,
     pub workload: Option<String>,
 }
 
@@ -74,6 +84,9 @@ pub struct Summary {
     pub flows: Vec<FlowSummary>,
     pub links: Vec<crate::link::LinkStats>,
     pub datagrams: Vec<DatagramSummary>,
+    /// What each `[[attacks]]` entry did (absent without attacks).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub attacks: Vec<crate::attack::AttackSummary>,
 }
 
 /// A column-oriented table of f64 values.

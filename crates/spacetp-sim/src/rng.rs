@@ -69,6 +69,7 @@ pub mod stream {
     pub const ISN: u64 = 2;
     pub const WORKLOAD: u64 = 3;
     pub const TRAFFIC: u64 = 4;
+    pub const ATTACK: u64 = 5;
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! serialise, propagate and corrupt them, endpoints feed them to sans-IO connections, and
 //! applications write and read. One event loop drives it all.
 
+use crate::attack::{AttackTarget, Attacker};
 use crate::build::{self, Built};
 use crate::config::*;
 use crate::dist::Dist;
@@ -126,6 +127,8 @@ pub struct World {
     samples: Option<Table>,
     segments: Option<Table>,
     taps: Vec<PcapTap>,
+    /// Simulated attackers (`[[attacks]]`).
+    attackers: Vec<Attacker>,
     /// Flows and workload clients that keep the run going.
     alive: usize,
     /// Corruption notices routers sent.
@@ -159,6 +162,7 @@ impl World {
             samples: None,
             segments: None,
             taps: Vec::new(),
+            attackers: Vec::new(),
             alive: 0,
             corruption_notices: 0,
             b: Built {
@@ -178,6 +182,20 @@ impl World {
         }
         for (i, t) in sc.traffic.iter().enumerate() {
             w.add_source(t, i, &idx, &b, stop)?;
+        }
+        for (i, a) in sc.attacks.iter().enumerate() {
+            a.validate(i, sc.flows.len())?;
+            let at = Attacker {
+                cfg: a.clone(),
+                rng: Rng::for_component(sc.seed, stream::ATTACK, i as u64),
+                sent: 0,
+                injected: 0,
+                forged_bytes_accepted: 0,
+            };
+            if let Some(t) = at.next_at() {
+                w.q.schedule(t, Event::Attack(i as u32));
+            }
+            w.attackers.push(at);
         }
         if w.alive == 0 && stop.is_none() {
             return Err("nothing to run: add [[flows]] or [[workloads]], or a stop time".into());
@@ -454,6 +472,7 @@ impl World {
                 Event::Datagram(s) => self.datagram(s),
                 Event::Sample => self.sample(),
                 Event::LinkState(l, up) => self.link_state(l, up),
+                Event::Attack(a) => self.attack(a),
                 Event::Stop => break,
             }
             // Without flows or workloads only the stop time ends the run.
@@ -1085,6 +1104,18 @@ impl World {
             s.acks_sent = rc.stats().segments_sent;
             s.records_delivered = rc.records_delivered();
             s.bets_bytes_lost = rc.bets_bytes_lost();
+            // RFC 5961 at both ends: what they refused of what arrived.
+            for st in [c.stats(), rc.stats()] {
+                s.rst_rejected += st.rst_rejected;
+                s.syn_rejected += st.syn_rejected;
+                s.ack_rejected += st.ack_rejected;
+                s.out_of_window_segments += st.out_of_window_segments;
+                s.challenge_acks += st.challenge_acks;
+            }
+            s.receiver_state = match rc.close_reason() {
+                Some(r) => r.as_str().to_string(),
+                None => format!("{:?}", rc.state()).to_lowercase(),
+            };
             let r = c.rtt();
             if r.samples > 0 {
                 s.mean_rtt_s = Some(r.sum_rtt as f64 / r.samples as f64 / 1e9);
@@ -1097,6 +1128,29 @@ impl World {
             };
         }
         s
+    }
+
+    /// Attack `ai` hands its next spoofed segment to its victim, as if it had just arrived
+    /// from the victim's peer.
+    fn attack(&mut self, ai: u32) {
+        let a = &mut self.attackers[ai as usize];
+        a.sent += 1;
+        let f = &self.flows[a.cfg.flow];
+        let victim = f.eps.map(|(se, re)| match a.cfg.target {
+            AttackTarget::Receiver => re,
+            AttackTarget::Sender => se,
+        });
+        if let Some(v) = victim.filter(|&v| !self.eps[v as usize].dead) {
+            let (hdr, len) = a.forge(&self.eps[v as usize].conn);
+            a.injected += 1;
+            if let Some(taken) = self.eps[v as usize].conn.on_segment(self.now, &hdr, len) {
+                a.forged_bytes_accepted += taken.len as u64;
+            }
+            self.service(v);
+        }
+        if let Some(t) = self.attackers[ai as usize].next_at() {
+            self.q.schedule(t.max(self.now), Event::Attack(ai));
+        }
     }
 
     fn finish(self) -> RunOutput {
@@ -1131,6 +1185,7 @@ impl World {
             flows,
             links: self.b.links.iter().map(|l| l.stats.clone()).collect(),
             datagrams,
+            attacks: self.attackers.iter().map(Attacker::summary).collect(),
         };
         RunOutput {
             summary,

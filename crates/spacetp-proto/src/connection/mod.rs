@@ -490,6 +490,18 @@ impl Connection {
     pub fn bets_bytes_lost(&self) -> u64 {
         self.rx.skipped()
     }
+    /// The next sequence number this end expects, as its ACKs carry it on the wire.
+    #[doc(hidden)]
+    pub fn rcv_nxt_wire(&self) -> u32 {
+        self.rx.wire_ack()
+    }
+
+    /// Stream position `pos` of this end's own data as a wire sequence number.
+    #[doc(hidden)]
+    pub fn snd_wire(&self, pos: u64) -> u32 {
+        to_wire(self.iss, pos)
+    }
+
     /// Choose the connection id our SYN offers (and our compressed headers carry). Call
     /// before the first segment; a gateway with many connections between the same two
     /// addresses gives each its own, so the peer can tell their compressed headers apart.

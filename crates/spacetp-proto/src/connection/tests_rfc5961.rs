@@ -268,3 +268,26 @@ fn an_aborting_peer_answers_the_challenge_ack_with_an_exact_rst() {
     p.b.on_segment(p.now, &exact.hdr, 0);
     assert_eq!(p.b.close_reason(), Some(CloseReason::Reset));
 }
+
+#[test]
+fn a_connection_reset_by_its_peer_answers_later_segments_with_a_reset() {
+    // RFC 9293 3.10.7.1 (CLOSED): the data sender, not told, keeps sending; each segment it
+    // sends draws an RST at the number it acknowledges, which it accepts as exact.
+    let mut p = mid_stream();
+    let h = to_b(&p, flags::RST, p.b.rx.next_expected());
+    p.b.on_segment(p.now, &h, 0);
+    assert_eq!(p.b.close_reason(), Some(CloseReason::Reset));
+    let seg = p.a.poll_transmit(p.now).or_else(|| {
+        p.a.on_timeout(p.now + 10 * SEC);
+        p.a.poll_transmit(p.now + 10 * SEC)
+    });
+    let seg = seg.expect("the sender sends something");
+    p.b.on_segment(p.now, &seg.hdr, seg.len);
+    let rst = b_sends(&mut p);
+    assert!(
+        rst.len() == 1 && rst[0].hdr.has(flags::RST),
+        "one RST in answer"
+    );
+    p.a.on_segment(p.now, &rst[0].hdr, 0);
+    assert_eq!(p.a.close_reason(), Some(CloseReason::Reset));
+}

@@ -112,20 +112,21 @@ impl Connection {
         self.rx.ack_now = true;
     }
 
-    /// RFC 9293 3.10.7.1 for a connection we aborted (we sent an RST): a segment from the
-    /// peer, which has not heard of the abort (its RST lost, or answered with a challenge
-    /// ACK), is answered with an RST at the sequence number it acknowledges, which it
-    /// accepts as exact.
+    /// RFC 9293 3.10.7.1 for a connection that ended by a reset, ours or the peer's: a
+    /// segment from the peer, which has not heard of it (our RST lost, or answered with a
+    /// challenge ACK), is answered with an RST at the sequence number it acknowledges, which
+    /// it accepts as exact. (A connection closed normally stays silent: TIME-WAIT answers.)
     pub(super) fn on_segment_after_abort(&mut self, hdr: &TcpHeader) {
-        let we_reset = matches!(
+        let reset = matches!(
             self.close_reason,
             Some(
                 CloseReason::Aborted
+                    | CloseReason::Reset
                     | CloseReason::RetransmissionTimeout
                     | CloseReason::HandshakeTimeout
             )
         );
-        if !we_reset || hdr.has(flags::RST) || !hdr.has(flags::ACK) {
+        if !reset || hdr.has(flags::RST) || !hdr.has(flags::ACK) {
             return;
         }
         self.rst_at = Some(from_wire(self.iss, hdr.ack, self.snd_una));
