@@ -128,6 +128,20 @@ def register(app: typer.Typer) -> None:
                 "connection on both sides at once; a second signal always does)."
             ),
         ] = None,
+        keepalive: Annotated[
+            float | None,
+            typer.Option(
+                help="Seconds without a segment from the peer gateway before a connection "
+                "sends keepalive probes (default 120)."
+            ),
+        ] = None,
+        keepalive_interval: Annotated[
+            float | None, typer.Option(help="Seconds between keepalive probes (default 30).")
+        ] = None,
+        keepalive_probes: Annotated[
+            int | None,
+            typer.Option(help="Unanswered probes after which both ends are reset (default 4)."),
+        ] = None,
         after_crash: Annotated[
             str,
             typer.Option(
@@ -192,6 +206,13 @@ def register(app: typer.Typer) -> None:
                 cfg["duration_s"] = duration
             if drain is not None:
                 cfg["drain_s"] = drain
+            for key, v in (
+                ("keepalive_s", keepalive),
+                ("keepalive_interval_s", keepalive_interval),
+                ("keepalive_probes", keepalive_probes),
+            ):
+                if v is not None:
+                    cfg[key] = v  # checked by check_config, errors name the key
             check_config(cfg)
         except ValueError as e:
             raise UserError(str(e)) from None
