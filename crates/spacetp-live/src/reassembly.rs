@@ -81,14 +81,7 @@ impl Reassembly {
     }
 
     fn mark(&mut self, start: u64, end: u64) {
-        let i = self.filled.partition_point(|&(_, e)| e < start);
-        let (mut s, mut e, mut j) = (start, end, i);
-        while j < self.filled.len() && self.filled[j].0 <= e {
-            s = s.min(self.filled[j].0);
-            e = e.max(self.filled[j].1);
-            j += 1;
-        }
-        self.filled.splice(i..j, [(s, e)]);
+        spacetp_proto::ranges::insert(&mut self.filled, start, end);
     }
 
     /// Bytes from `base` on that were all written: the most that may be handed on.

@@ -73,14 +73,7 @@ struct End {
 
 impl End {
     fn fill(&mut self, a: u64, b: u64) {
-        let i = self.filled.partition_point(|&(_, e)| e < a);
-        let (mut s, mut e, mut j) = (a, b, i);
-        while j < self.filled.len() && self.filled[j].0 <= e {
-            s = s.min(self.filled[j].0);
-            e = e.max(self.filled[j].1);
-            j += 1;
-        }
-        self.filled.splice(i..j, [(s, e)]);
+        crate::ranges::insert(&mut self.filled, a, b);
     }
 
     /// End of the contiguous run of taken-in bytes from position 1.

@@ -12,6 +12,7 @@ pub mod connection;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod profiles;
+pub mod ranges;
 pub mod rto;
 pub mod seq;
 pub mod settings;

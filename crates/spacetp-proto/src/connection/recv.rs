@@ -442,16 +442,7 @@ impl Receiver {
     }
 
     fn insert_ooo(&mut self, start: u64, end: u64) {
-        let i = self.ooo.partition_point(|&(_, e)| e < start);
-        let mut s = start;
-        let mut e = end;
-        let mut j = i;
-        while j < self.ooo.len() && self.ooo[j].0 <= e {
-            s = s.min(self.ooo[j].0);
-            e = e.max(self.ooo[j].1);
-            j += 1;
-        }
-        self.ooo.splice(i..j, [(s, e)]);
+        crate::ranges::insert(&mut self.ooo, start, end);
     }
 
     fn absorb_ooo(&mut self) {
