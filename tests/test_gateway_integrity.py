@@ -104,7 +104,7 @@ def test_sigterm_resets_both_ends_at_once(tmp_path):
     from spacetp.live.gateway import Testbed
 
     proto = {"protocol": "scps-tp", "tcp": {"scps": {"rate": "40 Mb/s"}}}
-    with Testbed(FAST, gateway=proto, tag=f"{os.getpid()}t", workdir=tmp_path) as tb:
+    with Testbed(FAST, gateway=proto, tag=f"{os.getpid()}t", workdir=tmp_path, drain=None) as tb:
         sink = _start_sink(tb)
         send = _start_send(tb, 50_000_000)
         time.sleep(1.5)

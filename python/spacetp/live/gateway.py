@@ -126,6 +126,10 @@ class Testbed(TornDown):
     transparent: bool = False
     # The emulator tells both gateways when an outage starts and ends (persist mode).
     link_state: bool = True
+    # How long a gateway told to stop lets open connections finish (`--drain`): the last
+    # FIN exchanges after the applications are done, so that the reports count every
+    # connection that ended normally as closed. None: a stop resets every connection.
+    drain: float | None = 10.0
     tag: str = field(default_factory=lambda: str(os.getpid()))
     workdir: Path = field(default_factory=lambda: Path("/tmp"))
     created: list[str] = field(default_factory=list)
@@ -218,6 +222,8 @@ class Testbed(TornDown):
 
     def _start_routed_gateways(self, notice: list[int]) -> None:
         common = ["--protocol", self.gateway.get("protocol", "scps-tp")]
+        if self.drain is not None:
+            common += ["--drain", str(self.drain)]
         if "tcp" in self.gateway:
             common += ["--tcp", json.dumps(self.gateway["tcp"])]
         lan = self._veth("cli", "gwa")[1]
@@ -252,6 +258,8 @@ class Testbed(TornDown):
         try:
             notice = self._emulate(ea.fileno(), eb.fileno())
             common = dict(self.gateway)
+            if self.drain is not None:
+                common.setdefault("drain_s", self.drain)
             a = {
                 **common,
                 "local": LINK_A,
@@ -313,13 +321,16 @@ class Testbed(TornDown):
         return p
 
     def reports(self, settle: float = 0.0) -> dict:
-        """Stop the emulator and the gateways (SIGTERM) and collect their reports, after
-        `settle` seconds (time for the last FIN exchanges after the applications are done:
-        a lost ACK of a FIN is only repaired by a retransmission timeout)."""
+        """Stop the gateways (SIGTERM; with `drain` they first let open connections finish
+        their FIN exchanges, a lost ACK of a FIN being repaired only by a retransmission
+        timeout), then the emulator, and collect their reports, after `settle` seconds."""
         time.sleep(settle)
-        for p in self.procs[:3]:
+        for p in (*self.procs[1:3], self.procs[0]):
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)
+            if p is not self.procs[0]:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    p.wait(timeout=(self.drain or 0) + 10)
         out = {}
         for name, p, f in zip(
             ("emulator", "gateway_a", "gateway_b"),

@@ -1,0 +1,63 @@
+//! Nothing changes behaviour unless it says so: every example scenario, the ns-3 anchor
+//! scenario D and three variants of it give exactly the summary stored in `tests/golden/`.
+//! A change that moves any number fails here; if the change is meant, regenerate with
+//! `UPDATE_GOLDEN=1 cargo test --release -p spacetp-sim --test golden` and say in the commit
+//! what moved and why.
+
+use spacetp_sim::{run, scenario_from_toml, RunOptions};
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// (name, scenario text) of every case.
+fn cases() -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut examples: Vec<_> = std::fs::read_dir(root().join("examples"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    examples.sort();
+    for p in examples {
+        let name = p.file_stem().unwrap().to_string_lossy().to_string();
+        out.push((name, std::fs::read_to_string(&p).unwrap()));
+    }
+    let d = std::fs::read_to_string(root().join("benches/scenarios/D.toml")).unwrap();
+    out.push(("D".into(), d.clone()));
+    out.push(("D-seed2".into(), d.replace("seed = 1", "seed = 2")));
+    out.push((
+        "D-scalable".into(),
+        d.replace("protocol = \"newreno\"", "protocol = \"scalable\""),
+    ));
+    out.push((
+        "D-sack-prr".into(),
+        d.replace("protocol = \"newreno\"", "protocol = \"sack\"\ntcp = { prr = true }"),
+    ));
+    out
+}
+
+#[test]
+fn every_example_and_scenario_d_give_their_stored_summaries() {
+    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    let mut differ = Vec::new();
+    for (name, text) in cases() {
+        let sc = scenario_from_toml(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let out = run(sc, &RunOptions::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let json = serde_json::to_string_pretty(&out.summary).unwrap() + "\n";
+        let path = dir.join(format!("{name}.json"));
+        if update {
+            std::fs::write(&path, &json).unwrap();
+            continue;
+        }
+        let want = std::fs::read_to_string(&path)
+            .unwrap_or_else(|_| panic!("{}: missing; run with UPDATE_GOLDEN=1", path.display()));
+        if json != want {
+            differ.push(name);
+        }
+    }
+    assert!(differ.is_empty(), "summaries changed: {differ:?}");
+}
