@@ -118,3 +118,11 @@ def test_help_texts_show_their_square_brackets(cli):
     assert "[[links]]" in r.stdout and "A [] entry" not in r.stdout
     for cmd in ("run", "gateway", "sweep", "reproduce", "model", "bench"):
         assert "[]" not in cli(cmd, "--help").stdout, cmd
+
+
+def test_reproduce_help_lists_every_paper(cli):
+    from spacetp import experiments
+
+    help_text = cli("reproduce", "--help").stdout
+    for name in experiments.available():
+        assert name in help_text, name

@@ -46,7 +46,10 @@ def print_verdicts(run) -> None:
 def register(app: typer.Typer) -> None:
     @app.command("reproduce")
     def reproduce(
-        paper: Annotated[str, typer.Argument(help="Paper to reproduce: akan, altman, or all.")],
+        paper: Annotated[
+            str,
+            typer.Argument(help="Paper to reproduce: akan, altman, edwards, liu, nguyen, or all."),
+        ],
         quick: Annotated[
             bool, typer.Option(help="Fewer points and seeds: a check in minutes, not the figures.")
         ] = False,
