@@ -34,7 +34,10 @@ fn cases() -> Vec<(String, String)> {
     ));
     out.push((
         "D-sack-prr".into(),
-        d.replace("protocol = \"newreno\"", "protocol = \"sack\"\ntcp = { prr = true }"),
+        d.replace(
+            "protocol = \"newreno\"",
+            "protocol = \"sack\"\ntcp = { prr = true }",
+        ),
     ));
     out
 }
