@@ -1,0 +1,332 @@
+//! The applications: bulk senders and readers, file-request workloads, datagram sources,
+//! attackers, and the service of an endpoint after any event.
+
+use super::*;
+
+impl World {
+    pub(super) fn wake_reader(&mut self, ep: u32) {
+        let e = &mut self.eps[ep as usize];
+        if e.dead {
+            return;
+        }
+        if let Some(r) = &mut e.reader {
+            r.wake_at = None;
+        }
+        self.service(ep);
+    }
+
+    /// Let the application act, send what the connection wants to send, re-arm its timer.
+    pub(super) fn service(&mut self, ep: u32) {
+        let now = self.now;
+        let e = &mut self.eps[ep as usize];
+        let f = &mut self.flows[e.flow as usize];
+        if e.sender {
+            while f.to_write > 0 {
+                let want = match f.record_size {
+                    Some(r) => f.to_write.min(r - f.record_fill),
+                    None => f.to_write,
+                };
+                let n = e.conn.send(want);
+                if f.total.is_some() {
+                    f.to_write -= n;
+                }
+                if let Some(r) = f.record_size {
+                    f.record_fill += n;
+                    if f.record_fill == r || f.to_write == 0 {
+                        e.conn.end_record();
+                        f.record_fill = 0;
+                    }
+                }
+                if f.to_write == 0 {
+                    e.conn.close();
+                }
+                if n < want || f.record_size.is_none() {
+                    break;
+                }
+            }
+        } else {
+            if let Some(r) = &mut e.reader {
+                // Earn credit since the last read (at most one buffer's worth when idle), read.
+                let cap = e.conn.config().receive_buffer.0 as f64 * 8.0;
+                r.credit = (r.credit + (now - r.last) as f64 * 1e-9 * r.rate).min(cap);
+                r.last = now;
+                let got = e.conn.read((r.credit / 8.0) as u64);
+                r.credit -= got as f64 * 8.0;
+                if e.conn.readable() > 0 && r.wake_at.is_none() {
+                    // wake when one full segment of credit has accrued
+                    let dt = ((f.mss as f64 * 8.0 - r.credit).max(8.0) / r.rate * 1e9) as Time;
+                    r.wake_at = Some(now + dt.max(1));
+                    self.q.schedule(now + dt.max(1), Event::Read(ep));
+                }
+            }
+            let d = e.conn.delivered();
+            if d > f.delivered {
+                f.delivered = d;
+                f.last_byte = Some(now);
+                if let Some((a, b)) = f.window {
+                    if now <= a {
+                        f.delivered_by[0] = d;
+                    }
+                    if now <= b {
+                        f.delivered_by[1] = d;
+                    }
+                }
+            }
+            // The application reads to end of file before it closes its side.
+            if e.conn.state() == State::CloseWait && e.conn.readable() == 0 {
+                e.conn.close();
+            }
+        }
+        let (node, peer_node, peer_ep, flow, sender) = {
+            let e = &self.eps[ep as usize];
+            (e.node, e.peer_node, e.peer_ep, e.flow, e.sender)
+        };
+        // Each segment goes onto the link as soon as the connection yields it (sending touches
+        // no connection state, so the order of events is the same as collecting them first);
+        // this saves copying every header through an intermediate buffer.
+        while let Some(t) = self.eps[ep as usize].conn.poll_transmit(now) {
+            if sender && t.len > 0 {
+                if let Some(seg) = &mut self.segments {
+                    seg.push(&[
+                        secs(now),
+                        flow as f64,
+                        (t.pos - 1) as f64,
+                        t.len as f64,
+                        t.retransmission as u8 as f64,
+                    ]);
+                }
+            }
+            let comp = self.compress(ep, &t.hdr, t.len);
+            let header_len = match &comp {
+                Some(c) => c.len() as u32,
+                None => TCP_HEADER_LEN + t.hdr.options.padded_len(),
+            };
+            let size = IPV4_HEADER_LEN + header_len + t.len;
+            let id = self.slab.insert(Packet {
+                src: node,
+                dst: peer_node,
+                size,
+                corrupted: false,
+                low_priority: t.low_priority,
+                body: Body::Tcp {
+                    ep: peer_ep,
+                    hdr: t.hdr,
+                    len: t.len,
+                    comp,
+                },
+            });
+            self.send_from(node, id);
+        }
+        let e = &mut self.eps[ep as usize];
+        if let Some(d) = e.conn.poll_timeout() {
+            let d = d.max(now);
+            if e.timer_at.is_none_or(|t| d < t) {
+                e.timer_at = Some(d);
+                self.q.schedule(d, Event::Timer(ep));
+            }
+        }
+        self.check_flow_done(flow);
+    }
+
+    /// The compressed header endpoint `ep` sends `hdr` with, if its connection negotiated
+    /// SCPS header compression (SYNs set the context up and travel uncompressed).
+    pub(super) fn compress(
+        &mut self,
+        ep: u32,
+        hdr: &TcpHeader,
+        len: u32,
+    ) -> Option<CompressedHeader> {
+        let e = &mut self.eps[ep as usize];
+        if hdr.has(flags::SYN) {
+            e.comp_tx = compression_context(hdr, e.node, e.peer_node);
+            return None;
+        }
+        if !e.conn.header_compression() {
+            return None;
+        }
+        let ctx = e.comp_tx.as_mut()?;
+        let c = compress(hdr, len as usize, ctx).ok()?;
+        ctx.record(hdr);
+        Some(c)
+    }
+
+    pub(super) fn check_flow_done(&mut self, fi: u32) {
+        let f = &self.flows[fi as usize];
+        if f.done || f.total.is_none() {
+            return;
+        }
+        let Some((s, r)) = f.eps else { return };
+        let (s, r) = (&self.eps[s as usize].conn, &self.eps[r as usize].conn);
+        let aborted = |c: &Connection| c.close_reason().is_some_and(|x| x != CloseReason::Normal);
+        if (s.is_finished() && r.is_finished()) || aborted(s) || aborted(r) {
+            self.flows[fi as usize].done = true;
+            self.alive -= 1;
+        }
+    }
+
+    pub(super) fn start_flow(&mut self, fi: u32) {
+        let f = &self.flows[fi as usize];
+        let mut rng = Rng::for_component(self.seed, stream::ISN, fi as u64);
+        let cport = 49152 + (fi % 16384) as u16;
+        let sport = if f.workload.is_some() { 20 } else { 5001 };
+        let s_ep = self.eps.len() as u32;
+        let client = Connection::connect(&f.cfg, f.mss, cport, sport, rng.next_u64() as u32);
+        let server = Connection::listen(
+            f.peer_cfg.as_ref().unwrap_or(&f.cfg),
+            f.mss,
+            sport,
+            cport,
+            rng.next_u64() as u32,
+        );
+        self.eps.push(Endpoint {
+            conn: client,
+            node: f.from,
+            peer_node: f.to,
+            peer_ep: s_ep + 1,
+            flow: fi,
+            sender: true,
+            timer_at: None,
+            dead: false,
+            reader: None,
+            comp_tx: None,
+            comp_rx: None,
+        });
+        self.eps.push(Endpoint {
+            conn: server,
+            node: f.to,
+            peer_node: f.from,
+            peer_ep: s_ep,
+            flow: fi,
+            sender: false,
+            timer_at: None,
+            dead: false,
+            reader: f.read_rate.map(|rate| Reader {
+                rate,
+                credit: 0.0,
+                last: 0,
+                wake_at: None,
+            }),
+            comp_tx: None,
+            comp_rx: None,
+        });
+        if f.read_rate.is_some() {
+            self.eps[s_ep as usize + 1].conn.set_manual_read();
+        }
+        self.flows[fi as usize].eps = Some((s_ep, s_ep + 1));
+        self.service(s_ep);
+    }
+
+    /// The flow's stop time: freeze its counters and abandon its connection.
+    pub(super) fn stop_flow(&mut self, fi: u32) {
+        if self.flows[fi as usize].done {
+            return;
+        }
+        let snap = self.flow_summary(fi as usize);
+        let f = &mut self.flows[fi as usize];
+        f.snapshot = Some(snap);
+        f.done = true;
+        if let Some((s, r)) = f.eps {
+            self.eps[s as usize].dead = true;
+            self.eps[r as usize].dead = true;
+        }
+        self.alive -= 1;
+    }
+
+    pub(super) fn request(&mut self, wi: u32, ci: u32) {
+        let now = self.now;
+        let w = &mut self.workloads[wi as usize];
+        let size = (w.size.draw(&mut w.rng).round() as u64).max(1);
+        let client = w.clients[ci as usize];
+        let (from, to) = match w.direction {
+            Direction::Get => (w.server, client),
+            Direction::Put => (client, w.server),
+        };
+        w.issued[ci as usize] += 1;
+        let n = w.issued[ci as usize];
+        let next = now + w.interval.draw(&mut w.rng).max(0.0) as Time;
+        let more = w.stop.is_none_or(|s| next < s) && w.count.is_none_or(|c| n < c);
+        let flow = Flow {
+            name: format!("{}.c{}.{}", w.name, ci, n),
+            protocol: w.protocol.clone(),
+            from,
+            to,
+            total: Some(size),
+            to_write: size,
+            record_size: None,
+            record_fill: 0,
+            start: now,
+            cfg: w.cfg.clone(),
+            peer_cfg: None,
+            mss: w.mss,
+            read_rate: None,
+            eps: None,
+            delivered: 0,
+            last_byte: None,
+            window: None,
+            delivered_by: [0; 2],
+            done: false,
+            snapshot: None,
+            workload: Some(wi),
+        };
+        let fi = self.flows.len() as u32;
+        self.flows.push(flow);
+        self.alive += 1;
+        if more {
+            self.q.schedule(next, Event::Request(wi, ci));
+        } else {
+            self.alive -= 1;
+        }
+        self.start_flow(fi);
+    }
+
+    pub(super) fn datagram(&mut self, si: u32) {
+        let now = self.now;
+        let s = &mut self.sources[si as usize];
+        if s.stop.is_some_and(|t| now >= t) {
+            return;
+        }
+        if let Some((on, off)) = s.onoff {
+            if now >= s.on_until {
+                let start = now + s.rng.exponential(off) as Time;
+                s.on_until = start + s.rng.exponential(on).max(1.0) as Time;
+                self.q.schedule(start, Event::Datagram(si));
+                return;
+            }
+        }
+        s.sent += 1;
+        let (from, to, size, gap) = (s.from, s.to, s.size, s.gap);
+        self.q.schedule(now + gap, Event::Datagram(si));
+        let id = self.slab.insert(Packet {
+            src: from,
+            dst: to,
+            size,
+            corrupted: false,
+            low_priority: false,
+            body: Body::Datagram { source: si },
+        });
+        self.send_from(from, id);
+    }
+
+    /// Attack `ai` hands its next spoofed segment to its victim, as if it had just arrived
+    /// from the victim's peer.
+    pub(super) fn attack(&mut self, ai: u32) {
+        let a = &mut self.attackers[ai as usize];
+        a.sent += 1;
+        let f = &self.flows[a.cfg.flow];
+        let victim = f.eps.map(|(se, re)| match a.cfg.target {
+            AttackTarget::Receiver => re,
+            AttackTarget::Sender => se,
+        });
+        if let Some(v) = victim.filter(|&v| !self.eps[v as usize].dead) {
+            let (hdr, len) = a.forge(&self.eps[v as usize].conn);
+            a.injected += 1;
+            if let Some(taken) = self.eps[v as usize].conn.on_segment(self.now, &hdr, len) {
+                a.forged_bytes_accepted += taken.len as u64;
+            }
+            self.service(v);
+        }
+        if let Some(t) = self.attackers[ai as usize].next_at() {
+            self.q.schedule(t.max(self.now), Event::Attack(ai));
+        }
+    }
+}

@@ -1,0 +1,434 @@
+//! The simulated world: nodes forward packets along static routes, link directions queue,
+//! serialise, propagate and corrupt them, endpoints feed them to sans-IO connections, and
+//! applications write and read. One event loop drives it all.
+
+use crate::attack::{AttackTarget, Attacker};
+use crate::build::{self, Built};
+use crate::config::*;
+use crate::dist::Dist;
+use crate::engine::{Event, EventQueue};
+use crate::link::{LinkDir, Offer, TxEnd};
+use crate::packet::{Body, Packet, PacketId, Slab};
+use crate::pcap::PcapTap;
+use crate::result::*;
+use crate::rng::{stream, Rng};
+use spacetp_proto::connection::CloseReason;
+use spacetp_proto::time::secs;
+use spacetp_proto::{Connection, State, TcpConfig, Time};
+use spacetp_wire::{
+    compress, decompress, flags, CompressedHeader, CompressionContext, TcpHeader, IPV4_HEADER_LEN,
+    TCP_HEADER_LEN,
+};
+
+/// Options of one run that are not part of the scenario.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Record these links to pcap files: (link selector, path). A selector is a link index
+    /// ("1"), "links[1]" or "a-b" with the node names of its ends.
+    pub pcap: Vec<(String, String)>,
+}
+
+struct Endpoint {
+    conn: Connection,
+    node: u16,
+    peer_node: u16,
+    peer_ep: u32,
+    flow: u32,
+    sender: bool,
+    /// Time of the timer event in the queue that is still valid.
+    timer_at: Option<Time>,
+    /// Abandoned at the flow's stop time: receives, sends and times nothing more.
+    dead: bool,
+    /// A receiving application that reads at a limited rate.
+    reader: Option<Reader>,
+    /// SCPS header compression state of the direction this endpoint sends (set up from its
+    /// own SYN) and of the direction it receives (set up from the peer's SYN).
+    comp_tx: Option<CompressionContext>,
+    comp_rx: Option<CompressionContext>,
+}
+
+/// An application reading at `rate` bits/s: it earns read credit with time.
+struct Reader {
+    rate: f64,
+    credit: f64,
+    last: Time,
+    wake_at: Option<Time>,
+}
+
+struct Flow {
+    name: String,
+    protocol: String,
+    from: u16,
+    to: u16,
+    total: Option<u64>,
+    to_write: u64,
+    /// Record size the application writes (end of each marked), and bytes of the current one.
+    record_size: Option<u64>,
+    record_fill: u64,
+    start: Time,
+    cfg: TcpConfig,
+    /// The receiving end's settings when its profile differs.
+    peer_cfg: Option<TcpConfig>,
+    mss: u32,
+    read_rate: Option<f64>,
+    eps: Option<(u32, u32)>,
+    delivered: u64,
+    last_byte: Option<Time>,
+    /// `goodput_window` and the bytes delivered by its start and by its end.
+    window: Option<(Time, Time)>,
+    delivered_by: [u64; 2],
+    done: bool,
+    snapshot: Option<FlowSummary>,
+    workload: Option<u32>,
+}
+
+struct Workload {
+    name: String,
+    size: Dist,
+    interval: Dist,
+    clients: Vec<u16>,
+    server: u16,
+    direction: Direction,
+    protocol: String,
+    cfg: TcpConfig,
+    mss: u32,
+    stop: Option<Time>,
+    count: Option<u32>,
+    issued: Vec<u32>,
+    rng: Rng,
+}
+
+struct Source {
+    from: u16,
+    to: u16,
+    gap: Time,
+    size: u32,
+    onoff: Option<(f64, f64)>,
+    on_until: Time,
+    stop: Option<Time>,
+    rng: Rng,
+    sent: u64,
+    received: u64,
+    bytes_received: u64,
+}
+
+pub struct World {
+    now: Time,
+    q: EventQueue,
+    seed: u64,
+    name: String,
+    b: Built,
+    slab: Slab,
+    eps: Vec<Endpoint>,
+    flows: Vec<Flow>,
+    workloads: Vec<Workload>,
+    sources: Vec<Source>,
+    sample_every: Option<Time>,
+    samples: Option<Table>,
+    segments: Option<Table>,
+    taps: Vec<PcapTap>,
+    /// Simulated attackers (`[[attacks]]`).
+    attackers: Vec<Attacker>,
+    /// Flows and workload clients that keep the run going.
+    alive: usize,
+    /// Corruption notices routers sent.
+    corruption_notices: u64,
+}
+
+mod apps;
+mod report;
+mod setup;
+
+impl World {
+    /// Run to the end and return the results.
+    pub fn run(mut self) -> RunOutput {
+        while let Some((t, ev)) = self.q.pop() {
+            self.now = t;
+            match ev {
+                Event::TxDone(l) => self.tx_done(l),
+                Event::Arrive(l) => self.arrive(l),
+                Event::Timer(ep) => self.timer(ep),
+                Event::Read(ep) => self.wake_reader(ep),
+                Event::FlowStart(f) => self.start_flow(f),
+                Event::FlowStop(f) => self.stop_flow(f),
+                Event::Request(w, c) => self.request(w, c),
+                Event::Datagram(s) => self.datagram(s),
+                Event::Sample => self.sample(),
+                Event::LinkState(l, up) => self.link_state(l, up),
+                Event::Attack(a) => self.attack(a),
+                Event::Stop => break,
+            }
+            // Without flows or workloads only the stop time ends the run.
+            if self.alive == 0 && !(self.flows.is_empty() && self.workloads.is_empty()) {
+                break;
+            }
+        }
+        for t in &mut self.taps {
+            t.finish();
+        }
+        self.finish()
+    }
+
+    // ----- links -----
+
+    fn send_from(&mut self, node: u16, id: PacketId) {
+        let dst = self.slab.get(id).dst;
+        match self.b.routes[node as usize][dst as usize] {
+            Some(ld) => self.enqueue(ld, id),
+            None => {
+                self.slab.remove(id);
+            }
+        }
+    }
+
+    fn enqueue(&mut self, ld: u32, id: PacketId) {
+        let p = self.slab.get(id);
+        let (size, low) = (p.size, p.low_priority);
+        let slab = &mut self.slab;
+        let l = &mut self.b.links[ld as usize];
+        match l.offer(id, size, low, |victim| slab.remove(victim).size) {
+            Offer::Transmit => self.start_tx(ld, id),
+            Offer::Queued => {}
+            Offer::Dropped => {
+                self.slab.remove(id);
+            }
+        }
+    }
+
+    fn start_tx(&mut self, ld: u32, id: PacketId) {
+        let now = self.now;
+        let l = &mut self.b.links[ld as usize];
+        let p = self.slab.get(id);
+        let done = l.begin_tx(id, p.size, now);
+        if let Some(t) = l.tap {
+            self.taps[t].record(now, p, &packet_ports(p));
+        }
+        self.q.schedule(done, Event::TxDone(ld));
+    }
+
+    fn tx_done(&mut self, ld: u32) {
+        let now = self.now;
+        let l = &mut self.b.links[ld as usize];
+        let Some(end) = l.end_tx(now) else {
+            return;
+        };
+        match end {
+            TxEnd::Lost(id) => {
+                self.slab.remove(id);
+            }
+            TxEnd::Propagating {
+                id,
+                at,
+                corrupted,
+                head,
+            } => {
+                if corrupted {
+                    self.slab.get_mut(id).corrupted = true;
+                }
+                if head {
+                    self.q.schedule(at, Event::Arrive(ld));
+                }
+            }
+        }
+        let slab = &self.slab;
+        let l = &mut self.b.links[ld as usize];
+        if let Some(next) = l.dequeue(|i| slab.get(i).size) {
+            self.start_tx(ld, next);
+        }
+    }
+
+    fn arrive(&mut self, ld: u32) {
+        let l = &mut self.b.links[ld as usize];
+        let Some((id, next)) = l.arrive() else {
+            return;
+        };
+        if let Some(t) = next {
+            self.q.schedule(t, Event::Arrive(ld));
+        }
+        let node = l.to;
+        self.receive(node, id);
+    }
+
+    fn receive(&mut self, node: u16, id: PacketId) {
+        let (dst, corrupted) = (self.slab.get(id).dst, self.slab.get(id).corrupted);
+        if !corrupted {
+            if dst == node {
+                self.deliver(id);
+            } else {
+                self.send_from(node, id);
+            }
+            return;
+        }
+        let p = *self.slab.get(id);
+        {
+            // The receiving interface detects the damage and discards the packet. The
+            // destination host's transport hears of it (and echoes Corruption Experienced);
+            // a router sends the sender an ICMP-like notice (SCPS-TP corruption signalling).
+            self.slab.remove(id);
+            if let Body::Tcp { ep, .. } = p.body {
+                if p.dst == node {
+                    self.eps[ep as usize].conn.on_corruption_detected();
+                    self.service(ep);
+                } else {
+                    let sender = self.eps[ep as usize].peer_ep;
+                    let notice = self.slab.insert(Packet {
+                        src: node,
+                        dst: p.src,
+                        size: crate::packet::NOTICE_SIZE,
+                        corrupted: false,
+                        low_priority: false,
+                        body: Body::CorruptionNotice { ep: sender },
+                    });
+                    self.corruption_notices += 1;
+                    self.send_from(node, notice);
+                }
+            }
+        }
+    }
+
+    /// A packet reached its destination node.
+    fn deliver(&mut self, id: PacketId) {
+        let p = self.slab.get(id);
+        if let Body::Tcp {
+            ep,
+            ref hdr,
+            len,
+            ref comp,
+        } = p.body
+        {
+            // The connection reads the header in place (a packet is about 190 bytes, and
+            // copying it out was a measurable share of a run); the slot is freed before the
+            // connection answers, so that the answer reuses it.
+            let e = &mut self.eps[ep as usize];
+            let live = !e.dead;
+            if live {
+                // From the peer's first SYN only: a later SYN (a copy, or spoofed) must not
+                // replace the context the connection's headers decode against.
+                if hdr.has(flags::SYN) && e.comp_rx.is_none() {
+                    e.comp_rx = compression_context(hdr, p.src, p.dst);
+                }
+                // A compressed header decodes against the receiver's context, as on a real
+                // link: fields omitted after a lost header come out with older values.
+                match (comp, e.comp_rx.as_mut()) {
+                    (None, _) => {
+                        e.conn.on_segment(self.now, hdr, len);
+                    }
+                    (Some(c), Some(ctx)) => {
+                        if let Ok(d) = decompress(c.as_bytes(), ctx) {
+                            e.conn.on_segment(self.now, &d.header, len);
+                        }
+                    }
+                    (Some(_), None) => {} // no context: undecodable, dropped
+                }
+            }
+            self.slab.free(id);
+            if live {
+                self.service(ep);
+            }
+            return;
+        }
+        let p = self.slab.remove(id);
+        match p.body {
+            Body::Tcp { .. } => unreachable!("handled above"),
+            Body::Datagram { source } => {
+                let s = &mut self.sources[source as usize];
+                s.received += 1;
+                s.bytes_received += p.size as u64;
+            }
+            Body::CorruptionNotice { ep } => {
+                if !self.eps[ep as usize].dead {
+                    self.eps[ep as usize].conn.on_corruption_notice(self.now);
+                    self.service(ep);
+                }
+            }
+            Body::LinkNotice { ep, up } => self.link_notice(ep, up),
+        }
+    }
+
+    // ----- endpoints -----
+
+    fn timer(&mut self, ep: u32) {
+        let e = &mut self.eps[ep as usize];
+        if e.timer_at != Some(self.now) || e.dead {
+            return; // superseded by an earlier deadline (lazily cancelled), or abandoned
+        }
+        e.timer_at = None;
+        if e.conn.poll_timeout().is_some_and(|d| d <= self.now) {
+            e.conn.on_timeout(self.now);
+        }
+        self.service(ep);
+    }
+
+    /// A link went down or came back: the node that sends onto it on each endpoint's side (a
+    /// ground station, or the endpoint's own host) notifies every endpoint whose path crosses
+    /// it.
+    fn link_state(&mut self, link: u32, up: bool) {
+        for ep in 0..self.eps.len() as u32 {
+            let e = &self.eps[ep as usize];
+            if e.dead || e.conn.is_finished() {
+                continue;
+            }
+            let (mut n, dst) = (e.node, e.peer_node);
+            let mut station = None;
+            while n != dst {
+                let Some(ld) = self.b.routes[n as usize][dst as usize] else {
+                    break;
+                };
+                if ld / 2 == link {
+                    station = Some(n);
+                    break;
+                }
+                n = self.b.links[ld as usize].to;
+            }
+            let Some(station) = station else { continue };
+            if station == self.eps[ep as usize].node {
+                self.link_notice(ep, up);
+            } else {
+                let notice = self.slab.insert(Packet {
+                    src: station,
+                    dst: self.eps[ep as usize].node,
+                    size: crate::packet::NOTICE_SIZE,
+                    corrupted: false,
+                    low_priority: false,
+                    body: Body::LinkNotice { ep, up },
+                });
+                self.send_from(station, notice);
+            }
+        }
+    }
+
+    fn link_notice(&mut self, ep: u32, up: bool) {
+        if self.eps[ep as usize].dead {
+            return;
+        }
+        let c = &mut self.eps[ep as usize].conn;
+        if up {
+            c.on_link_restored(self.now);
+        } else {
+            c.on_link_outage(self.now);
+        }
+        self.service(ep);
+    }
+
+    // ----- results -----
+}
+
+/// Source and destination ports of a packet, for pcap output.
+fn packet_ports(p: &Packet) -> (u16, u16) {
+    match p.body {
+        Body::Tcp { hdr, .. } => (hdr.src_port, hdr.dst_port),
+        Body::Datagram { source } => (9000 + source as u16, 9000 + source as u16),
+        Body::CorruptionNotice { .. } | Body::LinkNotice { .. } => (0, 0),
+    }
+}
+
+/// The compression context of the direction that sent `syn` from node `src` to node `dst`,
+/// if the SYN offers SCPS header compression.
+fn compression_context(
+    syn: &TcpHeader,
+    src: u16,
+    dst: u16,
+) -> Option<CompressionContext> {
+    let addr = crate::pcap::node_addr;
+    CompressionContext::from_syn(syn, addr(src), addr(dst)).ok()
+}

@@ -1,0 +1,149 @@
+//! What a run returns: sampled time series, flow summaries and the final summary.
+
+use super::*;
+
+impl World {
+    pub(super) fn sample(&mut self) {
+        let now = self.now;
+        if let Some(tab) = &mut self.samples {
+            for (fi, f) in self.flows.iter().enumerate() {
+                let Some((s, _)) = f.eps else { continue };
+                if f.done {
+                    continue;
+                }
+                let c = &self.eps[s as usize].conn;
+                let w = c.window();
+                tab.push(&[
+                    secs(now),
+                    fi as f64,
+                    w.cwnd as f64,
+                    if w.ssthresh == u64::MAX {
+                        f64::INFINITY
+                    } else {
+                        w.ssthresh as f64
+                    },
+                    c.rtt().srtt().map_or(f64::NAN, secs),
+                    c.bytes_in_flight() as f64,
+                    c.snd_max().saturating_sub(1) as f64,
+                    c.snd_una().saturating_sub(1) as f64,
+                    f.delivered as f64,
+                ]);
+            }
+        }
+        if let Some(iv) = self.sample_every {
+            self.q.schedule(now + iv, Event::Sample);
+        }
+    }
+
+    pub(super) fn flow_summary(&self, fi: usize) -> FlowSummary {
+        let f = &self.flows[fi];
+        let mut s = FlowSummary {
+            name: f.name.clone(),
+            protocol: f.protocol.clone(),
+            from: self.b.node_names[f.from as usize].clone(),
+            to: self.b.node_names[f.to as usize].clone(),
+            bytes_requested: f.total,
+            bytes_delivered: f.delivered,
+            bytes_undelivered: f.total.map(|t| t - f.delivered.min(t)),
+            complete: f.total.is_some_and(|t| f.delivered >= t),
+            start_s: secs(f.start),
+            last_byte_s: f.last_byte.map(secs),
+            workload: f.workload.map(|w| self.workloads[w as usize].name.clone()),
+            state: "not started".into(),
+            ..Default::default()
+        };
+        if s.complete {
+            s.completion_s = f.last_byte.map(|t| secs(t - f.start));
+        }
+        if let Some(t) = f.last_byte {
+            if t > f.start {
+                s.goodput_bps = f.delivered as f64 * 8.0 / secs(t - f.start);
+            }
+        }
+        if let Some((a, b)) = f.window {
+            let bytes = f.delivered_by[1] - f.delivered_by[0];
+            s.goodput_window_bps = Some(bytes as f64 * 8.0 / secs(b - a));
+        }
+        if let Some((se, re)) = f.eps {
+            let c = &self.eps[se as usize].conn;
+            let st = c.stats();
+            s.segments_sent = st.segments_sent;
+            s.data_segments_sent = st.data_segments_sent;
+            s.retransmitted_segments = st.retransmitted_segments;
+            s.retransmitted_bytes = st.retransmitted_bytes;
+            s.timeouts = st.timeouts;
+            s.fast_retransmits = st.fast_retransmits;
+            s.nil_segments_sent = st.nil_segments_sent;
+            s.snacks_received = st.snacks_received;
+            s.snack_retransmits = st.snack_retransmits;
+            let rc = &self.eps[re as usize].conn;
+            s.acks_sent = rc.stats().segments_sent;
+            s.records_delivered = rc.records_delivered();
+            s.bets_bytes_lost = rc.bets_bytes_lost();
+            // RFC 5961 at both ends: what they refused of what arrived.
+            for st in [c.stats(), rc.stats()] {
+                s.rst_rejected += st.rst_rejected;
+                s.syn_rejected += st.syn_rejected;
+                s.ack_rejected += st.ack_rejected;
+                s.out_of_window_segments += st.out_of_window_segments;
+                s.challenge_acks += st.challenge_acks;
+            }
+            s.receiver_state = match rc.close_reason() {
+                Some(r) => r.as_str().to_string(),
+                None => format!("{:?}", rc.state()).to_lowercase(),
+            };
+            let r = c.rtt();
+            if r.samples > 0 {
+                s.mean_rtt_s = Some(r.sum_rtt as f64 / r.samples as f64 / 1e9);
+            }
+            s.min_rtt_s = r.min_rtt().map(secs);
+            s.final_cwnd_bytes = c.window().cwnd;
+            s.state = match c.close_reason() {
+                Some(r) => r.as_str().to_string(),
+                None => format!("{:?}", c.state()).to_lowercase(),
+            };
+        }
+        s
+    }
+
+    pub(super) fn finish(self) -> RunOutput {
+        let flows = (0..self.flows.len())
+            .map(|i| {
+                self.flows[i]
+                    .snapshot
+                    .clone()
+                    .unwrap_or_else(|| self.flow_summary(i))
+            })
+            .collect();
+        let datagrams = self
+            .sources
+            .iter()
+            .map(|s| DatagramSummary {
+                from: self.b.node_names[s.from as usize].clone(),
+                to: self.b.node_names[s.to as usize].clone(),
+                packets_sent: s.sent,
+                packets_received: s.received,
+                bytes_received: s.bytes_received,
+            })
+            .collect();
+        let summary = Summary {
+            run: RunSummary {
+                name: self.name.clone(),
+                seed: self.seed,
+                end_s: secs(self.now),
+                events: self.q.processed,
+                peak_packets: self.slab.capacity_used() as u64,
+                corruption_notices: self.corruption_notices,
+            },
+            flows,
+            links: self.b.links.iter().map(|l| l.stats.clone()).collect(),
+            datagrams,
+            attacks: self.attackers.iter().map(Attacker::summary).collect(),
+        };
+        RunOutput {
+            summary,
+            samples: self.samples,
+            segments: self.segments,
+        }
+    }
+}

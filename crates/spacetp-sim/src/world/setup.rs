@@ -1,0 +1,393 @@
+//! Building the world from a scenario: flows, workloads, datagram sources, attackers,
+//! traces and capture taps, with the checks whose errors name the scenario's paths.
+
+use super::*;
+
+impl World {
+    pub fn new(mut sc: Scenario, opts: &RunOptions) -> Result<World, String> {
+        let origins = build::expand_topology(&mut sc)?;
+        let idx = build::node_index(&sc)?;
+        let max_pkt = sc
+            .flows
+            .iter()
+            .map(|f| f.mtu.0)
+            .chain(sc.workloads.iter().map(|w| w.mtu.0))
+            .max()
+            .unwrap_or(1500)
+            .clamp(68, 65535) as u32;
+        let mut b = build::build_links(&sc, &idx, max_pkt, &origins)?;
+        let mut w = World {
+            now: 0,
+            q: EventQueue::default(),
+            seed: sc.seed,
+            name: sc.name.clone(),
+            slab: Slab::default(),
+            eps: Vec::new(),
+            flows: Vec::new(),
+            workloads: Vec::new(),
+            sources: Vec::new(),
+            sample_every: None,
+            samples: None,
+            segments: None,
+            taps: Vec::new(),
+            attackers: Vec::new(),
+            alive: 0,
+            corruption_notices: 0,
+            b: Built {
+                node_names: Vec::new(),
+                node_kinds: Vec::new(),
+                links: Vec::new(),
+                routes: Vec::new(),
+                link_names: Vec::new(),
+            },
+        };
+        let stop = sc.stop.map(|d| d.0);
+        for (i, f) in sc.flows.iter().enumerate() {
+            w.add_flow_cfg(f, i, &idx, &b, stop)?;
+        }
+        for (i, wl) in sc.workloads.iter().enumerate() {
+            w.add_workload(wl, i, &idx, &b, stop)?;
+        }
+        for (i, t) in sc.traffic.iter().enumerate() {
+            w.add_source(t, i, &idx, &b, stop)?;
+        }
+        for (i, a) in sc.attacks.iter().enumerate() {
+            a.validate(i, sc.flows.len())?;
+            let at = Attacker {
+                cfg: a.clone(),
+                rng: Rng::for_component(sc.seed, stream::ATTACK, i as u64),
+                sent: 0,
+                injected: 0,
+                forged_bytes_accepted: 0,
+            };
+            if let Some(t) = at.next_at() {
+                w.q.schedule(t, Event::Attack(i as u32));
+            }
+            w.attackers.push(at);
+        }
+        if w.alive == 0 && stop.is_none() {
+            return Err("nothing to run: add [[flows]] or [[workloads]], or a stop time".into());
+        }
+        if let Some(t) = &sc.trace {
+            if let Some(iv) = t.interval {
+                if iv.0 == 0 {
+                    return Err("trace.interval: must be > 0".into());
+                }
+                w.sample_every = Some(iv.0);
+                w.samples = Some(Table::new(&[
+                    "time_s",
+                    "flow",
+                    "cwnd",
+                    "ssthresh",
+                    "srtt_s",
+                    "flight",
+                    "snd_max",
+                    "snd_una",
+                    "delivered",
+                ]));
+                w.q.schedule(0, Event::Sample);
+            }
+            if t.segments {
+                w.segments = Some(Table::new(&[
+                    "time_s",
+                    "flow",
+                    "offset",
+                    "len",
+                    "retransmission",
+                ]));
+            }
+        }
+        for (sel, path) in &opts.pcap {
+            let li = select_link(sel, &sc, &b)?;
+            let tap = PcapTap::create(path, &b.node_names)
+                .map_err(|e| format!("--pcap {sel}={path}: {e}"))?;
+            b.links[2 * li].tap = Some(w.taps.len());
+            b.links[2 * li + 1].tap = Some(w.taps.len());
+            w.taps.push(tap);
+        }
+        if let Some(s) = stop {
+            w.q.schedule(s, Event::Stop);
+        }
+        for li in 0..b.links.len() / 2 {
+            for &(start, end) in &b.links[2 * li].outages {
+                w.q.schedule(start, Event::LinkState(li as u32, false));
+                w.q.schedule(end, Event::LinkState(li as u32, true));
+            }
+        }
+        w.b = b;
+        Ok(w)
+    }
+
+    pub(super) fn add_flow_cfg(
+        &mut self,
+        f: &FlowCfg,
+        i: usize,
+        idx: &std::collections::HashMap<String, u16>,
+        b: &Built,
+        stop: Option<Time>,
+    ) -> Result<(), String> {
+        let p = format!("flows[{i}]");
+        let from = build::lookup(idx, &f.from, &format!("{p}.from"))?;
+        let to = build::lookup(idx, &f.to, &format!("{p}.to"))?;
+        if from == to {
+            return Err(format!("{p}: from and to are the same node \"{}\"", f.from));
+        }
+        check_route(b, from, to, &p)?;
+        let mss = build::mss_for(f.mtu.0, &p)?;
+        check_path_mtu(b, from, to, f.mtu.0 as u32, &p)?;
+        let cfg = build::tcp_config(
+            &f.protocol,
+            f.tcp.as_ref(),
+            f.receive_buffer,
+            f.send_buffer,
+            &p,
+        )?;
+        let peer_cfg = match &f.peer_protocol {
+            Some(name) => Some(
+                build::tcp_config(name, f.tcp.as_ref(), f.receive_buffer, f.send_buffer, &p)
+                    .map_err(|e| e.replace(".protocol:", ".peer_protocol:"))?,
+            ),
+            None => None,
+        };
+        let fstop = f.stop.map(|d| d.0).or(stop);
+        if f.bytes.is_none() && fstop.is_none() {
+            return Err(format!(
+                "{p}: give bytes, or a stop time (here or at the top level)"
+            ));
+        }
+        if let Some(s) = f.stop {
+            if s.0 <= f.start.0 {
+                return Err(format!("{p}.stop: {s} must be after start {}", f.start));
+            }
+        }
+        if f.record_size.is_some_and(|r| r.0 == 0) {
+            return Err(format!("{p}.record_size: must be at least 1 byte"));
+        }
+        if let Some((a, b)) = f.goodput_window {
+            if b.0 <= a.0 {
+                return Err(format!(
+                    "{p}.goodput_window: [{a}, {b}] is empty; the end must be after the start"
+                ));
+            }
+        }
+        let fi = self.flows.len() as u32;
+        self.flows.push(Flow {
+            name: f.name.clone().unwrap_or_else(|| format!("flow{i}")),
+            protocol: f.protocol.clone(),
+            from,
+            to,
+            total: f.bytes.map(|b| b.0),
+            to_write: f.bytes.map_or(u64::MAX, |b| b.0),
+            record_size: f.record_size.map(|b| b.0),
+            record_fill: 0,
+            start: f.start.0,
+            cfg,
+            peer_cfg,
+            mss,
+            read_rate: f.read_rate.map(|r| r.0),
+            eps: None,
+            delivered: 0,
+            last_byte: None,
+            window: f.goodput_window.map(|(a, b)| (a.0, b.0)),
+            delivered_by: [0; 2],
+            done: false,
+            snapshot: None,
+            workload: None,
+        });
+        self.alive += 1;
+        self.q.schedule(f.start.0, Event::FlowStart(fi));
+        // A finite flow is stopped only by its own `stop`; the run's stop ends everything.
+        let own_stop = if f.bytes.is_none() {
+            fstop
+        } else {
+            f.stop.map(|d| d.0)
+        };
+        if let Some(t) = own_stop {
+            self.q.schedule(t, Event::FlowStop(fi));
+        }
+        Ok(())
+    }
+
+    pub(super) fn add_workload(
+        &mut self,
+        wl: &WorkloadCfg,
+        i: usize,
+        idx: &std::collections::HashMap<String, u16>,
+        b: &Built,
+        stop: Option<Time>,
+    ) -> Result<(), String> {
+        let p = format!("workloads[{i}]");
+        let server = build::lookup(idx, &wl.server, &format!("{p}.server"))?;
+        if wl.clients.is_empty() {
+            return Err(format!("{p}.clients: needs at least one client"));
+        }
+        let mut clients = Vec::new();
+        for (j, c) in wl.clients.iter().enumerate() {
+            let n = build::lookup(idx, c, &format!("{p}.clients[{j}]"))?;
+            if n == server {
+                return Err(format!("{p}.clients[{j}]: \"{c}\" is also the server"));
+            }
+            check_route(b, n, server, &p)?;
+            check_route(b, server, n, &p)?;
+            check_path_mtu(b, n, server, wl.mtu.0 as u32, &p)?;
+            check_path_mtu(b, server, n, wl.mtu.0 as u32, &p)?;
+            clients.push(n);
+        }
+        let size = Dist::from_cfg(&wl.size, &format!("{p}.size"))?;
+        let interval = Dist::from_cfg(&wl.interval, &format!("{p}.interval"))?;
+        let wstop = wl.stop.map(|d| d.0).or(stop);
+        if wstop.is_none() && wl.count.is_none() {
+            return Err(format!(
+                "{p}: give count, or a stop time (here or at the top level)"
+            ));
+        }
+        let mss = build::mss_for(wl.mtu.0, &p)?;
+        let cfg = build::tcp_config(
+            &wl.protocol,
+            wl.tcp.as_ref(),
+            wl.receive_buffer,
+            wl.send_buffer,
+            &p,
+        )?;
+        let mut rng = Rng::for_component(self.seed, stream::WORKLOAD, i as u64);
+        let wi = self.workloads.len() as u32;
+        for c in 0..clients.len() {
+            let first = wl.start.0 + interval.draw(&mut rng).max(0.0) as Time;
+            if wstop.is_none_or(|s| first < s) && wl.count != Some(0) {
+                self.q.schedule(first, Event::Request(wi, c as u32));
+                self.alive += 1;
+            }
+        }
+        self.workloads.push(Workload {
+            name: format!("workload{i}"),
+            size,
+            interval,
+            issued: vec![0; clients.len()],
+            clients,
+            server,
+            direction: wl.direction,
+            protocol: wl.protocol.clone(),
+            cfg,
+            mss,
+            stop: wstop,
+            count: wl.count,
+            rng,
+        });
+        Ok(())
+    }
+
+    pub(super) fn add_source(
+        &mut self,
+        t: &DatagramCfg,
+        i: usize,
+        idx: &std::collections::HashMap<String, u16>,
+        b: &Built,
+        stop: Option<Time>,
+    ) -> Result<(), String> {
+        let p = format!("traffic[{i}]");
+        let from = build::lookup(idx, &t.from, &format!("{p}.from"))?;
+        let to = build::lookup(idx, &t.to, &format!("{p}.to"))?;
+        check_route(b, from, to, &p)?;
+        if t.size.0 < 28 || t.size.0 > 65535 {
+            return Err(format!(
+                "{p}.size: {} B must be in [28, 65535] (IP + UDP headers)",
+                t.size.0
+            ));
+        }
+        check_path_mtu(b, from, to, t.size.0 as u32, &p)?;
+        let onoff = match t.pattern {
+            DatagramPattern::Cbr => None,
+            DatagramPattern::Onoff => {
+                let on =
+                    t.on.ok_or_else(|| format!("{p}.on: required for pattern onoff"))?;
+                let off = t
+                    .off
+                    .ok_or_else(|| format!("{p}.off: required for pattern onoff"))?;
+                Some((on.0 as f64, off.0 as f64))
+            }
+        };
+        let gap = ((t.size.0 as f64 * 8.0 / t.rate.0) * 1e9).round().max(1.0) as Time;
+        let si = self.sources.len() as u32;
+        self.sources.push(Source {
+            from,
+            to,
+            gap,
+            size: t.size.0 as u32,
+            onoff,
+            on_until: 0,
+            stop: t.stop.map(|d| d.0).or(stop),
+            rng: Rng::for_component(self.seed, stream::TRAFFIC, i as u64),
+            sent: 0,
+            received: 0,
+            bytes_received: 0,
+        });
+        self.q.schedule(t.start.0, Event::Datagram(si));
+        Ok(())
+    }
+}
+
+pub(super) fn check_route(b: &Built, from: u16, to: u16, path: &str) -> Result<(), String> {
+    if b.routes[from as usize][to as usize].is_none() {
+        return Err(format!(
+            "{path}: no route from \"{}\" to \"{}\"; connect them with [[links]]",
+            b.node_names[from as usize], b.node_names[to as usize]
+        ));
+    }
+    Ok(())
+}
+
+pub(super) fn check_path_mtu(
+    b: &Built,
+    from: u16,
+    to: u16,
+    size: u32,
+    path: &str,
+) -> Result<(), String> {
+    let mut n = from;
+    while n != to {
+        let ld = b.routes[n as usize][to as usize].expect("route checked") as usize;
+        let l: &LinkDir = &b.links[ld];
+        if size > l.mtu {
+            return Err(format!(
+                "{path}: packets of {size} B exceed the mtu {} B of link {}; lower the flow's mtu",
+                l.mtu, b.link_names[ld]
+            ));
+        }
+        n = l.to;
+    }
+    Ok(())
+}
+
+pub(super) fn select_link(sel: &str, sc: &Scenario, b: &Built) -> Result<usize, String> {
+    let n = sc.links.len();
+    let idx = sel
+        .strip_prefix("links[")
+        .and_then(|s| s.strip_suffix(']'))
+        .unwrap_or(sel)
+        .parse::<usize>()
+        .ok();
+    if let Some(i) = idx {
+        return if i < n {
+            Ok(i)
+        } else {
+            Err(format!(
+                "--pcap {sel}: there are {n} links (0..{})",
+                n.saturating_sub(1)
+            ))
+        };
+    }
+    for (i, l) in sc.links.iter().enumerate() {
+        let a = format!("{}-{}", l.between[0], l.between[1]);
+        let r = format!("{}-{}", l.between[1], l.between[0]);
+        if sel == a || sel == r {
+            return Ok(i);
+        }
+    }
+    let names: Vec<String> = (0..n)
+        .map(|i| b.link_names[2 * i].replace("->", "-"))
+        .collect();
+    Err(format!(
+        "--pcap {sel}: no such link; use an index or one of: {}",
+        names.join(", ")
+    ))
+}
