@@ -424,11 +424,7 @@ fn packet_ports(p: &Packet) -> (u16, u16) {
 
 /// The compression context of the direction that sent `syn` from node `src` to node `dst`,
 /// if the SYN offers SCPS header compression.
-fn compression_context(
-    syn: &TcpHeader,
-    src: u16,
-    dst: u16,
-) -> Option<CompressionContext> {
+fn compression_context(syn: &TcpHeader, src: u16, dst: u16) -> Option<CompressionContext> {
     let addr = crate::pcap::node_addr;
     CompressionContext::from_syn(syn, addr(src), addr(dst)).ok()
 }
