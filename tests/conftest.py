@@ -1,4 +1,6 @@
+import shlex
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -22,3 +24,21 @@ def spacetp_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProc
 @pytest.fixture
 def cli():
     return spacetp_cli
+
+
+def shell_background(cmd: list[str], log: Path) -> tuple[subprocess.Popen, int]:
+    """Start `cmd` as a shell script does with `cmd &`: bash, without job control, starts it
+    with SIGINT ignored. Returns the shell, which waits for the job and then prints `rc=N`,
+    and the job's pid (`cmd` execs, e.g. `ip netns exec`, keep it)."""
+    log.write_text("")  # readable at once; the job's shell opens it a moment later
+    script = f"{shlex.join(cmd)} >{shlex.quote(str(log))} 2>&1 & echo $!; wait $!; echo rc=$?"
+    sh = subprocess.Popen(["bash", "-c", script], stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    return sh, int(sh.stdout.readline())
+
+
+def bash_ignores_sigint_in_background() -> bool:
+    """The premise of the background-SIGINT tests, checked on this machine's bash."""
+    r = subprocess.run(
+        ["bash", "-c", "grep SigIgn /proc/self/status & wait"], capture_output=True, text=True
+    )
+    return bool(int(r.stdout.split()[1], 16) & (1 << (signal.SIGINT - 1)))

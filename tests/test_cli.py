@@ -98,12 +98,21 @@ def test_protocols_and_schema(cli):
     assert "rate_back" in json.loads(r.stdout)["definitions"]["LinkCfg"]["properties"]
 
 
+GATEWAY = ["gateway", "--check", "--forward-original"]
+
+
 @pytest.mark.parametrize(
     "args, expected",
     [
         (["run", "--seed", "abc", ASYM], "Invalid value for '--seed'"),
         (["run", "--no-such-option", ASYM], "No such option"),
         (["no-such-command"], "No such command"),
+        # Printed as written: rich took `[abc]` for a style tag, `:b:` for an emoji.
+        (["run", ASYM, "--set", "links[abc].delay=3"], "--set links[abc].delay"),
+        (["model", "pftk", "--rtt", "0.1", "--sweep", "x"], "NAME=a:b:logN"),
+        (GATEWAY + ["--drain", "-1"], "--drain -1: must be a number of seconds >= 0"),
+        (GATEWAY + ["--after-crash", "half"], "--after-crash half: use one of open, closed"),
+        (["gateway", "--cleanup"], "--cleanup needs --tun NAME"),
     ],
 )
 def test_usage_errors_exit_2_without_traceback(cli, args, expected):
@@ -112,12 +121,60 @@ def test_usage_errors_exit_2_without_traceback(cli, args, expected):
     assert "Traceback" not in r.stderr and expected in r.stderr
 
 
-def test_help_texts_show_their_square_brackets(cli):
-    # Rich markup once ate "[[links]]" from `spacetp emulate --help` ("A [] entry").
-    r = cli("emulate", "--help")
-    assert "[[links]]" in r.stdout and "A [] entry" not in r.stdout
-    for cmd in ("run", "gateway", "sweep", "reproduce", "model", "bench"):
-        assert "[]" not in cli(cmd, "--help").stdout, cmd
+def _help_texts() -> list[tuple[str, str]]:
+    """(where, text) for the help of every command and option, as written (rich markup)."""
+    import typer
+
+    from spacetp.cli import app
+
+    found = []
+
+    def walk(cmd, path: str) -> None:
+        found.append((path, cmd.help or ""))
+        for p in cmd.params:
+            found.append((f"{path} {p.name}", getattr(p, "help", None) or ""))
+        for name, sub in getattr(cmd, "commands", {}).items():
+            walk(sub, f"{path} {name}")
+
+    walk(typer.main.get_command(app), "spacetp")
+    return found
+
+
+def test_help_texts_print_as_written(cli):
+    # Rich markup once ate "[[links]]" from `spacetp emulate --help` ("A [] entry") and
+    # "[flows.tcp]" from `schema --help`, and made an emoji of ":b:" in "a:b:linN".
+    from rich.text import Text
+
+    texts = _help_texts()
+    assert len(texts) > 50, texts  # every command and its options
+    for where, text in texts:
+        assert Text.from_markup(text).plain == text.replace("\\[", "["), where
+    assert "A [[links]] entry" in cli("emulate", "--help").stdout
+    assert "The [flows.tcp] settings" in cli("schema", "--help").stdout
+    assert "START:STOP:linN" in cli("model", "--help").stdout
+    assert "--rtt [s] mean round-trip time" in cli("model").stdout
+
+
+def test_gateway_passes_drain_to_the_relay(monkeypatch):
+    from typer.testing import CliRunner
+
+    from spacetp.cli import app
+    from spacetp.live import gateway
+
+    seen = []
+
+    def run(cfg, link_fd, link_state_fd):
+        seen.append(cfg)
+        return {"stopped": "duration"}
+
+    monkeypatch.setattr(gateway, "run", run)
+    base = ["gateway", "--link-fd", "0", "--forward-original"]
+    for extra in (["--drain", "2.5"], ["--drain", "0"], []):
+        r = CliRunner().invoke(app, [*base, *extra])
+        assert r.exit_code == 0, r.output
+    assert seen[0]["drain_s"] == 2.5 and seen[1]["drain_s"] == 0
+    # Without --drain the relay resets at once: no key at all.
+    assert "drain_s" not in seen[2]
 
 
 def test_reproduce_help_lists_every_paper(cli):

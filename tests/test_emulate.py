@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, spacetp_cli
+from conftest import ROOT, bash_ignores_sigint_in_background, shell_background, spacetp_cli
 
 PROBE = str(Path(__file__).with_name("emulate_probe.py"))
 A, B = "10.77.0.1", "10.77.0.2"
@@ -322,6 +322,35 @@ def test_ctrl_c_tears_down_namespaces_and_processes(emulator):
     e.stop()
     assert sleeper.wait(timeout=5) is not None, "a process was left in a namespace"
     assert not [ns for ns in _namespaces() if ns.startswith(e.prefix)]
+
+
+@needs_root
+def test_sigint_stops_a_background_job_of_a_shell_script(tmp_path):
+    # `spacetp emulate ... &` in a script: bash starts the job with SIGINT ignored, and
+    # Python then installs no KeyboardInterrupt handler; the command installs its own.
+    assert bash_ignores_sigint_in_background(), "the premise of this test"
+    link, stats, log = tmp_path / "link.toml", tmp_path / "stats.json", tmp_path / "emu.log"
+    link.write_text('[[links]]\nbetween = ["a", "b"]\nrate = "1 Mb/s"\ndelay = "1 ms"\n')
+    cmd = [*_exe(), "emulate", str(link), "--netns", "--duration", "30", "--stats", str(stats)]
+    shell, pid = shell_background(cmd, log)
+    try:
+        deadline = time.monotonic() + 30
+        while "emulating" not in log.read_text():
+            assert time.monotonic() < deadline and shell.poll() is None, log.read_text()
+            time.sleep(0.05)
+        assert {f"stp-{pid}-a", f"stp-{pid}-b"} <= set(_namespaces())
+        t0 = time.monotonic()
+        os.kill(pid, signal.SIGINT)
+        out, _ = shell.communicate(timeout=15)
+        assert out.strip() == "rc=0", log.read_text()
+        assert time.monotonic() - t0 < 10
+        rep = json.loads(stats.read_text())
+        assert rep["stopped"] == "signal" and rep["elapsed_s"] < 25, rep
+        assert not [ns for ns in _namespaces() if ns.startswith(f"stp-{pid}-")]
+    finally:
+        if shell.poll() is None:
+            os.kill(pid, signal.SIGTERM)  # stops it however SIGINT is handled
+            shell.wait(timeout=15)
 
 
 @needs_root

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from spacetp.console import err, out
@@ -178,7 +179,7 @@ def protocols(
 
 @app.command()
 def schema(
-    tcp: Annotated[bool, typer.Option(help="The [flows.tcp] settings instead.")] = False,
+    tcp: Annotated[bool, typer.Option(help="The \\[flows.tcp] settings instead.")] = False,
 ) -> None:
     """Print the JSON Schema of scenarios."""
     from spacetp import _core
@@ -225,7 +226,8 @@ def main() -> None:
     try:
         code = app(standalone_mode=False)
     except SpacetpError as e:
-        err.print(f"[red]error:[/red] {e}", highlight=False, soft_wrap=True)
+        # Escaped: messages quote user input and field paths such as `links[abc]`.
+        err.print(f"[red]error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)
         sys.exit(2)
     except typer.Exit as e:
         sys.exit(e.exit_code)

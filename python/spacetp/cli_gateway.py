@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from spacetp.live.gateway_net import INTERCEPT_PORT
+from spacetp.live.gateway_net import AFTER_CRASH, INTERCEPT_PORT
 
 
 def _rule(text: str, what: str) -> list:
@@ -180,13 +180,14 @@ def register(app: typer.Typer) -> None:
                 done = clean(tun)
             except EmulateError as e:
                 raise UserError(str(e)) from None
-            for line in done or [f"nothing to clean for --tun {tun} in this network namespace"]:
-                out.print(line, highlight=False)
+            # One line, never wrapped: scripts grep it.
+            line = done or f"nothing to clean for --tun {tun} in this network namespace"
+            out.print(line, highlight=False, markup=False, soft_wrap=True)
             return
-        if after_crash not in ("open", "closed"):
-            raise UserError(f"--after-crash {after_crash}: use open or closed")
+        if after_crash not in AFTER_CRASH:
+            raise UserError(f"--after-crash {after_crash}: use one of {', '.join(AFTER_CRASH)}")
         if drain is not None and not drain >= 0:
-            raise UserError(f"--drain {drain}: must be a number of seconds >= 0")
+            raise UserError(f"--drain {drain:g}: must be a number of seconds >= 0")
         try:
             cfg = {
                 "protocol": protocol,
@@ -254,8 +255,8 @@ def register(app: typer.Typer) -> None:
                         tun, mtu, space_if or [], intercept or [], intercept_port, after_crash
                     )
                     fd = undo.enter_context(net).fd
-                    for line in net.cleaned:
-                        out.print(f"cleaned up after a crashed gateway: {line}", highlight=False)
+                    if net.cleaned is not None:
+                        out.print(net.cleaned, highlight=False, markup=False, soft_wrap=True)
                 if link_state_udp is not None:
                     sock = undo.enter_context(socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
                     try:

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import numpy as np
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from spacetp.scenario import ScenarioError
@@ -41,7 +42,9 @@ def _list_models(console) -> None:
         console.print(f"[bold]{name}[/bold] -> {spec.returns}: {spec.description}")
         for p, prm in spec.params.items():
             need = "required" if prm.required else f"default {prm.default}"
-            console.print(f"    --{p} [{prm.unit}] {prm.description} ({need})", highlight=False)
+            # Escaped: rich would take `[s]` for a style tag and print nothing.
+            line = escape(f"    --{p} [{prm.unit}] {prm.description} ({need})")
+            console.print(line, highlight=False)
 
 
 def register(app: typer.Typer) -> None:
@@ -54,7 +57,7 @@ def register(app: typer.Typer) -> None:
         name: Annotated[str | None, typer.Argument(help="Model name (omit to list them).")] = None,
         sweep: Annotated[
             str | None,
-            typer.Option(help="Vary one parameter: p=1e-4:1e-1:log20, a:b:linN or a,b,c."),
+            typer.Option(help="Vary one parameter: p=1e-4:1e-1:log20, START:STOP:linN or a,b,c."),
         ] = None,
         plot: Annotated[Path | None, typer.Option(help="With --sweep: write a PNG figure.")] = None,
     ) -> None:

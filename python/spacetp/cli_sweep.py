@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from spacetp.scenario import ScenarioError, apply_set, load
@@ -81,6 +82,8 @@ def print_runs(res, chosen: list[str] | None = None) -> None:
 def print_failures(res) -> None:
     errors = Counter(e for e in res.runs["error"] if isinstance(e, str))
     for msg, n in errors.most_common(3):
+        # Escaped: a message quoting `links[abc]` would lose it as a style tag.
+        msg = escape(msg)
         err.print(f"[yellow]{n} run(s) failed:[/yellow] {msg}", highlight=False, soft_wrap=True)
     if len(errors) > 3:
         err.print(f"... and {len(errors) - 3} other errors (spacetp results DIR --runs)")

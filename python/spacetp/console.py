@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from rich.console import Console
 
-out = Console()
+# emoji=False: rich would turn `:b:` in `a:b:linN` (or any user text) into an emoji.
+out = Console(emoji=False)
 if not out.is_terminal:
-    out = Console(width=140)  # pipes and CI logs: do not squeeze the tables to 80 columns
-err = Console(stderr=True)
+    # Pipes and CI logs: do not squeeze the tables to 80 columns.
+    out = Console(width=140, emoji=False)
+err = Console(stderr=True, emoji=False)

@@ -27,6 +27,8 @@ import contextlib
 import json
 import os
 import shutil
+import socket
+import struct
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,29 +56,65 @@ def netns_id() -> int:
     return os.stat("/proc/self/ns/net").st_ino
 
 
+# getsockopt(SOL_SOCKET, SO_NETNS_COOKIE): Linux >= 5.14.
+_SO_NETNS_COOKIE = 71
+
+
+def netns_cookie() -> int | None:
+    """This network namespace's cookie, never reused (unlike the inode, which the next
+    namespace created after one is deleted usually gets); None on kernels without it."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
+        try:
+            return struct.unpack("Q", s.getsockopt(socket.SOL_SOCKET, _SO_NETNS_COOKIE, 8))[0]
+        except OSError:
+            return None
+
+
 def state_file(tun: str) -> Path:
     return STATE_DIR / f"gateway-{netns_id()}-{tun}.json"
 
 
-def _is_gateway(pid: int) -> bool:
-    """Whether process `pid` runs and is a spacetp gateway (not a reused pid)."""
+def _load(f: Path) -> dict | None:
+    """The state recorded in `f`; None if it describes a network namespace that is gone (a
+    new namespace got its inode: what it recorded went with the old one)."""
+    try:
+        state = json.loads(f.read_text())
+    except (OSError, ValueError):
+        return {}  # unreadable: nothing to undo, but still this namespace's file
+    if not isinstance(state, dict):
+        return {}
+    cookie, here = state.get("netns_cookie"), netns_cookie()
+    if cookie is not None and here is not None and cookie != here:
+        return None
+    return state
+
+
+def _is_gateway(pid: object) -> bool:
+    """Whether process `pid` runs a spacetp gateway in this network namespace (not a pid
+    reused by another program)."""
+    if not isinstance(pid, int) or pid == os.getpid():
+        return False
     try:
         cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        same_ns = os.stat(f"/proc/{pid}/ns/net").st_ino == netns_id()
     except OSError:
         return False
-    return any(b"spacetp" in a for a in cmd) and (b"gateway" in cmd or b"--gateway" in cmd)
+    return same_ns and any(b"spacetp" in a for a in cmd) and b"gateway" in cmd
 
 
 def _undo(state: dict) -> list[str]:
-    """Undo what a state file records; what was undone, one line each."""
+    """Undo what a state file records; what was undone, one item each."""
     done = []
     for args in reversed(state.get("undo", [])):
         if args[0] == "nft":
             r = subprocess.run(args, capture_output=True)
+            what = args
         else:
             r = _ip(*args, check=False)
+            what = ["ip", *args]
         if r.returncode == 0:
-            done.append(" ".join(args))
+            done.append(" ".join(what))
+    # The values from before the first gateway changed them, not what is there now.
     for key, value in state.get("sysctl", {}).items():
         with contextlib.suppress(OSError):
             if _sysctl(key).read_text().strip() != value:
@@ -85,25 +123,53 @@ def _undo(state: dict) -> list[str]:
     return done
 
 
-def cleanup(tun: str) -> list[str]:
-    """Remove what a gateway with TUN `tun` that died left in this namespace: what was
-    undone, one line each ([] if nothing was left). EmulateError if that gateway still runs."""
+def cleanup(tun: str) -> str | None:
+    """Remove what a gateway with TUN `tun` that died left in this network namespace; one
+    line saying what was removed, None if there is no state file. EmulateError naming the
+    PID if that gateway still runs."""
+    if os.geteuid() != 0:
+        raise EmulateError("--cleanup needs root (it deletes routing rules and nft tables)")
     f = state_file(tun)
     if not f.exists():
-        return []
-    try:
-        state = json.loads(f.read_text())
-    except (OSError, ValueError):
-        state = {}
+        return None
+    state = _load(f)
+    if state is None:
+        f.unlink(missing_ok=True)
+        return f"removed {f}: it described a network namespace that no longer exists"
     pid = state.get("pid")
-    if isinstance(pid, int) and pid != os.getpid() and _is_gateway(pid):
+    if _is_gateway(pid):
         raise EmulateError(
             f"a spacetp gateway (pid {pid}) runs with --tun {tun} in this network namespace; "
-            "stop it first (kill -TERM {pid})".replace("{pid}", str(pid))
+            f"stop it first (kill -TERM {pid})"
         )
     done = _undo(state)
     f.unlink(missing_ok=True)
-    return done or [f"removed the state file {f} (nothing else was left)"]
+    steps = "; ".join([*done, f"removed {f}"])
+    who = f"pid {pid}" if isinstance(pid, int) else "pid unknown"
+    return f"cleaned up after the spacetp gateway with --tun {tun} ({who}, gone): {steps}"
+
+
+def _tables_user(table: int) -> str:
+    """Who holds routing table `table`, as far as this namespace's state files tell."""
+    for f in sorted(STATE_DIR.glob(f"gateway-{netns_id()}-*.json")):
+        state = _load(f)
+        if not state:
+            continue
+        pid, tun = state.get("pid"), state.get("tun")
+        if _is_gateway(pid):
+            return (
+                f"the spacetp gateway with --tun {tun} (pid {pid}) runs in this network "
+                "namespace (one gateway per namespace)"
+            )
+        return (
+            f"a spacetp gateway with --tun {tun} (pid {pid}) died here and left it: "
+            f"spacetp gateway --cleanup --tun {tun}"
+        )
+    return (
+        f"no spacetp gateway state was found in {STATE_DIR}, so another program uses table "
+        f"{table} (see `ip route show table {table}` and `ip rule`); spacetp gateways use "
+        f"tables {TABLE_DIVERT} and {TABLE_LOCAL}"
+    )
 
 
 @dataclass
@@ -119,8 +185,8 @@ class GatewayNet(TornDown):
     fd: int = -1
     undo: list[list[str]] = field(default_factory=list)
     restore: dict[str, str] = field(default_factory=dict)
-    # What a stale state file of a crashed gateway held, undone before setting up.
-    cleaned: list[str] = field(default_factory=list)
+    # What a crashed gateway's state file recorded and set-up undid first (one line).
+    cleaned: str | None = None
 
     @property
     def nft_table(self) -> str:
@@ -132,7 +198,8 @@ class GatewayNet(TornDown):
         f = state_file(self.tun)
         tmp = f.with_suffix(".tmp")
         state = {"pid": os.getpid(), "tun": self.tun, "netns": netns_id(),
-                 "sysctl": self.restore, "undo": self.undo}  # fmt: skip
+                 "netns_cookie": netns_cookie(), "sysctl": self.restore,
+                 "undo": self.undo}  # fmt: skip
         tmp.write_text(json.dumps(state, indent=1) + "\n")
         tmp.replace(f)
 
@@ -154,13 +221,19 @@ class GatewayNet(TornDown):
                     raise EmulateError(f"{opt} {d}: no such interface in this network namespace")
         if self.intercept and shutil.which("nft") is None:
             raise EmulateError("--intercept needs the nft command (package nftables)")
+        # Our own leftovers are gone by now; whatever still uses the tables is someone else.
         for t in (TABLE_DIVERT, TABLE_LOCAL):
-            if _ip("route", "show", "table", str(t), check=False).stdout.strip():
-                raise EmulateError(
-                    f"routing table {t} is in use and no spacetp gateway state says why: "
-                    "another program uses it (see `ip route show table "
-                    f"{t}`); spacetp gateways use tables {TABLE_DIVERT} and {TABLE_LOCAL}"
-                )
+            routes = _ip("route", "show", "table", str(t), check=False).stdout.strip()
+            rules = _ip("rule", "show", "table", str(t), check=False).stdout.strip()
+            if routes or rules:
+                raise EmulateError(f"routing table {t} is in use: {_tables_user(t)}")
+        table = ["nft", "list", "table", "ip", self.nft_table]
+        if self.intercept and subprocess.run(table, capture_output=True).returncode == 0:
+            raise EmulateError(
+                f"nftables table ip {self.nft_table} exists and no spacetp gateway state "
+                f"was found for --tun {self.tun} in this network namespace; if nothing uses "
+                f"it, delete it (nft delete table ip {self.nft_table})"
+            )
 
     def _set(self, key: str, value: str) -> None:
         p = _sysctl(key)
