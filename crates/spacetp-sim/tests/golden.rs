@@ -39,8 +39,50 @@ fn cases() -> Vec<(String, String)> {
             "protocol = \"sack\"\ntcp = { prr = true }",
         ),
     ));
+    // Every protocol profile over a lossier GEO link, and SCPS-TP across the outages of the
+    // LEO pass and the Mars link: the paths of the connection that the examples leave quiet
+    // (SNACK, BETS, corruption policy, rate control, persist mode, Peach+ NIL segments).
+    let geo = std::fs::read_to_string(root().join("examples/geo.toml"))
+        .unwrap()
+        .replace("errors = { ber = 1e-7 }", "errors = { ber = 1e-6 }");
+    for profile in PROFILES {
+        out.push((
+            format!("geo-{profile}"),
+            geo.replace(
+                "protocol = \"newreno\"",
+                &format!("protocol = \"{profile}\""),
+            ),
+        ));
+    }
+    for example in ["leo-pass", "mars"] {
+        let text = std::fs::read_to_string(root().join(format!("examples/{example}.toml")))
+            .unwrap()
+            .replace("protocol = \"newreno\"", "protocol = \"scps-tp\"");
+        out.push((format!("{example}-scps-tp"), text));
+    }
     out
 }
+
+/// The profiles the GEO variants run (newreno and scalable are covered above).
+const PROFILES: [&str; 17] = [
+    "tahoe",
+    "reno",
+    "sack",
+    "fack",
+    "peach+",
+    "vegas",
+    "westwood",
+    "highspeed",
+    "hybla",
+    "bic",
+    "cubic",
+    "scps-tp",
+    "scps-nucc",
+    "scps-1b",
+    "scps-1c",
+    "scps-2a",
+    "scps-2b",
+];
 
 #[test]
 fn every_example_and_scenario_d_give_their_stored_summaries() {

@@ -14,7 +14,9 @@
 //! wire they are marked with the CWR bit and their ACKs with ECE: TCP-Peach used a spare bit,
 //! and spacetp implements no ECN, so these bits are free. The packet itself is low priority.
 
+use super::{Connection, Transmit};
 use crate::time::Time;
+use spacetp_wire::{flags, TcpHeader};
 
 #[derive(Default, Debug)]
 pub(crate) struct Peach {
@@ -82,6 +84,77 @@ impl Peach {
         } else {
             cwnd
         }
+    }
+}
+
+/// The TCP-Peach+ behaviour of a connection.
+impl Connection {
+    /// Jump Start: cwnd = 1 segment, and rwnd - 1 NIL segments paced over the handshake RTT
+    /// whose ACKs open the window.
+    pub(super) fn jump_start(&mut self, now: Time) {
+        let Some(p) = &mut self.peach else { return };
+        let mss = self.win.mss;
+        let rtt = self.rtt.srtt().unwrap_or(self.cfg.initial_rto.0);
+        let rwnd_segs = (self.snd_wnd / mss).max(1);
+        self.win.cwnd = mss;
+        p.start_burst(now, (rwnd_segs - 1) as u32, rtt, rwnd_segs * mss, 1);
+        p.jump_start = true;
+    }
+
+    /// Jump Start was sized from the SYN-ACK's unscaled window; the first ACK after it gives
+    /// the real one, `wnd`.
+    pub(super) fn widen_jump_start(&mut self, now: Time, wnd: u64) {
+        let Some(p) = &mut self.peach else { return };
+        if p.jump_start {
+            let rwnd = wnd / self.win.mss * self.win.mss;
+            let rtt = self.rtt.srtt().unwrap_or(self.cfg.initial_rto.0);
+            p.widen(now, rwnd, self.win.mss, rtt);
+        }
+    }
+
+    /// Quick Recovery: after the halving, pace as many NIL segments as the window lost over
+    /// one RTT; their ACKs rebuild it if the loss was not congestion.
+    pub(super) fn quick_recovery(&mut self, now: Time, cwnd_before: u64) {
+        let Some(p) = &mut self.peach else { return };
+        let lost = cwnd_before.saturating_sub(self.win.cwnd) / self.win.mss;
+        let rtt = self.rtt.srtt().unwrap_or(self.cfg.initial_rto.0);
+        p.start_burst(now, lost as u32, rtt, cwnd_before, self.snd_una);
+        p.jump_start = false;
+    }
+
+    /// An ACK marked ECE answers a NIL segment: it grows cwnd by one segment. Returns whether
+    /// it was one (it is then no duplicate ACK).
+    pub(super) fn on_nil_ack(&mut self, hdr: &TcpHeader) -> bool {
+        let Some(p) = self.peach.as_ref().filter(|_| hdr.has(flags::ECE)) else {
+            return false;
+        };
+        self.win.cwnd = p.on_nil_ack(self.win.cwnd, self.win.mss);
+        true
+    }
+
+    /// A NIL segment: a low-priority copy of unacknowledged data (or of the last segment
+    /// sent, when all is acknowledged), marked with CWR.
+    pub(super) fn transmit_nil(&mut self, now: Time) -> Transmit {
+        let seg = self.seg_size as u64;
+        let data_top = self.snd_max.min(self.data_end);
+        let p = self.peach.as_mut().expect("peach enabled");
+        p.pending = false;
+        p.sent += 1;
+        if p.cursor < self.snd_una || p.cursor >= data_top {
+            p.cursor = self.snd_una;
+        }
+        let mut pos = p.cursor;
+        if pos >= data_top {
+            pos = data_top.saturating_sub(seg).max(1);
+        }
+        let len = data_top.saturating_sub(pos).min(seg) as u32;
+        p.cursor = pos + len as u64;
+        self.sent.stop_timing(); // a copy in flight spoils the RTT sample
+        self.stats.nil_segments_sent += 1;
+        let h = self.header(flags::ACK | flags::CWR, pos, now);
+        let mut t = self.emit(h, len, pos, false);
+        t.low_priority = true;
+        t
     }
 }
 

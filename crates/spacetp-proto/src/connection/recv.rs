@@ -38,12 +38,13 @@ pub(crate) struct Receiver {
     /// In-order data segments still to be ACKed at once (`quick_acks` at the start).
     quick_acks_left: u32,
     unacked: u32,
-    pub ack_now: bool,
-    pub delack_deadline: Option<Time>,
+    /// An ACK is due now, and when a delayed one falls due.
+    ack_now: bool,
+    delack_deadline: Option<Time>,
     /// The next ACK answers a Peach+ NIL segment (marked ECE).
-    pub nil_ack: bool,
+    nil_ack: bool,
     /// The next ACK carries SCPS-TP's Corruption Experienced option.
-    pub corruption_echo: bool,
+    corruption_echo: bool,
     /// SCPS-TP fixed ACK frequency: ACK on this timer, whatever arrives.
     ack_period: Option<Time>,
     /// SCPS-TP BETS: a hole at rcv_nxt is given up after this wait; `hole_since` is when the
@@ -57,7 +58,8 @@ pub(crate) struct Receiver {
     records: u64,
     /// The next record to complete lost bytes to a BETS hole.
     damaged_record: bool,
-    pub ts_recent: u32,
+    /// RFC 7323 TS.Recent: the timestamp our segments echo.
+    ts_recent: u32,
 }
 
 impl Receiver {
@@ -259,12 +261,6 @@ impl Receiver {
         m
     }
 
-    /// The holes below the highest out-of-order byte, as `[start, end)` (for SACK and SNACK).
-    #[cfg(test)]
-    pub fn out_of_order(&self) -> &[(u64, u64)] {
-        &self.ooo
-    }
-
     /// Out-of-order ranges sorted, disjoint and above rcv_nxt; reading never ahead of what
     /// arrived (a fuzzing invariant).
     pub(crate) fn check(&self) -> Result<(), String> {
@@ -299,6 +295,60 @@ impl Receiver {
             Some(ts) => self.ts_recent_valid && (ts.val.wrapping_sub(self.ts_recent) as i32) < 0,
             None => false,
         }
+    }
+
+    /// Send an ACK with the next segment, whatever the delayed-ACK policy says.
+    pub fn request_ack(&mut self) {
+        self.ack_now = true;
+    }
+
+    /// Whether an ACK is due now.
+    pub fn ack_due(&self) -> bool {
+        self.ack_now
+    }
+
+    /// When the delayed ACK falls due.
+    pub fn delayed_ack_deadline(&self) -> Option<Time> {
+        self.delack_deadline
+    }
+
+    /// The delayed-ACK timer fired: the ACK is due now.
+    pub fn on_delayed_ack_timer(&mut self) {
+        self.delack_deadline = None;
+        self.ack_now = true;
+    }
+
+    /// The connection closed: no ACK will be delayed any more.
+    pub fn cancel_delayed_ack(&mut self) {
+        self.delack_deadline = None;
+    }
+
+    /// A TCP-Peach+ NIL segment arrived: answer it at once, marked ECE.
+    pub fn answer_nil(&mut self) {
+        self.nil_ack = true;
+        self.ack_now = true;
+    }
+
+    /// Whether the next ACK answers a NIL segment.
+    pub fn nil_ack(&self) -> bool {
+        self.nil_ack
+    }
+
+    /// Our link layer dropped a corrupted packet: the next ACK (sent now) echoes it with
+    /// SCPS-TP's Corruption Experienced option.
+    pub fn echo_corruption(&mut self) {
+        self.corruption_echo = true;
+        self.ack_now = true;
+    }
+
+    /// Whether the next ACK carries Corruption Experienced.
+    pub fn corruption_echo(&self) -> bool {
+        self.corruption_echo
+    }
+
+    /// RFC 7323 TS.Recent, the value our timestamps echo.
+    pub fn ts_recent(&self) -> u32 {
+        self.ts_recent
     }
 
     pub fn on_ack_sent(&mut self) {
@@ -488,14 +538,14 @@ mod tests {
         r.on_data(0, 401, 100, false, &mut st);
         assert!(r.ack_now);
         assert_eq!(r.delivered(), 0);
-        assert_eq!(r.out_of_order(), &[(201, 301), (401, 501)]);
+        assert_eq!(r.ooo, [(201, 301), (401, 501)]);
         r.on_ack_sent();
         r.on_data(0, 1, 200, false, &mut st);
         assert!(r.ack_now, "filling a hole must be acked at once");
         assert_eq!(r.delivered(), 300);
         r.on_data(0, 301, 100, false, &mut st);
         assert_eq!(r.delivered(), 500);
-        assert!(r.out_of_order().is_empty());
+        assert!(r.ooo.is_empty());
     }
 
     #[test]
@@ -505,7 +555,7 @@ mod tests {
         r.on_data(0, 101, 100, false, &mut st);
         r.on_data(0, 301, 100, false, &mut st);
         r.on_data(0, 150, 200, false, &mut st);
-        assert_eq!(r.out_of_order(), &[(101, 401)]);
+        assert_eq!(r.ooo, [(101, 401)]);
     }
 
     #[test]

@@ -8,6 +8,9 @@
 //! missing too". The sender retransmits the named segments at once, without waiting for
 //! duplicate ACKs.
 
+use super::timer::Timer;
+use super::{Connection, State};
+use crate::config::LossSource;
 use crate::time::Time;
 use spacetp_wire::{ScpsCapabilities, Snack, SnackList};
 
@@ -178,6 +181,144 @@ pub fn snacked_positions(list: &SnackList, ack: u64, unit: u64, seg: u64, mut f:
             if sn.bitvec[bit / 8] & (0x80 >> (bit % 8)) != 0 {
                 let a = base + bit as u64 * unit;
                 range(a, a + unit);
+            }
+        }
+    }
+}
+
+/// The SCPS-TP behaviour of a connection: record boundaries, the loss-source policy and its
+/// corruption signals, link-outage persist mode, SNACKs received, rate control.
+impl Connection {
+    /// The end of the record that `pos` lies in, when records are marked with an SCPS-TP peer.
+    pub(super) fn record_end_after(&self, pos: u64) -> Option<u64> {
+        if !self.scps.scps {
+            return None;
+        }
+        // Ends at or below snd_una were dropped as the ACKs came (`on_new_ack`).
+        let i = self.record_ends.partition_point(|&e| e <= pos);
+        self.record_ends.get(i).copied()
+    }
+
+    /// Is a loss to be treated as corruption now (SCPS-TP loss-source policy, or an explicit
+    /// corruption signal within the last two round trips)?
+    pub(super) fn corruption(&self, now: Time) -> bool {
+        (self.cfg.scps.enabled && self.cfg.scps.loss_source == LossSource::Corruption)
+            || now < self.corruption_until
+    }
+
+    /// The peer (or its ground station, through the simulator) reports corrupted packets on
+    /// this connection's path: treat losses as corruption for two round trips.
+    pub fn on_corruption_notice(&mut self, now: Time) {
+        let two_rtt = 2 * self.rtt.srtt().unwrap_or(self.rtt.rto());
+        self.corruption_until = self.corruption_until.max(now + two_rtt);
+    }
+
+    /// This endpoint's link layer discarded a corrupted packet addressed to it: echo it to the
+    /// peer with the Corruption Experienced option (SCPS-TP).
+    pub fn on_corruption_detected(&mut self) {
+        if self.scps.scps {
+            self.rx.echo_corruption();
+        }
+    }
+
+    /// A ground station on the path reports its link down (SCPS-TP link outage): enter persist
+    /// mode. TCP ignores the notice (as a host ignores an unknown ICMP type).
+    pub fn on_link_outage(&mut self, now: Time) {
+        let sending = matches!(
+            self.state,
+            State::Established
+                | State::CloseWait
+                | State::FinWait1
+                | State::LastAck
+                | State::Closing
+        );
+        if !self.scps.scps || self.in_outage || !sending {
+            return;
+        }
+        self.in_outage = true;
+        self.stats.outages += 1;
+        self.timers.stop(Timer::Rto);
+        let at = now + self.outage_probe_interval();
+        self.timers.set(Timer::OutageProbe, at);
+    }
+
+    /// The link is back: leave persist mode at the old window, resend the first unacknowledged
+    /// segment (what was in flight when the link failed is presumed lost) and restart the timer.
+    pub fn on_link_restored(&mut self, now: Time) {
+        if !self.in_outage {
+            return;
+        }
+        self.in_outage = false;
+        self.timers.stop(Timer::OutageProbe);
+        if self.snd_max > self.snd_una {
+            self.resend.push_front(self.snd_una);
+            self.timers.set(Timer::Rto, now + self.rtt.rto());
+        }
+    }
+
+    /// Probes in persist mode: one per RTO (not backed off), at most `max_rto` apart.
+    pub(super) fn outage_probe_interval(&self) -> Time {
+        self.rtt.rto().min(self.cfg.max_rto.0)
+    }
+
+    /// The payload of a segment of `mss` bytes once the timestamp option (if negotiated)
+    /// takes its share. Applied to the data sender's offered MSS, this is also the unit of
+    /// SNACK offsets and sizes: the SCPS Reference Implementation's reading (the standard
+    /// says "MSS units"); it differs from the segment size only when the two ends offered
+    /// different MSS values, and then it is what lets the two interoperate.
+    pub(super) fn payload_of(&self, mss: u32) -> u64 {
+        mss.saturating_sub(if self.ts_ok { 12 } else { 0 }).max(1) as u64
+    }
+
+    /// A SNACK names holes: queue their segments for retransmission now; under the congestion
+    /// policy the first SNACK of a window also reduces the window once.
+    pub(super) fn on_snack(&mut self, now: Time, ack_wire_abs: u64, list: &SnackList) {
+        self.stats.snacks_received += 1;
+        let (unit, seg) = (self.payload_of(self.own_mss), self.seg_size as u64);
+        let una = ack_wire_abs.max(self.snd_una);
+        let max = self.snd_max.min(self.data_end);
+        let window = self.resend_window();
+        let resend = &mut self.resend;
+        let mut named = false;
+        snacked_positions(list, ack_wire_abs, unit, seg, |pos| {
+            if pos < una || pos >= max || resend.contains(pos) {
+                return;
+            }
+            named = true;
+            if !resend.resent_within(pos, now, window) {
+                resend.push_back(pos);
+            }
+        });
+        // One reduction per window of data, whether a SNACK or duplicate ACKs saw the loss first.
+        if named
+            && !self.corruption(now)
+            && self.snd_una >= self.snack_recover
+            && !self.recovery.in_recovery()
+        {
+            let flight = self.snd_max - self.snd_una;
+            self.win.ssthresh = self.cc.ssthresh_after_loss(&self.win, flight, now);
+            self.win.cwnd = self.win.ssthresh;
+            self.snack_recover = self.snd_max;
+            self.stats.fast_retransmits += 1;
+        }
+    }
+
+    /// Rate control: could `bytes` leave now (`take`: and take the tokens)? If not, wake up
+    /// when they could.
+    pub(super) fn rate_check(&mut self, now: Time, bytes: u64, take: bool) -> bool {
+        let Some(b) = &mut self.bucket else {
+            return true;
+        };
+        let r = if take {
+            b.take(now, bytes)
+        } else {
+            b.ready(now, bytes)
+        };
+        match r {
+            Ok(()) => true,
+            Err(at) => {
+                self.timers.set_earliest(Timer::Pace, at);
+                false
             }
         }
     }

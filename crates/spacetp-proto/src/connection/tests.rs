@@ -4,6 +4,7 @@
 use super::*;
 use crate::testing::Pipe;
 use crate::time::{MS, SEC};
+use spacetp_wire::{flags, Timestamps};
 
 fn cfg() -> TcpConfig {
     TcpConfig {
@@ -422,7 +423,7 @@ fn paws_discards_an_old_duplicate() {
         ..Default::default()
     };
     h.options.timestamps = Some(Timestamps {
-        val: p.b.rx.ts_recent.wrapping_sub(5000),
+        val: p.b.rx.ts_recent().wrapping_sub(5000),
         ecr: 0,
     });
     let before = p.b.delivered();

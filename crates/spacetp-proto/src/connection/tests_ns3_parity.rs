@@ -6,6 +6,7 @@ use super::*;
 use crate::testing::Pipe;
 use crate::time::{MS, SEC};
 use crate::units::Duration;
+use spacetp_wire::flags;
 
 /// Times at which a sent data segments out again (retransmissions), from the pipe's log.
 fn retransmission_times(p: &Pipe) -> Vec<Time> {

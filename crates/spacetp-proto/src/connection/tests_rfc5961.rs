@@ -6,6 +6,7 @@ use super::*;
 use crate::seq::to_wire;
 use crate::testing::Pipe;
 use crate::time::{MS, SEC};
+use spacetp_wire::flags;
 
 /// a is sending 5 MB to b; after 1 s both are established with data in flight.
 fn mid_stream() -> Pipe {

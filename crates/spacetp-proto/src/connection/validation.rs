@@ -52,8 +52,7 @@ impl Connection {
             RstVerdict::Reset => {
                 self.state = State::Closed;
                 self.close_reason = Some(CloseReason::Reset);
-                self.rto_deadline = None;
-                self.rx.delack_deadline = None;
+                self.stop_timers();
             }
             RstVerdict::Challenge => {
                 self.stats.rst_rejected += 1;
@@ -109,7 +108,7 @@ impl Connection {
         }
         self.last_challenge_ack = Some(now);
         self.stats.challenge_acks += 1;
-        self.rx.ack_now = true;
+        self.rx.request_ack();
     }
 
     /// RFC 9293 3.10.7.1 for a connection that ended by a reset, ours or the peer's: a

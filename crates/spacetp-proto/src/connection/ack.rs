@@ -1,0 +1,209 @@
+//! ACK processing: SACK and SNACK information, duplicate ACKs handed to the loss-recovery
+//! policy, RTT samples (RFC 6298 and RFC 7323 RTTM), new data acknowledged, our FIN
+//! acknowledged.
+
+use super::output::ts_clock;
+use super::recovery::{Ctx, LossRecovery};
+use super::timer::Timer;
+use super::{CloseReason, Connection, State};
+use crate::cc::{AckEvent, Window};
+use crate::seq::from_wire;
+use crate::time::{Time, MS};
+use spacetp_wire::{flags, TcpHeader, TcpOptions};
+
+impl Connection {
+    pub(super) fn on_ack(&mut self, now: Time, hdr: &TcpHeader, len: u32) {
+        let ack = from_wire(self.iss, hdr.ack, self.snd_una);
+        if self.state == State::SynReceived {
+            if ack < 1 {
+                return;
+            }
+            self.state = State::Established;
+            self.snd_wnd = (hdr.window as u64) << self.snd_wscale;
+            self.take_handshake_rtt(now, &hdr.options);
+            self.retries = 0;
+        }
+        let wnd = (hdr.window as u64) << self.snd_wscale;
+        if ack < self.snd_una {
+            return; // old ACK
+        }
+        if self.scps.scps && hdr.options.corruption_experienced {
+            self.on_corruption_notice(now);
+        }
+        if self.scps.snack && !hdr.options.snacks.is_empty() {
+            self.on_snack(now, ack, &hdr.options.snacks);
+        }
+        let newly_sacked = if self.sack_ok {
+            self.absorb_sack(&hdr.options)
+        } else {
+            0
+        };
+        self.delivered_now = newly_sacked + ack.saturating_sub(self.snd_una);
+        let nil_ack = self.on_nil_ack(hdr);
+        if ack == self.snd_una {
+            let is_dup = !nil_ack
+                && len == 0
+                && !hdr.has(flags::FIN)
+                && self.snd_max > self.snd_una
+                && wnd == self.snd_wnd;
+            self.snd_wnd = wnd;
+            if is_dup {
+                self.on_dupack(now, newly_sacked > 0);
+            }
+            return;
+        }
+        self.snd_wnd = wnd;
+        self.max_snd_wnd = self.max_snd_wnd.max(wnd);
+        self.widen_jump_start(now, wnd);
+        self.on_new_ack(now, ack, &hdr.options);
+    }
+
+    /// A duplicate ACK: the recovery policy decides whether it starts a fast retransmit.
+    fn on_dupack(&mut self, now: Time, new_sack: bool) {
+        self.stats.dupacks_received += 1;
+        self.dupacks += 1;
+        let ev = self.ack_event(now, 0, None);
+        self.cc.on_any_ack(&ev, true);
+        let dupacks = self.dupacks;
+        let cwnd_before = self.win.cwnd;
+        let saved = self.win;
+        // A SNACK that named this loss has already reduced the window once.
+        let snack_episode = self.scps.snack && self.snd_una < self.snack_recover;
+        let (recovery, mut ctx) = self.recovery_ctx(now);
+        ctx.keep_ssthresh = snack_episode;
+        if recovery.on_dupack(&mut ctx, dupacks, new_sack) {
+            if snack_episode {
+                self.win = saved;
+            } else {
+                self.stats.fast_retransmits += 1;
+                self.snack_recover = self.snd_max;
+            }
+            self.quick_recovery(now, cwnd_before);
+        }
+        if self.corruption(now) {
+            self.win = saved; // retransmit, but corruption is not congestion
+        }
+    }
+
+    /// The loss-recovery policy beside its view of the sender, borrowed from disjoint fields.
+    pub(super) fn recovery_ctx(&mut self, now: Time) -> (&mut dyn LossRecovery, Ctx<'_>) {
+        let ctx = Ctx {
+            win: &mut self.win,
+            cc: &mut *self.cc,
+            board: &self.board,
+            snd_una: self.snd_una,
+            snd_nxt: &mut self.snd_nxt,
+            snd_max: self.snd_max,
+            new_data: self.snd_max < self.data_end,
+            now,
+            dupthresh: self.cfg.dupack_threshold,
+            delivered: self.delivered_now,
+            keep_ssthresh: false,
+        };
+        (&mut *self.recovery, ctx)
+    }
+
+    /// The controller's view of an ACK; `flight_before` is taken before snd_una moves.
+    fn ack_event(&self, now: Time, acked: u64, rtt: Option<Time>) -> AckEvent {
+        AckEvent {
+            now,
+            acked,
+            flight_before: self.snd_max - self.snd_una + acked,
+            ack: self.snd_una,
+            snd_nxt: self.snd_nxt,
+            rtt,
+            srtt: self.rtt.srtt(),
+            min_rtt: self.rtt.min_rtt(),
+        }
+    }
+
+    fn on_new_ack(&mut self, now: Time, ack: u64, opts: &TcpOptions) {
+        let acked = ack - self.snd_una;
+        let sample = self.take_rtt_samples(now, ack, opts);
+        self.snd_una = ack;
+        self.snd_nxt = self.snd_nxt.max(ack);
+        self.board.advance(ack);
+        while self.record_ends.front().is_some_and(|&e| e <= ack) {
+            self.record_ends.pop_front();
+        }
+        self.retries = 0;
+        self.dupacks = 0;
+        let ev = self.ack_event(now, acked, sample);
+        self.cc.on_any_ack(&ev, false);
+        let (saved, was_recovering) = (self.win, self.recovery.in_recovery());
+        let (recovery, mut ctx) = self.recovery_ctx(now);
+        let rto_restart = recovery.on_new_ack(&mut ctx, &ev);
+        if was_recovering && self.corruption(now) {
+            self.win = Window {
+                cwnd: saved.cwnd.max(self.win.cwnd),
+                ..saved
+            };
+        }
+        if rto_restart {
+            self.restart_rto(now);
+        }
+        if self.our_fin_acked() {
+            self.on_fin_acked();
+        }
+    }
+
+    /// RTT samples of an ACK of new data; returns the controller's. Timestamps give a sample
+    /// per ACK (RFC 7323 RTTM) to both the RTO estimator and the controller. Without them the
+    /// estimator times one segment per round trip (RFC 6298) and the controller gets a sample
+    /// per ACK from the send-time record.
+    fn take_rtt_samples(&mut self, now: Time, ack: u64, opts: &TcpOptions) -> Option<Time> {
+        let mut controller = self.sent.controller_sample(ack, now);
+        let estimator = match (self.ts_ok, opts.timestamps) {
+            (true, Some(ts)) => {
+                controller = Some(ts_elapsed(now, ts.ecr));
+                controller
+            }
+            _ => self.sent.estimator_sample(ack, now),
+        };
+        if let Some(r) = estimator {
+            self.rtt.on_sample(r);
+        }
+        if let Some(r) = controller {
+            self.cc.on_rtt_sample(r, now);
+        }
+        controller
+    }
+
+    fn on_fin_acked(&mut self) {
+        self.state = match self.state {
+            State::FinWait1 => State::FinWait2,
+            State::Closing => State::TimeWait,
+            State::LastAck => State::Closed,
+            s => s,
+        };
+        if self.state == State::TimeWait {
+            self.enter_time_wait();
+        } else if self.state == State::Closed {
+            self.close_reason.get_or_insert(CloseReason::Normal);
+            self.timers.stop(Timer::Rto);
+        }
+    }
+
+    /// Merge the SACK blocks of an ACK into the scoreboard; returns the bytes newly SACKed.
+    fn absorb_sack(&mut self, o: &TcpOptions) -> u64 {
+        let mut blocks = [(0u64, 0u64); spacetp_wire::MAX_SACK_BLOCKS];
+        let n = o.sack.as_slice().len();
+        for (b, &(l, r)) in blocks.iter_mut().zip(o.sack.as_slice()) {
+            *b = (
+                from_wire(self.iss, l, self.snd_una),
+                from_wire(self.iss, r, self.snd_una),
+            );
+        }
+        self.board.add(&blocks[..n], self.snd_una, self.snd_max)
+    }
+
+    pub(super) fn rtt_sample(&mut self, now: Time, rtt: Time) {
+        self.rtt.on_sample(rtt);
+        self.cc.on_rtt_sample(rtt, now);
+    }
+}
+
+/// The round trip a timestamp echo measures.
+pub(super) fn ts_elapsed(now: Time, ecr: u32) -> Time {
+    ts_clock(now).wrapping_sub(ecr) as Time * MS
+}

@@ -1,0 +1,300 @@
+//! What to send next, in order of priority: an RST, the SYN, segments due for resending
+//! (SNACK, corruption, restored link), the recovery policy's retransmission, a TCP-Peach+
+//! NIL segment, new data (or the FIN), a probe, an ACK. Then the headers and their options.
+
+use super::{scps, Connection, State, Transmit};
+use crate::seq::to_wire;
+use crate::time::{Time, MS};
+use spacetp_wire::{flags, TcpHeader, TcpOptions, Timestamps};
+
+/// What rate control charges a segment for its headers (about an IPv4 + TCP header with
+/// options), beside its payload.
+const RATE_HEADER_BYTES: u64 = 52;
+
+impl Connection {
+    /// The next segment to send at `now`, if any. Call until it returns `None`.
+    pub fn poll_transmit(&mut self, now: Time) -> Option<Transmit> {
+        if let Some(pos) = self.rst_at.take() {
+            let mut h = self.header(flags::RST | flags::ACK, pos, now);
+            h.window = 0;
+            return Some(self.emit(h, 0, pos, false));
+        }
+        match self.state {
+            State::Closed | State::Listen => return None,
+            State::SynSent | State::SynReceived if self.syn_pending => {
+                return Some(self.transmit_syn(now));
+            }
+            State::SynSent => return None,
+            _ => {}
+        }
+        if let Some(t) = self.transmit_due_resend(now) {
+            return Some(t);
+        }
+        let seg_bytes = self.seg_size as u64 + RATE_HEADER_BYTES;
+        let data_ok =
+            !self.in_outage && self.resend.is_empty() && self.rate_check(now, seg_bytes, false);
+        if let Some(t) = self.transmit_recovery(now, data_ok) {
+            return Some(t);
+        }
+        if data_ok && self.peach.as_ref().is_some_and(|p| p.pending) {
+            return Some(self.transmit_nil(now));
+        }
+        if data_ok {
+            if let Some(t) = self.transmit_new(now) {
+                if let Some(b) = &mut self.bucket {
+                    let _ = b.take(now, t.len as u64 + RATE_HEADER_BYTES);
+                }
+                return Some(t);
+            }
+        }
+        self.transmit_control(now)
+    }
+
+    /// The first segment queued for resending at once, when rate control lets it go.
+    fn transmit_due_resend(&mut self, now: Time) -> Option<Transmit> {
+        let seg_bytes = self.seg_size as u64 + RATE_HEADER_BYTES;
+        while let Some(pos) = self.resend.front().filter(|_| !self.in_outage) {
+            if pos < self.snd_una || pos >= self.snd_max {
+                self.resend.pop_front();
+                continue;
+            }
+            if !self.rate_check(now, seg_bytes, true) {
+                break;
+            }
+            self.resend.pop_front();
+            self.resend.record(pos, now);
+            self.stats.snack_retransmits += 1;
+            let t = self.transmit_from(pos, now);
+            self.recovery.on_retransmit(pos, pos + t.len as u64);
+            return Some(t);
+        }
+        None
+    }
+
+    /// The loss-recovery policy's next retransmission, unless that segment went out again
+    /// less than a round trip ago; held for later when rate control says wait.
+    fn transmit_recovery(&mut self, now: Time, data_ok: bool) -> Option<Transmit> {
+        let (recovery, ctx) = self.recovery_ctx(now);
+        let pos = recovery.next_retransmission(&ctx)?;
+        if pos >= self.snd_max || self.resent_recently(pos, now) {
+            return None;
+        }
+        let seg_bytes = self.seg_size as u64 + RATE_HEADER_BYTES;
+        if data_ok && self.rate_check(now, seg_bytes, true) {
+            let t = self.transmit_from(pos, now);
+            self.recovery.on_retransmit(pos, pos + t.len as u64);
+            return Some(t);
+        }
+        self.resend.push_front(pos); // keep it for when the rate allows
+        None
+    }
+
+    /// Whether the segment at `pos` was resent from the queue less than one round trip ago.
+    fn resent_recently(&self, pos: u64, now: Time) -> bool {
+        self.resend.resent_within(pos, now, self.resend_window())
+    }
+
+    /// A segment resent less than this ago is not resent again: one round trip (the RTO
+    /// stands in before the first RTT sample).
+    pub(super) fn resend_window(&self) -> Time {
+        self.rtt.srtt().unwrap_or(self.rtt.rto())
+    }
+
+    /// A probe (zero-window persist, keepalive, link outage) or a pure ACK, when one is due.
+    fn transmit_control(&mut self, now: Time) -> Option<Transmit> {
+        if self.probe_pending {
+            // Linux-style probe: an empty segment one byte below snd_una, which the peer must
+            // answer with an ACK carrying its current window.
+            self.probe_pending = false;
+            self.stats.persist_probes += 1;
+            let h = self.header(flags::ACK, self.snd_una - 1, now);
+            return Some(self.emit(h, 0, self.snd_una - 1, false));
+        }
+        if self.rx.ack_due() {
+            let h = self.header(flags::ACK, self.snd_nxt, now);
+            self.stats.pure_acks_sent += 1;
+            return Some(self.emit(h, 0, self.snd_nxt, false));
+        }
+        self.update_persist(now);
+        None
+    }
+
+    /// Bytes that may still be sent: congestion window (plus the RFC 3042 allowance for the
+    /// first two duplicate ACKs) less what recovery counts in flight, and the peer's window.
+    fn send_room(&mut self, now: Time) -> u64 {
+        let lt = if self.cfg.limited_transmit
+            && !self.recovery.in_recovery()
+            && self.dupacks < self.cfg.dupack_threshold
+        {
+            self.dupacks.min(2) as u64 * self.win.mss
+        } else {
+            0
+        };
+        let (recovery, ctx) = self.recovery_ctx(now);
+        let flight = recovery.flight(&ctx);
+        let cwnd_room = (self.win.cwnd + lt).saturating_sub(flight);
+        let rwnd_room = (self.snd_una + self.snd_wnd).saturating_sub(self.snd_nxt);
+        cwnd_room.min(rwnd_room)
+    }
+
+    fn transmit_new(&mut self, now: Time) -> Option<Transmit> {
+        if !matches!(
+            self.state,
+            State::Established
+                | State::CloseWait
+                | State::FinWait1
+                | State::Closing
+                | State::LastAck
+        ) {
+            return None;
+        }
+        // After a timeout the sender goes back over data the peer may already hold: skip it.
+        while self.snd_nxt < self.snd_max {
+            match self.board.sacked_end(self.snd_nxt) {
+                Some(end) => self.snd_nxt = end.min(self.snd_max),
+                None => break,
+            }
+        }
+        let room = self.send_room(now);
+        if self.snd_nxt < self.data_end {
+            let sacked_at = self.board.next_sacked(self.snd_nxt);
+            let record_end = self.record_end_after(self.snd_nxt).unwrap_or(u64::MAX);
+            let avail = self.data_end.min(sacked_at).min(record_end) - self.snd_nxt;
+            let len = avail.min(self.seg_size as u64).min(room);
+            // Sender-side silly window avoidance (RFC 1122 4.2.3.4): a short segment only when
+            // it ends the data or fills half the largest window the peer ever offered.
+            let big = len == self.seg_size as u64 || len == avail || 2 * len >= self.max_snd_wnd;
+            return (len > 0 && big).then(|| self.transmit_from(self.snd_nxt, now));
+        }
+        let fin = self.fin_pos().filter(|&f| f == self.snd_nxt)?;
+        Some(self.transmit_from(fin, now))
+    }
+
+    /// Send the segment that starts at `pos` (data, possibly with the FIN), stopping short of
+    /// anything the peer has SACKed.
+    pub(super) fn transmit_from(&mut self, pos: u64, now: Time) -> Transmit {
+        let record_end = self.record_end_after(pos);
+        let end = self.data_end.min(self.board.next_sacked(pos));
+        let end = end.min(record_end.unwrap_or(u64::MAX));
+        let len = end.saturating_sub(pos).min(self.seg_size as u64) as u32;
+        let end = pos + len as u64;
+        let fin = self.fin_pos().is_some_and(|f| f == end);
+        let mut fl = flags::ACK;
+        if fin {
+            fl |= flags::FIN;
+        }
+        if len > 0 && end == self.data_end {
+            fl |= flags::PSH;
+        }
+        let retx = pos < self.snd_max;
+        let seg_end = end + fin as u64;
+        if retx {
+            self.stats.retransmitted_segments += 1;
+            self.stats.retransmitted_bytes += len as u64;
+            self.sent.on_resent(pos, seg_end);
+        } else if len > 0 {
+            self.sent.on_sent(pos, seg_end, now);
+        }
+        if pos == self.snd_nxt {
+            self.snd_nxt = seg_end;
+        }
+        self.snd_max = self.snd_max.max(seg_end);
+        if fin {
+            self.state = match self.state {
+                State::Established => State::FinWait1,
+                State::CloseWait => State::LastAck,
+                s => s,
+            };
+        }
+        self.arm_rto(now);
+        let record_boundary = len > 0 && record_end == Some(end);
+        let h = self.header_with(fl, pos, now, record_boundary);
+        self.emit(h, len, pos, retx)
+    }
+
+    pub(super) fn header(&self, fl: u8, pos: u64, now: Time) -> TcpHeader {
+        self.header_with(fl, pos, now, false)
+    }
+
+    /// A header; `record_boundary` marks a segment that ends an application record.
+    fn header_with(&self, fl: u8, pos: u64, now: Time, record_boundary: bool) -> TcpHeader {
+        let mut h = TcpHeader {
+            src_port: self.local_port,
+            dst_port: self.remote_port,
+            seq: to_wire(self.iss, pos),
+            ack: 0,
+            flags: fl,
+            window: 0,
+            urgent: 0,
+            options: TcpOptions::default(),
+        };
+        let ack = fl & flags::ACK != 0;
+        if ack {
+            if self.rx.nil_ack() && fl & flags::CWR == 0 {
+                h.flags |= flags::ECE;
+            }
+            h.ack = self.rx.wire_ack();
+            h.window = (self.rx.window() >> self.rcv_wscale).min(65535) as u16;
+        }
+        if self.ts_ok {
+            h.options.timestamps = Some(Timestamps {
+                val: ts_clock(now),
+                ecr: self.rx.ts_recent(),
+            });
+        }
+        if self.sack_ok && ack {
+            // RFC 2018: 4 blocks fit beside no other option, 3 beside timestamps.
+            let max = if self.ts_ok { 3 } else { 4 };
+            self.rx.sack_blocks(max, &mut h.options.sack);
+        }
+        if self.scps.scps && ack && self.rx.corruption_echo() {
+            h.options.corruption_experienced = true;
+        }
+        h.options.record_boundary = record_boundary;
+        if self.scps.snack && ack {
+            self.add_snacks(&mut h.options);
+        }
+        h
+    }
+
+    /// SCPS-TP SNACK options naming the receiver's holes, in the option space left.
+    fn add_snacks(&self, o: &mut TcpOptions) {
+        let mut holes = [(0u64, 0u64); 16];
+        let n = self.rx.holes(&mut holes);
+        if n > 0 {
+            let room = 40 - o.raw_len();
+            let seg = self.payload_of(self.peer_mss);
+            o.snacks = scps::snacks_for(
+                &holes[..n],
+                self.rx.next_expected(),
+                seg,
+                self.scps.snack_bitvector,
+                room,
+            );
+        }
+    }
+
+    pub(super) fn emit(&mut self, hdr: TcpHeader, len: u32, pos: u64, retx: bool) -> Transmit {
+        self.stats.segments_sent += 1;
+        if len > 0 {
+            self.recovery.on_data_sent(len as u64);
+            self.stats.data_segments_sent += 1;
+            self.stats.payload_bytes_sent += len as u64;
+        }
+        if hdr.has(flags::ACK) {
+            self.rx.on_ack_sent();
+        }
+        Transmit {
+            hdr,
+            len,
+            pos,
+            retransmission: retx,
+            low_priority: false,
+        }
+    }
+}
+
+/// The timestamp clock ticks in milliseconds (RFC 7323 allows 1 ms to 1 s per tick).
+pub(super) fn ts_clock(now: Time) -> u32 {
+    (now / MS) as u32
+}

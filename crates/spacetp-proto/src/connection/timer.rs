@@ -1,0 +1,223 @@
+//! The connection's timers: one enum and one table, so that `poll_timeout` is the earliest
+//! deadline of all and `on_timeout` fires each due timer, in the order of [`Timer::ALL`].
+
+use super::{Connection, State};
+use crate::time::Time;
+
+/// Every timer a connection runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Timer {
+    /// The receiver's delayed ACK (RFC 1122 4.2.3.2) or SCPS-TP's fixed ACK period.
+    DelayedAck,
+    /// RFC 6298 retransmission timeout (the SYN's during the handshake).
+    Rto,
+    /// SCPS-TP BETS: the hole at rcv_nxt is given up.
+    Bets,
+    /// The next NIL segment of a TCP-Peach+ burst.
+    Peach,
+    /// SCPS-TP rate control lets held-back data go.
+    Pace,
+    /// A probe in SCPS-TP link-outage persist mode.
+    OutageProbe,
+    /// A zero-window probe (RFC 9293 3.8.6.1).
+    Persist,
+}
+
+impl Timer {
+    /// The order in which timers due at the same instant fire.
+    pub const ALL: [Timer; 7] = [
+        Timer::DelayedAck,
+        Timer::Rto,
+        Timer::Bets,
+        Timer::Peach,
+        Timer::Pace,
+        Timer::OutageProbe,
+        Timer::Persist,
+    ];
+}
+
+/// The deadlines of the timers the connection keeps itself. The receiver keeps its own
+/// (`DelayedAck`, `Bets`) and TCP-Peach+ its burst's, beside the state they belong to.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct TimerTable([Option<Time>; Timer::ALL.len()]);
+
+impl TimerTable {
+    pub fn get(&self, t: Timer) -> Option<Time> {
+        self.0[t as usize]
+    }
+
+    pub fn set(&mut self, t: Timer, at: Time) {
+        self.0[t as usize] = Some(at);
+    }
+
+    /// Arm `t` at `at` unless it is armed already.
+    pub fn set_if_idle(&mut self, t: Timer, at: Time) {
+        self.0[t as usize].get_or_insert(at);
+    }
+
+    /// Arm `t` at `at`, or keep its deadline if that is earlier.
+    pub fn set_earliest(&mut self, t: Timer, at: Time) {
+        let slot = &mut self.0[t as usize];
+        *slot = Some(slot.map_or(at, |d| d.min(at)));
+    }
+
+    pub fn stop(&mut self, t: Timer) {
+        self.0[t as usize] = None;
+    }
+
+    pub fn is_armed(&self, t: Timer) -> bool {
+        self.0[t as usize].is_some()
+    }
+}
+
+impl Connection {
+    /// The earliest time at which `on_timeout` has work to do.
+    pub fn poll_timeout(&self) -> Option<Time> {
+        if self.state == State::Closed {
+            return None;
+        }
+        Timer::ALL.iter().filter_map(|&t| self.deadline(t)).min()
+    }
+
+    /// Handle every timer due at `now`.
+    pub fn on_timeout(&mut self, now: Time) {
+        for t in Timer::ALL {
+            if self.deadline(t).is_some_and(|d| d <= now) {
+                self.fire(t, now);
+            }
+        }
+    }
+
+    fn deadline(&self, t: Timer) -> Option<Time> {
+        match t {
+            Timer::DelayedAck => self.rx.delayed_ack_deadline(),
+            Timer::Bets => self.rx.bets_deadline(),
+            Timer::Peach => self.peach.as_ref().and_then(|p| p.deadline()),
+            own => self.timers.get(own),
+        }
+    }
+
+    fn fire(&mut self, t: Timer, now: Time) {
+        match t {
+            Timer::DelayedAck => self.rx.on_delayed_ack_timer(),
+            Timer::Rto => self.on_rto(now),
+            Timer::Bets => {
+                if self.rx.give_up_hole(now, &mut self.stats) {
+                    self.on_peer_fin();
+                }
+            }
+            Timer::Peach => {
+                if let Some(p) = &mut self.peach {
+                    p.on_timer(now);
+                }
+            }
+            Timer::Pace => self.timers.stop(Timer::Pace),
+            Timer::OutageProbe => {
+                self.probe_pending = true;
+                let next = now + self.outage_probe_interval();
+                self.timers.set(Timer::OutageProbe, next);
+            }
+            Timer::Persist => {
+                self.probe_pending = true;
+                self.persist_backoff += 1;
+                let next = now + self.persist_interval();
+                self.timers.set(Timer::Persist, next);
+            }
+        }
+    }
+
+    /// Persist interval: the RTO, doubled per unanswered probe, at most `max_rto`.
+    fn persist_interval(&self) -> Time {
+        let backed = self
+            .rtt
+            .rto()
+            .saturating_mul(1 << self.persist_backoff.min(20));
+        backed.min(self.cfg.max_rto.0)
+    }
+
+    /// Arm the persist timer when data waits on a closed window with nothing in flight;
+    /// disarm it when the window opens.
+    pub(super) fn update_persist(&mut self, now: Time) {
+        let stalled = matches!(self.state, State::Established | State::CloseWait)
+            && self.snd_max == self.snd_una
+            && self.snd_nxt < self.data_end
+            && self.snd_una + self.snd_wnd <= self.snd_nxt;
+        if !stalled {
+            self.timers.stop(Timer::Persist);
+            self.persist_backoff = 0;
+        } else if !self.timers.is_armed(Timer::Persist) {
+            let at = now + self.persist_interval();
+            self.timers.set(Timer::Persist, at);
+        }
+    }
+
+    fn on_rto(&mut self, now: Time) {
+        self.timers.stop(Timer::Rto);
+        self.retries += 1;
+        let handshake = matches!(self.state, State::SynSent | State::SynReceived);
+        if self.retries > self.retry_limit(handshake) {
+            self.abort(if handshake {
+                super::CloseReason::HandshakeTimeout
+            } else {
+                super::CloseReason::RetransmissionTimeout
+            });
+            return;
+        }
+        self.stats.timeouts += 1;
+        self.sent.stop_timing();
+        if !handshake && self.corruption(now) {
+            // SCPS-TP corruption: resend the first hole, keep the window and the timer.
+            self.stats.corruption_timeouts += 1;
+            self.resend.push_front(self.snd_una);
+            self.timers.set(Timer::Rto, now + self.rtt.rto());
+            return;
+        }
+        self.rtt.back_off();
+        if handshake {
+            self.syn_pending = true;
+            self.syn_retransmitted = true;
+            self.timers.set(Timer::Rto, now + self.handshake_rto());
+        } else {
+            let flight = self.snd_max - self.snd_una;
+            self.cc.on_timeout(&mut self.win, flight, now);
+            self.recovery.on_timeout(self.snd_max);
+            self.dupacks = 0;
+            // Go back N: everything after snd_una is sent again under slow start.
+            self.snd_nxt = self.snd_una;
+            self.timers.set(Timer::Rto, now + self.rtt.rto());
+        }
+    }
+
+    /// Timeouts of the same data (or of the SYN) after which the connection aborts.
+    fn retry_limit(&self, handshake: bool) -> u32 {
+        if handshake {
+            self.cfg.syn_retries
+        } else {
+            self.cfg.max_retries
+        }
+    }
+
+    /// The SYN's (or SYN-ACK's) timeout: `syn_rto` doubled per timeout so far when set
+    /// (ns-3's ConnTimeout, Linux's 1 s), else the RTO before any sample.
+    pub(super) fn handshake_rto(&self) -> Time {
+        match self.cfg.syn_rto {
+            Some(d) => d.0.saturating_mul(1 << self.retries.min(30)),
+            None => self.rtt.rto(),
+        }
+    }
+
+    pub(super) fn restart_rto(&mut self, now: Time) {
+        // In SCPS-TP persist mode the timer stays suspended until the link is back.
+        if self.snd_max > self.snd_una && !self.in_outage {
+            self.timers.set(Timer::Rto, now + self.rtt.rto());
+        } else {
+            self.timers.stop(Timer::Rto);
+        }
+    }
+
+    /// Start the retransmission timer for what was just sent, unless it runs already.
+    pub(super) fn arm_rto(&mut self, now: Time) {
+        let at = now + self.rtt.rto();
+        self.timers.set_if_idle(Timer::Rto, at);
+    }
+}
