@@ -1,5 +1,6 @@
 //! The discrete-event world of spacetp: nodes, links with per-direction rate, delay, queue and
-//! error model, applications, and the event loop that drives `spacetp-proto` connections.
+//! error model, applications, and the event loop that drives transports (`transport/`: TCP and SCPS-TP
+//! from `spacetp-proto` first).
 //!
 //! Entry points: [`config::scenario_from_toml`] / [`config::scenario_from_json`] to read a
 //! scenario, [`run`] to simulate it.
@@ -15,6 +16,7 @@ pub mod packet;
 pub mod pcap;
 pub mod result;
 pub mod rng;
+pub mod transport;
 pub mod world;
 
 pub use config::{scenario_from_json, scenario_from_toml, Scenario};

@@ -1,7 +1,7 @@
 //! Packets carry header fields, never payload bytes. They live in a slab reused across the
 //! run, so the hot path allocates nothing once the slab has grown to the peak in flight.
 
-use spacetp_wire::{CompressedHeader, TcpHeader};
+use crate::transport::Wire;
 
 pub type PacketId = u32;
 
@@ -10,15 +10,8 @@ pub type PacketId = u32;
 #[allow(clippy::large_enum_variant)]
 #[derive(Clone, Copy, Debug)]
 pub enum Body {
-    /// A TCP segment for endpoint `ep` with `len` payload bytes; `comp` holds the SCPS
-    /// compressed header it travels with when the connection negotiated compression (the
-    /// receiver decodes that, not `hdr`, which is what the sender meant).
-    Tcp {
-        ep: u32,
-        hdr: TcpHeader,
-        len: u32,
-        comp: Option<CompressedHeader>,
-    },
+    /// A packet of a transport for endpoint `ep`.
+    Transport { ep: u32, wire: Wire },
     /// A background datagram of traffic source `source`.
     Datagram { source: u32 },
     /// An ICMP-like notice from a router to endpoint `ep`: a packet it sent was corrupted on
@@ -45,14 +38,26 @@ pub struct Packet {
     pub body: Body,
 }
 
+/// The packets alive, in slots reused across the run.
 #[derive(Default)]
 pub struct Slab {
     items: Vec<Packet>,
     free: Vec<PacketId>,
+    /// Packets alive now, and the most alive at once so far (reserved slots not counted).
+    live: usize,
+    peak: usize,
 }
 
 impl Slab {
     pub fn insert(&mut self, p: Packet) -> PacketId {
+        let id = self.reserve(p);
+        self.commit();
+        id
+    }
+
+    /// A slot for a packet still being written (a transport writes its header in place);
+    /// it counts as alive once `commit`ted, or goes back with `release`.
+    pub fn reserve(&mut self, p: Packet) -> PacketId {
         if let Some(id) = self.free.pop() {
             self.items[id as usize] = p;
             id
@@ -60,6 +65,17 @@ impl Slab {
             self.items.push(p);
             (self.items.len() - 1) as PacketId
         }
+    }
+
+    /// The reserved packet is written: it is alive.
+    pub fn commit(&mut self) {
+        self.live += 1;
+        self.peak = self.peak.max(self.live);
+    }
+
+    /// A reserved slot that was not needed.
+    pub fn release(&mut self, id: PacketId) {
+        self.free.push(id);
     }
 
     pub fn get(&self, id: PacketId) -> &Packet {
@@ -73,15 +89,16 @@ impl Slab {
     /// Release a slot without reading it.
     pub fn free(&mut self, id: PacketId) {
         self.free.push(id);
+        self.live -= 1;
     }
 
     pub fn remove(&mut self, id: PacketId) -> Packet {
-        self.free.push(id);
+        self.free(id);
         self.items[id as usize]
     }
 
     /// Most packets alive at once so far.
     pub fn capacity_used(&self) -> usize {
-        self.items.len()
+        self.peak
     }
 }

@@ -3,6 +3,7 @@
 //! zero-filled payload whose checksums are correct, so Wireshark and tshark decode it.
 
 use crate::packet::{Body, Packet};
+use crate::transport::Wire;
 use spacetp_proto::Time;
 use spacetp_wire::{
     encode_ipv4_packet, encode_ipv4_tcp_headers, Ipv4Params, Payload, PcapWriter, PROTO_TCP,
@@ -47,17 +48,25 @@ impl PcapTap {
             id: self.ip_id,
         };
         let res = match &p.body {
-            Body::Tcp {
-                comp: Some(c), len, ..
+            Body::Transport {
+                wire: Wire::Tcp {
+                    comp: Some(c), len, ..
+                },
+                ..
             } => {
                 // SCPS compressed header: IP protocol 105, as the Reference Implementation.
                 ip.protocol = spacetp_wire::PROTO_SCPS_COMPRESSED;
                 encode_ipv4_packet(&ip, c.as_bytes(), Payload::Zeros(*len), &mut self.buf)
                     .map(|_| ())
             }
-            Body::Tcp { hdr, len, .. } => {
-                encode_ipv4_tcp_headers(&ip, hdr, *len, &mut self.buf).map(|_| ())
-            }
+            Body::Transport {
+                wire: Wire::Tcp { hdr, len, .. },
+                ..
+            } => encode_ipv4_tcp_headers(&ip, hdr, *len, &mut self.buf).map(|_| ()),
+            Body::Transport {
+                wire: Wire::Unfilled,
+                ..
+            } => return, // never on a link: filled before it is sent
             Body::Datagram { .. } => {
                 ip.protocol = PROTO_UDP;
                 let udp_len = (p.size - 20) as u16;

@@ -39,11 +39,13 @@ impl SentLog {
     /// transmission.
     pub fn on_resent(&mut self, start: u64, end: u64) {
         self.timed = None;
-        for s in self
-            .in_flight
-            .iter_mut()
-            .filter(|s| s.start < end && s.end > start)
-        {
+        // Segments are recorded in stream order, so those that overlap are found by
+        // bisection: a retransmission in a window of thousands costs a few steps, not a scan.
+        let first = self.in_flight.partition_point(|s| s.end <= start);
+        for s in self.in_flight.range_mut(first..) {
+            if s.start >= end {
+                break;
+            }
             s.timeable = false;
         }
     }
@@ -102,6 +104,19 @@ mod tests {
             "the resent one is skipped"
         );
         assert_eq!(log.controller_sample(201, 100), Some(80));
+    }
+
+    #[test]
+    fn a_resend_spoils_exactly_the_segments_it_overlaps() {
+        let mut log = SentLog::default();
+        for i in 0..10u64 {
+            log.on_sent(1 + 100 * i, 101 + 100 * i, i);
+        }
+        log.on_resent(250, 420); // overlaps [201, 301), [301, 401), [401, 501)
+        let timeable: Vec<bool> = log.in_flight.iter().map(|s| s.timeable).collect();
+        let mut want = [true; 10];
+        want[2..5].fill(false);
+        assert_eq!(timeable, want);
     }
 
     #[test]

@@ -37,7 +37,8 @@ impl Timer {
 }
 
 /// The deadlines of the timers the connection keeps itself. The receiver keeps its own
-/// (`DelayedAck`, `Bets`) and TCP-Peach+ its burst's, beside the state they belong to.
+/// (`DelayedAck`, `Bets`) and TCP-Peach+ its burst's, beside the state they belong to: their
+/// slots here stay empty.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct TimerTable([Option<Time>; Timer::ALL.len()]);
 
@@ -68,6 +69,11 @@ impl TimerTable {
     pub fn is_armed(&self, t: Timer) -> bool {
         self.0[t as usize].is_some()
     }
+
+    /// The earliest deadline in the table.
+    pub fn earliest(&self) -> Option<Time> {
+        self.0.iter().flatten().min().copied()
+    }
 }
 
 impl Connection {
@@ -76,7 +82,18 @@ impl Connection {
         if self.state == State::Closed {
             return None;
         }
-        Timer::ALL.iter().filter_map(|&t| self.deadline(t)).min()
+        // The table's own slots first (one pass over an array), then the timers kept beside
+        // their state: the same minimum as over `Timer::ALL`, without a match per timer.
+        let peach = self.peach.as_ref().and_then(|p| p.deadline());
+        [
+            self.timers.earliest(),
+            self.rx.delayed_ack_deadline(),
+            self.rx.bets_deadline(),
+            peach,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Handle every timer due at `now`.

@@ -2,6 +2,8 @@
 //! attackers, and the service of an endpoint after any event.
 
 use super::*;
+use crate::transport::tcp::TcpEndpoint;
+use crate::transport::Wire;
 
 impl World {
     pub(super) fn wake_reader(&mut self, ep: u32) {
@@ -26,19 +28,19 @@ impl World {
                     Some(r) => f.to_write.min(r - f.record_fill),
                     None => f.to_write,
                 };
-                let n = e.conn.send(want);
+                let n = e.transport.write(want);
                 if f.total.is_some() {
                     f.to_write -= n;
                 }
                 if let Some(r) = f.record_size {
                     f.record_fill += n;
                     if f.record_fill == r || f.to_write == 0 {
-                        e.conn.end_record();
+                        e.transport.end_record();
                         f.record_fill = 0;
                     }
                 }
                 if f.to_write == 0 {
-                    e.conn.close();
+                    e.transport.close();
                 }
                 if n < want || f.record_size.is_none() {
                     break;
@@ -47,19 +49,20 @@ impl World {
         } else {
             if let Some(r) = &mut e.reader {
                 // Earn credit since the last read (at most one buffer's worth when idle), read.
-                let cap = e.conn.config().receive_buffer.0 as f64 * 8.0;
+                let cap = e.transport.receive_buffer() as f64 * 8.0;
                 r.credit = (r.credit + (now - r.last) as f64 * 1e-9 * r.rate).min(cap);
                 r.last = now;
-                let got = e.conn.read((r.credit / 8.0) as u64);
+                let got = e.transport.read((r.credit / 8.0) as u64);
                 r.credit -= got as f64 * 8.0;
-                if e.conn.readable() > 0 && r.wake_at.is_none() {
+                if e.transport.readable() > 0 && r.wake_at.is_none() {
                     // wake when one full segment of credit has accrued
-                    let dt = ((f.mss as f64 * 8.0 - r.credit).max(8.0) / r.rate * 1e9) as Time;
+                    let dt =
+                        ((f.spec.mss() as f64 * 8.0 - r.credit).max(8.0) / r.rate * 1e9) as Time;
                     r.wake_at = Some(now + dt.max(1));
                     self.q.schedule(now + dt.max(1), Event::Read(ep));
                 }
             }
-            let d = e.conn.delivered();
+            let d = e.transport.delivered();
             if d > f.delivered {
                 f.delivered = d;
                 f.last_byte = Some(now);
@@ -73,52 +76,52 @@ impl World {
                 }
             }
             // The application reads to end of file before it closes its side.
-            if e.conn.state() == State::CloseWait && e.conn.readable() == 0 {
-                e.conn.close();
+            if e.transport.peer_closed() && e.transport.readable() == 0 {
+                e.transport.close();
             }
         }
         let (node, peer_node, peer_ep, flow, sender) = {
             let e = &self.eps[ep as usize];
             (e.node, e.peer_node, e.peer_ep, e.flow, e.sender)
         };
-        // Each segment goes onto the link as soon as the connection yields it (sending touches
-        // no connection state, so the order of events is the same as collecting them first);
+        // Each packet goes onto the link as soon as the transport yields it (sending touches
+        // no transport state, so the order of events is the same as collecting them first);
         // this saves copying every header through an intermediate buffer.
-        while let Some(t) = self.eps[ep as usize].conn.poll_transmit(now) {
-            if sender && t.len > 0 {
-                if let Some(seg) = &mut self.segments {
-                    seg.push(&[
-                        secs(now),
-                        flow as f64,
-                        (t.pos - 1) as f64,
-                        t.len as f64,
-                        t.retransmission as u8 as f64,
-                    ]);
-                }
-            }
-            let comp = self.compress(ep, &t.hdr, t.len);
-            let header_len = match &comp {
-                Some(c) => c.len() as u32,
-                None => TCP_HEADER_LEN + t.hdr.options.padded_len(),
-            };
-            let size = IPV4_HEADER_LEN + header_len + t.len;
-            let id = self.slab.insert(Packet {
+        loop {
+            let id = self.slab.reserve(Packet {
                 src: node,
                 dst: peer_node,
-                size,
+                size: 0,
                 corrupted: false,
-                low_priority: t.low_priority,
-                body: Body::Tcp {
+                low_priority: false,
+                body: Body::Transport {
                     ep: peer_ep,
-                    hdr: t.hdr,
-                    len: t.len,
-                    comp,
+                    wire: Wire::Unfilled,
                 },
             });
+            let slot = self.slab.get_mut(id);
+            let Body::Transport { wire, .. } = &mut slot.body else {
+                unreachable!("inserted above")
+            };
+            let Some(t) = self.eps[ep as usize].transport.poll_transmit(now, wire) else {
+                self.slab.release(id);
+                break;
+            };
+            (slot.size, slot.low_priority) = (t.size, t.low_priority);
+            self.slab.commit();
+            if let (true, Some(d), Some(seg)) = (sender, t.data, &mut self.segments) {
+                seg.push(&[
+                    secs(now),
+                    flow as f64,
+                    d.offset as f64,
+                    d.len as f64,
+                    d.retransmission as u8 as f64,
+                ]);
+            }
             self.send_from(node, id);
         }
         let e = &mut self.eps[ep as usize];
-        if let Some(d) = e.conn.poll_timeout() {
+        if let Some(d) = e.transport.poll_timeout() {
             let d = d.max(now);
             if e.timer_at.is_none_or(|t| d < t) {
                 e.timer_at = Some(d);
@@ -128,37 +131,17 @@ impl World {
         self.check_flow_done(flow);
     }
 
-    /// The compressed header endpoint `ep` sends `hdr` with, if its connection negotiated
-    /// SCPS header compression (SYNs set the context up and travel uncompressed).
-    pub(super) fn compress(
-        &mut self,
-        ep: u32,
-        hdr: &TcpHeader,
-        len: u32,
-    ) -> Option<CompressedHeader> {
-        let e = &mut self.eps[ep as usize];
-        if hdr.has(flags::SYN) {
-            e.comp_tx = compression_context(hdr, e.node, e.peer_node);
-            return None;
-        }
-        if !e.conn.header_compression() {
-            return None;
-        }
-        let ctx = e.comp_tx.as_mut()?;
-        let c = compress(hdr, len as usize, ctx).ok()?;
-        ctx.record(hdr);
-        Some(c)
-    }
-
     pub(super) fn check_flow_done(&mut self, fi: u32) {
         let f = &self.flows[fi as usize];
         if f.done || f.total.is_none() {
             return;
         }
         let Some((s, r)) = f.eps else { return };
-        let (s, r) = (&self.eps[s as usize].conn, &self.eps[r as usize].conn);
-        let aborted = |c: &Connection| c.close_reason().is_some_and(|x| x != CloseReason::Normal);
-        if (s.is_finished() && r.is_finished()) || aborted(s) || aborted(r) {
+        let (s, r) = (
+            &self.eps[s as usize].transport,
+            &self.eps[r as usize].transport,
+        );
+        if (s.is_finished() && r.is_finished()) || s.failed() || r.failed() {
             self.flows[fi as usize].done = true;
             self.alive -= 1;
         }
@@ -170,16 +153,15 @@ impl World {
         let cport = 49152 + (fi % 16384) as u16;
         let sport = if f.workload.is_some() { 20 } else { 5001 };
         let s_ep = self.eps.len() as u32;
-        let client = Connection::connect(&f.cfg, f.mss, cport, sport, rng.next_u64() as u32);
-        let server = Connection::listen(
-            f.peer_cfg.as_ref().unwrap_or(&f.cfg),
-            f.mss,
-            sport,
-            cport,
-            rng.next_u64() as u32,
-        );
+        let ends = Ends {
+            client_node: f.from,
+            server_node: f.to,
+            client_port: cport,
+            server_port: sport,
+        };
+        let (client, server) = f.spec.open(ends, || rng.next_u64() as u32);
         self.eps.push(Endpoint {
-            conn: client,
+            transport: client,
             node: f.from,
             peer_node: f.to,
             peer_ep: s_ep + 1,
@@ -188,11 +170,9 @@ impl World {
             timer_at: None,
             dead: false,
             reader: None,
-            comp_tx: None,
-            comp_rx: None,
         });
         self.eps.push(Endpoint {
-            conn: server,
+            transport: server,
             node: f.to,
             peer_node: f.from,
             peer_ep: s_ep,
@@ -206,11 +186,9 @@ impl World {
                 last: 0,
                 wake_at: None,
             }),
-            comp_tx: None,
-            comp_rx: None,
         });
         if f.read_rate.is_some() {
-            self.eps[s_ep as usize + 1].conn.set_manual_read();
+            self.eps[s_ep as usize + 1].transport.set_manual_read();
         }
         self.flows[fi as usize].eps = Some((s_ep, s_ep + 1));
         self.service(s_ep);
@@ -255,9 +233,7 @@ impl World {
             record_size: None,
             record_fill: 0,
             start: now,
-            cfg: w.cfg.clone(),
-            peer_cfg: None,
-            mss: w.mss,
+            spec: w.spec.clone(),
             read_rate: None,
             eps: None,
             delivered: 0,
@@ -318,9 +294,14 @@ impl World {
             AttackTarget::Sender => se,
         });
         if let Some(v) = victim.filter(|&v| !self.eps[v as usize].dead) {
-            let (hdr, len) = a.forge(&self.eps[v as usize].conn);
+            let victim = self.eps[v as usize].transport.as_any_mut();
+            let conn = victim
+                .downcast_mut::<TcpEndpoint>()
+                .expect("attacks are checked to target TCP flows")
+                .connection_mut();
+            let (hdr, len) = a.forge(conn);
             a.injected += 1;
-            if let Some(taken) = self.eps[v as usize].conn.on_segment(self.now, &hdr, len) {
+            if let Some(taken) = conn.on_segment(self.now, &hdr, len) {
                 a.forged_bytes_accepted += taken.len as u64;
             }
             self.service(v);

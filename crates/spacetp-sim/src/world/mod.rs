@@ -12,13 +12,9 @@ use crate::packet::{Body, Packet, PacketId, Slab};
 use crate::pcap::PcapTap;
 use crate::result::*;
 use crate::rng::{stream, Rng};
-use spacetp_proto::connection::CloseReason;
+use crate::transport::{Ends, Transport, TransportSpec};
 use spacetp_proto::time::secs;
-use spacetp_proto::{Connection, State, TcpConfig, Time};
-use spacetp_wire::{
-    compress, decompress, flags, CompressedHeader, CompressionContext, TcpHeader, IPV4_HEADER_LEN,
-    TCP_HEADER_LEN,
-};
+use spacetp_proto::Time;
 
 /// Options of one run that are not part of the scenario.
 #[derive(Clone, Debug, Default)]
@@ -29,7 +25,7 @@ pub struct RunOptions {
 }
 
 struct Endpoint {
-    conn: Connection,
+    transport: Box<dyn Transport>,
     node: u16,
     peer_node: u16,
     peer_ep: u32,
@@ -41,10 +37,6 @@ struct Endpoint {
     dead: bool,
     /// A receiving application that reads at a limited rate.
     reader: Option<Reader>,
-    /// SCPS header compression state of the direction this endpoint sends (set up from its
-    /// own SYN) and of the direction it receives (set up from the peer's SYN).
-    comp_tx: Option<CompressionContext>,
-    comp_rx: Option<CompressionContext>,
 }
 
 /// An application reading at `rate` bits/s: it earns read credit with time.
@@ -66,10 +58,8 @@ struct Flow {
     record_size: Option<u64>,
     record_fill: u64,
     start: Time,
-    cfg: TcpConfig,
-    /// The receiving end's settings when its profile differs.
-    peer_cfg: Option<TcpConfig>,
-    mss: u32,
+    /// What the two ends run.
+    spec: TransportSpec,
     read_rate: Option<f64>,
     eps: Option<(u32, u32)>,
     delivered: u64,
@@ -90,8 +80,7 @@ struct Workload {
     server: u16,
     direction: Direction,
     protocol: String,
-    cfg: TcpConfig,
-    mss: u32,
+    spec: TransportSpec,
     stop: Option<Time>,
     count: Option<u32>,
     issued: Vec<u32>,
@@ -265,9 +254,9 @@ impl World {
             // destination host's transport hears of it (and echoes Corruption Experienced);
             // a router sends the sender an ICMP-like notice (SCPS-TP corruption signalling).
             self.slab.remove(id);
-            if let Body::Tcp { ep, .. } = p.body {
+            if let Body::Transport { ep, .. } = p.body {
                 if p.dst == node {
-                    self.eps[ep as usize].conn.on_corruption_detected();
+                    self.eps[ep as usize].transport.on_corruption_detected();
                     self.service(ep);
                 } else {
                     let sender = self.eps[ep as usize].peer_ep;
@@ -288,38 +277,14 @@ impl World {
 
     /// A packet reached its destination node.
     fn deliver(&mut self, id: PacketId) {
-        let p = self.slab.get(id);
-        if let Body::Tcp {
-            ep,
-            ref hdr,
-            len,
-            ref comp,
-        } = p.body
-        {
-            // The connection reads the header in place (a packet is about 190 bytes, and
+        if let Body::Transport { ep, ref wire } = self.slab.get(id).body {
+            // The transport reads the packet in place (a packet is about 190 bytes, and
             // copying it out was a measurable share of a run); the slot is freed before the
-            // connection answers, so that the answer reuses it.
+            // transport answers, so that the answer reuses it.
             let e = &mut self.eps[ep as usize];
             let live = !e.dead;
             if live {
-                // From the peer's first SYN only: a later SYN (a copy, or spoofed) must not
-                // replace the context the connection's headers decode against.
-                if hdr.has(flags::SYN) && e.comp_rx.is_none() {
-                    e.comp_rx = compression_context(hdr, p.src, p.dst);
-                }
-                // A compressed header decodes against the receiver's context, as on a real
-                // link: fields omitted after a lost header come out with older values.
-                match (comp, e.comp_rx.as_mut()) {
-                    (None, _) => {
-                        e.conn.on_segment(self.now, hdr, len);
-                    }
-                    (Some(c), Some(ctx)) => {
-                        if let Ok(d) = decompress(c.as_bytes(), ctx) {
-                            e.conn.on_segment(self.now, &d.header, len);
-                        }
-                    }
-                    (Some(_), None) => {} // no context: undecodable, dropped
-                }
+                e.transport.on_packet(self.now, wire);
             }
             self.slab.free(id);
             if live {
@@ -329,7 +294,7 @@ impl World {
         }
         let p = self.slab.remove(id);
         match p.body {
-            Body::Tcp { .. } => unreachable!("handled above"),
+            Body::Transport { .. } => unreachable!("handled above"),
             Body::Datagram { source } => {
                 let s = &mut self.sources[source as usize];
                 s.received += 1;
@@ -337,7 +302,9 @@ impl World {
             }
             Body::CorruptionNotice { ep } => {
                 if !self.eps[ep as usize].dead {
-                    self.eps[ep as usize].conn.on_corruption_notice(self.now);
+                    self.eps[ep as usize]
+                        .transport
+                        .on_corruption_notice(self.now);
                     self.service(ep);
                 }
             }
@@ -353,8 +320,8 @@ impl World {
             return; // superseded by an earlier deadline (lazily cancelled), or abandoned
         }
         e.timer_at = None;
-        if e.conn.poll_timeout().is_some_and(|d| d <= self.now) {
-            e.conn.on_timeout(self.now);
+        if e.transport.poll_timeout().is_some_and(|d| d <= self.now) {
+            e.transport.on_timeout(self.now);
         }
         self.service(ep);
     }
@@ -365,7 +332,7 @@ impl World {
     fn link_state(&mut self, link: u32, up: bool) {
         for ep in 0..self.eps.len() as u32 {
             let e = &self.eps[ep as usize];
-            if e.dead || e.conn.is_finished() {
+            if e.dead || e.transport.is_finished() {
                 continue;
             }
             let (mut n, dst) = (e.node, e.peer_node);
@@ -401,7 +368,7 @@ impl World {
         if self.eps[ep as usize].dead {
             return;
         }
-        let c = &mut self.eps[ep as usize].conn;
+        let c = &mut self.eps[ep as usize].transport;
         if up {
             c.on_link_restored(self.now);
         } else {
@@ -416,15 +383,8 @@ impl World {
 /// Source and destination ports of a packet, for pcap output.
 fn packet_ports(p: &Packet) -> (u16, u16) {
     match p.body {
-        Body::Tcp { hdr, .. } => (hdr.src_port, hdr.dst_port),
+        Body::Transport { ref wire, .. } => wire.ports(),
         Body::Datagram { source } => (9000 + source as u16, 9000 + source as u16),
         Body::CorruptionNotice { .. } | Body::LinkNotice { .. } => (0, 0),
     }
-}
-
-/// The compression context of the direction that sent `syn` from node `src` to node `dst`,
-/// if the SYN offers SCPS header compression.
-fn compression_context(syn: &TcpHeader, src: u16, dst: u16) -> Option<CompressionContext> {
-    let addr = crate::pcap::node_addr;
-    CompressionContext::from_syn(syn, addr(src), addr(dst)).ok()
 }

@@ -11,21 +11,20 @@ impl World {
                 if f.done {
                     continue;
                 }
-                let c = &self.eps[s as usize].conn;
-                let w = c.window();
+                let st = self.eps[s as usize].transport.sender_state();
                 tab.push(&[
                     secs(now),
                     fi as f64,
-                    w.cwnd as f64,
-                    if w.ssthresh == u64::MAX {
+                    st.cwnd as f64,
+                    if st.ssthresh == u64::MAX {
                         f64::INFINITY
                     } else {
-                        w.ssthresh as f64
+                        st.ssthresh as f64
                     },
-                    c.rtt().srtt().map_or(f64::NAN, secs),
-                    c.bytes_in_flight() as f64,
-                    c.snd_max().saturating_sub(1) as f64,
-                    c.snd_una().saturating_sub(1) as f64,
+                    st.srtt.map_or(f64::NAN, secs),
+                    st.in_flight as f64,
+                    st.sent as f64,
+                    st.acked as f64,
                     f.delivered as f64,
                 ]);
             }
@@ -65,43 +64,8 @@ impl World {
             s.goodput_window_bps = Some(bytes as f64 * 8.0 / secs(b - a));
         }
         if let Some((se, re)) = f.eps {
-            let c = &self.eps[se as usize].conn;
-            let st = c.stats();
-            s.segments_sent = st.segments_sent;
-            s.data_segments_sent = st.data_segments_sent;
-            s.retransmitted_segments = st.retransmitted_segments;
-            s.retransmitted_bytes = st.retransmitted_bytes;
-            s.timeouts = st.timeouts;
-            s.fast_retransmits = st.fast_retransmits;
-            s.nil_segments_sent = st.nil_segments_sent;
-            s.snacks_received = st.snacks_received;
-            s.snack_retransmits = st.snack_retransmits;
-            let rc = &self.eps[re as usize].conn;
-            s.acks_sent = rc.stats().segments_sent;
-            s.records_delivered = rc.records_delivered();
-            s.bets_bytes_lost = rc.bets_bytes_lost();
-            // RFC 5961 at both ends: what they refused of what arrived.
-            for st in [c.stats(), rc.stats()] {
-                s.rst_rejected += st.rst_rejected;
-                s.syn_rejected += st.syn_rejected;
-                s.ack_rejected += st.ack_rejected;
-                s.out_of_window_segments += st.out_of_window_segments;
-                s.challenge_acks += st.challenge_acks;
-            }
-            s.receiver_state = match rc.close_reason() {
-                Some(r) => r.as_str().to_string(),
-                None => format!("{:?}", rc.state()).to_lowercase(),
-            };
-            let r = c.rtt();
-            if r.samples > 0 {
-                s.mean_rtt_s = Some(r.sum_rtt as f64 / r.samples as f64 / 1e9);
-            }
-            s.min_rtt_s = r.min_rtt().map(secs);
-            s.final_cwnd_bytes = c.window().cwnd;
-            s.state = match c.close_reason() {
-                Some(r) => r.as_str().to_string(),
-                None => format!("{:?}", c.state()).to_lowercase(),
-            };
+            self.eps[se as usize].transport.report_sender(&mut s);
+            self.eps[re as usize].transport.report_receiver(&mut s);
         }
         s
     }

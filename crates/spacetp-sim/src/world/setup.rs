@@ -2,6 +2,7 @@
 //! traces and capture taps, with the checks whose errors name the scenario's paths.
 
 use super::*;
+use crate::transport::tcp::TcpSpec;
 
 impl World {
     pub fn new(mut sc: Scenario, opts: &RunOptions) -> Result<World, String> {
@@ -181,9 +182,7 @@ impl World {
             record_size: f.record_size.map(|b| b.0),
             record_fill: 0,
             start: f.start.0,
-            cfg,
-            peer_cfg,
-            mss,
+            spec: TransportSpec::Tcp(TcpSpec { cfg, peer_cfg, mss }),
             read_rate: f.read_rate.map(|r| r.0),
             eps: None,
             delivered: 0,
@@ -267,8 +266,11 @@ impl World {
             server,
             direction: wl.direction,
             protocol: wl.protocol.clone(),
-            cfg,
-            mss,
+            spec: TransportSpec::Tcp(TcpSpec {
+                cfg,
+                peer_cfg: None,
+                mss,
+            }),
             stop: wstop,
             count: wl.count,
             rng,

@@ -1,0 +1,170 @@
+//! The one interface through which the world drives a transport. A transport is a sans-IO
+//! state machine: the world hands it what arrives for it, asks it what to send and when to
+//! wake it, and lets the application write and read through it. Links, queues, error
+//! models, traces and pcap taps see only [`Outgoing`] packets and their [`Wire`] contents.
+//!
+//! TCP and SCPS-TP (`spacetp-proto`'s `Connection`) are the first implementation
+//! (`tcp.rs`). Adding a transport is one module here that implements [`Transport`], a
+//! [`Wire`] variant if its packets differ from those already here, and the scenario keyword
+//! that selects it ([`TransportSpec`]).
+
+pub mod tcp;
+
+use crate::result::FlowSummary;
+use spacetp_proto::Time;
+use spacetp_wire::{CompressedHeader, TcpHeader};
+use std::any::Any;
+
+/// What a transport's packet carries across the links.
+// Packets live in a slab reused across the run; boxing the large variant would allocate per
+// packet, which is what the slab avoids.
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone, Copy, Debug)]
+pub enum Wire {
+    /// A TCP or SCPS-TP segment: its header fields and `len` payload bytes (the simulator
+    /// carries no payload bytes); `comp` is the SCPS compressed header it travels with when
+    /// the connection negotiated compression (the receiver decodes that, not `hdr`, which is
+    /// what the sender meant).
+    Tcp {
+        hdr: TcpHeader,
+        len: u32,
+        comp: Option<CompressedHeader>,
+    },
+    /// A packet slot the transport has not written yet: the world reserves the slot and the
+    /// transport writes its packet into it, which spares copying every header twice.
+    Unfilled,
+}
+
+impl Wire {
+    /// Source and destination ports, for pcap output.
+    pub fn ports(&self) -> (u16, u16) {
+        match self {
+            Wire::Tcp { hdr, .. } => (hdr.src_port, hdr.dst_port),
+            Wire::Unfilled => (0, 0),
+        }
+    }
+}
+
+/// What the world needs to know of a packet a transport wrote.
+#[derive(Clone, Copy, Debug)]
+pub struct Outgoing {
+    /// IP packet size on the link, in bytes.
+    pub size: u32,
+    /// Served only with spare capacity and dropped first (TCP-Peach+ NIL segments).
+    pub low_priority: bool,
+    /// The application data it carries, for the `segments` trace.
+    pub data: Option<DataSent>,
+}
+
+/// Application data in a packet: stream offset of its first byte, length, and whether the
+/// transport sends it again.
+#[derive(Clone, Copy, Debug)]
+pub struct DataSent {
+    pub offset: u64,
+    pub len: u32,
+    pub retransmission: bool,
+}
+
+/// A sender's congestion state, for the `samples` trace.
+#[derive(Clone, Copy, Debug)]
+pub struct SenderState {
+    pub cwnd: u64,
+    /// `u64::MAX` before the first loss.
+    pub ssthresh: u64,
+    pub srtt: Option<Time>,
+    pub in_flight: u64,
+    /// Application bytes sent (highest offset) and acknowledged so far.
+    pub sent: u64,
+    pub acked: u64,
+}
+
+/// One end of a flow, driven by the world.
+pub trait Transport {
+    /// A packet for this end arrived.
+    fn on_packet(&mut self, now: Time, wire: &Wire);
+    /// Write the next packet to send at `now` into `wire` and describe it; `None` when there
+    /// is nothing to send. The world calls until `None`.
+    fn poll_transmit(&mut self, now: Time, wire: &mut Wire) -> Option<Outgoing>;
+    /// When `on_timeout` next has work to do.
+    fn poll_timeout(&self) -> Option<Time>;
+    fn on_timeout(&mut self, now: Time);
+
+    /// The application offers `n` more bytes; returns how many the transport took.
+    fn write(&mut self, n: u64) -> u64;
+    /// The bytes written so far end a record.
+    fn end_record(&mut self);
+    /// Nothing more will be written.
+    fn close(&mut self);
+    /// From now on the application reads only through `read`.
+    fn set_manual_read(&mut self);
+    fn read(&mut self, n: u64) -> u64;
+    /// In-order bytes waiting to be read.
+    fn readable(&self) -> u64;
+    /// Bytes delivered in order to the application so far.
+    fn delivered(&self) -> u64;
+    /// The receive buffer (a reading application earns at most this much credit).
+    fn receive_buffer(&self) -> u64;
+    /// The peer has finished sending and this end has not closed yet.
+    fn peer_closed(&self) -> bool;
+    /// Both directions are done (or the connection ended otherwise).
+    fn is_finished(&self) -> bool;
+    /// The connection ended abnormally (reset, timed out, aborted).
+    fn failed(&self) -> bool;
+
+    /// Our link layer discarded a corrupted packet addressed to this end.
+    fn on_corruption_detected(&mut self) {}
+    /// A router reports that a packet this end sent was corrupted on the way.
+    fn on_corruption_notice(&mut self, _now: Time) {}
+    /// A ground station on the path reports its link down, or back up.
+    fn on_link_outage(&mut self, _now: Time) {}
+    fn on_link_restored(&mut self, _now: Time) {}
+
+    /// The congestion state of a sending end.
+    fn sender_state(&self) -> SenderState;
+    /// Fill in the sender's share of the flow summary.
+    fn report_sender(&self, s: &mut FlowSummary);
+    /// Fill in the receiver's share of the flow summary.
+    fn report_receiver(&self, s: &mut FlowSummary);
+    /// For the attacker, which forges segments of one transport only.
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+}
+
+/// What a flow's two ends run, as the scenario chose it.
+#[derive(Clone, Debug)]
+pub enum TransportSpec {
+    Tcp(tcp::TcpSpec),
+}
+
+/// Where the two ends of a flow are: node indices and ports.
+#[derive(Clone, Copy, Debug)]
+pub struct Ends {
+    pub client_node: u16,
+    pub server_node: u16,
+    pub client_port: u16,
+    pub server_port: u16,
+}
+
+impl TransportSpec {
+    /// The client (which opens and, in a flow, sends) and the server. `isn` draws each
+    /// end's initial sequence number.
+    pub fn open(
+        &self,
+        ends: Ends,
+        mut isn: impl FnMut() -> u32,
+    ) -> (Box<dyn Transport>, Box<dyn Transport>) {
+        match self {
+            TransportSpec::Tcp(spec) => {
+                let client = spec.client(ends, isn());
+                let server = spec.server(ends, isn());
+                (Box::new(client), Box::new(server))
+            }
+        }
+    }
+
+    /// The largest payload one packet carries (from the flow's MTU).
+    pub fn mss(&self) -> u32 {
+        match self {
+            TransportSpec::Tcp(spec) => spec.mss,
+        }
+    }
+}
