@@ -12,8 +12,6 @@ pub type PacketId = u32;
 pub enum Body {
     /// A packet of a transport for endpoint `ep`.
     Transport { ep: u32, wire: Wire },
-    /// A background datagram of traffic source `source`.
-    Datagram { source: u32 },
     /// An ICMP-like notice from a router to endpoint `ep`: a packet it sent was corrupted on
     /// the way (SCPS-TP corruption signalling).
     CorruptionNotice { ep: u32 },

@@ -67,7 +67,10 @@ impl PcapTap {
                 wire: Wire::Unfilled,
                 ..
             } => return, // never on a link: filled before it is sent
-            Body::Datagram { .. } => {
+            Body::Transport {
+                wire: Wire::Datagram { .. },
+                ..
+            } => {
                 ip.protocol = PROTO_UDP;
                 let udp_len = (p.size - 20) as u16;
                 let mut udp = [0u8; 8];

@@ -8,6 +8,7 @@
 //! [`Wire`] variant if its packets differ from those already here, and the scenario keyword
 //! that selects it ([`TransportSpec`]).
 
+pub mod datagram;
 pub mod tcp;
 
 use crate::result::FlowSummary;
@@ -30,6 +31,12 @@ pub enum Wire {
         len: u32,
         comp: Option<CompressedHeader>,
     },
+    /// A datagram of `size` bytes (IP size, headers included).
+    Datagram {
+        src_port: u16,
+        dst_port: u16,
+        size: u32,
+    },
     /// A packet slot the transport has not written yet: the world reserves the slot and the
     /// transport writes its packet into it, which spares copying every header twice.
     Unfilled,
@@ -40,6 +47,9 @@ impl Wire {
     pub fn ports(&self) -> (u16, u16) {
         match self {
             Wire::Tcp { hdr, .. } => (hdr.src_port, hdr.dst_port),
+            Wire::Datagram {
+                src_port, dst_port, ..
+            } => (*src_port, *dst_port),
             Wire::Unfilled => (0, 0),
         }
     }
@@ -111,6 +121,11 @@ pub trait Transport {
     /// The connection ended abnormally (reset, timed out, aborted).
     fn failed(&self) -> bool;
 
+    /// Whether routers and ground stations send this end their signals (SCPS-TP corruption
+    /// and link-outage notices): they do to every TCP endpoint, which may ignore them.
+    fn takes_signals(&self) -> bool {
+        true
+    }
     /// Our link layer discarded a corrupted packet addressed to this end.
     fn on_corruption_detected(&mut self) {}
     /// A router reports that a packet this end sent was corrupted on the way.
@@ -125,7 +140,9 @@ pub trait Transport {
     fn report_sender(&self, s: &mut FlowSummary);
     /// Fill in the receiver's share of the flow summary.
     fn report_receiver(&self, s: &mut FlowSummary);
-    /// For the attacker, which forges segments of one transport only.
+    /// For what is specific to one transport: the attacker forges TCP segments, the
+    /// datagram summary reads a datagram end's counters.
+    fn as_any(&self) -> &dyn Any;
     fn as_any_mut(&mut self) -> &mut dyn Any;
 }
 

@@ -240,6 +240,10 @@ impl Transport for TcpEndpoint {
         s.receiver_state = self.state_name();
     }
 
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
     fn as_any_mut(&mut self) -> &mut dyn Any {
         self
     }

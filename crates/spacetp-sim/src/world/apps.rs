@@ -17,11 +17,25 @@ impl World {
         self.service(ep);
     }
 
-    /// Let the application act, send what the connection wants to send, re-arm its timer.
+    /// Let the application act, send what the transport wants to send, re-arm its timer.
     pub(super) fn service(&mut self, ep: u32) {
+        let app = self.eps[ep as usize].app;
+        if let App::Flow(fi) = app {
+            self.flow_app(ep, fi);
+        }
+        self.transmit(ep);
+        self.arm_timer(ep);
+        if let App::Flow(fi) = app {
+            self.check_flow_done(fi);
+        }
+    }
+
+    /// A flow's application: the sender writes (in records, if asked) and closes at the
+    /// end; the receiver reads (at its rate, if limited) and closes after the peer did.
+    fn flow_app(&mut self, ep: u32, fi: u32) {
         let now = self.now;
         let e = &mut self.eps[ep as usize];
-        let f = &mut self.flows[e.flow as usize];
+        let f = &mut self.flows[fi as usize];
         if e.sender {
             while f.to_write > 0 {
                 let want = match f.record_size {
@@ -80,9 +94,14 @@ impl World {
                 e.transport.close();
             }
         }
-        let (node, peer_node, peer_ep, flow, sender) = {
+    }
+
+    /// Put every packet the transport has to send on its way.
+    fn transmit(&mut self, ep: u32) {
+        let now = self.now;
+        let (node, peer_node, peer_ep, app, sender) = {
             let e = &self.eps[ep as usize];
-            (e.node, e.peer_node, e.peer_ep, e.flow, e.sender)
+            (e.node, e.peer_node, e.peer_ep, e.app, e.sender)
         };
         // Each packet goes onto the link as soon as the transport yields it (sending touches
         // no transport state, so the order of events is the same as collecting them first);
@@ -109,10 +128,12 @@ impl World {
             };
             (slot.size, slot.low_priority) = (t.size, t.low_priority);
             self.slab.commit();
-            if let (true, Some(d), Some(seg)) = (sender, t.data, &mut self.segments) {
+            if let (App::Flow(fi), true, Some(d), Some(seg)) =
+                (app, sender, t.data, &mut self.segments)
+            {
                 seg.push(&[
                     secs(now),
-                    flow as f64,
+                    fi as f64,
                     d.offset as f64,
                     d.len as f64,
                     d.retransmission as u8 as f64,
@@ -120,6 +141,11 @@ impl World {
             }
             self.send_from(node, id);
         }
+    }
+
+    /// Re-arm the endpoint's timer event if its transport's deadline moved earlier.
+    fn arm_timer(&mut self, ep: u32) {
+        let now = self.now;
         let e = &mut self.eps[ep as usize];
         if let Some(d) = e.transport.poll_timeout() {
             let d = d.max(now);
@@ -128,7 +154,6 @@ impl World {
                 self.q.schedule(d, Event::Timer(ep));
             }
         }
-        self.check_flow_done(flow);
     }
 
     pub(super) fn check_flow_done(&mut self, fi: u32) {
@@ -165,7 +190,7 @@ impl World {
             node: f.from,
             peer_node: f.to,
             peer_ep: s_ep + 1,
-            flow: fi,
+            app: App::Flow(fi),
             sender: true,
             timer_at: None,
             dead: false,
@@ -176,7 +201,7 @@ impl World {
             node: f.to,
             peer_node: f.from,
             peer_ep: s_ep,
-            flow: fi,
+            app: App::Flow(fi),
             sender: false,
             timer_at: None,
             dead: false,
@@ -270,17 +295,10 @@ impl World {
             }
         }
         s.sent += 1;
-        let (from, to, size, gap) = (s.from, s.to, s.size, s.gap);
+        let (ep, size, gap) = (s.eps.0, s.size, s.gap);
         self.q.schedule(now + gap, Event::Datagram(si));
-        let id = self.slab.insert(Packet {
-            src: from,
-            dst: to,
-            size,
-            corrupted: false,
-            low_priority: false,
-            body: Body::Datagram { source: si },
-        });
-        self.send_from(from, id);
+        self.eps[ep as usize].transport.write(size as u64);
+        self.service(ep);
     }
 
     /// Attack `ai` hands its next spoofed segment to its victim, as if it had just arrived

@@ -29,7 +29,8 @@ struct Endpoint {
     node: u16,
     peer_node: u16,
     peer_ep: u32,
-    flow: u32,
+    /// The application at this end.
+    app: App,
     sender: bool,
     /// Time of the timer event in the queue that is still valid.
     timer_at: Option<Time>,
@@ -37,6 +38,15 @@ struct Endpoint {
     dead: bool,
     /// A receiving application that reads at a limited rate.
     reader: Option<Reader>,
+}
+
+/// The application an endpoint serves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum App {
+    /// One end of flow `0` (a bulk transfer, or a workload's file).
+    Flow(u32),
+    /// One end of datagram source `0` (it writes on its own schedule).
+    Source(u32),
 }
 
 /// An application reading at `rate` bits/s: it earns read credit with time.
@@ -90,6 +100,8 @@ struct Workload {
 struct Source {
     from: u16,
     to: u16,
+    /// The sending and the receiving endpoint.
+    eps: (u32, u32),
     gap: Time,
     size: u32,
     onoff: Option<(f64, f64)>,
@@ -97,8 +109,6 @@ struct Source {
     stop: Option<Time>,
     rng: Rng,
     sent: u64,
-    received: u64,
-    bytes_received: u64,
 }
 
 pub struct World {
@@ -255,7 +265,9 @@ impl World {
             // a router sends the sender an ICMP-like notice (SCPS-TP corruption signalling).
             self.slab.remove(id);
             if let Body::Transport { ep, .. } = p.body {
-                if p.dst == node {
+                if !self.eps[ep as usize].transport.takes_signals() {
+                    // nobody to tell
+                } else if p.dst == node {
                     self.eps[ep as usize].transport.on_corruption_detected();
                     self.service(ep);
                 } else {
@@ -295,11 +307,6 @@ impl World {
         let p = self.slab.remove(id);
         match p.body {
             Body::Transport { .. } => unreachable!("handled above"),
-            Body::Datagram { source } => {
-                let s = &mut self.sources[source as usize];
-                s.received += 1;
-                s.bytes_received += p.size as u64;
-            }
             Body::CorruptionNotice { ep } => {
                 if !self.eps[ep as usize].dead {
                     self.eps[ep as usize]
@@ -332,7 +339,7 @@ impl World {
     fn link_state(&mut self, link: u32, up: bool) {
         for ep in 0..self.eps.len() as u32 {
             let e = &self.eps[ep as usize];
-            if e.dead || e.transport.is_finished() {
+            if e.dead || e.transport.is_finished() || !e.transport.takes_signals() {
                 continue;
             }
             let (mut n, dst) = (e.node, e.peer_node);
@@ -384,7 +391,6 @@ impl World {
 fn packet_ports(p: &Packet) -> (u16, u16) {
     match p.body {
         Body::Transport { ref wire, .. } => wire.ports(),
-        Body::Datagram { source } => (9000 + source as u16, 9000 + source as u16),
         Body::CorruptionNotice { .. } | Body::LinkNotice { .. } => (0, 0),
     }
 }

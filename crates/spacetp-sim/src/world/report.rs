@@ -1,6 +1,7 @@
 //! What a run returns: sampled time series, flow summaries and the final summary.
 
 use super::*;
+use crate::transport::datagram::DatagramEndpoint;
 
 impl World {
     pub(super) fn sample(&mut self) {
@@ -82,12 +83,18 @@ impl World {
         let datagrams = self
             .sources
             .iter()
-            .map(|s| DatagramSummary {
-                from: self.b.node_names[s.from as usize].clone(),
-                to: self.b.node_names[s.to as usize].clone(),
-                packets_sent: s.sent,
-                packets_received: s.received,
-                bytes_received: s.bytes_received,
+            .map(|s| {
+                let receiver = self.eps[s.eps.1 as usize].transport.as_any();
+                let (packets, bytes) = receiver
+                    .downcast_ref::<DatagramEndpoint>()
+                    .map_or((0, 0), DatagramEndpoint::received);
+                DatagramSummary {
+                    from: self.b.node_names[s.from as usize].clone(),
+                    to: self.b.node_names[s.to as usize].clone(),
+                    packets_sent: s.sent,
+                    packets_received: packets,
+                    bytes_received: bytes,
+                }
             })
             .collect();
         let summary = Summary {

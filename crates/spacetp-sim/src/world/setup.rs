@@ -2,6 +2,7 @@
 //! traces and capture taps, with the checks whose errors name the scenario's paths.
 
 use super::*;
+use crate::transport::datagram::DatagramEndpoint;
 use crate::transport::tcp::TcpSpec;
 
 impl World {
@@ -310,9 +311,25 @@ impl World {
         };
         let gap = ((t.size.0 as f64 * 8.0 / t.rate.0) * 1e9).round().max(1.0) as Time;
         let si = self.sources.len() as u32;
+        let ep = self.eps.len() as u32;
+        let port = 9000 + si as u16;
+        for (node, peer_node, peer_ep) in [(from, to, ep + 1), (to, from, ep)] {
+            self.eps.push(Endpoint {
+                transport: Box::new(DatagramEndpoint::new(port, port)),
+                node,
+                peer_node,
+                peer_ep,
+                app: App::Source(si),
+                sender: false,
+                timer_at: None,
+                dead: false,
+                reader: None,
+            });
+        }
         self.sources.push(Source {
             from,
             to,
+            eps: (ep, ep + 1),
             gap,
             size: t.size.0 as u32,
             onoff,
@@ -320,8 +337,6 @@ impl World {
             stop: t.stop.map(|d| d.0).or(stop),
             rng: Rng::for_component(self.seed, stream::TRAFFIC, i as u64),
             sent: 0,
-            received: 0,
-            bytes_received: 0,
         });
         self.q.schedule(t.start.0, Event::Datagram(si));
         Ok(())
