@@ -15,8 +15,10 @@
 //!
 //! Time 0 of outages, delay schedules and Markov slots is the moment [`Emulator::new`] returns.
 
+use crate::error::LiveError;
 use crate::sys::{monotonic_ns, set_fifo, set_nonblocking, sleep_ns};
 use serde::Serialize;
+use spacetp_proto::FieldError;
 use spacetp_proto::Time;
 use spacetp_sim::build;
 use spacetp_sim::link::{LinkDir, LinkStats, Offer, TxEnd};
@@ -46,18 +48,22 @@ const HIST_US: usize = 20_000;
 /// The two directions of the single `[[links]]` entry of `scenario_json` (a scenario with two
 /// nodes and one link; the seed seeds the error models as in the simulator). Errors name the
 /// field, as the simulator's do.
-pub fn link_from_json(scenario_json: &str) -> Result<(LinkDir, LinkDir), String> {
+pub fn link_from_json(scenario_json: &str) -> Result<(LinkDir, LinkDir), FieldError> {
     let sc = spacetp_sim::scenario_from_json(scenario_json)?;
     if sc.links.len() != 1 || sc.topology.is_some() {
-        return Err(format!(
-            "links: the emulator takes exactly one [[links]] entry (got {})",
-            sc.links.len()
+        return Err(FieldError::new(
+            "links",
+            format!(
+                "the emulator takes exactly one [[links]] entry (got {})",
+                sc.links.len()
+            ),
         ));
     }
     let idx = build::node_index(&sc)?;
     let mut b = build::build_links(&sc, &idx, 1500, &["links[0]".to_string()])?;
-    let back = b.links.pop().ok_or("links: no link")?;
-    let fwd = b.links.pop().ok_or("links: no link")?;
+    let no_link = || FieldError::new("links", "no link");
+    let back = b.links.pop().ok_or_else(no_link)?;
+    let fwd = b.links.pop().ok_or_else(no_link)?;
     Ok((fwd, back))
 }
 
@@ -316,7 +322,7 @@ impl Emulator {
         fd_a: RawFd,
         fd_b: RawFd,
         opts: &Options,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, LiveError> {
         let (fwd, back) = link_from_json(scenario_json)?;
         let mut transitions: Vec<(Time, bool)> = fwd
             .outages
@@ -497,7 +503,7 @@ impl Emulator {
     /// Read what side `d` sent and offer it to direction `d`. Each packet is stamped with the
     /// clock read just after it (never before it arrived, late by the read's own latency),
     /// and events due by then are processed first, so the model stays causal.
-    fn read_from(&mut self, d: usize) -> Result<(), String> {
+    fn read_from(&mut self, d: usize) -> Result<(), LiveError> {
         for _ in 0..READ_BATCH {
             // SAFETY: reads into our buffer of MAX_PACKET bytes.
             let n = unsafe {
@@ -511,11 +517,14 @@ impl Emulator {
                 let e = std::io::Error::last_os_error();
                 return match e.raw_os_error() {
                     Some(libc::EAGAIN) | Some(libc::EINTR) => Ok(()),
-                    _ => Err(format!("reading fd {}: {e}", self.fds[d])),
+                    _ => Err(LiveError::os(format!("reading fd {}", self.fds[d]), e)),
                 };
             }
             if n == 0 {
-                return Err(format!("fd {} was closed", self.fds[d]));
+                return Err(LiveError::os(
+                    format!("reading fd {}", self.fds[d]),
+                    std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "it was closed"),
+                ));
             }
             let n = n as usize;
             let now = self.now();
@@ -655,7 +664,7 @@ pub fn scenario_json(seed: u64, link: &str) -> String {
     )
 }
 
-pub fn describe(scenario_json: &str) -> Result<String, String> {
+pub fn describe(scenario_json: &str) -> Result<String, FieldError> {
     let (f, b) = link_from_json(scenario_json)?;
     let d = |l: &LinkDir| {
         serde_json::json!({
@@ -757,8 +766,9 @@ mod tests {
         ))
         .err()
         .unwrap();
+        assert_eq!(e.path, "links[0].errors.per");
         assert_eq!(
-            e,
+            e.to_string(),
             "links[0].errors.per: 2 is not a probability; must be in [0, 1]"
         );
     }

@@ -4,6 +4,7 @@
 //! inside one process.
 
 pub mod emulator;
+pub mod error;
 pub mod gateway;
 mod reassembly;
 pub mod selftest;
@@ -13,4 +14,5 @@ pub use emulator::{
     describe, link_from_json, scenario_json, DirReport, Emulator, Lateness, Options, Report,
     LINK_DOWN, LINK_UP,
 };
+pub use error::LiveError;
 pub use sys::monotonic_ns;

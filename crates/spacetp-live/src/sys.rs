@@ -1,5 +1,6 @@
 //! The few system calls both real-time loops (emulator and gateway) need, wrapped once.
 
+use crate::error::LiveError;
 use spacetp_proto::Time;
 use std::os::fd::RawFd;
 
@@ -14,15 +15,14 @@ pub fn monotonic_ns() -> Time {
     ts.tv_sec as Time * 1_000_000_000 + ts.tv_nsec as Time
 }
 
-pub fn set_nonblocking(fd: RawFd) -> Result<(), String> {
+pub fn set_nonblocking(fd: RawFd) -> Result<(), LiveError> {
     // SAFETY: fcntl on an fd the caller owns; no memory is passed.
     unsafe {
         let fl = libc::fcntl(fd, libc::F_GETFL);
         if fl < 0 || libc::fcntl(fd, libc::F_SETFL, fl | libc::O_NONBLOCK) < 0 {
-            return Err(format!(
-                "fd {fd}: cannot make it non-blocking: {}",
-                std::io::Error::last_os_error()
-            ));
+            return Err(LiveError::last_os(format!(
+                "fd {fd}: cannot make it non-blocking"
+            )));
         }
     }
     Ok(())
@@ -37,7 +37,7 @@ pub fn sleep_ns(ns: Time) {
     unsafe { libc::nanosleep(&ts, std::ptr::null_mut()) };
 }
 
-pub fn set_fifo(on: bool) -> Result<(), String> {
+pub fn set_fifo(on: bool) -> Result<(), LiveError> {
     let param = libc::sched_param {
         sched_priority: if on { 10 } else { 0 },
     };
@@ -49,10 +49,7 @@ pub fn set_fifo(on: bool) -> Result<(), String> {
     // SAFETY: sched_setscheduler on the calling thread with a param we own.
     let r = unsafe { libc::sched_setscheduler(0, policy, &param) };
     if r != 0 {
-        return Err(format!(
-            "realtime: cannot set SCHED_FIFO: {}",
-            std::io::Error::last_os_error()
-        ));
+        return Err(LiveError::last_os("realtime: cannot set SCHED_FIFO"));
     }
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! Every setting of a connection. Profiles (`newreno`, `scps-tp`, ...) are values of this
 //! struct; a scenario's `[flows.tcp]` table overrides any field by its serde name.
 
+use crate::error::FieldError;
 use crate::units::{Bytes, Duration, Rate};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -325,68 +326,147 @@ impl Default for TcpConfig {
 
 impl TcpConfig {
     /// Check the values a connection cannot work with; errors name the field and the rule.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), FieldError> {
+        self.validate_counts()?;
+        self.validate_timers()?;
+        self.validate_options()?;
+        self.validate_buffers()?;
+        self.validate_scps()?;
+        self.validate_controllers()
+    }
+
+    /// Windows and thresholds counted in segments or ACKs.
+    fn validate_counts(&self) -> Result<(), FieldError> {
         match self.initial_window {
             InitialWindow::Segments(0) => {
-                return Err("initial_window: must be at least 1 segment".into())
+                return Err(FieldError::new(
+                    "initial_window",
+                    "must be at least 1 segment",
+                ))
             }
             InitialWindow::Bytes(b) if b.0 == 0 => {
-                return Err("initial_window: must be at least 1 byte".into())
+                return Err(FieldError::new("initial_window", "must be at least 1 byte"))
             }
             _ => {}
         }
         if self.ack_every == 0 {
-            return Err("ack_every: must be at least 1".into());
+            return Err(FieldError::new("ack_every", "must be at least 1"));
         }
         if self.dupack_threshold == 0 {
-            return Err("dupack_threshold: must be at least 1".into());
+            return Err(FieldError::new("dupack_threshold", "must be at least 1"));
         }
+        Ok(())
+    }
+
+    /// The retransmission timer and its bounds.
+    fn validate_timers(&self) -> Result<(), FieldError> {
         if self.min_rto.0 == 0 {
-            return Err("min_rto: must be > 0".into());
+            return Err(FieldError::new("min_rto", "must be > 0"));
         }
         if self.max_rto.0 < self.min_rto.0 {
-            return Err(format!(
-                "max_rto: {} is below min_rto {}",
-                self.max_rto, self.min_rto
+            return Err(FieldError::new(
+                "max_rto",
+                format!("{} is below min_rto {}", self.max_rto, self.min_rto),
             ));
         }
         if self.initial_rto.0 == 0 {
-            return Err("initial_rto: must be > 0".into());
+            return Err(FieldError::new("initial_rto", "must be > 0"));
         }
         // The RTO before any RTT sample is initial_rto; it is not clamped into
         // [min_rto, max_rto] behind the user's back.
         if self.initial_rto.0 < self.min_rto.0 || self.initial_rto.0 > self.max_rto.0 {
-            return Err(format!(
-                "initial_rto: {} is outside [min_rto, max_rto] = [{}, {}]; change initial_rto \
+            return Err(FieldError::new(
+                "initial_rto",
+                format!(
+                    "{} is outside [min_rto, max_rto] = [{}, {}]; change initial_rto \
                  or the bound",
-                self.initial_rto, self.min_rto, self.max_rto
+                    self.initial_rto, self.min_rto, self.max_rto
+                ),
             ));
         }
         if self.max_backoff.is_some_and(|d| d.0 == 0) {
-            return Err("max_backoff: must be > 0".into());
+            return Err(FieldError::new("max_backoff", "must be > 0"));
         }
         if self.syn_rto.is_some_and(|d| d.0 == 0) {
-            return Err("syn_rto: must be > 0".into());
+            return Err(FieldError::new("syn_rto", "must be > 0"));
         }
+        Ok(())
+    }
+
+    /// Settings that contradict each other.
+    fn validate_options(&self) -> Result<(), FieldError> {
         if matches!(self.recovery, RecoveryKind::Sack | RecoveryKind::Fack) && !self.sack {
-            return Err(format!(
-                "recovery: \"{}\" needs sack = true (with sack = false this end never \
+            return Err(FieldError::new(
+                "recovery",
+                format!(
+                    "\"{}\" needs sack = true (with sack = false this end never \
                  negotiates SACK and recovery would be NewReno's)",
-                if self.recovery == RecoveryKind::Sack {
-                    "sack"
-                } else {
-                    "fack"
-                }
+                    if self.recovery == RecoveryKind::Sack {
+                        "sack"
+                    } else {
+                        "fack"
+                    }
+                ),
             ));
         }
         if !self.window_scaling && self.receive_buffer.0 > 65535 {
-            return Err(format!(
-                "receive_buffer: {} cannot be advertised with window_scaling = false (at most \
+            return Err(FieldError::new(
+                "receive_buffer",
+                format!(
+                    "{} cannot be advertised with window_scaling = false (at most \
                  65535 B); set window_scaling = true or a smaller receive_buffer",
-                self.receive_buffer
+                    self.receive_buffer
+                ),
             ));
         }
-        let params: [(&str, Result<(), String>); 7] = [
+        Ok(())
+    }
+
+    /// Buffers, and the window they can be advertised with.
+    fn validate_buffers(&self) -> Result<(), FieldError> {
+        if self.receive_buffer.0 < 1 {
+            return Err(FieldError::new("receive_buffer", "must be at least 1 byte"));
+        }
+        if self.send_buffer.0 < 1 {
+            return Err(FieldError::new("send_buffer", "must be at least 1 byte"));
+        }
+        let max_window = 65535u64 << 14;
+        if self.receive_buffer.0 > max_window {
+            return Err(FieldError::new("receive_buffer", format!("{} is above the largest window TCP can advertise, 65535 x 2^14 = {max_window} B",
+                self.receive_buffer
+            )));
+        }
+        Ok(())
+    }
+
+    /// SCPS-TP's settings.
+    fn validate_scps(&self) -> Result<(), FieldError> {
+        if let Some(p) = self.scps.ack_period {
+            if p.0 == 0 {
+                return Err(FieldError::new("scps.ack_period", "must be > 0"));
+            }
+        }
+        if self.scps.bets.is_some_and(|d| d.0 == 0) {
+            return Err(FieldError::new(
+                "scps.bets",
+                "must be > 0 (the wait before a hole is given up)",
+            ));
+        }
+        if self.scps.rate.is_some() && self.scps.bucket.0 == 0 {
+            return Err(FieldError::new("scps.bucket", "must be at least 1 byte"));
+        }
+        if self.scps.snack_bitvector && !self.scps.snack {
+            return Err(FieldError::new(
+                "scps.snack_bitvector",
+                "needs scps.snack = true",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Each congestion controller's parameters, under its own name.
+    fn validate_controllers(&self) -> Result<(), FieldError> {
+        let params: [(&str, Result<(), FieldError>); 7] = [
             ("vegas", self.vegas.validate()),
             ("westwood", self.westwood.validate()),
             ("highspeed", self.highspeed.validate()),
@@ -396,31 +476,7 @@ impl TcpConfig {
             ("cubic", self.cubic.validate()),
         ];
         for (name, r) in params {
-            r.map_err(|e| format!("{name}.{e}"))?;
-        }
-        if self.receive_buffer.0 < 1 || self.send_buffer.0 < 1 {
-            return Err("receive_buffer and send_buffer: must be at least 1 byte".into());
-        }
-        if let Some(p) = self.scps.ack_period {
-            if p.0 == 0 {
-                return Err("scps.ack_period: must be > 0".into());
-            }
-        }
-        if self.scps.bets.is_some_and(|d| d.0 == 0) {
-            return Err("scps.bets: must be > 0 (the wait before a hole is given up)".into());
-        }
-        if self.scps.rate.is_some() && self.scps.bucket.0 == 0 {
-            return Err("scps.bucket: must be at least 1 byte".into());
-        }
-        if self.scps.snack_bitvector && !self.scps.snack {
-            return Err("scps.snack_bitvector: needs scps.snack = true".into());
-        }
-        let max_window = 65535u64 << 14;
-        if self.receive_buffer.0 > max_window {
-            return Err(format!(
-                "receive_buffer: {} is above the largest window TCP can advertise, 65535 x 2^14 = {max_window} B",
-                self.receive_buffer
-            ));
+            r.map_err(|e| e.within(name))?;
         }
         Ok(())
     }

@@ -9,6 +9,7 @@
 pub mod cc;
 pub mod config;
 pub mod connection;
+pub mod error;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod profiles;
@@ -23,4 +24,5 @@ pub mod units;
 
 pub use config::TcpConfig;
 pub use connection::{reset_reply, Accepted, CloseReason, ConnStats, Connection, State, Transmit};
+pub use error::FieldError;
 pub use time::{Time, MS, SEC, US};

@@ -3,6 +3,7 @@
 //! buffer shorthands. One function, so the simulator and the gateway read them alike.
 
 use crate::config::TcpConfig;
+use crate::error::FieldError;
 use crate::profiles;
 use crate::units::Bytes;
 
@@ -14,16 +15,20 @@ pub fn tcp_config(
     rcv: Option<Bytes>,
     snd: Option<Bytes>,
     path: &str,
-) -> Result<TcpConfig, String> {
+) -> Result<TcpConfig, FieldError> {
     let base = profiles::profile(protocol).ok_or_else(|| {
-        format!(
-            "{path}.protocol: unknown protocol \"{protocol}\"; known: {}",
-            profiles::names().join(", ")
+        FieldError::new(
+            format!("{path}.protocol"),
+            format!(
+                "unknown protocol \"{protocol}\"; known: {}",
+                profiles::names().join(", ")
+            ),
         )
     })?;
     let mut cfg = base;
     if let Some(o) = overrides {
-        let mut v = serde_json::to_value(&cfg).map_err(|e| e.to_string())?;
+        let mut v = serde_json::to_value(&cfg)
+            .map_err(|e| FieldError::new(format!("{path}.tcp"), e.to_string()))?;
         if let serde_json::Value::Object(m) = &mut v {
             merge_tables(m, o);
         }
@@ -31,9 +36,9 @@ pub fn tcp_config(
             let p = e.path().to_string();
             let inner = e.into_inner().to_string();
             if p == "." {
-                format!("{path}.tcp: {inner}")
+                FieldError::new(format!("{path}.tcp"), inner)
             } else {
-                format!("{path}.tcp.{p}: {inner}")
+                FieldError::new(format!("{path}.tcp.{p}"), inner)
             }
         })?;
     }
@@ -43,7 +48,7 @@ pub fn tcp_config(
     if let Some(b) = snd {
         cfg.send_buffer = b;
     }
-    cfg.validate().map_err(|e| format!("{path}.tcp.{e}"))?;
+    cfg.validate().map_err(|e| e.within("tcp").within(path))?;
     Ok(cfg)
 }
 

@@ -1,5 +1,8 @@
 //! PyO3 bindings: thin wrappers that move JSON text and column bytes across. No logic here.
 
+mod errors;
+
+use errors::{field_error, live_error};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -24,12 +27,10 @@ fn run_json<'py>(
     scenario_json: &str,
     pcap: Vec<(String, String)>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let sc = scenario_from_json(scenario_json).map_err(PyValueError::new_err)?;
+    let sc = scenario_from_json(scenario_json).map_err(field_error)?;
     let opts = RunOptions { pcap };
     let t0 = Instant::now();
-    let out = py
-        .allow_threads(|| run(sc, &opts))
-        .map_err(PyValueError::new_err)?;
+    let out = py.allow_threads(|| run(sc, &opts)).map_err(field_error)?;
     let wall = t0.elapsed().as_secs_f64();
     let d = PyDict::new(py);
     let summary =
@@ -56,17 +57,15 @@ fn run_json<'py>(
 /// Check a scenario (JSON text) without running it: parse and build the world.
 #[pyfunction]
 fn validate_json(scenario_json: &str) -> PyResult<()> {
-    let sc = scenario_from_json(scenario_json).map_err(PyValueError::new_err)?;
-    spacetp_sim::World::new(sc, &RunOptions::default()).map_err(PyValueError::new_err)?;
+    let sc = scenario_from_json(scenario_json).map_err(field_error)?;
+    spacetp_sim::World::new(sc, &RunOptions::default()).map_err(field_error)?;
     Ok(())
 }
 
 /// Parse TOML text with the Rust schema (used to report TOML paths exactly as Rust sees them).
 #[pyfunction]
 fn check_toml(text: &str) -> PyResult<()> {
-    scenario_from_toml(text)
-        .map(|_| ())
-        .map_err(PyValueError::new_err)
+    scenario_from_toml(text).map(|_| ()).map_err(field_error)
 }
 
 /// JSON Schema of the scenario.
@@ -99,7 +98,7 @@ fn protocols() -> Vec<(String, String, String)> {
 /// the bad field (checked before `spacetp emulate` creates anything).
 #[pyfunction]
 fn emulate_check(scenario_json: &str) -> PyResult<String> {
-    spacetp_live::describe(scenario_json).map_err(PyValueError::new_err)
+    spacetp_live::describe(scenario_json).map_err(field_error)
 }
 
 /// Emulate the link of `scenario_json` between packet fds `fd_a` (end `between[0]`) and
@@ -135,8 +134,8 @@ fn emulate(
         notify,
         notify_udp,
     };
-    let mut em = spacetp_live::Emulator::new(scenario_json, fd_a, fd_b, &opts)
-        .map_err(PyValueError::new_err)?;
+    let mut em =
+        spacetp_live::Emulator::new(scenario_json, fd_a, fd_b, &opts).map_err(live_error)?;
     loop {
         // Give Python a chance to run its signal handlers every 100 ms.
         if !py.allow_threads(|| em.run_for(100_000_000)) {
@@ -157,7 +156,7 @@ fn emulate(
 fn gateway_check(config_json: &str) -> PyResult<()> {
     spacetp_live::gateway::config_from_json(config_json)
         .map(|_| ())
-        .map_err(PyValueError::new_err)
+        .map_err(field_error)
 }
 
 /// Run an SCPS-TP gateway (configuration as JSON) on packet fd `link_fd` until its duration
@@ -171,11 +170,10 @@ fn gateway(
     link_fd: i32,
     link_state_fd: Option<i32>,
 ) -> PyResult<String> {
-    let cfg =
-        spacetp_live::gateway::config_from_json(config_json).map_err(PyValueError::new_err)?;
-    let mut g = spacetp_live::gateway::Gateway::new(cfg, link_fd).map_err(PyValueError::new_err)?;
+    let cfg = spacetp_live::gateway::config_from_json(config_json).map_err(field_error)?;
+    let mut g = spacetp_live::gateway::Gateway::new(cfg, link_fd).map_err(live_error)?;
     if let Some(fd) = link_state_fd {
-        g.set_link_state_fd(fd).map_err(PyValueError::new_err)?;
+        g.set_link_state_fd(fd).map_err(live_error)?;
     }
     // A signal begins an orderly stop (every relayed connection reset on both sides, or
     // drained for drain_s); a second one while draining resets at once. The loop ends when
@@ -200,7 +198,7 @@ fn gateway_schema() -> String {
 #[pyfunction]
 #[pyo3(signature = (link, nbytes=2_000_000, rounds=4))]
 fn gateway_selftest(py: Python<'_>, link: &str, nbytes: usize, rounds: u32) -> PyResult<String> {
-    spacetp_live::describe(&spacetp_live::scenario_json(1, link)).map_err(PyValueError::new_err)?;
+    spacetp_live::describe(&spacetp_live::scenario_json(1, link)).map_err(field_error)?;
     let rows = py.allow_threads(|| spacetp_live::selftest::selftest(link, nbytes, rounds));
     serde_json::to_string(&rows).map_err(|e| PyValueError::new_err(e.to_string()))
 }
@@ -219,6 +217,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(gateway, m)?)?;
     m.add_function(wrap_pyfunction!(gateway_selftest, m)?)?;
     m.add_function(wrap_pyfunction!(gateway_schema, m)?)?;
+    errors::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -12,6 +12,7 @@ use crate::rng::Rng;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use spacetp_proto::units::Duration;
+use spacetp_proto::FieldError;
 use spacetp_proto::{Connection, Time};
 use spacetp_wire::{flags, TcpHeader};
 
@@ -112,19 +113,25 @@ pub struct Attacker {
 
 impl AttackCfg {
     /// Errors name the field, e.g. `attacks[0].flow: 3, but the scenario has 2 flows`.
-    pub fn validate(&self, i: usize, flows: usize) -> Result<(), String> {
+    pub fn validate(&self, i: usize, flows: usize) -> Result<(), FieldError> {
         let p = format!("attacks[{i}]");
         if self.flow >= flows {
-            return Err(format!(
-                "{p}.flow: {}, but the scenario has {flows} flow(s) (indices from 0)",
-                self.flow
+            return Err(FieldError::new(
+                format!("{p}.flow"),
+                format!(
+                    "{}, but the scenario has {flows} flow(s) (indices from 0)",
+                    self.flow
+                ),
             ));
         }
         if self.count == 0 {
-            return Err(format!("{p}.count: must be at least 1"));
+            return Err(FieldError::new(format!("{p}.count"), "must be at least 1"));
         }
         if self.count > 1 && self.interval.0 == 0 {
-            return Err(format!("{p}.interval: must be > 0 when count > 1"));
+            return Err(FieldError::new(
+                format!("{p}.interval"),
+                "must be > 0 when count > 1",
+            ));
         }
         Ok(())
     }

@@ -5,6 +5,7 @@ use crate::channel::Channel;
 use crate::config::*;
 use crate::link::{Delay, LinkDir, LinkStats, QueueLimit};
 use crate::rng::{stream, Rng};
+use spacetp_proto::FieldError;
 use spacetp_proto::Time;
 use std::collections::{HashMap, VecDeque};
 
@@ -20,23 +21,29 @@ pub struct Built {
 /// Add the nodes and links of a ready-made topology to the scenario's own. Returns, for every
 /// link, the scenario path its settings came from (`topology.core` for template links), so
 /// errors name the field the user wrote.
-pub fn expand_topology(sc: &mut Scenario) -> Result<Vec<String>, String> {
+pub fn expand_topology(sc: &mut Scenario) -> Result<Vec<String>, FieldError> {
     let own = sc.links.len();
     let mut origins: Vec<String> = (0..own).map(|i| format!("links[{i}]")).collect();
     let Some(t) = sc.topology.clone() else {
         return Ok(origins);
     };
-    let need = |v: Option<u32>, field: &str| -> Result<u32, String> {
+    let need = |v: Option<u32>, field: &str| -> Result<u32, FieldError> {
         match v {
             Some(n) if n >= 1 => Ok(n),
-            Some(_) => Err(format!("topology.{field}: must be at least 1")),
-            None => Err(format!("topology.{field}: required for kind {:?}", t.kind)),
+            Some(_) => Err(FieldError::new(
+                format!("topology.{field}"),
+                "must be at least 1",
+            )),
+            None => Err(FieldError::new(
+                format!("topology.{field}"),
+                format!("required for kind {:?}", t.kind),
+            )),
         }
     };
     let access = || {
-        t.access
-            .clone()
-            .ok_or_else(|| format!("topology.access: required for kind {:?}", t.kind))
+        t.access.clone().ok_or_else(|| {
+            FieldError::new("topology.access", format!("required for kind {:?}", t.kind))
+        })
     };
     let add_node = |sc: &mut Scenario, name: String, kind: NodeKind| {
         sc.nodes.push(NodeCfg {
@@ -48,7 +55,10 @@ pub fn expand_topology(sc: &mut Scenario) -> Result<Vec<String>, String> {
         TopologyKind::Chain => {
             let n = need(t.nodes, "nodes")?;
             if n < 2 {
-                return Err("topology.nodes: a chain needs at least 2 nodes".into());
+                return Err(FieldError::new(
+                    "topology.nodes",
+                    "a chain needs at least 2 nodes",
+                ));
             }
             for i in 0..n {
                 let kind = if i == 0 || i == n - 1 {
@@ -79,7 +89,7 @@ pub fn expand_topology(sc: &mut Scenario) -> Result<Vec<String>, String> {
         TopologyKind::GroundStations => {
             let n = need(t.hosts, "hosts")?;
             let m = match t.servers {
-                Some(0) => return Err("topology.servers: must be at least 1".into()),
+                Some(0) => return Err(FieldError::new("topology.servers", "must be at least 1")),
                 Some(m) => m,
                 None => 1,
             };
@@ -110,51 +120,58 @@ pub fn expand_topology(sc: &mut Scenario) -> Result<Vec<String>, String> {
     Ok(origins)
 }
 
-pub fn node_index(sc: &Scenario) -> Result<HashMap<String, u16>, String> {
+pub fn node_index(sc: &Scenario) -> Result<HashMap<String, u16>, FieldError> {
     if sc.nodes.len() > u16::MAX as usize {
-        return Err(format!(
-            "nodes: {} nodes; at most {}",
-            sc.nodes.len(),
-            u16::MAX
+        return Err(FieldError::new(
+            "nodes",
+            format!("{} nodes; at most {}", sc.nodes.len(), u16::MAX),
         ));
     }
     let mut m = HashMap::new();
     for (i, n) in sc.nodes.iter().enumerate() {
         if n.name.is_empty() {
-            return Err(format!("nodes[{i}].name: must not be empty"));
+            return Err(FieldError::new(
+                format!("nodes[{i}].name"),
+                "must not be empty",
+            ));
         }
         if m.insert(n.name.clone(), i as u16).is_some() {
-            return Err(format!("nodes[{i}].name: \"{}\" is used twice", n.name));
+            return Err(FieldError::new(
+                format!("nodes[{i}].name"),
+                format!("\"{}\" is used twice", n.name),
+            ));
         }
     }
     Ok(m)
 }
 
-pub fn lookup(idx: &HashMap<String, u16>, name: &str, path: &str) -> Result<u16, String> {
+pub fn lookup(idx: &HashMap<String, u16>, name: &str, path: &str) -> Result<u16, FieldError> {
     idx.get(name).copied().ok_or_else(|| {
         let mut known: Vec<&String> = idx.keys().collect();
         known.sort();
         let known: Vec<&str> = known.iter().take(12).map(|s| s.as_str()).collect();
-        format!(
-            "{path}: unknown node \"{name}\"; nodes are: {}",
-            known.join(", ")
+        FieldError::new(
+            path.to_string(),
+            format!("unknown node \"{name}\"; nodes are: {}", known.join(", ")),
         )
     })
 }
 
-fn delay(cfg: &DelayCfg, path: &str) -> Result<Delay, String> {
+fn delay(cfg: &DelayCfg, path: &str) -> Result<Delay, FieldError> {
     match cfg {
         DelayCfg::Constant(d) => Ok(Delay::Constant(d.0)),
         DelayCfg::Schedule { schedule } => {
             if schedule.is_empty() {
-                return Err(format!(
-                    "{path}.schedule: needs at least one [time, delay] point"
+                return Err(FieldError::new(
+                    format!("{path}.schedule"),
+                    "needs at least one [time, delay] point",
                 ));
             }
             let pts: Vec<(Time, Time)> = schedule.iter().map(|(t, d)| (t.0, d.0)).collect();
             if pts.windows(2).any(|w| w[1].0 <= w[0].0) {
-                return Err(format!(
-                    "{path}.schedule: times must be strictly increasing"
+                return Err(FieldError::new(
+                    format!("{path}.schedule"),
+                    "times must be strictly increasing",
                 ));
             }
             Ok(Delay::Schedule(pts))
@@ -168,7 +185,7 @@ fn queue_limit(
     rtt: Time,
     pkt: u32,
     path: &str,
-) -> Result<QueueLimit, String> {
+) -> Result<QueueLimit, FieldError> {
     let Some(q) = cfg else {
         return Ok(QueueLimit::Packets(100));
     };
@@ -177,23 +194,35 @@ fn queue_limit(
         .filter(|&&b| b)
         .count();
     if given != 1 {
-        return Err(format!("{path}: give exactly one of packets, bytes, bdp"));
+        return Err(FieldError::new(
+            path.to_string(),
+            "give exactly one of packets, bytes, bdp",
+        ));
     }
     if let Some(p) = q.packets {
         if p == 0 {
-            return Err(format!("{path}.packets: must be at least 1"));
+            return Err(FieldError::new(
+                format!("{path}.packets"),
+                "must be at least 1",
+            ));
         }
         return Ok(QueueLimit::Packets(p));
     }
     if let Some(b) = q.bytes {
         if b.0 == 0 {
-            return Err(format!("{path}.bytes: must be at least 1 byte"));
+            return Err(FieldError::new(
+                format!("{path}.bytes"),
+                "must be at least 1 byte",
+            ));
         }
         return Ok(QueueLimit::Bytes(b.0));
     }
     let f = q.bdp.unwrap_or(1.0);
     if !(f.is_finite() && f > 0.0) {
-        return Err(format!("{path}.bdp: {f} must be > 0"));
+        return Err(FieldError::new(
+            format!("{path}.bdp"),
+            format!("{f} must be > 0"),
+        ));
     }
     // Packets of the largest size the flows send, as ns-3 scripts size BDP queues.
     let bytes = f * rate / 8.0 * rtt as f64 / 1e9;
@@ -208,11 +237,14 @@ fn outages(
         spacetp_proto::units::Duration,
     )],
     path: &str,
-) -> Result<Vec<(Time, Time)>, String> {
+) -> Result<Vec<(Time, Time)>, FieldError> {
     let mut v = Vec::new();
     for (i, (s, e)) in list.iter().enumerate() {
         if e.0 <= s.0 {
-            return Err(format!("{path}[{i}]: end {e} must be after start {s}"));
+            return Err(FieldError::new(
+                format!("{path}[{i}]"),
+                format!("end {e} must be after start {s}"),
+            ));
         }
         v.push((s.0, e.0));
     }
@@ -232,7 +264,7 @@ pub fn build_links(
     idx: &HashMap<String, u16>,
     max_pkt: u32,
     origins: &[String],
-) -> Result<Built, String> {
+) -> Result<Built, FieldError> {
     let n = sc.nodes.len();
     let mut links = Vec::new();
     let mut link_names = Vec::new();
@@ -245,11 +277,17 @@ pub fn build_links(
         let a = lookup(idx, &l.between[0], &format!("{p}.between[0]"))?;
         let b = lookup(idx, &l.between[1], &format!("{p}.between[1]"))?;
         if a == b {
-            return Err(format!("{p}.between: a link needs two different nodes"));
+            return Err(FieldError::new(
+                format!("{p}.between"),
+                "a link needs two different nodes",
+            ));
         }
         let mtu = match l.mtu {
             Some(m) if m.0 < 68 || m.0 > 65535 => {
-                return Err(format!("{p}.mtu: {} must be in [68, 65535] bytes", m.0))
+                return Err(FieldError::new(
+                    format!("{p}.mtu"),
+                    format!("{} must be in [68, 65535] bytes", m.0),
+                ))
             }
             Some(m) => m.0 as u32,
             None => 65535,
@@ -357,7 +395,7 @@ fn bfs_routes(adj: &[Vec<(u16, u32)>], src: u16) -> Vec<Option<u32>> {
     first
 }
 
-fn infer_kinds(sc: &Scenario, idx: &HashMap<String, u16>) -> Result<Vec<NodeKind>, String> {
+fn infer_kinds(sc: &Scenario, idx: &HashMap<String, u16>) -> Result<Vec<NodeKind>, FieldError> {
     let mut endpoints = vec![false; sc.nodes.len()];
     let mut mark = |name: &str| {
         if let Some(&i) = idx.get(name) {
@@ -380,9 +418,12 @@ fn infer_kinds(sc: &Scenario, idx: &HashMap<String, u16>) -> Result<Vec<NodeKind
         .iter()
         .enumerate()
         .map(|(i, n)| match (n.kind, endpoints[i]) {
-            (Some(NodeKind::Router), true) => Err(format!(
-                "nodes[{i}].kind: \"{}\" is a router but a flow starts or ends there; make it a host",
-                n.name
+            (Some(NodeKind::Router), true) => Err(FieldError::new(
+                format!("nodes[{i}].kind"),
+                format!(
+                    "\"{}\" is a router but a flow starts or ends there; make it a host",
+                    n.name
+                ),
             )),
             (Some(k), _) => Ok(k),
             (None, true) => Ok(NodeKind::Host),
@@ -395,9 +436,12 @@ fn infer_kinds(sc: &Scenario, idx: &HashMap<String, u16>) -> Result<Vec<NodeKind
 pub use spacetp_proto::settings::tcp_config;
 
 /// The MSS for a flow of IP packet size `mtu` (IPv4 + TCP headers without options: 40 bytes).
-pub fn mss_for(mtu: u64, path: &str) -> Result<u32, String> {
+pub fn mss_for(mtu: u64, path: &str) -> Result<u32, FieldError> {
     if !(68..=65535).contains(&mtu) {
-        return Err(format!("{path}.mtu: {mtu} B must be in [68, 65535] bytes"));
+        return Err(FieldError::new(
+            format!("{path}.mtu"),
+            format!("{mtu} B must be in [68, 65535] bytes"),
+        ));
     }
     Ok(mtu as u32 - 40)
 }

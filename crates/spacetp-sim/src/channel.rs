@@ -3,6 +3,7 @@
 
 use crate::config::{ErrorCfg, SlotLossMode};
 use crate::rng::Rng;
+use spacetp_proto::FieldError;
 use spacetp_proto::Time;
 
 #[derive(Clone, Debug)]
@@ -58,7 +59,7 @@ impl Channel {
     }
 
     /// Build from the scenario, validating every number; `path` names the field in errors.
-    pub fn from_cfg(cfg: &ErrorCfg, path: &str, mut rng: Rng) -> Result<Self, String> {
+    pub fn from_cfg(cfg: &ErrorCfg, path: &str, mut rng: Rng) -> Result<Self, FieldError> {
         let given = [
             cfg.ber.is_some(),
             cfg.per.is_some(),
@@ -70,22 +71,24 @@ impl Channel {
         .filter(|&&b| b)
         .count();
         if given > 1 {
-            return Err(format!(
-                "{path}: give one error model (ber, per, gilbert_elliott, markov_slot or drop), not {given}"
-            ));
+            return Err(FieldError::new(path.to_string(), format!("give one error model (ber, per, gilbert_elliott, markov_slot or drop), not {given}")));
         }
-        let prob = |name: &str, v: f64| -> Result<f64, String> {
+        let prob = |name: &str, v: f64| -> Result<f64, FieldError> {
             if (0.0..=1.0).contains(&v) {
                 Ok(v)
             } else {
-                Err(format!(
-                    "{path}.{name}: {v} is not a probability; must be in [0, 1]"
+                Err(FieldError::new(
+                    format!("{path}.{name}"),
+                    format!("{v} is not a probability; must be in [0, 1]"),
                 ))
             }
         };
         let model = if let Some(ber) = cfg.ber {
             if !(0.0..1.0).contains(&ber) {
-                return Err(format!("{path}.ber: {ber} must be in [0, 1)"));
+                return Err(FieldError::new(
+                    format!("{path}.ber"),
+                    format!("{ber} must be in [0, 1)"),
+                ));
             }
             Model::Ber {
                 ln_keep: (-ber).ln_1p(),
@@ -103,13 +106,15 @@ impl Channel {
         } else if let Some(m) = &cfg.markov_slot {
             let n = m.loss.len();
             if n == 0 {
-                return Err(format!(
-                    "{path}.markov_slot.loss: needs one probability per state"
+                return Err(FieldError::new(
+                    format!("{path}.markov_slot.loss"),
+                    "needs one probability per state",
                 ));
             }
             if m.transition.len() != n || m.transition.iter().any(|r| r.len() != n) {
-                return Err(format!(
-                    "{path}.markov_slot.transition: must be {n} x {n} (one row and column per state in `loss`)"
+                return Err(FieldError::new(
+                    format!("{path}.markov_slot.transition"),
+                    format!("must be {n} x {n} (one row and column per state in `loss`)"),
                 ));
             }
             for (i, row) in m.transition.iter().enumerate() {
@@ -118,8 +123,9 @@ impl Channel {
                 }
                 let s: f64 = row.iter().sum();
                 if (s - 1.0).abs() > 1e-9 {
-                    return Err(format!(
-                        "{path}.markov_slot.transition[{i}]: row sums to {s}; each row must sum to 1"
+                    return Err(FieldError::new(
+                        format!("{path}.markov_slot.transition[{i}]"),
+                        format!("row sums to {s}; each row must sum to 1"),
                     ));
                 }
             }
@@ -127,13 +133,16 @@ impl Channel {
                 prob(&format!("markov_slot.loss[{i}]"), v)?;
             }
             if m.initial_state >= n {
-                return Err(format!(
-                    "{path}.markov_slot.initial_state: {} but there are only {n} states",
-                    m.initial_state
+                return Err(FieldError::new(
+                    format!("{path}.markov_slot.initial_state"),
+                    format!("{} but there are only {n} states", m.initial_state),
                 ));
             }
             if m.slot.0 == 0 {
-                return Err(format!("{path}.markov_slot.slot: must be > 0"));
+                return Err(FieldError::new(
+                    format!("{path}.markov_slot.slot"),
+                    "must be > 0",
+                ));
             }
             let lossy = rng.chance(m.loss[m.initial_state]);
             Model::MarkovSlot(Box::new(MarkovSlot {
@@ -306,14 +315,15 @@ mod tests {
             ..Default::default()
         };
         let e = Channel::from_cfg(&cfg, "links[1].errors", rng()).unwrap_err();
-        assert_eq!(e, "links[1].errors.ber: 1.5 must be in [0, 1)");
+        assert_eq!(e.path, "links[1].errors.ber");
+        assert_eq!(e.to_string(), "links[1].errors.ber: 1.5 must be in [0, 1)");
         let cfg = ErrorCfg {
             ber: Some(1e-5),
             per: Some(0.1),
             ..Default::default()
         };
-        assert!(Channel::from_cfg(&cfg, "x", rng())
-            .unwrap_err()
-            .contains("give one error model"));
+        let e = Channel::from_cfg(&cfg, "x", rng()).unwrap_err();
+        assert_eq!(e.path, "x");
+        assert!(e.message.contains("give one error model"));
     }
 }

@@ -4,6 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use spacetp_proto::units::{Bytes, Duration, Rate};
+use spacetp_proto::FieldError;
 
 fn default_seed() -> u64 {
     1
@@ -497,17 +498,17 @@ impl LinkTemplate {
 }
 
 /// Parse a scenario from JSON text; the error names the path of the bad field.
-pub fn scenario_from_json(text: &str) -> Result<Scenario, String> {
+pub fn scenario_from_json(text: &str) -> Result<Scenario, FieldError> {
     let de = &mut serde_json::Deserializer::from_str(text);
     serde_path_to_error::deserialize(de).map_err(path_error)
 }
 
 /// Parse a scenario from TOML text; the error names the path of the bad field.
-pub fn scenario_from_toml(text: &str) -> Result<Scenario, String> {
+pub fn scenario_from_toml(text: &str) -> Result<Scenario, FieldError> {
     if text.trim().is_empty() {
-        return Err(
-            "the scenario is empty: it needs at least [[nodes]], [[links]] and [[flows]]".into(),
-        );
+        return Err(FieldError::document(
+            "the scenario is empty: it needs at least [[nodes]], [[links]] and [[flows]]",
+        ));
     }
     let de = toml::Deserializer::new(text);
     serde_path_to_error::deserialize(de).map_err(|e| {
@@ -525,14 +526,14 @@ pub fn scenario_from_toml(text: &str) -> Result<Scenario, String> {
             .unwrap_or_default();
         let msg = inner.message().trim().to_string();
         if path == "." || path.is_empty() {
-            format!("{msg}{line}")
+            FieldError::document(format!("{msg}{line}"))
         } else {
-            format!("{path}: {msg}{line}")
+            FieldError::new(path, format!("{msg}{line}"))
         }
     })
 }
 
-fn path_error<E: std::fmt::Display>(e: serde_path_to_error::Error<E>) -> String {
+fn path_error<E: std::fmt::Display>(e: serde_path_to_error::Error<E>) -> FieldError {
     let path = e.path().to_string();
     let inner = e.inner().to_string();
     // serde_json appends " at line L column C"; TOML errors are multi-line: keep the first line.
@@ -543,9 +544,9 @@ fn path_error<E: std::fmt::Display>(e: serde_path_to_error::Error<E>) -> String 
         .trim();
     let msg = msg.split(" at line ").next().unwrap_or(msg);
     if path == "." || path.is_empty() {
-        msg.to_string()
+        FieldError::document(msg)
     } else {
-        format!("{path}: {msg}")
+        FieldError::new(path, msg)
     }
 }
 

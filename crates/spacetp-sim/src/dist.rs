@@ -3,6 +3,7 @@
 use crate::config::DistCfg;
 use crate::rng::Rng;
 use spacetp_proto::units::{Bytes, Duration};
+use spacetp_proto::FieldError;
 
 #[derive(Clone, Debug)]
 pub enum Dist {
@@ -27,7 +28,7 @@ impl AsF64 for Duration {
 }
 
 impl Dist {
-    pub fn from_cfg<T: AsF64>(c: &DistCfg<T>, path: &str) -> Result<Dist, String> {
+    pub fn from_cfg<T: AsF64>(c: &DistCfg<T>, path: &str) -> Result<Dist, FieldError> {
         let n = [
             c.constant.is_some(),
             c.exponential.is_some(),
@@ -38,8 +39,9 @@ impl Dist {
         .filter(|&&b| b)
         .count();
         if n != 1 {
-            return Err(format!(
-                "{path}: give exactly one of constant, exponential, uniform, empirical"
+            return Err(FieldError::new(
+                path.to_string(),
+                "give exactly one of constant, exponential, uniform, empirical",
             ));
         }
         if let Some(v) = c.constant {
@@ -47,19 +49,28 @@ impl Dist {
         }
         if let Some(m) = c.exponential {
             if m.as_f64() <= 0.0 {
-                return Err(format!("{path}.exponential: the mean must be > 0"));
+                return Err(FieldError::new(
+                    format!("{path}.exponential"),
+                    "the mean must be > 0",
+                ));
             }
             return Ok(Dist::Exponential(m.as_f64()));
         }
         if let Some((a, b)) = c.uniform {
             if b.as_f64() < a.as_f64() {
-                return Err(format!("{path}.uniform: [low, high] needs low <= high"));
+                return Err(FieldError::new(
+                    format!("{path}.uniform"),
+                    "[low, high] needs low <= high",
+                ));
             }
             return Ok(Dist::Uniform(a.as_f64(), b.as_f64()));
         }
         let list = c.empirical.as_deref().unwrap_or(&[]);
         if list.is_empty() {
-            return Err(format!("{path}.empirical: the list is empty"));
+            return Err(FieldError::new(
+                format!("{path}.empirical"),
+                "the list is empty",
+            ));
         }
         Ok(Dist::Empirical(list.iter().map(|v| v.as_f64()).collect()))
     }

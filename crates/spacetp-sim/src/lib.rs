@@ -21,9 +21,10 @@ pub mod world;
 
 pub use config::{scenario_from_json, scenario_from_toml, Scenario};
 pub use result::{RunOutput, Summary, Table};
+pub use spacetp_proto::FieldError;
 pub use world::{RunOptions, World};
 
 /// Simulate `scenario`; errors are user errors that name the offending field.
-pub fn run(scenario: Scenario, opts: &RunOptions) -> Result<RunOutput, String> {
+pub fn run(scenario: Scenario, opts: &RunOptions) -> Result<RunOutput, FieldError> {
     Ok(World::new(scenario, opts)?.run())
 }

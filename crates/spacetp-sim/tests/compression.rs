@@ -171,7 +171,8 @@ fn records_and_bets_reach_the_flow_summary() {
 
     let err = spacetp_sim::scenario_from_toml(&scenario("scps-1c", "record_size = \"0 B\"", ""))
         .and_then(|sc| run(sc, &RunOptions::default()).map(|_| ()))
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
     assert!(
         err.contains("record_size: must be at least 1 byte"),
         "{err}"

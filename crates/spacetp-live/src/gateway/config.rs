@@ -3,6 +3,7 @@
 use super::*;
 use schemars::JsonSchema;
 use serde::Deserialize;
+use spacetp_proto::FieldError;
 use std::net::Ipv4Addr;
 
 /// Keepalive across the space link (see `Flow::keepalive`).
@@ -115,12 +116,13 @@ pub fn schema() -> String {
 }
 
 /// Seconds as `Time`, if `v` is a number of seconds in [`min`, 1e9).
-fn seconds(v: Option<f64>, key: &str, min: f64) -> Result<Option<Time>, String> {
+fn seconds(v: Option<f64>, key: &str, min: f64) -> Result<Option<Time>, FieldError> {
     match v {
         None => Ok(None),
         Some(x) if x.is_finite() && x >= min && x < 1e9 => Ok(Some((x * 1e9) as Time)),
-        Some(x) => Err(format!(
-            "gateway.{key}: {x} is not a number of seconds in [{min}, 1e9)"
+        Some(x) => Err(FieldError::new(
+            format!("gateway.{key}"),
+            format!("{x} is not a number of seconds in [{min}, 1e9)"),
         )),
     }
 }
@@ -128,7 +130,7 @@ fn seconds(v: Option<f64>, key: &str, min: f64) -> Result<Option<Time>, String> 
 /// A gateway's configuration from JSON (see [`GatewaySettings`] for the keys), e.g.
 /// `{"protocol": "scps-tp", "tcp": {"scps": {"rate": "10 Mb/s"}}, "local": "10.77.0.1",
 ///   "peer": "10.77.0.2", "listen": [["0.0.0.0:5000", 7000]]}`.
-pub fn config_from_json(text: &str) -> Result<GatewayConfig, String> {
+pub fn config_from_json(text: &str) -> Result<GatewayConfig, FieldError> {
     let de = &mut serde_json::Deserializer::from_str(text);
     let s: GatewaySettings = serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();
@@ -140,37 +142,44 @@ pub fn config_from_json(text: &str) -> Result<GatewayConfig, String> {
             .unwrap_or_default()
             .to_string();
         if path == "." {
-            format!("gateway: {inner}")
+            FieldError::new("gateway", inner)
         } else {
-            format!("gateway.{path}: {inner}")
+            FieldError::new(format!("gateway.{path}"), inner)
         }
     })?;
     settings_to_config(s)
 }
 
 /// The rules between settings, then the configuration the gateway runs with.
-fn settings_to_config(s: GatewaySettings) -> Result<GatewayConfig, String> {
+fn settings_to_config(s: GatewaySettings) -> Result<GatewayConfig, FieldError> {
     let tcp =
         spacetp_proto::settings::tcp_config(&s.protocol, s.tcp.as_ref(), None, None, "gateway")?;
     if tcp.scps.bets.is_some() {
-        return Err(
-            "gateway.tcp.scps.bets: BETS gives up missing bytes, and a gateway cannot \
-                    relay a gap into a kernel TCP byte stream; remove bets"
-                .into(),
-        );
+        return Err(FieldError::new(
+            "gateway.tcp.scps.bets",
+            "BETS gives up missing bytes, and a gateway cannot relay a gap into a kernel TCP \
+             byte stream; remove bets",
+        ));
     }
     if !(200..=65535).contains(&s.mtu) {
-        return Err(format!("gateway.mtu: {} must be in [200, 65535]", s.mtu));
+        return Err(FieldError::new(
+            "gateway.mtu",
+            format!("{} must be in [200, 65535]", s.mtu),
+        ));
     }
     for (i, (_, port)) in s.listen.iter().enumerate() {
         if *port == 0 {
-            return Err(format!("gateway.listen[{i}]: SCPS-TP port 0 is not a port"));
+            return Err(FieldError::new(
+                format!("gateway.listen[{i}]"),
+                "SCPS-TP port 0 is not a port",
+            ));
         }
     }
     for (i, (port, _)) in s.forward.iter().enumerate() {
         if *port == 0 {
-            return Err(format!(
-                "gateway.forward[{i}]: SCPS-TP port 0 is not a port"
+            return Err(FieldError::new(
+                format!("gateway.forward[{i}]"),
+                "SCPS-TP port 0 is not a port",
             ));
         }
     }
@@ -179,18 +188,18 @@ fn settings_to_config(s: GatewaySettings) -> Result<GatewayConfig, String> {
     let addr = |a: Option<Ipv4Addr>, key: &str| match (a, explicit) {
         (Some(a), _) => Ok(a.octets()),
         (None, false) => Ok([0; 4]),
-        (None, true) => Err(format!(
-            "gateway.{key}: needed by the listen and forward rules (this gateway's and the \
-             peer's IPv4 addresses on the space link)"
+        (None, true) => Err(FieldError::new(
+            format!("gateway.{key}"),
+            "needed by the listen and forward rules (this gateway's and the \
+             peer's IPv4 addresses on the space link)",
         )),
     };
     let (local_ip, peer_ip) = (addr(s.local, "local")?, addr(s.peer, "peer")?);
     if !explicit && s.intercept.is_none() && !s.forward_original {
-        return Err(
-            "gateway: nothing to do (no listen, forward or intercept rule, and forward_original \
-             is off)"
-                .into(),
-        );
+        return Err(FieldError::new(
+            "gateway",
+            "nothing to do (no listen, forward or intercept rule, and forward_original is off)",
+        ));
     }
     let d = Keepalive::default();
     let keepalive = Keepalive {
@@ -201,8 +210,9 @@ fn settings_to_config(s: GatewaySettings) -> Result<GatewayConfig, String> {
             None => d.probes,
             Some(n @ 1..=100) => n,
             Some(n) => {
-                return Err(format!(
-                    "gateway.keepalive_probes: {n} is not a whole number in [1, 100]"
+                return Err(FieldError::new(
+                    "gateway.keepalive_probes",
+                    format!("{n} is not a whole number in [1, 100]"),
                 ))
             }
         },

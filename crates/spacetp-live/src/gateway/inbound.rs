@@ -4,7 +4,7 @@
 use super::*;
 
 impl Gateway {
-    pub(super) fn read_link(&mut self, now: Time) -> Result<(), String> {
+    pub(super) fn read_link(&mut self, now: Time) -> Result<(), LiveError> {
         // The buffer is taken out of `self` while its packets are handled (no copy each).
         let mut buf = std::mem::take(&mut self.buf);
         let r = self.read_packets(now, &mut buf);
@@ -12,7 +12,7 @@ impl Gateway {
         r
     }
 
-    pub(super) fn read_packets(&mut self, now: Time, buf: &mut [u8]) -> Result<(), String> {
+    pub(super) fn read_packets(&mut self, now: Time, buf: &mut [u8]) -> Result<(), LiveError> {
         for _ in 0..READ_BATCH {
             // SAFETY: reads into our own buffer.
             let n =
@@ -21,11 +21,14 @@ impl Gateway {
                 let e = std::io::Error::last_os_error();
                 return match e.raw_os_error() {
                     Some(libc::EAGAIN) | Some(libc::EINTR) => Ok(()),
-                    _ => Err(format!("reading the link fd: {e}")),
+                    _ => Err(LiveError::os("reading the link fd", e)),
                 };
             }
             if n == 0 {
-                return Err("the link fd was closed".into());
+                return Err(LiveError::os(
+                    "reading the link fd",
+                    std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "it was closed"),
+                ));
             }
             self.rep.packets_in += 1;
             self.on_packet(now, &buf[..n as usize]);

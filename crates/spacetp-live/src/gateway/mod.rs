@@ -23,6 +23,7 @@
 //! Single-threaded: one `poll` over the link fd, the listening sockets and every relayed
 //! socket, woken by the earliest connection timer ([`Connection::poll_timeout`]).
 
+use crate::error::LiveError;
 use crate::monotonic_ns;
 use crate::reassembly::Reassembly;
 use serde::Serialize;
@@ -117,13 +118,15 @@ pub struct Gateway {
 impl Gateway {
     /// Bind the listening sockets; `link` (one IPv4 packet per read and write) stays owned by
     /// the caller and is made non-blocking.
-    pub fn new(cfg: GatewayConfig, link: RawFd) -> Result<Self, String> {
-        cfg.tcp.validate()?;
+    pub fn new(cfg: GatewayConfig, link: RawFd) -> Result<Self, LiveError> {
+        cfg.tcp.validate().map_err(|e| e.within("gateway.tcp"))?;
         crate::sys::set_nonblocking(link)?;
         let mut listeners = Vec::new();
         for &(addr, port) in &cfg.listen {
-            let l = TcpListener::bind(addr).map_err(|e| format!("listen {addr}: {e}"))?;
-            l.set_nonblocking(true).map_err(|e| e.to_string())?;
+            let l =
+                TcpListener::bind(addr).map_err(|e| LiveError::os(format!("listen {addr}"), e))?;
+            l.set_nonblocking(true)
+                .map_err(|e| LiveError::os(format!("listen {addr}: non-blocking"), e))?;
             listeners.push((l, Some(port)));
         }
         if let Some(at) = cfg.intercept {
@@ -158,7 +161,7 @@ impl Gateway {
     /// Take link-state notices from datagram fd `fd` (owned by the caller): each
     /// `link down` puts every SCPS-TP connection in persist mode (no retransmission
     /// timeouts, one probe per RTO), each `link up` resumes it at once, as in the simulator.
-    pub fn set_link_state_fd(&mut self, fd: RawFd) -> Result<(), String> {
+    pub fn set_link_state_fd(&mut self, fd: RawFd) -> Result<(), LiveError> {
         crate::sys::set_nonblocking(fd)?;
         self.link_state = Some(fd);
         Ok(())

@@ -1,6 +1,7 @@
 //! Kernel sockets as the gateway needs them: non-blocking, transparent, reset on close.
 
 use super::*;
+use crate::error::LiveError;
 
 /// Reset-on-close for a kernel socket (SO_LINGER 0): dropping it sends an RST.
 pub(crate) fn linger_zero(s: &TcpStream) {
@@ -82,8 +83,8 @@ pub(super) fn to_addr(
 /// A listening socket with IP_TRANSPARENT set before bind, so it accepts connections that
 /// nftables `tproxy` redirects to it; each accepted socket's local address is the original
 /// destination. Needs CAP_NET_ADMIN.
-pub(super) fn transparent_listener(at: SocketAddrV4) -> Result<TcpListener, String> {
-    let err = |what: &str, e: std::io::Error| format!("intercept {at}: {what}: {e}");
+pub(super) fn transparent_listener(at: SocketAddrV4) -> Result<TcpListener, LiveError> {
+    let err = |what: &str, e: std::io::Error| LiveError::os(format!("intercept {at}: {what}"), e);
     let fd = tcp_socket().map_err(|e| err("socket", e))?;
     let one: libc::c_int = 1;
     set_opt(fd.as_raw_fd(), libc::SOL_SOCKET, libc::SO_REUSEADDR, &one)

@@ -145,7 +145,7 @@ fn relays_under_loss_and_in_parallel() {
 
 #[test]
 fn configuration_errors_name_the_setting() {
-    let err = |j: &str| config_from_json(j).unwrap_err();
+    let err = |j: &str| config_from_json(j).unwrap_err().to_string();
     assert!(err(r#"{"intercept": "0.0.0.0:99999"}"#).starts_with("gateway.intercept:"));
     assert!(err(r#"{"forward_original": "yes"}"#).starts_with("gateway.forward_original:"));
     assert!(err(r#"{"local": "10.0.0.1"}"#).contains("nothing to do"));

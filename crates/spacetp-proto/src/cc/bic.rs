@@ -18,6 +18,7 @@
 
 use super::frac::{cwnd_segments, segments_acked, slow_start, Carry};
 use super::{AckEvent, CongestionControl, Window};
+use crate::error::FieldError;
 use crate::time::Time;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -58,23 +59,32 @@ impl Default for BicParams {
 }
 
 impl BicParams {
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), FieldError> {
         if !(self.beta > 0.0 && self.beta < 1.0) {
-            return Err(format!("beta: {} must be > 0 and < 1", self.beta));
+            return Err(FieldError::new(
+                "beta",
+                format!("{} must be > 0 and < 1", self.beta),
+            ));
         }
         if !(self.max_increment.is_finite() && self.max_increment > 0.0) {
-            return Err(format!("max_increment: {} must be > 0", self.max_increment));
+            return Err(FieldError::new(
+                "max_increment",
+                format!("{} must be > 0", self.max_increment),
+            ));
         }
         if !(self.min_increment > 0.0 && self.min_increment <= self.max_increment) {
-            return Err(format!(
-                "min_increment: {} must be > 0 and <= max_increment ({})",
-                self.min_increment, self.max_increment
+            return Err(FieldError::new(
+                "min_increment",
+                format!(
+                    "{} must be > 0 and <= max_increment ({})",
+                    self.min_increment, self.max_increment
+                ),
             ));
         }
         if self.search_divisor < 2 {
-            return Err(format!(
-                "search_divisor: {} must be >= 2",
-                self.search_divisor
+            return Err(FieldError::new(
+                "search_divisor",
+                format!("{} must be >= 2", self.search_divisor),
             ));
         }
         Ok(())
@@ -286,11 +296,11 @@ mod tests {
             search_divisor: 1,
             ..Default::default()
         };
-        assert!(p.validate().unwrap_err().starts_with("search_divisor:"));
+        assert!(p.validate().unwrap_err().path == "search_divisor");
         let p = BicParams {
             min_increment: 20.0,
             ..Default::default()
         };
-        assert!(p.validate().unwrap_err().starts_with("min_increment:"));
+        assert!(p.validate().unwrap_err().path == "min_increment");
     }
 }

@@ -20,6 +20,7 @@
 
 use super::frac::{cwnd_segments, segments_acked, slow_start, Carry};
 use super::{AckEvent, CongestionControl, Window};
+use crate::error::FieldError;
 use crate::time::{Time, SEC};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -52,12 +53,15 @@ impl Default for CubicParams {
 }
 
 impl CubicParams {
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), FieldError> {
         if !(self.c.is_finite() && self.c > 0.0) {
-            return Err(format!("c: {} must be > 0", self.c));
+            return Err(FieldError::new("c", format!("{} must be > 0", self.c)));
         }
         if !(self.beta > 0.0 && self.beta < 1.0) {
-            return Err(format!("beta: {} must be > 0 and < 1", self.beta));
+            return Err(FieldError::new(
+                "beta",
+                format!("{} must be > 0 and < 1", self.beta),
+            ));
         }
         Ok(())
     }
@@ -361,11 +365,11 @@ mod tests {
             beta: 1.0,
             ..Default::default()
         };
-        assert!(p.validate().unwrap_err().starts_with("beta:"));
+        assert!(p.validate().unwrap_err().path == "beta");
         let p = CubicParams {
             c: 0.0,
             ..Default::default()
         };
-        assert!(p.validate().unwrap_err().starts_with("c:"));
+        assert!(p.validate().unwrap_err().path == "c");
     }
 }

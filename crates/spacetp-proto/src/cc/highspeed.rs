@@ -16,6 +16,7 @@
 
 use super::frac::{cwnd_segments, segments_acked, slow_start, Carry};
 use super::{AckEvent, CongestionControl, Window};
+use crate::error::FieldError;
 use crate::time::Time;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -46,25 +47,34 @@ impl Default for HighSpeedParams {
 }
 
 impl HighSpeedParams {
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), FieldError> {
         let (lw, hw) = (self.low_window, self.high_window);
         if !(lw.is_finite() && lw >= 1.0) {
-            return Err(format!("low_window: {lw} must be >= 1 segment"));
+            return Err(FieldError::new(
+                "low_window",
+                format!("{lw} must be >= 1 segment"),
+            ));
         }
         if !(hw.is_finite() && hw > lw) {
-            return Err(format!("high_window: {hw} must be above low_window ({lw})"));
+            return Err(FieldError::new(
+                "high_window",
+                format!("{hw} must be above low_window ({lw})"),
+            ));
         }
         let low_p = 1.5 / (lw * lw);
         if !(self.high_p > 0.0 && self.high_p < low_p) {
-            return Err(format!(
-                "high_p: {} must be > 0 and below 1.5 / low_window^2 = {low_p}",
-                self.high_p
+            return Err(FieldError::new(
+                "high_p",
+                format!(
+                    "{} must be > 0 and below 1.5 / low_window^2 = {low_p}",
+                    self.high_p
+                ),
             ));
         }
         if !(self.high_decrease > 0.0 && self.high_decrease <= 0.5) {
-            return Err(format!(
-                "high_decrease: {} must be > 0 and <= 0.5",
-                self.high_decrease
+            return Err(FieldError::new(
+                "high_decrease",
+                format!("{} must be > 0 and <= 0.5", self.high_decrease),
             ));
         }
         Ok(())
@@ -264,12 +274,12 @@ mod tests {
             high_window: 10.0,
             ..Default::default()
         };
-        assert!(bad.validate().unwrap_err().starts_with("high_window:"));
+        assert!(bad.validate().unwrap_err().path == "high_window");
         let bad = HighSpeedParams {
             high_decrease: 0.7,
             ..Default::default()
         };
-        assert!(bad.validate().unwrap_err().starts_with("high_decrease:"));
+        assert!(bad.validate().unwrap_err().path == "high_decrease");
         assert!(HighSpeedParams::default().validate().is_ok());
     }
 }

@@ -14,6 +14,7 @@
 
 use super::frac::Carry;
 use super::{AckEvent, CongestionControl, Window};
+use crate::error::FieldError;
 use crate::time::{Time, MS};
 use crate::units::Duration;
 use schemars::JsonSchema;
@@ -37,9 +38,9 @@ impl Default for HyblaParams {
 }
 
 impl HyblaParams {
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), FieldError> {
         if self.rtt0.0 == 0 {
-            return Err("rtt0: must be > 0".into());
+            return Err(FieldError::new("rtt0", "must be > 0"));
         }
         Ok(())
     }
@@ -196,9 +197,7 @@ mod tests {
         let mut w2 = w;
         h.on_timeout(&mut w2, 100 * MSS, 0);
         assert_eq!((w2.cwnd, w2.ssthresh), (MSS, 50 * MSS));
-        assert!(HyblaParams { rtt0: Duration(0) }
-            .validate()
-            .unwrap_err()
-            .starts_with("rtt0:"));
+        let e = HyblaParams { rtt0: Duration(0) }.validate().unwrap_err();
+        assert_eq!(e.path, "rtt0");
     }
 }

@@ -13,6 +13,7 @@
 
 use super::frac::{cwnd_segments, segments_acked, slow_start, Carry};
 use super::{AckEvent, CongestionControl, Window};
+use crate::error::FieldError;
 use crate::time::Time;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -50,12 +51,18 @@ impl Default for ScalableParams {
 }
 
 impl ScalableParams {
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), FieldError> {
         if !(self.alpha.is_finite() && self.alpha > 1.0) {
-            return Err(format!("alpha: {} must be > 1", self.alpha));
+            return Err(FieldError::new(
+                "alpha",
+                format!("{} must be > 1", self.alpha),
+            ));
         }
         if !(self.beta > 0.0 && self.beta < 1.0) {
-            return Err(format!("beta: {} must be > 0 and < 1", self.beta));
+            return Err(FieldError::new(
+                "beta",
+                format!("{} must be > 0 and < 1", self.beta),
+            ));
         }
         Ok(())
     }
@@ -223,12 +230,12 @@ mod tests {
             alpha: 1.0,
             ..Default::default()
         };
-        assert!(p.validate().unwrap_err().starts_with("alpha:"));
+        assert!(p.validate().unwrap_err().path == "alpha");
         let p = ScalableParams {
             beta: 1.2,
             ..Default::default()
         };
-        assert!(p.validate().unwrap_err().starts_with("beta:"));
+        assert!(p.validate().unwrap_err().path == "beta");
     }
 
     #[test]

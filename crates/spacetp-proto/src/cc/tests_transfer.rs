@@ -243,7 +243,7 @@ fn config_errors_name_the_field_path_and_tables_may_be_partial() {
         },
         ..Default::default()
     };
-    assert!(c.validate().unwrap_err().starts_with("vegas.alpha:"));
+    assert!(c.validate().unwrap_err().path == "vegas.alpha");
     let c = TcpConfig {
         cubic: CubicParams {
             beta: 1.5,
@@ -251,7 +251,7 @@ fn config_errors_name_the_field_path_and_tables_may_be_partial() {
         },
         ..Default::default()
     };
-    assert!(c.validate().unwrap_err().starts_with("cubic.beta:"));
+    assert!(c.validate().unwrap_err().path == "cubic.beta");
     let c = TcpConfig {
         westwood: WestwoodParams {
             min_interval: crate::units::Duration(0),
@@ -259,10 +259,7 @@ fn config_errors_name_the_field_path_and_tables_may_be_partial() {
         },
         ..Default::default()
     };
-    assert!(c
-        .validate()
-        .unwrap_err()
-        .starts_with("westwood.min_interval:"));
+    assert!(c.validate().unwrap_err().path == "westwood.min_interval");
     assert!(TcpConfig::default().validate().is_ok());
     // `[flows.tcp.scalable] beta = 0.86` alone: the other fields keep their defaults.
     type E = serde::de::value::Error;

@@ -18,6 +18,7 @@
 
 use super::frac::{cwnd_segments, slow_start};
 use super::{AckEvent, CongestionControl, NewReno, Window};
+use crate::error::FieldError;
 use crate::time::Time;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -98,19 +99,25 @@ impl Default for VegasParams {
 
 impl VegasParams {
     /// Errors name the field, e.g. `alpha: must be >= 0 and <= beta`.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), FieldError> {
         let (a, b, g) = (self.alpha, self.beta, self.gamma);
         if !(a.is_finite() && a >= 0.0 && a <= b) {
-            return Err(format!("alpha: {a} must be >= 0 and <= beta ({b})"));
+            return Err(FieldError::new(
+                "alpha",
+                format!("{a} must be >= 0 and <= beta ({b})"),
+            ));
         }
         if !b.is_finite() {
-            return Err(format!("beta: {b} must be a finite number >= alpha"));
+            return Err(FieldError::new(
+                "beta",
+                format!("{b} must be a finite number >= alpha"),
+            ));
         }
         if !(g.is_finite() && g >= 0.0) {
-            return Err(format!("gamma: {g} must be >= 0"));
+            return Err(FieldError::new("gamma", format!("{g} must be >= 0")));
         }
         if self.min_rtt_samples == 0 {
-            return Err("min_rtt_samples: must be at least 1".into());
+            return Err(FieldError::new("min_rtt_samples", "must be at least 1"));
         }
         Ok(())
     }
@@ -466,12 +473,12 @@ mod tests {
             alpha: 5.0,
             ..Default::default()
         };
-        assert!(p.validate().unwrap_err().starts_with("alpha:"));
+        assert!(p.validate().unwrap_err().path == "alpha");
         let p = VegasParams {
             gamma: -1.0,
             ..Default::default()
         };
-        assert!(p.validate().unwrap_err().starts_with("gamma:"));
+        assert!(p.validate().unwrap_err().path == "gamma");
         assert!(VegasParams::default().validate().is_ok());
     }
 

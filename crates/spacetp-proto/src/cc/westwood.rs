@@ -14,6 +14,7 @@
 //! RFC 5681 values are used (Linux and ns-3 use 2 MSS then). Growth is NewReno's.
 
 use super::{AckEvent, CongestionControl, NewReno, Window};
+use crate::error::FieldError;
 use crate::time::{Time, MS, SEC};
 use crate::units::Duration;
 use schemars::JsonSchema;
@@ -57,13 +58,16 @@ impl Default for WestwoodParams {
 }
 
 impl WestwoodParams {
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), FieldError> {
         let g = self.filter_gain;
         if !(0.0..1.0).contains(&g) {
-            return Err(format!("filter_gain: {g} must be >= 0 and < 1"));
+            return Err(FieldError::new(
+                "filter_gain",
+                format!("{g} must be >= 0 and < 1"),
+            ));
         }
         if self.min_interval.0 == 0 {
-            return Err("min_interval: must be > 0".into());
+            return Err(FieldError::new("min_interval", "must be > 0"));
         }
         Ok(())
     }
@@ -345,7 +349,7 @@ mod tests {
             filter_gain: 1.0,
             ..Default::default()
         };
-        assert!(p.validate().unwrap_err().starts_with("filter_gain:"));
+        assert!(p.validate().unwrap_err().path == "filter_gain");
     }
 
     #[test]

@@ -88,7 +88,7 @@ fn quick_acks_answer_the_first_data_segment_at_once_as_ns3() {
 
 #[test]
 fn contradictory_settings_are_errors_naming_both_fields_not_silent_changes() {
-    let err = |c: TcpConfig| c.validate().unwrap_err();
+    let err = |c: TcpConfig| c.validate().unwrap_err().to_string();
     let e = err(TcpConfig {
         initial_rto: Duration(120 * SEC),
         ..TcpConfig::default()

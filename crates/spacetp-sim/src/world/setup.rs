@@ -4,9 +4,10 @@
 use super::*;
 use crate::transport::datagram::DatagramEndpoint;
 use crate::transport::tcp::TcpSpec;
+use spacetp_proto::FieldError;
 
 impl World {
-    pub fn new(mut sc: Scenario, opts: &RunOptions) -> Result<World, String> {
+    pub fn new(mut sc: Scenario, opts: &RunOptions) -> Result<World, FieldError> {
         let origins = build::expand_topology(&mut sc)?;
         let idx = build::node_index(&sc)?;
         let max_pkt = sc
@@ -68,12 +69,14 @@ impl World {
             w.attackers.push(at);
         }
         if w.alive == 0 && stop.is_none() {
-            return Err("nothing to run: add [[flows]] or [[workloads]], or a stop time".into());
+            return Err(FieldError::document(
+                "nothing to run: add [[flows]] or [[workloads]], or a stop time",
+            ));
         }
         if let Some(t) = &sc.trace {
             if let Some(iv) = t.interval {
                 if iv.0 == 0 {
-                    return Err("trace.interval: must be > 0".into());
+                    return Err(FieldError::new("trace.interval", "must be > 0"));
                 }
                 w.sample_every = Some(iv.0);
                 w.samples = Some(Table::new(&[
@@ -102,7 +105,7 @@ impl World {
         for (sel, path) in &opts.pcap {
             let li = select_link(sel, &sc, &b)?;
             let tap = PcapTap::create(path, &b.node_names)
-                .map_err(|e| format!("--pcap {sel}={path}: {e}"))?;
+                .map_err(|e| FieldError::new(format!("--pcap {sel}={path}"), e))?;
             b.links[2 * li].tap = Some(w.taps.len());
             b.links[2 * li + 1].tap = Some(w.taps.len());
             w.taps.push(tap);
@@ -127,12 +130,15 @@ impl World {
         idx: &std::collections::HashMap<String, u16>,
         b: &Built,
         stop: Option<Time>,
-    ) -> Result<(), String> {
+    ) -> Result<(), FieldError> {
         let p = format!("flows[{i}]");
         let from = build::lookup(idx, &f.from, &format!("{p}.from"))?;
         let to = build::lookup(idx, &f.to, &format!("{p}.to"))?;
         if from == to {
-            return Err(format!("{p}: from and to are the same node \"{}\"", f.from));
+            return Err(FieldError::new(
+                p.to_string(),
+                format!("from and to are the same node \"{}\"", f.from),
+            ));
         }
         check_route(b, from, to, &p)?;
         let mss = build::mss_for(f.mtu.0, &p)?;
@@ -147,28 +153,39 @@ impl World {
         let peer_cfg = match &f.peer_protocol {
             Some(name) => Some(
                 build::tcp_config(name, f.tcp.as_ref(), f.receive_buffer, f.send_buffer, &p)
-                    .map_err(|e| e.replace(".protocol:", ".peer_protocol:"))?,
+                    .map_err(|e| FieldError {
+                        path: e.path.replace(".protocol", ".peer_protocol"),
+                        ..e
+                    })?,
             ),
             None => None,
         };
         let fstop = f.stop.map(|d| d.0).or(stop);
         if f.bytes.is_none() && fstop.is_none() {
-            return Err(format!(
-                "{p}: give bytes, or a stop time (here or at the top level)"
+            return Err(FieldError::new(
+                p.to_string(),
+                "give bytes, or a stop time (here or at the top level)",
             ));
         }
         if let Some(s) = f.stop {
             if s.0 <= f.start.0 {
-                return Err(format!("{p}.stop: {s} must be after start {}", f.start));
+                return Err(FieldError::new(
+                    format!("{p}.stop"),
+                    format!("{s} must be after start {}", f.start),
+                ));
             }
         }
         if f.record_size.is_some_and(|r| r.0 == 0) {
-            return Err(format!("{p}.record_size: must be at least 1 byte"));
+            return Err(FieldError::new(
+                format!("{p}.record_size"),
+                "must be at least 1 byte",
+            ));
         }
         if let Some((a, b)) = f.goodput_window {
             if b.0 <= a.0 {
-                return Err(format!(
-                    "{p}.goodput_window: [{a}, {b}] is empty; the end must be after the start"
+                return Err(FieldError::new(
+                    format!("{p}.goodput_window"),
+                    format!("[{a}, {b}] is empty; the end must be after the start"),
                 ));
             }
         }
@@ -215,17 +232,23 @@ impl World {
         idx: &std::collections::HashMap<String, u16>,
         b: &Built,
         stop: Option<Time>,
-    ) -> Result<(), String> {
+    ) -> Result<(), FieldError> {
         let p = format!("workloads[{i}]");
         let server = build::lookup(idx, &wl.server, &format!("{p}.server"))?;
         if wl.clients.is_empty() {
-            return Err(format!("{p}.clients: needs at least one client"));
+            return Err(FieldError::new(
+                format!("{p}.clients"),
+                "needs at least one client",
+            ));
         }
         let mut clients = Vec::new();
         for (j, c) in wl.clients.iter().enumerate() {
             let n = build::lookup(idx, c, &format!("{p}.clients[{j}]"))?;
             if n == server {
-                return Err(format!("{p}.clients[{j}]: \"{c}\" is also the server"));
+                return Err(FieldError::new(
+                    format!("{p}.clients[{j}]"),
+                    format!("\"{c}\" is also the server"),
+                ));
             }
             check_route(b, n, server, &p)?;
             check_route(b, server, n, &p)?;
@@ -237,8 +260,9 @@ impl World {
         let interval = Dist::from_cfg(&wl.interval, &format!("{p}.interval"))?;
         let wstop = wl.stop.map(|d| d.0).or(stop);
         if wstop.is_none() && wl.count.is_none() {
-            return Err(format!(
-                "{p}: give count, or a stop time (here or at the top level)"
+            return Err(FieldError::new(
+                p.to_string(),
+                "give count, or a stop time (here or at the top level)",
             ));
         }
         let mss = build::mss_for(wl.mtu.0, &p)?;
@@ -286,26 +310,27 @@ impl World {
         idx: &std::collections::HashMap<String, u16>,
         b: &Built,
         stop: Option<Time>,
-    ) -> Result<(), String> {
+    ) -> Result<(), FieldError> {
         let p = format!("traffic[{i}]");
         let from = build::lookup(idx, &t.from, &format!("{p}.from"))?;
         let to = build::lookup(idx, &t.to, &format!("{p}.to"))?;
         check_route(b, from, to, &p)?;
         if t.size.0 < 28 || t.size.0 > 65535 {
-            return Err(format!(
-                "{p}.size: {} B must be in [28, 65535] (IP + UDP headers)",
-                t.size.0
+            return Err(FieldError::new(
+                format!("{p}.size"),
+                format!("{} B must be in [28, 65535] (IP + UDP headers)", t.size.0),
             ));
         }
         check_path_mtu(b, from, to, t.size.0 as u32, &p)?;
         let onoff = match t.pattern {
             DatagramPattern::Cbr => None,
             DatagramPattern::Onoff => {
-                let on =
-                    t.on.ok_or_else(|| format!("{p}.on: required for pattern onoff"))?;
-                let off = t
-                    .off
-                    .ok_or_else(|| format!("{p}.off: required for pattern onoff"))?;
+                let on = t.on.ok_or_else(|| {
+                    FieldError::new(format!("{p}.on"), "required for pattern onoff")
+                })?;
+                let off = t.off.ok_or_else(|| {
+                    FieldError::new(format!("{p}.off"), "required for pattern onoff")
+                })?;
                 Some((on.0 as f64, off.0 as f64))
             }
         };
@@ -343,11 +368,14 @@ impl World {
     }
 }
 
-pub(super) fn check_route(b: &Built, from: u16, to: u16, path: &str) -> Result<(), String> {
+pub(super) fn check_route(b: &Built, from: u16, to: u16, path: &str) -> Result<(), FieldError> {
     if b.routes[from as usize][to as usize].is_none() {
-        return Err(format!(
-            "{path}: no route from \"{}\" to \"{}\"; connect them with [[links]]",
-            b.node_names[from as usize], b.node_names[to as usize]
+        return Err(FieldError::new(
+            path.to_string(),
+            format!(
+                "no route from \"{}\" to \"{}\"; connect them with [[links]]",
+                b.node_names[from as usize], b.node_names[to as usize]
+            ),
         ));
     }
     Ok(())
@@ -359,15 +387,18 @@ pub(super) fn check_path_mtu(
     to: u16,
     size: u32,
     path: &str,
-) -> Result<(), String> {
+) -> Result<(), FieldError> {
     let mut n = from;
     while n != to {
         let ld = b.routes[n as usize][to as usize].expect("route checked") as usize;
         let l: &LinkDir = &b.links[ld];
         if size > l.mtu {
-            return Err(format!(
-                "{path}: packets of {size} B exceed the mtu {} B of link {}; lower the flow's mtu",
-                l.mtu, b.link_names[ld]
+            return Err(FieldError::new(
+                path.to_string(),
+                format!(
+                    "packets of {size} B exceed the mtu {} B of link {}; lower the flow's mtu",
+                    l.mtu, b.link_names[ld]
+                ),
             ));
         }
         n = l.to;
@@ -375,7 +406,7 @@ pub(super) fn check_path_mtu(
     Ok(())
 }
 
-pub(super) fn select_link(sel: &str, sc: &Scenario, b: &Built) -> Result<usize, String> {
+pub(super) fn select_link(sel: &str, sc: &Scenario, b: &Built) -> Result<usize, FieldError> {
     let n = sc.links.len();
     let idx = sel
         .strip_prefix("links[")
@@ -387,9 +418,9 @@ pub(super) fn select_link(sel: &str, sc: &Scenario, b: &Built) -> Result<usize, 
         return if i < n {
             Ok(i)
         } else {
-            Err(format!(
-                "--pcap {sel}: there are {n} links (0..{})",
-                n.saturating_sub(1)
+            Err(FieldError::new(
+                format!("--pcap {sel}"),
+                format!("there are {n} links (0..{})", n.saturating_sub(1)),
             ))
         };
     }
@@ -403,8 +434,8 @@ pub(super) fn select_link(sel: &str, sc: &Scenario, b: &Built) -> Result<usize, 
     let names: Vec<String> = (0..n)
         .map(|i| b.link_names[2 * i].replace("->", "-"))
         .collect();
-    Err(format!(
-        "--pcap {sel}: no such link; use an index or one of: {}",
-        names.join(", ")
+    Err(FieldError::new(
+        format!("--pcap {sel}"),
+        format!("no such link; use an index or one of: {}", names.join(", ")),
     ))
 }

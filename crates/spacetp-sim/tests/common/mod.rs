@@ -8,9 +8,9 @@ pub fn sim(toml: &str) -> RunOutput {
 
 pub fn sim_err(toml: &str) -> String {
     match scenario_from_toml(toml) {
-        Err(e) => e,
+        Err(e) => e.to_string(),
         Ok(sc) => match run(sc, &RunOptions::default()) {
-            Err(e) => e,
+            Err(e) => e.to_string(),
             Ok(_) => panic!("expected an error"),
         },
     }
