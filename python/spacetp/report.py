@@ -22,17 +22,9 @@ from spacetp.experiments.framework import (
     tolerance_text,
     verdict_counts,
 )
+from spacetp.sweep import _version
 
 SEEDS_DIR = "../shared/seeds"  # where the source papers live, relative to the repository
-
-
-def _version() -> str:
-    try:
-        from spacetp import _core
-
-        return _core.__version__
-    except Exception:  # the reports can be written without the compiled core
-        return "unknown"
 
 
 def _header_facts(run: PaperRun) -> list[str]:
@@ -41,8 +33,8 @@ def _header_facts(run: PaperRun) -> list[str]:
         f"Command: `{info.get('command', 'spacetp reproduce ' + run.name)}`",
         f"Mode: {info['mode']}; seeds per simulated point: {info['reps']}; executor: "
         f"{info['executor']}",
-        f"spacetp {_version()}, {_dt.datetime.now().strftime('%Y-%m-%d %H:%M')}; "
-        f"{info['elapsed_s']:.0f} s of wall time",
+        f"spacetp {_version(fallback='unknown')}, "
+        f"{_dt.datetime.now().strftime('%Y-%m-%d %H:%M')}; {info['elapsed_s']:.0f} s of wall time",
     ]
 
 

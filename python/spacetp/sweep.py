@@ -57,10 +57,17 @@ class SweepFailed(ScenarioError):
         self.result = result
 
 
-def _version() -> str:
-    from spacetp import _core
+def _version(fallback: str | None = None) -> str:
+    """The compiled core's version (part of every run key). When the core cannot be imported,
+    `fallback` if given (the reports can be written without it), else the error."""
+    try:
+        from spacetp import _core
 
-    return _core.__version__
+        return _core.__version__
+    except Exception:
+        if fallback is None:
+            raise
+        return fallback
 
 
 def derive_seed(base_seed: int, point: dict[str, Any], rep: int) -> int:
