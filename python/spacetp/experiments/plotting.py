@@ -91,3 +91,16 @@ def plain_ticks(ax, which: str = "both") -> None:
         lo, hi = sorted(ax.get_xlim() if name == "x" else ax.get_ylim())
         short = lo > 0 and hi / lo < 100
         axis.set_minor_formatter(FuncFormatter(_plain_minor) if short else NullFormatter())
+
+
+def log_log(ax, ticks: str = "both", **labels) -> None:
+    """Both axes logarithmic, the `labels` (xlabel, ylabel, title) set, and the tick labels of
+    the `ticks` axes ("x", "y" or "both") plain numbers (`plain_ticks`)."""
+    ax.set(xscale="log", yscale="log", **labels)
+    plain_ticks(ax, ticks)
+
+
+def dodge(x, i: int, n: int, width: float = 0.05):
+    """Spread the series of a log-x plot a little so their error bars do not overlap: series
+    `i` of `n`, shifted by a factor 10^(width x (i - (n - 1) / 2))."""
+    return np.asarray(x, dtype=float) * 10 ** (width * (i - (n - 1) / 2))

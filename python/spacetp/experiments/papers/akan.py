@@ -21,12 +21,10 @@ segments, ssthresh 20, eight TCP variants. What the paper leaves out, and our ch
 
 Figures with several runs use one spacetp sweep (cases x protocols x seeds). Fig. 2 needs
 window traces, which sweeps do not keep: its runs are single `spacetp.run` calls (each a few
-milliseconds).
+milliseconds). The settings, grids and scenario are in `_akan_setup`.
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 import pandas as pd
@@ -41,56 +39,38 @@ from spacetp.experiments.framework import (
     select,
     summarize,
 )
+from spacetp.experiments.papers._akan_setup import (
+    DURATION,
+    FIG2_SEEDS,
+    HIGH,
+    LABELS,
+    LOSSES,
+    LOW,
+    METRICS,
+    OTHERS,
+    P_LOSS,
+    PROTOCOLS,
+    RTT_DEEP,
+    RWND,
+    S1_DURATION,
+    S1_RWND,
+    SEEDS,
+    SEGMENT,
+    SSTHRESH,
+    VERY_HIGH,
+    case,
+    scenario,
+)
 from spacetp.experiments.plotting import (
     errorbar_series,
     legend_outside,
+    log_log,
     new_figure,
     plain_ticks,
     style,
 )
+from spacetp.experiments.tables import lookup, stat_columns
 from spacetp.models import pftk, slowstart
-
-PROTOCOLS = ["tahoe", "reno", "newreno", "sack", "vegas", "fack", "westwood", "peach+"]
-LABELS = {
-    "tahoe": "Tahoe",
-    "reno": "Reno",
-    "newreno": "NewReno",
-    "sack": "SACK",
-    "vegas": "Vegas",
-    "fack": "FACK",
-    "westwood": "Westwood+",
-    "peach+": "Peach+",
-}
-OTHERS = [p for p in PROTOCOLS if p != "peach+"]
-
-SEGMENT = 1000  # payload bytes of a "1 KB" segment
-MTU = SEGMENT + 40
-LINK_RATE = "1 Mb/s"
-P_LOSS = 1e-3
-SSTHRESH = 20  # segments
-RWND = 64  # segments
-DURATION = 20_000.0  # s of data transfer
-RTT_DEEP = 1200.0  # 20 min, Figs. 2 and 6
-
-# RTT grids (s) of Table I's three ranges, and the loss grid of Fig. 6: (quick, full).
-LOW = ([0.001, 0.03, 0.3, 1.0], [0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 0.5, 1.0])
-HIGH = ([1.0, 5.0, 20.0, 100.0], [1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0])
-VERY_HIGH = (
-    [100.0, 540.0, 1200.0, 2400.0],
-    [100.0, 200.0, 300.0, 540.0, 900.0, 1200.0, 1800.0, 2400.0],
-)
-LOSSES = ([1e-6, 1e-4, 1e-3, 1e-2], [1e-6, 3e-6, 1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2])
-S1_RWND = ([20, 64, 128], [20, 32, 64, 128, 256])
-S1_DURATION = ([10_000.0, 20_000.0, 40_000.0], [5_000.0, 10_000.0, 20_000.0, 40_000.0, 80_000.0])
-SEEDS = (2, 5)  # per point: quick, full
-FIG2_SEEDS = (40, 200)  # Reno traces for the slow-start and recovery measures
-
-METRICS = [
-    "flows[0].bytes_delivered",
-    "flows[0].timeouts",
-    "flows[0].fast_retransmits",
-    "flows[0].retransmitted_segments",
-]
 
 ASSUMPTIONS = [
     "Link 1 Mb/s, one-way delay RTT/2 both ways, per-packet loss P_Loss on the data direction "
@@ -118,69 +98,6 @@ ASSUMPTIONS = [
     "Protocols are spacetp's profiles unchanged (`spacetp protocols`): Westwood is Westwood+; "
     "Vegas uses alpha/beta 2/4 (ns-3, Linux; ns-2 used 1/3).",
 ]
-
-
-# ---------------------------------------------------------------------------- scenarios
-
-
-def rto_settings(rtt: float) -> dict:
-    """Timer settings for an RTT of up to 40 minutes (see ASSUMPTIONS)."""
-    return {
-        "initial_rto": max(1.0, 3.0 * rtt),
-        "min_rto": max(1.0, 1.25 * rtt),
-        "max_rto": max(60.0, 8.0 * rtt),
-    }
-
-
-def scenario(rtt: float = RTT_DEEP, p_loss: float = P_LOSS, protocol: str = "reno") -> dict:
-    """The paper's topology: source - 1 Mb/s lossy link - destination, one bulk flow."""
-    return {
-        "name": f"akan: {LINK_RATE}, RTT {rtt:g} s, P_Loss {p_loss:g}",
-        "stop": rtt + DURATION,
-        "nodes": [{"name": "source"}, {"name": "destination"}],
-        "links": [
-            {
-                "between": ["source", "destination"],
-                "rate": LINK_RATE,
-                "delay": rtt / 2,
-                "queue": {"packets": 100, "discipline": "priority"},
-                "errors": {"per": p_loss},
-                "errors_back": {},
-            }
-        ],
-        "flows": [
-            {
-                "from": "source",
-                "to": "destination",
-                "protocol": protocol,
-                "mtu": MTU,
-                "receive_buffer": RWND * SEGMENT,
-                "send_buffer": RWND * SEGMENT,
-                "tcp": {
-                    "initial_window": 1,
-                    "initial_ssthresh": SSTHRESH * SEGMENT,
-                    "ack_every": 1,
-                    **rto_settings(rtt),
-                },
-            }
-        ],
-    }
-
-
-def case(rtt: float, p_loss: float = P_LOSS, rwnd: int = RWND, duration: float = DURATION):
-    """(name, {path: value}) of one sweep case."""
-    r = rto_settings(rtt)
-    name = f"rtt={rtt:g} p={p_loss:g} w={rwnd} T={duration:g}"
-    return name, {
-        "links[0].delay": rtt / 2,
-        "links[0].errors.per": p_loss,
-        "flows[0].tcp.initial_rto": r["initial_rto"],
-        "flows[0].tcp.min_rto": r["min_rto"],
-        "flows[0].tcp.max_rto": r["max_rto"],
-        "flows[0].receive_buffer": rwnd * SEGMENT,
-        "flows[0].send_buffer": rwnd * SEGMENT,
-        "stop": rtt + duration,
-    }
 
 
 # ------------------------------------------------------------------------------- Fig. 1
@@ -212,14 +129,13 @@ def fig1() -> tuple[FigureOut, dict]:
         arrowprops={"arrowstyle": "->", "color": "#444"},
         fontsize=9,
     )
-    ax.set(
-        xscale="log",
-        yscale="log",
+    log_log(
+        ax,
+        "x",
         xlabel="RTT (s)",
         ylabel="throughput (b/s)",
         title="PFTK eq. (1), p = 1e-3, 1000-byte segments",
     )
-    plain_ticks(ax, "x")
     ax.legend(fontsize=9)
     ns2_t0 = float(pftk.to_bits_per_second(pftk.approx_throughput(1000.0, p, 3.0), SEGMENT))
     slope = float(
@@ -470,19 +386,11 @@ def curve_figure(
             "duration_s",
         ]
     ]
-    data = data.rename(
-        columns={
-            "mean": "throughput_Bps_mean",
-            "std": "throughput_Bps_std",
-            "ci95": "throughput_Bps_ci95",
-        }
-    )
+    data = stat_columns(data, "throughput_Bps")
     return fig, data
 
 
-def at(s, proto: str, **where) -> float:
-    d = select(s, protocol=proto, **where)
-    return float(d["mean"].iloc[0]) if len(d) else math.nan
+at = lookup("protocol")  # at(s, "reno", rtt_s=1.0, ...): the mean of one point
 
 
 def figs3to6(ctx: Context, s) -> tuple[list[FigureOut], dict]:
@@ -625,8 +533,7 @@ def fig_s1(ctx: Context, s) -> FigureOut:
                 linewidth=2.2 if proto == "peach+" else 1.3,
             )
             rows.append(d.assign(protocol=proto, varied=x))
-        ax.set(xscale="log", yscale="log", xlabel=xlabel, ylabel="throughput (B/s)")
-        plain_ticks(ax)
+        log_log(ax, xlabel=xlabel, ylabel="throughput (B/s)")
         ax.axvline(RWND if x == "rwnd" else DURATION, color="#999", linestyle=":", linewidth=1)
     axes[0].set_title("window varied (20 000 s)")
     axes[1].set_title("duration varied (64 segments)")
@@ -634,13 +541,7 @@ def fig_s1(ctx: Context, s) -> FigureOut:
     data = pd.concat(rows)[
         ["varied", "protocol", "rwnd", "duration_s", "mean", "std", "ci95", "n", "timeouts_mean"]
     ]
-    data = data.rename(
-        columns={
-            "mean": "throughput_Bps_mean",
-            "std": "throughput_Bps_std",
-            "ci95": "throughput_Bps_ci95",
-        }
-    )
+    data = stat_columns(data, "throughput_Bps")
     where = {"rtt_s": RTT_DEEP, "p_loss": P_LOSS}
     peach = {w: at(s, "peach+", rwnd=w, duration_s=DURATION, **where) for w in ctx.choose(*S1_RWND)}
     others = {

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from spacetp.experiments.framework import Context, FigureOut, Measure, Outcome, summarize
-from spacetp.experiments.plotting import errorbar_series, new_figure, plain_ticks, style
+from spacetp.experiments.plotting import errorbar_series, log_log, new_figure, style
 from spacetp.models import scalable
 
 ALPHA, BETA, B_L = 1.01, 0.86, 8
@@ -193,14 +193,13 @@ def q_figure(ctx: Context, s, b_u: int, fig_id: str) -> tuple[FigureOut, dict]:
     errorbar_series(
         ax, sim["q"], to_mbps(sim["mean"]), to_mbps(sim["std"]), "simulation", 3, linestyle="none"
     )
-    ax.set(
-        xscale="log",
-        yscale="log",
+    log_log(
+        ax,
+        "y",
         xlabel="packet loss probability q",
         ylabel="throughput (Mb/s)",
         title=f"Scalable TCP, B_u = {b_u} packets, 150 Mb/s, RTT 120 ms",
     )
-    plain_ticks(ax, "y")
     window_axis(ax)
     ax.legend(fontsize=9)
 

@@ -21,7 +21,7 @@ profiles of Tables 1-2 unchanged (`spacetp protocols`): 1A `win2000`, 1B `scps-1
   Stacks `winnt`, `win2000` and SCPS (`scps-1c`: short SNACK, HC, RFC 1323 window scaling).
 
 Every multi-run figure is one spacetp sweep (cases x seeds): one for Figures 3-8 and S1, one
-for Figures 9 and S2.
+for Figures 9 and S2. The FTP network of Figures 9 and S2 is in `_edwards_ftp`.
 """
 
 from __future__ import annotations
@@ -40,13 +40,19 @@ from spacetp.experiments.framework import (
     select,
     summarize,
 )
+from spacetp.experiments.papers._edwards_ftp import STACKS as STACKS
+from spacetp.experiments.papers._edwards_ftp import fig9, fig_s2, sweep_ftp
+from spacetp.experiments.papers._edwards_ftp import ftp_scenario as ftp_scenario
 from spacetp.experiments.plotting import (
+    dodge,
     errorbar_series,
     legend_outside,
+    log_log,
     new_figure,
     plain_ticks,
     style,
 )
+from spacetp.experiments.tables import improvement_pct, lookup, stat_columns
 
 # ------------------------------------------------------------------------- the 3 MB transfer
 
@@ -90,22 +96,6 @@ BLOCK = 7  # bits per modem block: measured BER / 7 = the BER that hits packets
 DRIFT = [0.5, 1.0, 2.0]  # the satellite's BER around its setting, equally often
 SEEDS = (4, 30)
 
-# ---------------------------------------------------------------------------- Figure 9
-
-STACKS = {
-    "winnt": "Windows NT",
-    "win2000": "Windows 2000",
-    "scps-1c": "SCPS (SNACK + HC + RFC 1323)",
-}
-WORKSTATIONS = 35
-SPACE_RATE = "680 kb/s"
-SPACE_DELAY = "699 ms"  # + 2 x 0.5 ms of LAN each way: 1.4 s round trip
-REQUESTS = (30.0, 60.0)  # min during which the workstations request files (quick, full)
-BERS9 = ([1e-9, 1e-7, 1e-5], [1e-9, 1e-8, 1e-7, 1e-6, 1e-5])
-S2_BER = 1e-6
-SEEDS9 = (3, 10)
-CLAIMED = {"2000/NT": 30.0, "SCPS/NT": 60.0, "SCPS/2000": 40.0}
-
 METRICS = [
     "flows[0].completion_s",
     "flows[0].complete",
@@ -115,7 +105,6 @@ METRICS = [
     "links[0].error_drops",
     "links[0].corrupted",
 ]
-METRICS9 = ["mean_completion_s", "all_complete", "flow_count", "total_timeouts"]
 
 ASSUMPTIONS = [
     "Figures 3-8: one link from sender to receiver, T1 forward at its payload rate 1.536 Mb/s "
@@ -205,57 +194,6 @@ def transfer_case(
     }
 
 
-def ftp_scenario(protocol: str = "win2000", ber: float = 1e-7, minutes: float = 60.0) -> dict:
-    """Figure 9's network: 35 workstations, 680 kb/s, 1.4 s RTT, exponential FTP requests."""
-    return {
-        "name": "edwards: 35 workstations, FTP over 680 kb/s, 1.4 s RTT",
-        "topology": {
-            "kind": "ground_stations",
-            "hosts": WORKSTATIONS,
-            "core": {
-                "rate": SPACE_RATE,
-                "delay": SPACE_DELAY,
-                "queue": {"bdp": 1.0},
-                "queue_back": {"bdp": 1.0},
-                "errors": {"ber": ber},
-            },
-            "access": {"rate": "10 Mb/s", "delay": "0.5 ms"},
-        },
-        "workloads": [
-            {
-                "kind": "file_requests",
-                "clients": [f"h{i}" for i in range(WORKSTATIONS)],
-                "server": "srv0",
-                "direction": "get",
-                "size": {"exponential": "400 kB"},
-                "interval": {"exponential": "3 min"},
-                "stop": f"{minutes:g} min",
-                "protocol": protocol,
-            }
-        ],
-    }
-
-
-def ftp_case(
-    stack: str,
-    ber: float,
-    minutes: float,
-    queue: dict | None = None,
-    interval: str = "3 min",
-    tcp: dict | None = None,
-) -> dict[str, object]:
-    q = queue or {"bdp": 1.0}
-    return {
-        "workloads[0].tcp": tcp or {},
-        "workloads[0].protocol": stack,
-        "topology.core.errors": {"ber": ber},
-        "topology.core.queue": q,
-        "topology.core.queue_back": q,
-        "workloads[0].stop": f"{minutes:g} min",
-        "workloads[0].interval": {"exponential": interval},
-    }
-
-
 # ------------------------------------------------------------------------------ the sweeps
 
 
@@ -305,67 +243,16 @@ def sweep_transfers(ctx: Context):
     return s
 
 
-def sweep_ftp(ctx: Context):
-    """Figures 9 and S2 as one sweep: per-(variant, stack, BER) statistics of the mean
-    download time of a run."""
-    minutes = ctx.choose(*REQUESTS)
-    cases, meta = {}, {}
-
-    def add(variant, stack, ber, **kw):
-        name = f"{variant} {stack} ber={ber:g}"
-        kw.setdefault("minutes", minutes)
-        cases[name] = ftp_case(stack, ber, **kw)
-        meta[name] = {"variant": variant, "stack": stack, "ber": ber}
-
-    for ber in ctx.choose(*BERS9):
-        for st in STACKS:
-            add("ours", st, ber)
-    for st in STACKS:
-        if S2_BER not in ctx.choose(*BERS9):
-            add("ours", st, S2_BER)
-        add("25 kB buffers", st, S2_BER, queue={"bytes": ROUTER})
-        add(f"requests for {2 * minutes:g} min", st, S2_BER, minutes=2 * minutes)
-        add("half the load", st, S2_BER, interval="6 min")
-    # the other two stacks of this variant are those of "ours"
-    add(
-        "SCPS window 64 kB",
-        "scps-1c",
-        S2_BER,
-        tcp={"receive_buffer": "64 kB", "send_buffer": "64 kB"},
-    )
-    runs = ctx.sweep_cases(
-        "Figures 9 and S2", ftp_scenario(minutes=minutes), cases, ctx.seeds(*SEEDS9), METRICS9
-    )
-    for k in ("variant", "stack", "ber"):
-        runs[k] = runs["case"].map(lambda c, k=k: meta[c][k])
-    s = summarize(runs, ["variant", "stack", "ber"], "mean_completion_s")
-    g = runs.groupby(["variant", "stack", "ber"], sort=False)
-    for col, name in (
-        ("all_complete", "all_complete_share"),
-        ("flow_count", "files_mean"),
-        ("total_timeouts", "timeouts_mean"),
-    ):
-        s = s.join(g[col].mean().rename(name), on=["variant", "stack", "ber"])
-    return s
-
-
 # ------------------------------------------------------------------------------ helpers
 
 
-def at(s, setup: str, case: str, ber: float, col: str = "mean") -> float:
-    d = select(s, setup=setup, case=case, ber=ber)
-    return float(d[col].iloc[0]) if len(d) else math.nan
+at = lookup("setup", "case", "ber")  # at(s, "emu", "1A", 1e-7[, col="std"])
 
 
 def reduction(s, setup: str, case: str, other: str, bers) -> float:
     """1 - T_case / T_other in %, geometric mean of the ratio over `bers`."""
     r = [at(s, setup, case, b) / at(s, setup, other, b) for b in bers]
     return (1.0 - geomean(r)) * 100.0
-
-
-def dodge(x, i: int, n: int, width: float = 0.05):
-    """Spread the series of a log-x plot a little so their error bars do not overlap."""
-    return np.asarray(x, dtype=float) * 10 ** (width * (i - (n - 1) / 2))
 
 
 def transfer_figure(s, setup: str, cases: list[str], bers, title: str, logy: bool, xlabel: str):
@@ -389,13 +276,7 @@ def transfer_figure(s, setup: str, cases: list[str], bers, title: str, logy: boo
 
 
 def tidy(d):
-    d = d.rename(
-        columns={
-            "mean": "transfer_s_mean",
-            "std": "transfer_s_std",
-            "ci95": "transfer_s_ci95",
-        }
-    )
+    d = stat_columns(d, "transfer_s")
     return d.drop(columns=[c for c in ("setup",) if c in d.columns and d[c].nunique() == 1])
 
 
@@ -426,8 +307,8 @@ def figs3to6(ctx: Context, s) -> tuple[list[FigureOut], dict]:
         per = "; ".join(
             f"{c}: "
             + ", ".join(
-                f"{at(s, 'emu', c, b, 'timeouts_mean'):.1f}/"
-                f"{at(s, 'emu', c, b, 'queue_drops_mean'):.0f}"
+                f"{at(s, 'emu', c, b, col='timeouts_mean'):.1f}/"
+                f"{at(s, 'emu', c, b, col='queue_drops_mean'):.0f}"
                 for b in bs
             )
             for c in EMU_CASES
@@ -450,14 +331,15 @@ def figs3to6(ctx: Context, s) -> tuple[list[FigureOut], dict]:
     m = {}
     gains = {c: reduction(s, "emu", c, "1A", bers) for c in SCPS_CASES + ["1C+D"]}
     per_ber = ", ".join(
-        f"{b:g}: {(1 - at(s, 'emu', '1B', b) / at(s, 'emu', '1A', b)) * 100:+.1f}%" for b in bers
+        f"{b:g}: {improvement_pct(at(s, 'emu', '1B', b), at(s, 'emu', '1A', b)):+.1f}%"
+        for b in bers
     )
     s1 = ctx.choose(*S1_BERS)
     pure = ", ".join(
-        f"{b:g} {(1 - at(s, 'emu', '1B', b) / at(s, 'no-hc', '1B', b)) * 100:+.1f}%" for b in s1
+        f"{b:g} {improvement_pct(at(s, 'emu', '1B', b), at(s, 'no-hc', '1B', b)):+.1f}%" for b in s1
     )
     rto = ", ".join(
-        f"{b:g} {(1 - at(s, 'min-rto-1s', '1A', b) / at(s, 'emu', '1A', b)) * 100:+.1f}%"
+        f"{b:g} {improvement_pct(at(s, 'min-rto-1s', '1A', b), at(s, 'emu', '1A', b)):+.1f}%"
         for b in s1
     )
     m["hc_gain_pct"] = Measure(
@@ -478,39 +360,40 @@ def figs3to6(ctx: Context, s) -> tuple[list[FigureOut], dict]:
             f"{b:g} {at(s, 'emu', '1C', b):.1f} s vs {at(s, 'emu', '1B', b):.1f} s" for b in low
         )
         + f"; router-buffer drops per transfer of 1C at {lo:g}: "
-        f"{at(s, 'emu', '1C', lo, 'queue_drops_mean'):.0f}, timeouts "
-        f"{at(s, 'emu', '1C', lo, 'timeouts_mean'):.1f}",
+        f"{at(s, 'emu', '1C', lo, col='queue_drops_mean'):.0f}, timeouts "
+        f"{at(s, 'emu', '1C', lo, col='timeouts_mean'):.1f}",
     )
     m["vegas_gain_pct"] = Measure(
         reduction(s, "emu", "2A", "1C", bers),
         "2A against 1C per BER: "
         + ", ".join(
-            f"{b:g} {(1 - at(s, 'emu', '2A', b) / at(s, 'emu', '1C', b)) * 100:+.0f}%" for b in bers
+            f"{b:g} {improvement_pct(at(s, 'emu', '2A', b), at(s, 'emu', '1C', b)):+.0f}%"
+            for b in bers
         ),
     )
     best = min(SCPS_CASES, key=lambda c: at(s, "emu", c, hi))
     m["best_scps_gain_high_ber_pct"] = Measure(
-        (1 - at(s, "emu", best, hi) / at(s, "emu", "1A", hi)) * 100,
+        improvement_pct(at(s, "emu", best, hi), at(s, "emu", "1A", hi)),
         f"fastest at {hi:g}: {best} ({at(s, 'emu', best, hi):.0f} s against 1A's "
         f"{at(s, 'emu', '1A', hi):.0f} s); "
         + ", ".join(
-            f"{c} {(1 - at(s, 'emu', c, hi) / at(s, 'emu', '1A', hi)) * 100:+.0f}%"
+            f"{c} {improvement_pct(at(s, 'emu', c, hi), at(s, 'emu', '1A', hi)):+.0f}%"
             for c in SCPS_CASES
         ),
     )
-    g_lo = (1 - at(s, "emu", "1C", lo) / at(s, "emu", "1A", lo)) * 100
-    g_hi = (1 - at(s, "emu", "1C", hi) / at(s, "emu", "1A", hi)) * 100
+    g_lo = improvement_pct(at(s, "emu", "1C", lo), at(s, "emu", "1A", lo))
+    g_hi = improvement_pct(at(s, "emu", "1C", hi), at(s, "emu", "1A", hi))
     m["snack_gain_growth_pts"] = Measure(
         g_hi - g_lo, f"1C against 1A: {g_lo:+.0f}% at {lo:g}, {g_hi:+.0f}% at {hi:g}"
     )
-    sd = {c: (at(s, "emu", c, lo, "std"), at(s, "emu", c, hi, "std")) for c in EMU_CASES}
+    sd = {c: (at(s, "emu", c, lo, col="std"), at(s, "emu", c, hi, col="std")) for c in EMU_CASES}
     m["variation_grows"] = Measure(
         all(b > a for a, b in sd.values()),
         "std at "
         + f"{lo:g} -> {hi:g}: "
         + ", ".join(f"{c} {a:.2f} -> {b:.1f} s" for c, (a, b) in sd.items()),
     )
-    cv = {c: at(s, "emu", c, hi, "std") / at(s, "emu", c, hi) for c in EMU_CASES}
+    cv = {c: at(s, "emu", c, hi, col="std") / at(s, "emu", c, hi) for c in EMU_CASES}
     m["nucc_largest_spread"] = Measure(
         max(cv, key=cv.get) == "2B",
         f"std / mean at {hi:g}: " + ", ".join(f"{c} {v:.2f}" for c, v in cv.items()),
@@ -548,7 +431,7 @@ def match_share(s, bers, factor: float) -> tuple[float, list[str]]:
             if x < emu_lo:
                 x = emu_lo  # below the emulated range the curves are flat (no error at all)
             em, es = emulation_at(s, c, x)
-            sm, ss = at(s, "sat", c, b), at(s, "sat", c, b, "std")
+            sm, ss = at(s, "sat", c, b), at(s, "sat", c, b, col="std")
             n += 1
             if abs(sm - em) <= max(es, ss, 1e-3 * em):  # deterministic points: equal
                 ok += 1
@@ -580,14 +463,13 @@ def figs7to8(ctx: Context, s) -> tuple[list[FigureOut], dict]:
             )
             rows.append(d.assign(ber_axis=x))
         ax.plot([], [], color="#555", linestyle=":", label="emulation (Figure 5), same case")
-        ax.set(
-            xscale="log",
-            yscale="log",
+        log_log(
+            ax,
+            "y",
             xlabel=xlabel,
             ylabel="transfer time of 3 MB (s)",
             title=f"{title}: Transfer Time vs BER (3MB)",
         )
-        plain_ticks(ax, "y")
         legend_outside(fig, ax)
         share, misses = match_share(s, bers, factor)
         shares[fid] = (share, misses)
@@ -656,14 +538,13 @@ def fig_s1(ctx: Context, s) -> FigureOut:
                 rows.append(d.assign(variant="ours" if kind == "emu" else setup))
             r = [at(s, setup, c, b) / at(s, "emu", c, b) for b in bers]
             ch.append(f"{c} {', '.join(f'{(x - 1) * 100:+.0f}%' for x in r)}")
-        ax.set(
-            xscale="log",
-            yscale="log",
+        log_log(
+            ax,
+            "y",
             xlabel="bit error rate",
             ylabel="transfer time of 3 MB (s)",
             title=f"dashed: {title}",
         )
-        plain_ticks(ax, "y")
         ax.legend(fontsize=7, loc="upper left", ncol=1)
         texts.append(
             f"{title}: change of the transfer time per BER ({', '.join(f'{b:g}' for b in bers)}): "
@@ -677,131 +558,11 @@ def fig_s1(ctx: Context, s) -> FigureOut:
     return FigureOut("figS1", fig, tidy(pd.concat(rows)), note)
 
 
-# ----------------------------------------------------------------------- Figures 9 and S2
-
-
-def short(stack: str) -> str:
-    return STACKS[stack].split(" (")[0]
-
-
-def t9(s9, variant: str, stack: str, ber: float) -> float:
-    """Mean download time of one point of Figure 9's sweep (a variant that leaves a stack as
-    it is shares the runs of "ours")."""
-    d = select(s9, variant=variant, stack=stack, ber=ber)
-    if not len(d):
-        d = select(s9, variant="ours", stack=stack, ber=ber)
-    return float(d["mean"].iloc[0])
-
-
-def improvements(s9, variant: str, bers) -> dict[str, float]:
-    def t(stack, b):
-        return t9(s9, variant, stack, b)
-
-    def red(a, b):
-        return (1.0 - geomean([t(a, x) / t(b, x) for x in bers])) * 100.0
-
-    return {
-        "2000/NT": red("win2000", "winnt"),
-        "SCPS/NT": red("scps-1c", "winnt"),
-        "SCPS/2000": red("scps-1c", "win2000"),
-    }
-
-
-def fig9(ctx: Context, s9) -> tuple[FigureOut, dict]:
-    bers = ctx.choose(*BERS9)
-    fig, (ax,) = new_figure()
-    rows = []
-    for i, st in enumerate(STACKS):
-        d = select(s9, variant="ours", stack=st)
-        d = d[d["ber"].isin(bers)].sort_values("ber")
-        errorbar_series(ax, dodge(d["ber"], i, len(STACKS)), d["mean"], d["std"], STACKS[st], i)
-        rows.append(d)
-    ax.set(
-        xscale="log",
-        xlabel="information bit error rate",
-        ylabel="mean FTP download time (s)",
-        title="35 workstations, 680 kb/s, 1.4 s RTT",
-        ylim=(0, None),
-    )
-    legend_outside(fig, ax)
-    imp = improvements(s9, "ours", bers)
-    per_ber = {b: improvements(s9, "ours", [b]) for b in bers}
-    times = "; ".join(
-        f"{b:g}: " + ", ".join(f"{short(st)} {t9(s9, 'ours', st, b):.0f} s" for st in STACKS)
-        for b in bers
-    )
-    data = pd.concat(rows).rename(
-        columns={
-            "mean": "download_s_mean",
-            "std": "download_s_std",
-            "ci95": "download_s_ci95",
-        }
-    )
-    n = ctx.seeds(*SEEDS9)
-    note = (
-        f"Each point: the mean download time of the files requested in {ctx.choose(*REQUESTS):g} "
-        f"minutes (about {data['files_mean'].mean():.0f} files per run), averaged over {n} seeds; "
-        f"error bars ±1 standard deviation over the seeds. Mean download times: {times}."
-    )
-
-    def per(key):
-        return ", ".join(f"{b:g} {per_ber[b][key]:+.0f}%" for b in bers)
-
-    ranking = all(per_ber[b]["SCPS/2000"] > 0 and per_ber[b]["2000/NT"] > 0 for b in bers)
-    m = {
-        "fig9_ranking": Measure(
-            ranking,
-            f"SCPS against Windows 2000 per BER: {per('SCPS/2000')}; Windows 2000 against NT: "
-            f"{per('2000/NT')}",
-        ),
-        "fig9_2000_over_nt_pct": Measure(imp["2000/NT"], f"per BER: {per('2000/NT')}"),
-        "fig9_scps_over_nt_pct": Measure(imp["SCPS/NT"], f"per BER: {per('SCPS/NT')}"),
-        "fig9_scps_over_2000_pct": Measure(imp["SCPS/2000"], f"per BER: {per('SCPS/2000')}"),
-    }
-    return FigureOut("fig9", fig, data, note), m
-
-
-def fig_s2(ctx: Context, s9) -> FigureOut:
-    variants = list(dict.fromkeys(select(s9, ber=S2_BER)["variant"]))
-    fig, (ax,) = new_figure(width=8.6, height=4.6)
-    keys = list(CLAIMED)
-    width = 0.8 / len(keys)
-    rows = []
-    imp = {v: improvements(s9, v, [S2_BER]) for v in variants}
-    for j, k in enumerate(keys):
-        vals = [imp[v][k] for v in variants]
-        x = np.arange(len(variants)) + (j - (len(keys) - 1) / 2) * width
-        ax.bar(x, vals, width, color=style(j)["color"], label=f"{k} (paper: {CLAIMED[k]:g}%)")
-        ax.scatter(x, [CLAIMED[k]] * len(x), marker="_", s=220, color="black", zorder=3)
-        rows += [
-            {"variant": v, "comparison": k, "reduction_pct": val}
-            for v, val in zip(variants, vals, strict=True)
-        ]
-    ax.axhline(0, color="#444", linewidth=0.8)
-    ax.set_xticks(np.arange(len(variants)), variants, fontsize=9)
-    ax.set(
-        ylabel="reduction of mean download time (%)",
-        title=f"Figure 9 at BER {S2_BER:g}: ours and one setting changed at a time",
-    )
-    ax.scatter([], [], marker="_", s=220, color="black", label="the paper's figure")
-    legend_outside(fig, ax)
-    t = select(s9, ber=S2_BER)
-    times = "; ".join(
-        f"{v}: " + ", ".join(f"{short(st)} {t9(t, v, st, S2_BER):.0f} s" for st in STACKS)
-        for v in variants
-    )
-    note = (
-        f"Bars: 1 - T_a / T_b of the mean download times at BER {S2_BER:g} ({ctx.seeds(*SEEDS9)} "
-        f"seeds); black marks: the paper's 30%, 60% and 40%. Mean download times: {times}."
-    )
-    return FigureOut("figS2", fig, pd.DataFrame(rows), note)
-
-
 def run(ctx: Context) -> Outcome:
     s = sweep_transfers(ctx)
     figs, m = figs3to6(ctx, s)
     figs78, m78 = figs7to8(ctx, s)
-    s9 = sweep_ftp(ctx)
+    s9 = sweep_ftp(ctx, router=ROUTER)
     f9, m9 = fig9(ctx, s9)
     return Outcome(
         [*figs, *figs78, f9, fig_s1(ctx, s), fig_s2(ctx, s9)], {**m, **m78, **m9}, ASSUMPTIONS

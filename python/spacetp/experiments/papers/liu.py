@@ -40,8 +40,8 @@ from spacetp.experiments.framework import Context, FigureOut, Measure, Outcome, 
 from spacetp.experiments.plotting import (
     errorbar_series,
     legend_outside,
+    log_log,
     new_figure,
-    plain_ticks,
     style,
 )
 from spacetp.models import scps_liu
@@ -307,14 +307,12 @@ def fig3(ctx: Context, s) -> tuple[FigureOut, dict]:
         3,
         linestyle="none",
     )
-    ax.set(
-        xscale="log",
-        yscale="log",
+    log_log(
+        ax,
         xlabel="packet loss rate p",
         ylabel="throughput (Mb/s)",
         title="SCPS-TP on the dumbbell: 10 Mb/s, 10-packet buffer, RTT 204 ms",
     )
-    plain_ticks(ax)
     ax.legend(fontsize=9)
     at = model_pkts(sim["p"].to_numpy(), sim["rtt_mean"].to_numpy(), sim["rtt_min"].to_numpy())
     ratio = sim["mean"].to_numpy() / at
@@ -381,14 +379,12 @@ def fig4(ctx: Context, s) -> tuple[FigureOut, dict]:
         d = d[d["p"].isin(ps)].sort_values("p")
         errorbar_series(ax, d["p"], mbps(d["mean"]), mbps(d["std"]), label, i)
         rows.append(d.assign(series=label))
-    ax.set(
-        xscale="log",
-        yscale="log",
+    log_log(
+        ax,
         xlabel="packet loss rate p (random, on the bottleneck)",
         ylabel="throughput (Mb/s)",
         title="TCP and TP, RTT 204 ms",
     )
-    plain_ticks(ax)
     ax.legend(fontsize=9)
     data = pd.concat(rows)
     data = data[
@@ -428,14 +424,12 @@ def fig5(ctx: Context, s) -> tuple[FigureOut, dict]:
         errorbar_series(ax, d["rtt"] * 1000, mbps(d["mean"]), mbps(d["std"]), label, i)
         rows.append(d.assign(series=label))
         series[kind] = d["mean"].to_numpy()
-    ax.set(
-        xscale="log",
-        yscale="log",
+    log_log(
+        ax,
         xlabel="round-trip propagation delay (ms)",
         ylabel="throughput (Mb/s)",
         title="TCP and TP, packet loss rate 1%",
     )
-    plain_ticks(ax)
     ax.legend(fontsize=9)
     data = pd.concat(rows)[
         ["series", "rtt", "mean", "std", "ci95", "n", "timeouts", "rtt_mean"]

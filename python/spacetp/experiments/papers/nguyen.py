@@ -26,13 +26,23 @@ import numpy as np
 import pandas as pd
 
 import spacetp
-from spacetp.experiments.framework import Context, FigureOut, Measure, Outcome, geomean, summarize
+from spacetp.experiments.framework import (
+    Context,
+    FigureOut,
+    Measure,
+    Outcome,
+    geomean,
+    select,
+    summarize,
+)
 from spacetp.experiments.plotting import (
     legend_outside,
+    log_log,
     new_figure,
     plain_ticks,
     style,
 )
+from spacetp.experiments.tables import value_at
 
 REVERSE = {  # reverse (ACK channel) rate -> b/s, the paper's set
     "1.5 Mb/s": 1.5e6,
@@ -213,18 +223,6 @@ def _tidy(runs, meta):
     return s
 
 
-def pick(s, **where) -> pd.DataFrame:
-    m = np.ones(len(s), dtype=bool)
-    for k, v in where.items():
-        m &= s[k].to_numpy() == v
-    return s[m]
-
-
-def val(s, **where) -> float:
-    d = pick(s, **where)
-    return float(d["mean"].iloc[0]) if len(d) else float("nan")
-
-
 def data_cols(d: pd.DataFrame, *extra) -> pd.DataFrame:
     cols = ["protocol", *extra, "mean", "std", "ci95", "n", "timeouts", "acks_sent", "complete"]
     return d[cols].rename(
@@ -247,7 +245,7 @@ def fig3(ctx: Context, s) -> tuple[FigureOut, dict]:
     fig, (ax,) = new_figure()
     rows = []
     for i, p in enumerate(protos):
-        d = pick(s, protocol=p, delay_ms=50, mtu=512).sort_values("rev_bps", ascending=False)
+        d = select(s, protocol=p, delay_ms=50, mtu=512).sort_values("rev_bps", ascending=False)
         ax.plot(d["rev_bps"] / 1e3, d["mean"], label=LABELS[p], **style(i))
         rows.append(data_cols(d, "rev", "rev_bps"))
     rev_axis(ax)
@@ -258,11 +256,11 @@ def fig3(ctx: Context, s) -> tuple[FigureOut, dict]:
     )
     plain_ticks(ax, "y")
     ax.legend(fontsize=9)
-    at5 = {p: val(s, protocol=p, rev="5 kb/s", delay_ms=50, mtu=512) for p in protos}
-    revs = list(pick(s, protocol="scps-tp", delay_ms=50, mtu=512).sort_values("rev_bps")["rev"])
+    at5 = {p: value_at(s, protocol=p, rev="5 kb/s", delay_ms=50, mtu=512) for p in protos}
+    revs = list(select(s, protocol="scps-tp", delay_ms=50, mtu=512).sort_values("rev_bps")["rev"])
 
     def series(p):
-        d = pick(s, protocol=p, delay_ms=50, mtu=512).sort_values("rev_bps", ascending=False)
+        d = select(s, protocol=p, delay_ms=50, mtu=512).sort_values("rev_bps", ascending=False)
         return d["mean"].to_numpy()
 
     dec = {p: bool(np.all(np.diff(series(p)) <= 0.01 * series(p)[:-1])) for p in protos}
@@ -363,7 +361,7 @@ def fig5(ctx: Context, s) -> tuple[FigureOut, dict]:
     for i, v in enumerate(VARIANTS):
         for scps, ls in ((False, "--"), (True, "-")):
             p = f"scps-tp+{v}" if scps else v
-            d = pick(s, protocol=p, delay_ms=50, mtu=512).sort_values("rev_bps", ascending=False)
+            d = select(s, protocol=p, delay_ms=50, mtu=512).sort_values("rev_bps", ascending=False)
             st = style(i)
             ax.plot(
                 d["rev_bps"] / 1e3,
@@ -375,10 +373,10 @@ def fig5(ctx: Context, s) -> tuple[FigureOut, dict]:
                 label=f"SCPS-TP with {LABELS[v]}" if scps else LABELS[v],
             )
             rows.append(data_cols(d, "rev", "rev_bps"))
-        asym = [r for r in pick(s, protocol=v, delay_ms=50, mtu=512)["rev"] if r != "1.5 Mb/s"]
+        asym = [r for r in select(s, protocol=v, delay_ms=50, mtu=512)["rev"] if r != "1.5 Mb/s"]
         gains = [
-            val(s, protocol=f"scps-tp+{v}", rev=r, delay_ms=50, mtu=512)
-            / val(s, protocol=v, rev=r, delay_ms=50, mtu=512)
+            value_at(s, protocol=f"scps-tp+{v}", rev=r, delay_ms=50, mtu=512)
+            / value_at(s, protocol=v, rev=r, delay_ms=50, mtu=512)
             for r in asym
         ]
         gm = geomean(gains)
@@ -410,7 +408,7 @@ def fig6(ctx: Context, s) -> tuple[FigureOut, dict]:
     delays = ctx.choose(*DELAYS)
     for rev, ratio in (("1.5 Mb/s", "1:1"), ("3 kb/s", "500:1")):
         for p in ("newreno", "scps-tp"):
-            d = pick(s, protocol=p, rev=rev, mtu=512)
+            d = select(s, protocol=p, rev=rev, mtu=512)
             d = d[d["delay_ms"].isin(delays)].sort_values("delay_ms")
             ax.plot(d["delay_ms"], d["mean"], label=f"{LABELS[p]}, {ratio}", **style(i))
             rows.append(data_cols(d, "rev", "delay_ms"))
@@ -425,7 +423,7 @@ def fig6(ctx: Context, s) -> tuple[FigureOut, dict]:
     legend_outside(fig, ax)
 
     def v(p, rev, d):
-        return val(s, protocol=p, rev=rev, delay_ms=d, mtu=512)
+        return value_at(s, protocol=p, rev=rev, delay_ms=d, mtu=512)
 
     dec = {
         (p, r): v(p, r, delays[-1]) < v(p, r, delays[0])
@@ -465,22 +463,20 @@ def fig7(ctx: Context, s) -> tuple[FigureOut, dict]:
     rows = []
     mtus = ctx.choose(*MTUS)
     for i, p in enumerate(("newreno", "scps-tp")):
-        d = pick(s, protocol=p, rev="3 kb/s", delay_ms=50)
+        d = select(s, protocol=p, rev="3 kb/s", delay_ms=50)
         d = d[d["mtu"].isin(mtus)].sort_values("mtu")
         ax.plot(d["mtu"], d["mean"], label=LABELS[p], **style(i))
         rows.append(data_cols(d, "mtu"))
-    ax.set(
-        xscale="log",
-        yscale="log",
+    log_log(
+        ax,
         xlabel="MTU (bytes)",
         ylabel="throughput (kb/s)",
         title="Impact of segment size, reverse 3 kb/s (500:1), 50 ms",
     )
-    plain_ticks(ax)
     ax.legend(fontsize=9)
 
     def v(p, m):
-        return val(s, protocol=p, rev="3 kb/s", delay_ms=50, mtu=m)
+        return value_at(s, protocol=p, rev="3 kb/s", delay_ms=50, mtu=m)
 
     gain = {p: v(p, mtus[-1]) / v(p, mtus[0]) for p in ("newreno", "scps-tp")}
     better = [v("scps-tp", m) > v("newreno", m) for m in mtus]
@@ -510,7 +506,7 @@ def corruption_figs(ctx: Context, c) -> tuple[list[FigureOut], dict]:
         def inset(fig, ax, d=d):
             box = ax.inset_axes([0.60, 0.08, 0.36, 0.36])
             for i, p in enumerate(protos):
-                row = pick(c, protocol=p, delay_ms=d)
+                row = select(c, protocol=p, delay_ms=d)
                 box.bar(i, row["mean"], yerr=row["std"], color=style(i)["color"], capsize=3)
             box.set_xticks(range(len(protos)), ["NewReno", "SCPS", "no SNACK"], fontsize=7)
             box.set_ylabel("kb/s", fontsize=7)
@@ -520,7 +516,7 @@ def corruption_figs(ctx: Context, c) -> tuple[list[FigureOut], dict]:
         fig, data = seq_figure(
             fig_id, f"Corruption, BER 1e-5, 1.5 Mb/s both ways, {d} ms", runs, inset
         )
-        summary = data_cols(pick(c, delay_ms=d), "delay_ms").assign(series="mean over seeds")
+        summary = data_cols(select(c, delay_ms=d), "delay_ms").assign(series="mean over seeds")
         data = pd.concat([data.assign(series="trace, seed 1"), summary])
         note = (
             f"Curves: seed 1 (the legend gives that run's throughput); dots: retransmissions. "
@@ -528,19 +524,20 @@ def corruption_figs(ctx: Context, c) -> tuple[list[FigureOut], dict]:
             "Dashed: SCPS-TP (Table 2) with SNACK off (ours)."
         )
         figs.append(FigureOut(fig_id, fig, data, note))
-        nr = val(c, protocol="newreno", delay_ms=d)
-        sc = val(c, protocol="scps-nucc", delay_ms=d)
-        ns = val(c, protocol="scps-nucc-nosnack", delay_ms=d)
+        nr = value_at(c, protocol="newreno", delay_ms=d)
+        sc = value_at(c, protocol="scps-nucc", delay_ms=d)
+        ns = value_at(c, protocol="scps-nucc-nosnack", delay_ms=d)
         measures[f"{fig_id}_newreno_kbps"] = Measure(nr)
         measures[f"{fig_id}_scps_kbps"] = Measure(
             sc, f"with SNACK off {ns:.0f} kb/s; NewReno {nr:.0f} kb/s"
         )
-    sc50 = val(c, protocol="scps-nucc", delay_ms=50)
-    sc100 = val(c, protocol="scps-nucc", delay_ms=100)
+    sc50 = value_at(c, protocol="scps-nucc", delay_ms=50)
+    sc100 = value_at(c, protocol="scps-nucc", delay_ms=100)
     measures["fig9_scps_100_over_50"] = Measure(sc100 / sc50, f"{sc50:.0f} -> {sc100:.0f} kb/s")
     measures["fig9_scps_better"] = Measure(
         all(
-            val(c, protocol="scps-nucc", delay_ms=d) > val(c, protocol="newreno", delay_ms=d)
+            value_at(c, protocol="scps-nucc", delay_ms=d)
+            > value_at(c, protocol="newreno", delay_ms=d)
             for d in (50, 100)
         )
     )
