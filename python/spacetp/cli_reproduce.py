@@ -86,7 +86,8 @@ def register(app: typer.Typer) -> None:
         report.md and report.html with a PASS / FAIL / NOT COMPARABLE verdict per target."""
         from spacetp import experiments
         from spacetp.executors import check
-        from spacetp.experiments.framework import Context, fresh_store, run_paper
+        from spacetp.experiments.framework import Context, fresh_store
+        from spacetp.experiments.runner import run_paper
 
         names = experiments.resolve(paper)
         check(executor)
