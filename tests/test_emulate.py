@@ -121,6 +121,16 @@ class Emu:
         assert p.returncode == 0, err
         return json.loads(out.strip().splitlines()[-1])
 
+    def udp(self, port: int, count: int, size: int, gap: float, wait: float) -> tuple[list, dict]:
+        """`count` UDP datagrams of `size` payload bytes from a to b, one every `gap` s (the
+        receiver stops after `wait` s idle); then stop the emulator. Returns (the receiver's
+        rows, the emulator's report)."""
+        rx = self.receiver(self.ns_b, "udp-recv", B, port, count, wait)
+        tx = self.probe(self.ns_a, "udp-send", B, port, count, size, gap)
+        got = self.result(rx)["rx"]
+        self.result(tx)
+        return got, self.stop()
+
     def stop(self) -> dict:
         """Ctrl-C the emulator; its report."""
         if self.proc.poll() is None:
@@ -177,11 +187,7 @@ def _p99(xs: list[float]) -> float:
 @needs_root
 def test_one_way_delay_within_1ms_p99(emulator):
     e = emulator('[[links]]\nbetween = ["ground", "craft"]\nrate = "10 Mb/s"\ndelay = "50 ms"\n')
-    rx = e.receiver(e.ns_b, "udp-recv", B, 5000, 400, 1.0)
-    tx = e.probe(e.ns_a, "udp-send", B, 5000, 400, 200, 0.004)
-    got = e.result(rx)["rx"]
-    e.result(tx)
-    rep = e.stop()
+    got, rep = e.udp(5000, 400, 200, 0.004, 1.0)
     assert len(got) == 400
     # 228-byte IP packets: 182.4 us of serialisation at 10 Mb/s, then 50 ms.
     err = _delays_ms(got, 50 + 228 * 8 / 10e6 * 1e3)
@@ -199,11 +205,7 @@ def test_rate_within_1_percent(emulator):
         "queue = { packets = 50 }\n"
     )
     # 1500-byte IP packets offered at 12 Mb/s for 1.5 s: the link is the bottleneck.
-    rx = e.receiver(e.ns_b, "udp-recv", B, 5001, 1500, 0.5)
-    tx = e.probe(e.ns_a, "udp-send", B, 5001, 1500, 1472, 0.001)
-    got = e.result(rx)["rx"]
-    e.result(tx)
-    rep = e.stop()
+    got, rep = e.udp(5001, 1500, 1472, 0.001, 0.5)
     times = sorted(r[2] for r in got)
     rate = (len(times) - 1) * 1500 * 8 / ((times[-1] - times[0]) / 1e9)
     assert abs(rate / 10e6 - 1) < 0.01, f"{rate / 1e6:.4f} Mb/s"
@@ -219,11 +221,7 @@ def test_per_losses_within_the_binomial_interval(emulator):
         '[[links]]\nbetween = ["a", "b"]\nrate = "10 Mb/s"\ndelay = "5 ms"\n'
         "errors = { per = 0.1 }\n"
     )
-    rx = e.receiver(e.ns_b, "udp-recv", B, 5002, n, 0.5)
-    tx = e.probe(e.ns_a, "udp-send", B, 5002, n, 200, 0.001)
-    got = e.result(rx)["rx"]
-    e.result(tx)
-    rep = e.stop()
+    got, rep = e.udp(5002, n, 200, 0.001, 0.5)
     lost = n - len(got)
     half = 2.576 * math.sqrt(n * p * (1 - p))
     assert abs(lost - n * p) <= half, f"{lost} lost of {n}, 99% interval {n * p:.0f} ± {half:.1f}"
@@ -236,11 +234,7 @@ def test_outage_drops_everything_in_it(emulator):
         '[[links]]\nbetween = ["a", "b"]\nrate = "10 Mb/s"\ndelay = "20 ms"\n'
         'outages = [["0.8 s", "1.6 s"]]\n'
     )
-    rx = e.receiver(e.ns_b, "udp-recv", B, 5003, 200, 2.0)
-    tx = e.probe(e.ns_a, "udp-send", B, 5003, 200, 100, 0.01)
-    got = e.result(rx)["rx"]
-    e.result(tx)
-    rep = e.stop()
+    got, rep = e.udp(5003, 200, 100, 0.01, 2.0)
     # Send times relative to when the emulator said it was running (its time 0 is a little
     # earlier): nothing sent well inside the outage arrives, everything well outside does.
     sent_rel = {r[0]: (r[1] - e.t_ready) / 1e9 for r in got}

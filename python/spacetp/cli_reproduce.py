@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from spacetp.cli_sweep import ExecutorOption, WorkersOption
 from spacetp.scenario import ScenarioError
 
 out = Console()
@@ -67,12 +68,8 @@ def register(app: typer.Typer) -> None:
                 "per paper in it, default results).",
             ),
         ] = None,
-        executor: Annotated[
-            str, typer.Option(help="local (process pool), dask (local cluster), dask://HOST:PORT.")
-        ] = "local",
-        workers: Annotated[
-            int | None, typer.Option(help="Worker processes (default: all cores).")
-        ] = None,
+        executor: ExecutorOption = "local",
+        workers: WorkersOption = None,
         fresh: Annotated[
             bool,
             typer.Option(

@@ -24,6 +24,12 @@ err = Console(stderr=True)
 SHOWN_METRICS = 4
 SHOWN_RUNS = 200
 
+# --executor and --workers, as `spacetp sweep` and `spacetp reproduce` take them
+ExecutorOption = Annotated[
+    str, typer.Option(help="local (process pool), dask (local cluster), dask://HOST:PORT.")
+]
+WorkersOption = Annotated[int | None, typer.Option(help="Worker processes (default: all cores).")]
+
 
 def _num(v: float) -> str:
     return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.4g}"
@@ -119,12 +125,8 @@ def sweep_cmd(
         typer.Option("--zip", help="PATH=VALUES varying together (same number of values)."),
     ] = None,
     reps: Annotated[int, typer.Option(help="Replicates per grid point.")] = 10,
-    executor: Annotated[
-        str, typer.Option(help="local (process pool), dask (local cluster), dask://HOST:PORT.")
-    ] = "local",
-    workers: Annotated[
-        int | None, typer.Option(help="Worker processes (default: all cores).")
-    ] = None,
+    executor: ExecutorOption = "local",
+    workers: WorkersOption = None,
     metric: Annotated[
         list[str] | None,
         typer.Option(help="Metric to keep: flows\\[0].goodput_bps, total_goodput_bps, ..."),

@@ -114,6 +114,33 @@ def _b_u(unbounded_ok=True):
     return Param("packets", desc, default=500.0, low=0.0, high_open=not unbounded_ok)
 
 
+def _w_max():
+    return Param(
+        "packets", "receiver window", default=INF, low=1.0, low_open=False, high_open=False
+    )
+
+
+def _b(default):
+    return Param(
+        "packets", "packets acknowledged per ACK", default=default, low=1.0, low_open=False
+    )
+
+
+def _w0():
+    return Param(
+        "packets",
+        "loss-free window ceiling (Vegas equilibrium/receiver)",
+        default=INF,
+        low=4.0,
+        low_open=False,
+        high_open=False,
+    )
+
+
+def _ts():
+    return Param("s", "SNACK delay T_s", default=0.0, low=0.0, low_open=False)
+
+
 def _or(value, fallback):
     return fallback if value is None else value
 
@@ -139,12 +166,8 @@ MODELS: dict[str, ModelSpec] = {
             "rtt": _rtt(),
             "p": _p(),
             "t0": _t0(3),
-            "w_max": Param(
-                "packets", "receiver window", default=INF, low=1.0, low_open=False, high_open=False
-            ),
-            "b": Param(
-                "packets", "packets acknowledged per ACK", default=2.0, low=1.0, low_open=False
-            ),
+            "w_max": _w_max(),
+            "b": _b(2.0),
         },
         returns="packets/s",
         description="PFTK full TCP Reno model with timeouts and receiver window (Padhye 2000)",
@@ -157,12 +180,8 @@ MODELS: dict[str, ModelSpec] = {
             "rtt": _rtt(),
             "p": _p(),
             "t0": _t0(3),
-            "b": Param(
-                "packets", "packets acknowledged per ACK", default=1.0, low=1.0, low_open=False
-            ),
-            "w_max": Param(
-                "packets", "receiver window", default=INF, low=1.0, low_open=False, high_open=False
-            ),
+            "b": _b(1.0),
+            "w_max": _w_max(),
         },
         returns="packets/s",
         description="PFTK approximate formula, Akan et al. eq. (1) with the defaults",
@@ -172,9 +191,7 @@ MODELS: dict[str, ModelSpec] = {
         params={
             "rtt": _rtt(),
             "p": _p(),
-            "b": Param(
-                "packets", "packets acknowledged per ACK", default=1.0, low=1.0, low_open=False
-            ),
+            "b": _b(1.0),
         },
         returns="packets/s",
         description="square-root law sqrt(3/(2bp))/RTT (Mathis et al. 1997)",
@@ -217,15 +234,8 @@ MODELS: dict[str, ModelSpec] = {
             "rtt": _rtt(),
             "p": _p(),
             "t0": _t0(2),
-            "w0": Param(
-                "packets",
-                "loss-free window ceiling (Vegas equilibrium/receiver)",
-                default=INF,
-                low=4.0,
-                low_open=False,
-                high_open=False,
-            ),
-            "ts": Param("s", "SNACK delay T_s", default=0.0, low=0.0, low_open=False),
+            "w0": _w0(),
+            "ts": _ts(),
         },
         returns="packets/s",
         description="SCPS-TP full model with timeouts, Liu & Liu eq. (24), corrected",
@@ -235,15 +245,8 @@ MODELS: dict[str, ModelSpec] = {
         params={
             "rtt": _rtt(),
             "p": _p(),
-            "w0": Param(
-                "packets",
-                "loss-free window ceiling (Vegas equilibrium/receiver)",
-                default=INF,
-                low=4.0,
-                low_open=False,
-                high_open=False,
-            ),
-            "ts": Param("s", "SNACK delay T_s", default=0.0, low=0.0, low_open=False),
+            "w0": _w0(),
+            "ts": _ts(),
         },
         returns="packets/s",
         description="SCPS-TP no-timeout model, Liu & Liu eq. (10), corrected",
