@@ -265,7 +265,7 @@ def register(app: typer.Typer) -> None:
                         raise UserError(f"--link-state-udp {link_state_udp}: {e}") from None
                     ls = sock.fileno()
                 rep = run(cfg, fd, ls)
-            except (EmulateError, ValueError) as e:
+            except (EmulateError, ValueError, OSError) as e:
                 raise UserError(str(e)) from None
         out.print(json.dumps(rep, indent=2), highlight=False)
         if stats is not None:

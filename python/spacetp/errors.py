@@ -7,7 +7,10 @@
     └── EmulateError    the machine cannot do it (not root, no TUN, a device in use)
 
 Each message names the field, flag or file and what is allowed; the CLI prints it as one
-line and exits with status 2."""
+line and exits with status 2. A ScenarioError from the core also carries the field's path as
+`path` (the core raises `_core.FieldError`, a ValueError with `path`); what the operating
+system refused to the emulator or the gateway comes as `_core.SystemRefused` (an OSError),
+which the commands report as an EmulateError."""
 
 from __future__ import annotations
 

@@ -16,7 +16,17 @@ from spacetp.errors import SpacetpError
 
 
 class ScenarioError(SpacetpError, ValueError):
-    """A mistake in a scenario or in how it was asked for; the message names the field."""
+    """A mistake in a scenario or in how it was asked for; the message names the field, and
+    `path` holds it (e.g. `flows[0].tcp.min_rto`) when the core reported one."""
+
+    def __init__(self, message: str, path: str | None = None):
+        super().__init__(message)
+        self.path = path
+
+    @classmethod
+    def from_core(cls, e: ValueError) -> ScenarioError:
+        """The core's `FieldError` (or any ValueError) as a ScenarioError, its path kept."""
+        return cls(str(e), getattr(e, "path", None) or None)
 
 
 def load(path: str | Path) -> dict:
@@ -191,7 +201,7 @@ def validate(scenario: dict | str | Path) -> dict:
     try:
         _core.validate_json(to_json(sc))
     except ValueError as e:
-        raise ScenarioError(str(e)) from None
+        raise ScenarioError.from_core(e) from None
     return sc
 
 

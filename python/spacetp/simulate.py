@@ -40,7 +40,7 @@ def run(
     try:
         raw = _core.run_json(to_json(sc), taps)
     except ValueError as e:
-        raise ScenarioError(str(e)) from None
+        raise ScenarioError.from_core(e) from None
     return Result.from_core(raw, sc)
 
 

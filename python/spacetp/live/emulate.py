@@ -311,9 +311,11 @@ def run(
     end a, address of end b) as UDP datagrams on the link to that port of each end."""
     from spacetp import _core
 
-    return json.loads(
-        _core.emulate(scenario_json, fd_a, fd_b, duration, realtime, notify or [], notify_udp)
-    )
+    try:
+        raw = _core.emulate(scenario_json, fd_a, fd_b, duration, realtime, notify or [], notify_udp)
+    except _core.SystemRefused as e:
+        raise EmulateError(str(e)) from None
+    return json.loads(raw)
 
 
 def emulate_netns(
