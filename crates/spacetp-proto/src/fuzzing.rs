@@ -72,6 +72,17 @@ struct End {
 }
 
 impl End {
+    fn new(conn: Connection, iss: u32, to_write: u64) -> Self {
+        End {
+            conn,
+            iss,
+            filled: vec![],
+            delivered: 0,
+            to_write,
+            tainted: false,
+        }
+    }
+
     fn fill(&mut self, a: u64, b: u64) {
         crate::ranges::insert(&mut self.filled, a, b);
     }
@@ -102,22 +113,16 @@ pub fn run(data: &[u8]) {
     let bets = cfg.scps.bets.is_some();
     let (iss_a, iss_b) = (inp.u32(), inp.u32());
     let mut ends = [
-        End {
-            conn: Connection::connect(&cfg, mss, 1000, 80, iss_a),
-            iss: iss_a,
-            filled: vec![],
-            delivered: 0,
-            to_write: 200_000,
-            tainted: false,
-        },
-        End {
-            conn: Connection::listen(&cfg, mss, 80, 1000, iss_b),
-            iss: iss_b,
-            filled: vec![],
-            delivered: 0,
-            to_write: 50_000,
-            tainted: false,
-        },
+        End::new(
+            Connection::connect(&cfg, mss, 1000, 80, iss_a),
+            iss_a,
+            200_000,
+        ),
+        End::new(
+            Connection::listen(&cfg, mss, 80, 1000, iss_b),
+            iss_b,
+            50_000,
+        ),
     ];
     if manual {
         ends[1].conn.set_manual_read();
@@ -145,56 +150,69 @@ pub fn run(data: &[u8]) {
                 ends[1].conn.delivered()
             );
         }
-        match op >> 1 {
-            0..=39 => deliver(&mut ends, &mut queues, side, now, None),
-            40..=49 => {
-                queues[side].pop_front();
+        operate(op >> 1, side, &mut ends, &mut queues, &mut now, &mut inp);
+        step(&mut ends, &mut queues, now, bets);
+    }
+}
+
+/// One operation of the fuzzer's script on `side`: deliver, drop, duplicate, reorder,
+/// mutate or forge a segment, let time pass, or act as the application.
+fn operate(
+    op: u8,
+    side: usize,
+    ends: &mut [End; 2],
+    queues: &mut [VecDeque<InFlight>; 2],
+    now: &mut Time,
+    inp: &mut Input,
+) {
+    match op >> 1 {
+        0..=39 => deliver(ends, queues, side, *now, None),
+        40..=49 => {
+            queues[side].pop_front();
+        }
+        50..=54 => {
+            if let Some(&s) = queues[side].front() {
+                queues[side].push_back(s);
             }
-            50..=54 => {
-                if let Some(&s) = queues[side].front() {
-                    queues[side].push_back(s);
-                }
+        }
+        55..=59 => {
+            if queues[side].len() > 1 {
+                let s = queues[side].pop_front().expect("two segments");
+                queues[side].insert(1, s);
             }
-            55..=59 => {
-                if queues[side].len() > 1 {
-                    let s = queues[side].pop_front().expect("two segments");
-                    queues[side].insert(1, s);
-                }
+        }
+        60..=74 => {
+            let m = Mutation::read(inp);
+            deliver(ends, queues, side, *now, Some(m));
+        }
+        75..=84 => forge(ends, queues, side, inp),
+        85..=109 => *now += 1 + inp.u16() as Time * MS,
+        110..=114 => *now += 1 + inp.u32() as Time * MS,
+        115..=119 => {
+            let n = inp.u16() as u64 * 16;
+            let e = &mut ends[side];
+            let k = e.conn.send(n.min(e.to_write));
+            e.to_write -= k;
+        }
+        120 => ends[side].conn.close(),
+        121 => {
+            if inp.u8() < 16 {
+                ends[side].conn.reset();
             }
-            60..=74 => {
-                let m = Mutation::read(&mut inp);
-                deliver(&mut ends, &mut queues, side, now, Some(m));
-            }
-            75..=84 => forge(&mut ends, &mut queues, side, &mut inp),
-            85..=109 => now += 1 + inp.u16() as Time * MS,
-            110..=114 => now += 1 + inp.u32() as Time * MS,
-            115..=119 => {
-                let n = inp.u16() as u64 * 16;
-                let e = &mut ends[side];
-                let k = e.conn.send(n.min(e.to_write));
+        }
+        122..=125 => {
+            ends[side].conn.read(inp.u16() as u64 * 8);
+        }
+        _ => {
+            // Both applications write what they still have; the writer closes when done.
+            for e in ends.iter_mut() {
+                let k = e.conn.send(e.to_write);
                 e.to_write -= k;
-            }
-            120 => ends[side].conn.close(),
-            121 => {
-                if inp.u8() < 16 {
-                    ends[side].conn.reset();
-                }
-            }
-            122..=125 => {
-                ends[side].conn.read(inp.u16() as u64 * 8);
-            }
-            _ => {
-                // Both applications write what they still have; the writer closes when done.
-                for e in ends.iter_mut() {
-                    let k = e.conn.send(e.to_write);
-                    e.to_write -= k;
-                    if e.to_write == 0 {
-                        e.conn.close();
-                    }
+                if e.to_write == 0 {
+                    e.conn.close();
                 }
             }
         }
-        step(&mut ends, &mut queues, now, bets);
     }
 }
 

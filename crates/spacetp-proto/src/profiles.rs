@@ -85,6 +85,14 @@ pub const PROFILES: &[(&str, &str)] = &[
 
 /// The settings of profile `name`, or None if there is no such profile.
 pub fn profile(name: &str) -> Option<TcpConfig> {
+    tcp_family(name)
+        .or_else(|| scps(name))
+        .or_else(|| windows(name))
+}
+
+/// The TCP variants of the literature: a recovery algorithm or a congestion controller on
+/// NewReno's defaults.
+fn tcp_family(name: &str) -> Option<TcpConfig> {
     let base = TcpConfig::default();
     let cfg = match name {
         "newreno" => base,
@@ -140,6 +148,15 @@ pub fn profile(name: &str) -> Option<TcpConfig> {
             congestion_control: Cc::Cubic,
             ..base
         },
+        _ => return None,
+    };
+    Some(cfg)
+}
+
+/// SCPS-TP as the papers configured it: Nguyen & Sterbenz's two, Edwards et al.'s cases.
+fn scps(name: &str) -> Option<TcpConfig> {
+    let base = TcpConfig::default();
+    let cfg = match name {
         "scps-tp" => TcpConfig {
             congestion_control: Cc::Vegas,
             scps: ScpsConfig {
@@ -191,6 +208,15 @@ pub fn profile(name: &str) -> Option<TcpConfig> {
             },
             ..base
         }),
+        _ => return None,
+    };
+    Some(cfg)
+}
+
+/// The Windows stacks of Edwards et al.'s FTP network.
+fn windows(name: &str) -> Option<TcpConfig> {
+    let base = TcpConfig::default();
+    let cfg = match name {
         "win2000" => TcpConfig {
             recovery: RecoveryKind::Sack,
             sack: true,

@@ -169,29 +169,9 @@ impl Connection {
             0
         };
         let mss = mss.max(1);
-        let open = cfg.congestion_control == CongestionControlKind::None;
-        let win = Window {
-            cwnd: if open {
-                crate::cc::nucc::OPEN
-            } else {
-                cfg.initial_window.bytes(mss as u64)
-            },
-            ssthresh: cfg
-                .initial_ssthresh
-                .map_or(u64::MAX, |b| b.0.max(2 * mss as u64)),
-            mss: mss as u64,
-        };
         Connection {
-            rtt: {
-                let mut e = RttEstimator::new(
-                    cfg.initial_rto.0,
-                    cfg.min_rto.0,
-                    cfg.max_rto.0,
-                    cfg.clock_granularity.0,
-                );
-                e.set_max_backoff(cfg.max_backoff.map(|d| d.0));
-                e
-            },
+            rtt: rtt_estimator(cfg),
+            win: initial_window(cfg, mss),
             cc: new_controller(cfg),
             rx: Receiver::new(cfg),
             cfg: cfg.clone(),
@@ -212,7 +192,6 @@ impl Connection {
             snd_wnd: 0,
             snd_wscale: 0,
             seg_size: mss,
-            win,
             sent: sent::SentLog::default(),
             timers: timer::TimerTable::default(),
             retries: 0,
@@ -449,9 +428,40 @@ impl Connection {
     }
 }
 
+/// The window before the handshake: the initial window (or open, without congestion
+/// control) and the initial ssthresh, in segments of `mss`.
+fn initial_window(cfg: &TcpConfig, mss: u32) -> Window {
+    let open = cfg.congestion_control == CongestionControlKind::None;
+    Window {
+        cwnd: if open {
+            crate::cc::nucc::OPEN
+        } else {
+            cfg.initial_window.bytes(mss as u64)
+        },
+        ssthresh: cfg
+            .initial_ssthresh
+            .map_or(u64::MAX, |b| b.0.max(2 * mss as u64)),
+        mss: mss as u64,
+    }
+}
+
+/// The RFC 6298 estimator with the configured bounds, granularity and backoff cap.
+fn rtt_estimator(cfg: &TcpConfig) -> RttEstimator {
+    let mut e = RttEstimator::new(
+        cfg.initial_rto.0,
+        cfg.min_rto.0,
+        cfg.max_rto.0,
+        cfg.clock_granularity.0,
+    );
+    e.set_max_backoff(cfg.max_backoff.map(|d| d.0));
+    e
+}
+
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_ns3_parity;
 #[cfg(test)]
 mod tests_rfc5961;
+#[cfg(test)]
+mod tests_scps;
