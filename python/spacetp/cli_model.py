@@ -10,6 +10,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from spacetp.models import MODELS
 from spacetp.scenario import ScenarioError
 
 
@@ -36,7 +37,6 @@ def _params(args: list[str]) -> dict[str, float]:
 
 
 def _list_models(console) -> None:
-    from spacetp.models import MODELS
 
     for name, spec in MODELS.items():
         console.print(f"[bold]{name}[/bold] -> {spec.returns}: {spec.description}")
@@ -54,7 +54,13 @@ def register(app: typer.Typer) -> None:
     )
     def model(
         ctx: typer.Context,
-        name: Annotated[str | None, typer.Argument(help="Model name (omit to list them).")] = None,
+        name: Annotated[
+            str | None,
+            typer.Argument(
+                help=f"Model name, one of: {', '.join(MODELS)} (omit to list them with their "
+                "parameters)."
+            ),
+        ] = None,
         sweep: Annotated[
             str | None,
             typer.Option(help="Vary one parameter: p=1e-4:1e-1:log20, START:STOP:linN or a,b,c."),
