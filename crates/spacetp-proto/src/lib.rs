@@ -23,6 +23,8 @@ pub mod time;
 pub mod units;
 
 pub use config::TcpConfig;
-pub use connection::{reset_reply, Accepted, CloseReason, ConnStats, Connection, State, Transmit};
+pub use connection::{
+    reset_reply, Accepted, CloseReason, ConnStats, Connection, Sent, State, Transmit,
+};
 pub use error::FieldError;
 pub use time::{Time, MS, SEC, US};

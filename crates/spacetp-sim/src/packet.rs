@@ -56,13 +56,43 @@ impl Slab {
     /// A slot for a packet still being written (a transport writes its header in place);
     /// it counts as alive once `commit`ted, or goes back with `release`.
     pub fn reserve(&mut self, p: Packet) -> PacketId {
-        if let Some(id) = self.free.pop() {
-            self.items[id as usize] = p;
-            id
-        } else {
+        let id = self.reserve_slot(p);
+        self.items[id as usize] = p;
+        id
+    }
+
+    /// A slot for a transport's next packet from `src` to endpoint `ep` at `dst`. A reused
+    /// slot keeps what its last packet's transport wrote, so that the same transport can
+    /// overwrite its header in place rather than have it copied in; the transport decides
+    /// whether what is there is of its kind.
+    pub fn reserve_transport(&mut self, src: u16, dst: u16, ep: u32) -> PacketId {
+        let fresh = Packet {
+            src,
+            dst,
+            size: 0,
+            corrupted: false,
+            low_priority: false,
+            body: Body::Transport {
+                ep,
+                wire: Wire::Unfilled,
+            },
+        };
+        let id = self.reserve_slot(fresh);
+        let p = &mut self.items[id as usize];
+        (p.src, p.dst, p.size, p.corrupted, p.low_priority) = (src, dst, 0, false, false);
+        match &mut p.body {
+            Body::Transport { ep: e, .. } => *e = ep,
+            other => *other = fresh.body,
+        }
+        id
+    }
+
+    /// A free slot, or a new one holding `p`.
+    fn reserve_slot(&mut self, p: Packet) -> PacketId {
+        self.free.pop().unwrap_or_else(|| {
             self.items.push(p);
             (self.items.len() - 1) as PacketId
-        }
+        })
     }
 
     /// The reserved packet is written: it is alive.

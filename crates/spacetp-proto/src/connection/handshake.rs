@@ -4,7 +4,7 @@
 use super::output::ts_clock;
 use super::recovery::new_recovery;
 use super::timer::Timer;
-use super::{scps, Connection, State, Transmit, MIN_PEER_MSS};
+use super::{scps, Connection, Sent, State, MIN_PEER_MSS};
 use crate::cc::nucc;
 use crate::config::CongestionControlKind;
 use crate::seq::from_wire;
@@ -107,7 +107,7 @@ impl Connection {
 
     /// Our SYN (active open) or SYN-ACK (passive): a passive end offers only what the
     /// peer's SYN offered.
-    pub(super) fn transmit_syn(&mut self, now: Time) -> Transmit {
+    pub(super) fn transmit_syn(&mut self, now: Time, h: &mut TcpHeader) -> Sent {
         self.syn_pending = false;
         let passive = self.state == State::SynReceived;
         let fl = if passive {
@@ -115,7 +115,7 @@ impl Connection {
         } else {
             flags::SYN
         };
-        let mut h = self.header(fl, 0, now);
+        self.header(h, fl, 0, now);
         h.window = self.cfg.receive_buffer.0.min(65535) as u16;
         let o = &mut h.options;
         o.mss = Some(self.own_mss.min(65535) as u16);

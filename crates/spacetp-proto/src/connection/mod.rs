@@ -62,6 +62,18 @@ pub struct Transmit {
     pub low_priority: bool,
 }
 
+/// What `poll_transmit_into` sent, beside the header it wrote.
+#[derive(Clone, Copy, Debug)]
+pub struct Sent {
+    /// Payload bytes.
+    pub len: u32,
+    /// Absolute stream position of the first payload byte (0 = SYN, data starts at 1).
+    pub pos: u64,
+    pub retransmission: bool,
+    /// A low-priority packet (TCP-Peach+ NIL segment).
+    pub low_priority: bool,
+}
+
 /// The part of a received segment's payload that the receiver took in: `len` bytes from
 /// offset `skip` of the payload, at absolute stream position `pos`. A driver that carries
 /// real bytes (the gateway) stores exactly these, so it never holds a byte the connection

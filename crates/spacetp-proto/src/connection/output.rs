@@ -2,7 +2,7 @@
 //! (SNACK, corruption, restored link), the recovery policy's retransmission, a TCP-Peach+
 //! NIL segment, new data (or the FIN), a probe, an ACK. Then the headers and their options.
 
-use super::{scps, Connection, State, Transmit};
+use super::{scps, Connection, Sent, State, Transmit};
 use crate::seq::to_wire;
 use crate::time::{Time, MS};
 use spacetp_wire::{flags, TcpHeader, TcpOptions, Timestamps};
@@ -14,44 +14,59 @@ const RATE_HEADER_BYTES: u64 = 52;
 impl Connection {
     /// The next segment to send at `now`, if any. Call until it returns `None`.
     pub fn poll_transmit(&mut self, now: Time) -> Option<Transmit> {
+        let mut hdr = TcpHeader::default();
+        let s = self.poll_transmit_into(now, &mut hdr)?;
+        Some(Transmit {
+            hdr,
+            len: s.len,
+            pos: s.pos,
+            retransmission: s.retransmission,
+            low_priority: s.low_priority,
+        })
+    }
+
+    /// As `poll_transmit`, writing the header into `out` (a driver's packet buffer, which
+    /// spares copying it): what else was sent is returned. `out` is rewritten whole; on
+    /// `None` it holds nothing of use.
+    pub fn poll_transmit_into(&mut self, now: Time, out: &mut TcpHeader) -> Option<Sent> {
         if let Some(pos) = self.rst_at.take() {
-            let mut h = self.header(flags::RST | flags::ACK, pos, now);
-            h.window = 0;
-            return Some(self.emit(h, 0, pos, false));
+            self.header(out, flags::RST | flags::ACK, pos, now);
+            out.window = 0;
+            return Some(self.emit(out, 0, pos, false));
         }
         match self.state {
             State::Closed | State::Listen => return None,
             State::SynSent | State::SynReceived if self.syn_pending => {
-                return Some(self.transmit_syn(now));
+                return Some(self.transmit_syn(now, out));
             }
             State::SynSent => return None,
             _ => {}
         }
-        if let Some(t) = self.transmit_due_resend(now) {
+        if let Some(t) = self.transmit_due_resend(now, out) {
             return Some(t);
         }
         let seg_bytes = self.seg_size as u64 + RATE_HEADER_BYTES;
         let data_ok =
             !self.in_outage && self.resend.is_empty() && self.rate_check(now, seg_bytes, false);
-        if let Some(t) = self.transmit_recovery(now, data_ok) {
+        if let Some(t) = self.transmit_recovery(now, data_ok, out) {
             return Some(t);
         }
         if data_ok && self.peach.as_ref().is_some_and(|p| p.pending) {
-            return Some(self.transmit_nil(now));
+            return Some(self.transmit_nil(now, out));
         }
         if data_ok {
-            if let Some(t) = self.transmit_new(now) {
+            if let Some(t) = self.transmit_new(now, out) {
                 if let Some(b) = &mut self.bucket {
                     let _ = b.take(now, t.len as u64 + RATE_HEADER_BYTES);
                 }
                 return Some(t);
             }
         }
-        self.transmit_control(now)
+        self.transmit_control(now, out)
     }
 
     /// The first segment queued for resending at once, when rate control lets it go.
-    fn transmit_due_resend(&mut self, now: Time) -> Option<Transmit> {
+    fn transmit_due_resend(&mut self, now: Time, out: &mut TcpHeader) -> Option<Sent> {
         let seg_bytes = self.seg_size as u64 + RATE_HEADER_BYTES;
         while let Some(pos) = self.resend.front().filter(|_| !self.in_outage) {
             if pos < self.snd_una || pos >= self.snd_max {
@@ -64,7 +79,7 @@ impl Connection {
             self.resend.pop_front();
             self.resend.record(pos, now);
             self.stats.snack_retransmits += 1;
-            let t = self.transmit_from(pos, now);
+            let t = self.transmit_from(pos, now, out);
             self.recovery.on_retransmit(pos, pos + t.len as u64);
             return Some(t);
         }
@@ -73,7 +88,7 @@ impl Connection {
 
     /// The loss-recovery policy's next retransmission, unless that segment went out again
     /// less than a round trip ago; held for later when rate control says wait.
-    fn transmit_recovery(&mut self, now: Time, data_ok: bool) -> Option<Transmit> {
+    fn transmit_recovery(&mut self, now: Time, data_ok: bool, out: &mut TcpHeader) -> Option<Sent> {
         let (recovery, ctx) = self.recovery_ctx(now);
         let pos = recovery.next_retransmission(&ctx)?;
         if pos >= self.snd_max || self.resent_recently(pos, now) {
@@ -81,7 +96,7 @@ impl Connection {
         }
         let seg_bytes = self.seg_size as u64 + RATE_HEADER_BYTES;
         if data_ok && self.rate_check(now, seg_bytes, true) {
-            let t = self.transmit_from(pos, now);
+            let t = self.transmit_from(pos, now, out);
             self.recovery.on_retransmit(pos, pos + t.len as u64);
             return Some(t);
         }
@@ -101,19 +116,19 @@ impl Connection {
     }
 
     /// A probe (zero-window persist, keepalive, link outage) or a pure ACK, when one is due.
-    fn transmit_control(&mut self, now: Time) -> Option<Transmit> {
+    fn transmit_control(&mut self, now: Time, out: &mut TcpHeader) -> Option<Sent> {
         if self.probe_pending {
             // Linux-style probe: an empty segment one byte below snd_una, which the peer must
             // answer with an ACK carrying its current window.
             self.probe_pending = false;
             self.stats.persist_probes += 1;
-            let h = self.header(flags::ACK, self.snd_una - 1, now);
-            return Some(self.emit(h, 0, self.snd_una - 1, false));
+            self.header(out, flags::ACK, self.snd_una - 1, now);
+            return Some(self.emit(out, 0, self.snd_una - 1, false));
         }
         if self.rx.ack_due() {
-            let h = self.header(flags::ACK, self.snd_nxt, now);
+            self.header(out, flags::ACK, self.snd_nxt, now);
             self.stats.pure_acks_sent += 1;
-            return Some(self.emit(h, 0, self.snd_nxt, false));
+            return Some(self.emit(out, 0, self.snd_nxt, false));
         }
         self.update_persist(now);
         None
@@ -137,7 +152,7 @@ impl Connection {
         cwnd_room.min(rwnd_room)
     }
 
-    fn transmit_new(&mut self, now: Time) -> Option<Transmit> {
+    fn transmit_new(&mut self, now: Time, out: &mut TcpHeader) -> Option<Sent> {
         if !matches!(
             self.state,
             State::Established
@@ -164,15 +179,15 @@ impl Connection {
             // Sender-side silly window avoidance (RFC 1122 4.2.3.4): a short segment only when
             // it ends the data or fills half the largest window the peer ever offered.
             let big = len == self.seg_size as u64 || len == avail || 2 * len >= self.max_snd_wnd;
-            return (len > 0 && big).then(|| self.transmit_from(self.snd_nxt, now));
+            return (len > 0 && big).then(|| self.transmit_from(self.snd_nxt, now, out));
         }
         let fin = self.fin_pos().filter(|&f| f == self.snd_nxt)?;
-        Some(self.transmit_from(fin, now))
+        Some(self.transmit_from(fin, now, out))
     }
 
     /// Send the segment that starts at `pos` (data, possibly with the FIN), stopping short of
     /// anything the peer has SACKed.
-    pub(super) fn transmit_from(&mut self, pos: u64, now: Time) -> Transmit {
+    pub(super) fn transmit_from(&mut self, pos: u64, now: Time, out: &mut TcpHeader) -> Sent {
         let record_end = self.record_end_after(pos);
         let end = self.data_end.min(self.board.next_sacked(pos));
         let end = end.min(record_end.unwrap_or(u64::MAX));
@@ -208,17 +223,17 @@ impl Connection {
         }
         self.arm_rto(now);
         let record_boundary = len > 0 && record_end == Some(end);
-        let h = self.header_with(fl, pos, now, record_boundary);
-        self.emit(h, len, pos, retx)
+        self.header_with(out, fl, pos, now, record_boundary);
+        self.emit(out, len, pos, retx)
     }
 
-    pub(super) fn header(&self, fl: u8, pos: u64, now: Time) -> TcpHeader {
-        self.header_with(fl, pos, now, false)
+    pub(super) fn header(&self, out: &mut TcpHeader, fl: u8, pos: u64, now: Time) {
+        self.header_with(out, fl, pos, now, false)
     }
 
     /// A header; `record_boundary` marks a segment that ends an application record.
-    fn header_with(&self, fl: u8, pos: u64, now: Time, record_boundary: bool) -> TcpHeader {
-        let mut h = TcpHeader {
+    fn header_with(&self, h: &mut TcpHeader, fl: u8, pos: u64, now: Time, record_boundary: bool) {
+        *h = TcpHeader {
             src_port: self.local_port,
             dst_port: self.remote_port,
             seq: to_wire(self.iss, pos),
@@ -254,7 +269,6 @@ impl Connection {
         if self.scps.snack && ack {
             self.add_snacks(&mut h.options);
         }
-        h
     }
 
     /// SCPS-TP SNACK options naming the receiver's holes, in the option space left.
@@ -274,7 +288,7 @@ impl Connection {
         }
     }
 
-    pub(super) fn emit(&mut self, hdr: TcpHeader, len: u32, pos: u64, retx: bool) -> Transmit {
+    pub(super) fn emit(&mut self, hdr: &TcpHeader, len: u32, pos: u64, retx: bool) -> Sent {
         self.stats.segments_sent += 1;
         if len > 0 {
             self.recovery.on_data_sent(len as u64);
@@ -284,8 +298,7 @@ impl Connection {
         if hdr.has(flags::ACK) {
             self.rx.on_ack_sent();
         }
-        Transmit {
-            hdr,
+        Sent {
             len,
             pos,
             retransmission: retx,

@@ -14,7 +14,7 @@
 //! wire they are marked with the CWR bit and their ACKs with ECE: TCP-Peach used a spare bit,
 //! and spacetp implements no ECN, so these bits are free. The packet itself is low priority.
 
-use super::{Connection, Transmit};
+use super::{Connection, Sent};
 use crate::time::Time;
 use spacetp_wire::{flags, TcpHeader};
 
@@ -134,7 +134,7 @@ impl Connection {
 
     /// A NIL segment: a low-priority copy of unacknowledged data (or of the last segment
     /// sent, when all is acknowledged), marked with CWR.
-    pub(super) fn transmit_nil(&mut self, now: Time) -> Transmit {
+    pub(super) fn transmit_nil(&mut self, now: Time, out: &mut TcpHeader) -> Sent {
         let seg = self.seg_size as u64;
         let data_top = self.snd_max.min(self.data_end);
         let p = self.peach.as_mut().expect("peach enabled");
@@ -151,8 +151,8 @@ impl Connection {
         p.cursor = pos + len as u64;
         self.sent.stop_timing(); // a copy in flight spoils the RTT sample
         self.stats.nil_segments_sent += 1;
-        let h = self.header(flags::ACK | flags::CWR, pos, now);
-        let mut t = self.emit(h, len, pos, false);
+        self.header(out, flags::ACK | flags::CWR, pos, now);
+        let mut t = self.emit(out, len, pos, false);
         t.low_priority = true;
         t
     }

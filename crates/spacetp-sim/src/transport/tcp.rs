@@ -105,16 +105,24 @@ impl Transport for TcpEndpoint {
     }
 
     fn poll_transmit(&mut self, now: Time, wire: &mut Wire) -> Option<Outgoing> {
-        let t = self.conn.poll_transmit(now)?;
-        let comp = self.compress(&t.hdr, t.len);
-        let header_len = match &comp {
-            Some(c) => c.len() as u32,
-            None => TCP_HEADER_LEN + t.hdr.options.padded_len(),
+        // The connection writes its header straight into the packet slot (a reused slot
+        // usually held a segment already: nothing to set up).
+        if !matches!(wire, Wire::Tcp { .. }) {
+            *wire = Wire::Tcp {
+                hdr: TcpHeader::default(),
+                len: 0,
+                comp: None,
+            };
+        }
+        let Wire::Tcp { hdr, len, comp } = wire else {
+            unreachable!("set just above")
         };
-        *wire = Wire::Tcp {
-            hdr: t.hdr,
-            len: t.len,
-            comp,
+        let t = self.conn.poll_transmit_into(now, hdr)?;
+        *comp = self.compress(hdr, t.len);
+        *len = t.len;
+        let header_len = match comp {
+            Some(c) => c.len() as u32,
+            None => TCP_HEADER_LEN + hdr.options.padded_len(),
         };
         Some(Outgoing {
             size: IPV4_HEADER_LEN + header_len + t.len,

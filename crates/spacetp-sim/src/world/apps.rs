@@ -3,7 +3,6 @@
 
 use super::*;
 use crate::transport::tcp::TcpEndpoint;
-use crate::transport::Wire;
 
 impl World {
     pub(super) fn wake_reader(&mut self, ep: u32) {
@@ -107,17 +106,7 @@ impl World {
         // no transport state, so the order of events is the same as collecting them first);
         // this saves copying every header through an intermediate buffer.
         loop {
-            let id = self.slab.reserve(Packet {
-                src: node,
-                dst: peer_node,
-                size: 0,
-                corrupted: false,
-                low_priority: false,
-                body: Body::Transport {
-                    ep: peer_ep,
-                    wire: Wire::Unfilled,
-                },
-            });
+            let id = self.slab.reserve_transport(node, peer_node, peer_ep);
             let slot = self.slab.get_mut(id);
             let Body::Transport { wire, .. } = &mut slot.body else {
                 unreachable!("inserted above")
