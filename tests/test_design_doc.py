@@ -21,8 +21,11 @@ SKIP = {"target", ".git", ".venv", "__pycache__", "node_modules", "results"}
 def find(ctx: Path, name: str) -> Path | None:
     """`name` (a file, or a folder when it ends with /) at or beneath `ctx`."""
     want, folder = name.rstrip("/"), name.endswith("/")
+    direct = ctx / want
+    if direct.is_dir() if folder else direct.exists():
+        return direct
     for top, dirs, files in os.walk(ctx):
-        dirs[:] = [d for d in dirs if d not in SKIP]
+        dirs[:] = sorted(d for d in dirs if d not in SKIP and not d.startswith("."))
         if (want in dirs) if folder else (want in files or want in dirs):
             return Path(top) / want
     return None
