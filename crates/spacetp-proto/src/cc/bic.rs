@@ -17,7 +17,7 @@
 //! integers, e.g. its `dist <= 1` holds up to W_max - cwnd < 2B).
 
 use super::frac::{cwnd_segments, segments_acked, slow_start, Carry};
-use super::{AckEvent, CongestionControl, Window};
+use super::{scaled_ssthresh, AckEvent, CongestionControl, Window};
 use crate::time::Time;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -146,7 +146,7 @@ impl Bic {
         } else {
             self.p.beta
         };
-        ((factor * flight as f64).round() as u64).max(2 * w.mss)
+        scaled_ssthresh(w, flight, factor)
     }
 }
 
@@ -169,6 +169,7 @@ impl CongestionControl for Bic {
         self.decreased(w, flight)
     }
 
+    // Not the default: a timeout also forgets W_max (Linux resets BIC on entering Loss).
     fn on_timeout(&mut self, w: &mut Window, flight: u64, _now: Time) {
         w.ssthresh = self.decreased(w, flight);
         w.cwnd = w.mss;

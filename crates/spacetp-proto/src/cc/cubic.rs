@@ -19,7 +19,7 @@
 //! not paused while the application is idle (the trait has no app-limited signal).
 
 use super::frac::{cwnd_segments, segments_acked, slow_start, Carry};
-use super::{AckEvent, CongestionControl, Window};
+use super::{scaled_ssthresh, AckEvent, CongestionControl, Window};
 use crate::time::{Time, SEC};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -109,7 +109,7 @@ impl Cubic {
         self.cwnd_prior = Some(cwnd);
         self.epoch = None;
         self.carry.clear();
-        ((self.p.beta * flight as f64).round() as u64).max(2 * w.mss)
+        scaled_ssthresh(w, flight, self.p.beta)
     }
 }
 
@@ -168,6 +168,7 @@ impl CongestionControl for Cubic {
         self.decreased(w, flight)
     }
 
+    // Not the default: after a timeout the next epoch starts from cwnd, not W_max.
     fn on_timeout(&mut self, w: &mut Window, flight: u64, _now: Time) {
         w.ssthresh = self.decreased(w, flight);
         w.cwnd = w.mss;

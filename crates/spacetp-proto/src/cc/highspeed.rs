@@ -15,7 +15,7 @@
 //! High_Decrease (the formula would keep falling toward 0).
 
 use super::frac::{cwnd_segments, segments_acked, slow_start, Carry};
-use super::{AckEvent, CongestionControl, Window};
+use super::{scaled_ssthresh, AckEvent, CongestionControl, Window};
 use crate::time::Time;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -116,7 +116,7 @@ impl HighSpeed {
     fn decreased(&mut self, w: &Window, flight: u64) -> u64 {
         self.carry.clear();
         let b = self.p.b(flight as f64 / w.mss as f64);
-        (((1.0 - b) * flight as f64).round() as u64).max(2 * w.mss)
+        scaled_ssthresh(w, flight, 1.0 - b)
     }
 }
 
@@ -137,11 +137,6 @@ impl CongestionControl for HighSpeed {
 
     fn ssthresh_after_loss(&mut self, w: &Window, flight: u64, _now: Time) -> u64 {
         self.decreased(w, flight)
-    }
-
-    fn on_timeout(&mut self, w: &mut Window, flight: u64, _now: Time) {
-        w.ssthresh = self.decreased(w, flight);
-        w.cwnd = w.mss;
     }
 }
 

@@ -13,7 +13,7 @@
 //! sets the initial window to rho segments; here `initial_window` decides.
 
 use super::frac::Carry;
-use super::{AckEvent, CongestionControl, Window};
+use super::{reno_ssthresh, AckEvent, CongestionControl, Window};
 use crate::time::{Time, MS};
 use crate::units::Duration;
 use schemars::JsonSchema;
@@ -88,7 +88,13 @@ impl CongestionControl for Hybla {
 
     fn ssthresh_after_loss(&mut self, w: &Window, flight: u64, _now: Time) -> u64 {
         self.carry.clear();
-        (flight / 2).max(2 * w.mss)
+        reno_ssthresh(w, flight)
+    }
+
+    // Not the default: a timeout keeps the growth carry that a loss clears.
+    fn on_timeout(&mut self, w: &mut Window, flight: u64, _now: Time) {
+        w.ssthresh = reno_ssthresh(w, flight);
+        w.cwnd = w.mss;
     }
 }
 

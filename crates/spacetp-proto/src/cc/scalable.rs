@@ -12,7 +12,7 @@
 //! in micro-bytes, so 100 ACKs add exactly 100 x (alpha - 1) MSS.
 
 use super::frac::{cwnd_segments, segments_acked, slow_start, Carry};
-use super::{AckEvent, CongestionControl, Window};
+use super::{scaled_ssthresh, AckEvent, CongestionControl, Window};
 use crate::time::Time;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -83,7 +83,7 @@ impl Scalable {
         } else {
             self.p.beta
         };
-        ((factor * flight as f64).round() as u64).max(2 * w.mss)
+        scaled_ssthresh(w, flight, factor)
     }
 }
 
@@ -108,11 +108,6 @@ impl CongestionControl for Scalable {
 
     fn ssthresh_after_loss(&mut self, w: &Window, flight: u64, _now: Time) -> u64 {
         self.decreased(w, flight)
-    }
-
-    fn on_timeout(&mut self, w: &mut Window, flight: u64, _now: Time) {
-        w.ssthresh = self.decreased(w, flight);
-        w.cwnd = w.mss;
     }
 }
 

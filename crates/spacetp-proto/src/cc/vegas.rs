@@ -17,7 +17,7 @@
 //! loss or timeout Vegas waits one full round of fresh samples (Linux `vegas_enable`).
 
 use super::frac::{cwnd_segments, slow_start};
-use super::{AckEvent, CongestionControl, NewReno, Window};
+use super::{reno_ssthresh, AckEvent, CongestionControl, NewReno, Window};
 use crate::time::Time;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -165,7 +165,7 @@ impl Vegas {
 
     fn loss_ssthresh(&self, w: &Window, flight: u64) -> u64 {
         match self.p.loss_response {
-            VegasLossResponse::Reno => (flight / 2).max(2 * w.mss),
+            VegasLossResponse::Reno => reno_ssthresh(w, flight),
             VegasLossResponse::Ns3 => w.ssthresh.min(w.cwnd.saturating_sub(w.mss)).max(2 * w.mss),
             VegasLossResponse::Quarter => (w.cwnd / 4 * 3).max(2 * w.mss),
         }
@@ -265,12 +265,6 @@ impl CongestionControl for Vegas {
 
     fn on_recovery_exit(&mut self, _w: &mut Window, _now: Time) {
         self.active = false;
-    }
-
-    fn on_timeout(&mut self, w: &mut Window, flight: u64, _now: Time) {
-        self.active = false;
-        w.ssthresh = self.loss_ssthresh(w, flight);
-        w.cwnd = w.mss;
     }
 }
 

@@ -13,7 +13,7 @@
 //! recovery; on a timeout ssthresh = the same, cwnd = 1 MSS. Before the first estimate the
 //! RFC 5681 values are used (Linux and ns-3 use 2 MSS then). Growth is NewReno's.
 
-use super::{AckEvent, CongestionControl, NewReno, Window};
+use super::{reno_ssthresh, AckEvent, CongestionControl, NewReno, Window};
 use crate::time::{Time, MS, SEC};
 use crate::units::Duration;
 use schemars::JsonSchema;
@@ -178,19 +178,11 @@ impl CongestionControl for Westwood {
     fn ssthresh_after_loss(&mut self, w: &Window, flight: u64, _now: Time) -> u64 {
         self.mss = w.mss;
         self.bw_rtt_min(w)
-            .unwrap_or_else(|| (flight / 2).max(2 * w.mss))
+            .unwrap_or_else(|| reno_ssthresh(w, flight))
     }
 
     fn on_recovery_exit(&mut self, w: &mut Window, _now: Time) {
         w.cwnd = w.cwnd.min(w.ssthresh);
-    }
-
-    fn on_timeout(&mut self, w: &mut Window, flight: u64, _now: Time) {
-        self.mss = w.mss;
-        w.ssthresh = self
-            .bw_rtt_min(w)
-            .unwrap_or_else(|| (flight / 2).max(2 * w.mss));
-        w.cwnd = w.mss;
     }
 }
 
