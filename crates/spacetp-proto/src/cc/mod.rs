@@ -118,3 +118,26 @@ pub fn new_controller(cfg: &TcpConfig) -> Box<dyn CongestionControl> {
         CongestionControlKind::None => Box::new(Nucc),
     }
 }
+
+/// Shorthands for the controllers' unit tests.
+#[cfg(test)]
+pub(crate) mod test_util {
+    use super::{AckEvent, Window};
+
+    /// A window of `cwnd` and `ssthresh` bytes.
+    pub fn window(cwnd: u64, ssthresh: u64, mss: u64) -> Window {
+        Window {
+            cwnd,
+            ssthresh,
+            mss,
+        }
+    }
+
+    /// An ACK of `acked` new bytes that carries nothing else.
+    pub fn acked(acked: u64) -> AckEvent {
+        AckEvent {
+            acked,
+            ..Default::default()
+        }
+    }
+}

@@ -271,16 +271,13 @@ impl CongestionControl for Vegas {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cc::test_util::window;
     use crate::time::MS;
 
     const MSS: u64 = 1000;
 
     fn win(cwnd_segs: u64, ssthresh: u64) -> Window {
-        Window {
-            cwnd: cwnd_segs * MSS,
-            ssthresh,
-            mss: MSS,
-        }
+        window(cwnd_segs * MSS, ssthresh, MSS)
     }
 
     /// One ACK of one segment at cumulative point `ack`, with `snd_nxt` sent so far.
@@ -480,11 +477,7 @@ mod tests {
                 ..Default::default()
             });
             let mss = 1000;
-            let mut w = Window {
-                cwnd: 20 * mss,
-                ssthresh: 10 * mss,
-                mss,
-            };
+            let mut w = window(20 * mss, 10 * mss, mss);
             let mut ack = 0;
             for (srtt, round) in [
                 (100 * MS, 0u64),
@@ -528,11 +521,7 @@ mod tests {
                 integer_diff: integer,
                 ..Default::default()
             });
-            let mut w = Window {
-                cwnd: 10_000,
-                ssthresh: 5_000,
-                mss: 1000,
-            };
+            let mut w = window(10_000, 5_000, 1000);
             v.decide(&mut w, 100 * MS, 118 * MS);
             assert_eq!(w.cwnd / 1000, want, "integer_diff = {integer}");
         }

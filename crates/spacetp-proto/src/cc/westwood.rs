@@ -189,6 +189,7 @@ impl CongestionControl for Westwood {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cc::test_util::window;
 
     const MSS: u64 = 1000;
 
@@ -204,11 +205,7 @@ mod tests {
 
     fn with_mss() -> Westwood {
         let mut ww = Westwood::new(&WestwoodParams::default());
-        let mut w = Window {
-            cwnd: 10 * MSS,
-            ssthresh: u64::MAX,
-            mss: MSS,
-        };
+        let mut w = window(10 * MSS, u64::MAX, MSS);
         ww.on_ack(&mut w, &ev(0, 0)); // learns the MSS
         ww
     }
@@ -288,11 +285,7 @@ mod tests {
     #[test]
     fn loss_sets_ssthresh_to_bwe_times_rtt_min() {
         let mut ww = estimated();
-        let w = Window {
-            cwnd: 200 * MSS,
-            ssthresh: u64::MAX,
-            mss: MSS,
-        };
+        let w = window(200 * MSS, u64::MAX, MSS);
         // 1 250 000 B/s x 0.100 s = 125 000 B, whatever the flight
         assert_eq!(ww.ssthresh_after_loss(&w, 200 * MSS, 0), 125_000);
         let mut w2 = Window {
@@ -315,11 +308,7 @@ mod tests {
     #[test]
     fn reno_values_before_any_estimate_and_reno_growth() {
         let mut ww = with_mss();
-        let w = Window {
-            cwnd: 20 * MSS,
-            ssthresh: u64::MAX,
-            mss: MSS,
-        };
+        let w = window(20 * MSS, u64::MAX, MSS);
         assert_eq!(ww.ssthresh_after_loss(&w, 20 * MSS, 0), 10 * MSS);
         let mut a = Window {
             ssthresh: 5 * MSS,
