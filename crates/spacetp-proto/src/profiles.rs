@@ -217,33 +217,23 @@ fn scps(name: &str) -> Option<TcpConfig> {
 fn windows(name: &str) -> Option<TcpConfig> {
     let base = TcpConfig::default();
     let cfg = match name {
-        "win2000" => TcpConfig {
+        "win2000" => windows_baseline(TcpConfig {
             recovery: RecoveryKind::Sack,
             sack: true,
             window_scaling: true,
             receive_buffer: Bytes(65536),
             send_buffer: Bytes(65536),
             initial_window: InitialWindow::Segments(2),
-            initial_rto: Duration(3 * SEC),
-            min_rto: Duration(300 * MS),
-            dupack_threshold: 2,
-            max_retries: 5,
-            limited_transmit: false,
             ..base
-        },
-        "winnt" => TcpConfig {
+        }),
+        "winnt" => windows_baseline(TcpConfig {
             recovery: RecoveryKind::Reno,
             window_scaling: false,
             receive_buffer: Bytes(8760),
             send_buffer: Bytes(8760),
             initial_window: InitialWindow::Segments(1),
-            initial_rto: Duration(3 * SEC),
-            min_rto: Duration(300 * MS),
-            dupack_threshold: 2,
-            max_retries: 5,
-            limited_transmit: false,
             ..base
-        },
+        }),
         _ => return None,
     };
     Some(cfg)
@@ -269,6 +259,19 @@ fn edwards(cfg: TcpConfig) -> TcpConfig {
         receive_buffer: window,
         send_buffer: window,
         initial_window,
+        ..cfg
+    }
+}
+
+/// What the Windows 2000 and NT baselines share: initial RTO 3 s, min RTO 300 ms (assumed),
+/// fast retransmit after 2 duplicate ACKs, 5 data retransmissions, no limited transmit.
+fn windows_baseline(cfg: TcpConfig) -> TcpConfig {
+    TcpConfig {
+        initial_rto: Duration(3 * SEC),
+        min_rto: Duration(300 * MS),
+        dupack_threshold: 2,
+        max_retries: 5,
+        limited_transmit: false,
         ..cfg
     }
 }

@@ -1,6 +1,8 @@
 //! No heap allocation per packet on the hot path: a transfer four times longer must not make
 //! many more allocations (a counting global allocator measures them).
 
+mod common;
+use common::{flow_a_to_b, hosts_a_b};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -25,24 +27,8 @@ unsafe impl GlobalAlloc for Counting {
 static A: Counting = Counting;
 
 fn allocations_for(bytes: &str, protocol: &str) -> (u64, u64) {
-    let toml = format!(
-        r#"
-[[nodes]]
-name = "a"
-[[nodes]]
-name = "b"
-[[links]]
-between = ["a", "b"]
-rate = "10 Mb/s"
-delay = "20 ms"
-errors = {{ per = 0.001 }}
-[[flows]]
-from = "a"
-to = "b"
-bytes = "{bytes}"
-protocol = "{protocol}"
-"#
-    );
+    let toml = hosts_a_b("", "10 Mb/s", "20 ms", "errors = { per = 0.001 }")
+        + &flow_a_to_b(&format!("bytes = \"{bytes}\"\nprotocol = \"{protocol}\""));
     let sc = spacetp_sim::scenario_from_toml(&toml).unwrap();
     let before = ALLOCS.load(Ordering::Relaxed);
     let out = spacetp_sim::run(sc, &spacetp_sim::RunOptions::default()).unwrap();

@@ -5,31 +5,17 @@ mod common;
 use common::*;
 
 fn big(timestamps: bool, errors: &str) -> String {
-    format!(
-        r#"
-seed = 3
-[[nodes]]
-name = "a"
-[[nodes]]
-name = "b"
-[[links]]
-between = ["a", "b"]
-rate = "10 Gb/s"
-delay = "5 ms"
-queue = {{ packets = 2000 }}
-{errors}
-[[flows]]
-from = "a"
-to = "b"
-bytes = "4.5 GB"
+    let link = format!("queue = {{ packets = 2000 }}\n{errors}");
+    hosts_a_b("seed = 3", "10 Gb/s", "5 ms", &link)
+        + &flow_a_to_b(&format!(
+            r#"bytes = "4.5 GB"
 mtu = 9000
 receive_buffer = "64 MB"
 send_buffer = "64 MB"
 protocol = "sack"
 [flows.tcp]
-timestamps = {timestamps}
-"#
-    )
+timestamps = {timestamps}"#
+        ))
 }
 
 #[test]

@@ -5,27 +5,11 @@ mod common;
 use common::*;
 
 fn link(rtt_half: &str, extra: &str, proto: &str, bytes: &str, tcp: &str) -> String {
-    format!(
-        r#"
-[[nodes]]
-name = "a"
-[[nodes]]
-name = "b"
-[[links]]
-between = ["a", "b"]
-rate = "1 Mb/s"
-delay = "{rtt_half}"
-queue = {{ packets = 200, discipline = "priority" }}
-{extra}
-[[flows]]
-from = "a"
-to = "b"
-protocol = "{proto}"
-bytes = "{bytes}"
-receive_buffer = "64 kB"
-{tcp}
-"#
-    )
+    let queue = "queue = { packets = 200, discipline = \"priority\" }";
+    hosts_a_b("", "1 Mb/s", rtt_half, &format!("{queue}\n{extra}"))
+        + &flow_a_to_b(&format!(
+            "protocol = \"{proto}\"\nbytes = \"{bytes}\"\nreceive_buffer = \"64 kB\"\n{tcp}"
+        ))
 }
 
 #[test]

@@ -4,7 +4,18 @@
 mod common;
 use common::*;
 
-const ACCESS: &str = r#"access = { rate = "100 Mb/s", delay = "1 ms" }"#;
+/// A `[topology]` of this kind and size whose hosts hang off 100 Mb/s, 1 ms access links.
+fn with_access_links(kind: &str, size: &str, core: &str) -> String {
+    format!(
+        r#"
+[topology]
+kind = "{kind}"
+{size}
+access = {{ rate = "100 Mb/s", delay = "1 ms" }}
+core = {core}
+"#
+    )
+}
 
 #[test]
 fn chain_routes_through_every_router() {
@@ -27,13 +38,8 @@ bytes = "500 kB"
 
 #[test]
 fn dumbbell_pairs_share_the_bottleneck() {
-    let out = sim(&format!(
-        r#"
-[topology]
-kind = "dumbbell"
-pairs = 3
-{ACCESS}
-core = {{ rate = "3 Mb/s", delay = "50 ms", queue = {{ packets = 20 }} }}
+    let core = r#"{ rate = "3 Mb/s", delay = "50 ms", queue = { packets = 20 } }"#;
+    let flows = r#"
 [[flows]]
 from = "s0"
 to = "r0"
@@ -46,8 +52,8 @@ bytes = "1 MB"
 from = "s2"
 to = "r2"
 bytes = "1 MB"
-"#
-    ));
+"#;
+    let out = sim(&(with_access_links("dumbbell", "pairs = 3", core) + flows));
     assert_exact(&out);
     let bottleneck = &out.summary.links[0];
     assert_eq!(bottleneck.name, "left->right");
@@ -59,22 +65,17 @@ bytes = "1 MB"
 
 #[test]
 fn file_requests_behind_ground_stations() {
-    let out = sim(&format!(
-        r#"
-[topology]
-kind = "ground_stations"
-hosts = 4
-{ACCESS}
-core = {{ rate = "680 kb/s", delay = "350 ms" }}
+    let core = r#"{ rate = "680 kb/s", delay = "350 ms" }"#;
+    let requests = r#"
 [[workloads]]
 kind = "file_requests"
 clients = ["h0", "h1", "h2", "h3"]
 server = "srv0"
-size = {{ exponential = "40 kB" }}
-interval = {{ exponential = "20 s" }}
+size = { exponential = "40 kB" }
+interval = { exponential = "20 s" }
 count = 3
-"#
-    ));
+"#;
+    let out = sim(&(with_access_links("ground_stations", "hosts = 4", core) + requests));
     assert_eq!(out.summary.flows.len(), 12);
     assert_exact(&out);
     assert!(out
@@ -86,30 +87,16 @@ count = 3
 
 #[test]
 fn datagram_sources_send_at_their_rate() {
-    let out = sim(r#"
-stop = "10 s"
-[[nodes]]
-name = "a"
-[[nodes]]
-name = "b"
-[[links]]
-between = ["a", "b"]
-rate = "10 Mb/s"
-delay = "10 ms"
-[[traffic]]
+    // Two sources of 1000 B datagrams at 1 Mb/s, the second one on and off.
+    let source = r#"[[traffic]]
 from = "a"
 to = "b"
 rate = "1 Mb/s"
 size = "1000 B"
-[[traffic]]
-from = "a"
-to = "b"
-rate = "1 Mb/s"
-size = "1000 B"
-pattern = "onoff"
-on = "1 s"
-off = "1 s"
-"#);
+"#;
+    let on_off = "pattern = \"onoff\"\non = \"1 s\"\noff = \"1 s\"\n";
+    let hosts = hosts_a_b(r#"stop = "10 s""#, "10 Mb/s", "10 ms", "");
+    let out = sim(&(hosts + source + source + on_off));
     let cbr = &out.summary.datagrams[0];
     assert_eq!(cbr.packets_sent, 1250); // 1 Mb/s / 8000 bits over 10 s
     assert!(cbr.packets_received >= 1248);

@@ -275,11 +275,14 @@ impl DecodedPacket {
     }
 }
 
-/// Parses an IPv4 packet carrying TCP (protocol 6) or standalone SCPS-TP (protocol 106).
-/// Trailing bytes past the IP total length (Ethernet padding) are ignored.
-pub fn decode_ipv4_tcp(packet: &[u8]) -> Result<DecodedPacket, WireError> {
+/// The IPv4 header and the bytes it carries (up to its total length), if the packet is not a
+/// fragment and carries one of `protocols`.
+fn decode_ipv4_unfragmented<'a>(
+    packet: &'a [u8],
+    protocols: &[u8],
+) -> Result<(Ipv4Header, &'a [u8]), WireError> {
     let ip = decode_ipv4_header(packet)?;
-    if ip.protocol != PROTO_TCP && ip.protocol != PROTO_SCPS_TP {
+    if !protocols.contains(&ip.protocol) {
         return Err(WireError::UnsupportedProtocol {
             protocol: ip.protocol,
         });
@@ -287,9 +290,15 @@ pub fn decode_ipv4_tcp(packet: &[u8]) -> Result<DecodedPacket, WireError> {
     if ip.more_fragments || ip.fragment_offset != 0 {
         return Err(WireError::Fragment);
     }
-    let hl = ip.header_len as usize;
     let end = (ip.total_len as usize).min(packet.len());
-    let seg = &packet[hl..end];
+    Ok((ip, &packet[ip.header_len as usize..end]))
+}
+
+/// Parses an IPv4 packet carrying TCP (protocol 6) or standalone SCPS-TP (protocol 106).
+/// Trailing bytes past the IP total length (Ethernet padding) are ignored.
+pub fn decode_ipv4_tcp(packet: &[u8]) -> Result<DecodedPacket, WireError> {
+    let (ip, seg) = decode_ipv4_unfragmented(packet, &[PROTO_TCP, PROTO_SCPS_TP])?;
+    let hl = ip.header_len as usize;
     let t = decode_tcp_header(seg)?;
     let payload_len = ip.payload_len().saturating_sub(t.header_len);
     Ok(DecodedPacket {
@@ -336,18 +345,8 @@ impl UdpDatagram {
 
 /// Parses an IPv4 packet carrying UDP.
 pub fn decode_ipv4_udp(packet: &[u8]) -> Result<UdpDatagram, WireError> {
-    let ip = decode_ipv4_header(packet)?;
-    if ip.protocol != PROTO_UDP {
-        return Err(WireError::UnsupportedProtocol {
-            protocol: ip.protocol,
-        });
-    }
-    if ip.more_fragments || ip.fragment_offset != 0 {
-        return Err(WireError::Fragment);
-    }
+    let (ip, d) = decode_ipv4_unfragmented(packet, &[PROTO_UDP])?;
     let hl = ip.header_len as usize;
-    let end = (ip.total_len as usize).min(packet.len());
-    let d = &packet[hl..end];
     need(Layer::Udp, d, 8)?;
     let length = be16(d, 4);
     if (length as usize) < 8 {

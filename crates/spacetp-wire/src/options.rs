@@ -38,19 +38,29 @@ pub struct SackBlocks {
     pub len: u8,
 }
 
+/// The first `len` of a fixed-capacity list's `items`. Clamped: `len` is public, and a bad
+/// value must not panic (validate() reports it).
+fn filled<T>(items: &[T], len: u8) -> &[T] {
+    &items[..(len as usize).min(items.len())]
+}
+
+/// Appends `item` to a fixed-capacity list; false if it is full.
+fn push_within<T>(items: &mut [T], len: &mut u8, item: T) -> bool {
+    if (*len as usize) < items.len() {
+        items[*len as usize] = item;
+        *len += 1;
+        true
+    } else {
+        false
+    }
+}
+
 impl SackBlocks {
     pub fn as_slice(&self) -> &[(u32, u32)] {
-        // Clamped: `len` is public, and a bad value must not panic (validate() reports it).
-        &self.blocks[..(self.len as usize).min(MAX_SACK_BLOCKS)]
+        filled(&self.blocks, self.len)
     }
     pub fn push(&mut self, left: u32, right: u32) -> bool {
-        if (self.len as usize) < MAX_SACK_BLOCKS {
-            self.blocks[self.len as usize] = (left, right);
-            self.len += 1;
-            true
-        } else {
-            false
-        }
+        push_within(&mut self.blocks, &mut self.len, (left, right))
     }
     pub fn is_empty(&self) -> bool {
         self.len == 0
@@ -95,16 +105,10 @@ pub struct SnackList {
 
 impl SnackList {
     pub fn as_slice(&self) -> &[Snack] {
-        &self.items[..(self.len as usize).min(MAX_SNACKS)]
+        filled(&self.items, self.len)
     }
     pub fn push(&mut self, s: Snack) -> bool {
-        if (self.len as usize) < MAX_SNACKS {
-            self.items[self.len as usize] = s;
-            self.len += 1;
-            true
-        } else {
-            false
-        }
+        push_within(&mut self.items, &mut self.len, s)
     }
     pub fn is_empty(&self) -> bool {
         self.len == 0

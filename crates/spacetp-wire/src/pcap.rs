@@ -396,18 +396,10 @@ impl PcapReader {
                 6 => {
                     let f = |i: usize| rd32(body, 4 * i, big).ok_or(bad("short packet block"));
                     let (iface, hi, lo, caplen, orig_len) = (f(0)?, f(1)?, f(2)?, f(3)?, f(4)?);
-                    let data = body
-                        .get(20..20usize.saturating_add(caplen as usize))
-                        .ok_or(bad("packet data past the block"))?
-                        .to_vec();
-                    let i = self.interface(iface)?;
                     let ts = ((hi as u64) << 32) | lo as u64;
-                    return Ok(Some(PcapPacket {
-                        ts_ns: to_ns(ts, i.units_per_sec),
-                        linktype: i.linktype,
-                        orig_len,
-                        data,
-                    }));
+                    return self
+                        .timed_packet(body, iface, ts, caplen, orig_len)
+                        .map(Some);
                 }
                 // Simple packet block: no timestamp, interface 0, caplen from the block.
                 3 => {
@@ -427,23 +419,38 @@ impl PcapReader {
                     let iface = rd16(body, 0, big).ok_or(bad("short packet block"))? as u32;
                     let f = |i: usize| rd32(body, 4 + 4 * i, big).ok_or(bad("short packet block"));
                     let (hi, lo, caplen, orig_len) = (f(0)?, f(1)?, f(2)?, f(3)?);
-                    let data = body
-                        .get(20..20usize.saturating_add(caplen as usize))
-                        .ok_or(bad("packet data past the block"))?
-                        .to_vec();
-                    let i = self.interface(iface)?;
                     let ts = ((hi as u64) << 32) | lo as u64;
-                    return Ok(Some(PcapPacket {
-                        ts_ns: to_ns(ts, i.units_per_sec),
-                        linktype: i.linktype,
-                        orig_len,
-                        data,
-                    }));
+                    return self
+                        .timed_packet(body, iface, ts, caplen, orig_len)
+                        .map(Some);
                 }
                 // Statistics, name resolution, custom...: nothing to return.
                 _ => {}
             }
         }
+    }
+
+    /// The packet of an enhanced or obsolete packet block: both keep `caplen` bytes of data
+    /// from byte 20 of the body and a timestamp in the interface's units.
+    fn timed_packet(
+        &self,
+        body: &[u8],
+        iface: u32,
+        ts: u64,
+        caplen: u32,
+        orig_len: u32,
+    ) -> Result<PcapPacket, WireError> {
+        let data = body
+            .get(20..20usize.saturating_add(caplen as usize))
+            .ok_or(bad("packet data past the block"))?
+            .to_vec();
+        let i = self.interface(iface)?;
+        Ok(PcapPacket {
+            ts_ns: to_ns(ts, i.units_per_sec),
+            linktype: i.linktype,
+            orig_len,
+            data,
+        })
     }
 
     fn interface(&self, id: u32) -> Result<Interface, WireError> {

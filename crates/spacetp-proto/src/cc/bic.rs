@@ -17,7 +17,7 @@
 //! integers, e.g. its `dist <= 1` holds up to W_max - cwnd < 2B).
 
 use super::frac::{cwnd_segments, segments_acked, slow_start, Carry};
-use super::{AckEvent, CongestionControl, Window};
+use super::{scaled_ssthresh, AckEvent, CongestionControl, Window};
 use crate::error::FieldError;
 use crate::time::Time;
 use schemars::JsonSchema;
@@ -156,7 +156,7 @@ impl Bic {
         } else {
             self.p.beta
         };
-        ((factor * flight as f64).round() as u64).max(2 * w.mss)
+        scaled_ssthresh(w, flight, factor)
     }
 }
 
@@ -179,6 +179,7 @@ impl CongestionControl for Bic {
         self.decreased(w, flight)
     }
 
+    // Not the default: a timeout also forgets W_max (Linux resets BIC on entering Loss).
     fn on_timeout(&mut self, w: &mut Window, flight: u64, _now: Time) {
         w.ssthresh = self.decreased(w, flight);
         w.cwnd = w.mss;
@@ -189,6 +190,7 @@ impl CongestionControl for Bic {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cc::test_util::{acked, window};
 
     const MSS: u64 = 1000;
 
@@ -228,43 +230,27 @@ mod tests {
     #[test]
     fn each_segment_acked_adds_increment_over_cwnd() {
         let mut b = bic_with_wmax(100.0);
-        let mut w = Window {
-            cwnd: 60 * MSS,
-            ssthresh: 50 * MSS,
-            mss: MSS,
-        };
-        let ack = |acked| AckEvent {
-            acked,
-            ..Default::default()
-        };
+        let mut w = window(60 * MSS, 50 * MSS, MSS);
         // 10/60 segment = 166.667 B: 166 now, 0.667 carried
-        b.on_ack(&mut w, &ack(MSS));
+        b.on_ack(&mut w, &acked(MSS));
         assert_eq!(w.cwnd, 60_166);
         // c = 60.166: dist = 9.9585; 9.9585/60.166 x 1000 = 165.517 + 0.667 = 166.18 -> 166
-        b.on_ack(&mut w, &ack(MSS));
+        b.on_ack(&mut w, &acked(MSS));
         assert_eq!(w.cwnd, 60_332);
         // a delayed ACK of two segments counts twice: c = 60.332, dist = 9.917,
         // 2 x 9.917/60.332 x 1000 = 328.75 + 0.18 carried -> 328
-        b.on_ack(&mut w, &ack(2 * MSS));
+        b.on_ack(&mut w, &acked(2 * MSS));
         assert_eq!(w.cwnd, 60_660);
         // slow start: RFC 5681
-        let mut w = Window {
-            cwnd: 10 * MSS,
-            ssthresh: u64::MAX,
-            mss: MSS,
-        };
-        b.on_ack(&mut w, &ack(2 * MSS));
+        let mut w = window(10 * MSS, u64::MAX, MSS);
+        b.on_ack(&mut w, &acked(2 * MSS));
         assert_eq!(w.cwnd, 11 * MSS);
     }
 
     #[test]
     fn loss_sets_w_max_with_fast_convergence_and_beta() {
         let mut b = Bic::new(&BicParams::default());
-        let w = |segs: u64| Window {
-            cwnd: segs * MSS,
-            ssthresh: u64::MAX,
-            mss: MSS,
-        };
+        let w = |segs: u64| window(segs * MSS, u64::MAX, MSS);
         // First loss at 100 segments: W_max = 100, ssthresh = 0.8 x 100 000
         assert_eq!(b.ssthresh_after_loss(&w(100), 100 * MSS, 0), 80_000);
         assert_eq!(b.w_max, 100.0);

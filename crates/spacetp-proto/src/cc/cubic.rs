@@ -19,7 +19,7 @@
 //! not paused while the application is idle (the trait has no app-limited signal).
 
 use super::frac::{cwnd_segments, segments_acked, slow_start, Carry};
-use super::{AckEvent, CongestionControl, Window};
+use super::{scaled_ssthresh, AckEvent, CongestionControl, Window};
 use crate::error::FieldError;
 use crate::time::{Time, SEC};
 use schemars::JsonSchema;
@@ -113,7 +113,7 @@ impl Cubic {
         self.cwnd_prior = Some(cwnd);
         self.epoch = None;
         self.carry.clear();
-        ((self.p.beta * flight as f64).round() as u64).max(2 * w.mss)
+        scaled_ssthresh(w, flight, self.p.beta)
     }
 }
 
@@ -172,6 +172,7 @@ impl CongestionControl for Cubic {
         self.decreased(w, flight)
     }
 
+    // Not the default: after a timeout the next epoch starts from cwnd, not W_max.
     fn on_timeout(&mut self, w: &mut Window, flight: u64, _now: Time) {
         w.ssthresh = self.decreased(w, flight);
         w.cwnd = w.mss;
@@ -182,6 +183,7 @@ impl CongestionControl for Cubic {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cc::test_util::window;
     use crate::time::MS;
 
     const MSS: u64 = 1000;
@@ -198,20 +200,9 @@ mod tests {
     /// A CUBIC that lost at 100 segments (FlightSize 100) and a window as recovery leaves it.
     fn after_loss(p: CubicParams) -> (Cubic, Window) {
         let mut c = Cubic::new(&p);
-        let w = Window {
-            cwnd: 100 * MSS,
-            ssthresh: u64::MAX,
-            mss: MSS,
-        };
+        let w = window(100 * MSS, u64::MAX, MSS);
         let ssthresh = c.ssthresh_after_loss(&w, 100 * MSS, 0);
-        (
-            c,
-            Window {
-                cwnd: ssthresh,
-                ssthresh,
-                mss: MSS,
-            },
-        )
+        (c, window(ssthresh, ssthresh, MSS))
     }
 
     #[test]
@@ -296,11 +287,7 @@ mod tests {
     #[test]
     fn fast_convergence_lowers_w_max() {
         let (mut c, _) = after_loss(CubicParams::default());
-        let w = Window {
-            cwnd: 90 * MSS,
-            ssthresh: 70 * MSS,
-            mss: MSS,
-        };
+        let w = window(90 * MSS, 70 * MSS, MSS);
         // 90 < W_max = 100: W_max = 90 x (1 + 0.7)/2 = 76.5
         assert_eq!(c.ssthresh_after_loss(&w, 90 * MSS, 0), 63_000);
         assert!((c.w_max.unwrap() - 76.5).abs() < 1e-12);
@@ -318,11 +305,7 @@ mod tests {
             reno_friendly: false,
             ..Default::default()
         });
-        let mut w = Window {
-            cwnd: 80 * MSS,
-            ssthresh: 70 * MSS,
-            mss: MSS,
-        };
+        let mut w = window(80 * MSS, 70 * MSS, MSS);
         // 4.8: ssthresh = 0.7 x FlightSize, cwnd = 1 MSS
         c.on_timeout(&mut w, 80 * MSS, 0);
         assert_eq!((w.cwnd, w.ssthresh), (MSS, 56_000));
@@ -341,20 +324,12 @@ mod tests {
     #[test]
     fn slow_start_exit_without_loss_starts_a_flat_epoch() {
         let mut c = Cubic::new(&CubicParams::default());
-        let mut w = Window {
-            cwnd: 40 * MSS,
-            ssthresh: 40 * MSS,
-            mss: MSS,
-        };
+        let mut w = window(40 * MSS, 40 * MSS, MSS);
         c.on_ack(&mut w, &ack(0, MSS));
         let e = c.epoch.unwrap();
         assert_eq!((e.k, e.w_max, c.cwnd_prior), (0.0, 40.0, Some(40.0)));
         // slow start itself is RFC 5681
-        let mut w = Window {
-            cwnd: 10 * MSS,
-            ssthresh: u64::MAX,
-            mss: MSS,
-        };
+        let mut w = window(10 * MSS, u64::MAX, MSS);
         c.on_ack(&mut w, &ack(0, 2 * MSS));
         assert_eq!(w.cwnd, 11 * MSS);
     }

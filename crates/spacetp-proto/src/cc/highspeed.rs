@@ -15,7 +15,7 @@
 //! High_Decrease (the formula would keep falling toward 0).
 
 use super::frac::{cwnd_segments, segments_acked, slow_start, Carry};
-use super::{AckEvent, CongestionControl, Window};
+use super::{scaled_ssthresh, AckEvent, CongestionControl, Window};
 use crate::error::FieldError;
 use crate::time::Time;
 use schemars::JsonSchema;
@@ -126,7 +126,7 @@ impl HighSpeed {
     fn decreased(&mut self, w: &Window, flight: u64) -> u64 {
         self.carry.clear();
         let b = self.p.b(flight as f64 / w.mss as f64);
-        (((1.0 - b) * flight as f64).round() as u64).max(2 * w.mss)
+        scaled_ssthresh(w, flight, 1.0 - b)
     }
 }
 
@@ -148,16 +148,12 @@ impl CongestionControl for HighSpeed {
     fn ssthresh_after_loss(&mut self, w: &Window, flight: u64, _now: Time) -> u64 {
         self.decreased(w, flight)
     }
-
-    fn on_timeout(&mut self, w: &mut Window, flight: u64, _now: Time) {
-        w.ssthresh = self.decreased(w, flight);
-        w.cwnd = w.mss;
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cc::test_util::{acked, window};
 
     const MSS: u64 = 1000;
 
@@ -212,50 +208,34 @@ mod tests {
     #[test]
     fn avoidance_adds_a_over_w_per_segment_acked() {
         let mut hs = HighSpeed::new(&HighSpeedParams::default());
-        let mut w = Window {
-            cwnd: 1058 * MSS,
-            ssthresh: 500 * MSS,
-            mss: MSS,
-        };
-        let ack = |acked| AckEvent {
-            acked,
-            ..Default::default()
-        };
+        let mut w = window(1058 * MSS, 500 * MSS, MSS);
         // a(1058)/1058 x 1000 B = 7.8579 B per segment: 7 B now, 0.8579 carried.
-        hs.on_ack(&mut w, &ack(MSS));
+        hs.on_ack(&mut w, &acked(MSS));
         assert_eq!(w.cwnd, 1_058_007);
         // w = 1058.007: a(w)/w x 1000 = 7.8579; carry 0.8579 + 7.8579 = 8.7158 -> 8 B.
-        hs.on_ack(&mut w, &ack(MSS));
+        hs.on_ack(&mut w, &acked(MSS));
         assert_eq!(w.cwnd, 1_058_015);
         // A delayed ACK of two segments counts twice: 2 x 7.8579 + 0.7158 = 16.43 -> 16 B.
-        hs.on_ack(&mut w, &ack(2 * MSS));
+        hs.on_ack(&mut w, &acked(2 * MSS));
         assert_eq!(w.cwnd, 1_058_031);
         // At or below Low_Window: Reno's 1/w per segment: 1000/20 = 50 B.
-        let mut w = Window {
-            cwnd: 20 * MSS,
-            ssthresh: 10 * MSS,
-            mss: MSS,
-        };
+        let mut w = window(20 * MSS, 10 * MSS, MSS);
         hs.carry.clear();
-        hs.on_ack(&mut w, &ack(MSS));
+        hs.on_ack(&mut w, &acked(MSS));
         assert_eq!(w.cwnd, 20_050);
         // Slow start: RFC 5681, one MSS per ACK.
         let mut w = Window {
             ssthresh: u64::MAX,
             ..w
         };
-        hs.on_ack(&mut w, &ack(2 * MSS));
+        hs.on_ack(&mut w, &acked(2 * MSS));
         assert_eq!(w.cwnd, 21_050);
     }
 
     #[test]
     fn loss_decreases_by_b_of_the_flight() {
         let mut hs = HighSpeed::new(&HighSpeedParams::default());
-        let w = Window {
-            cwnd: 1100 * MSS,
-            ssthresh: u64::MAX,
-            mss: MSS,
-        };
+        let w = window(1100 * MSS, u64::MAX, MSS);
         // FlightSize 1058 segments: ssthresh = (1 - 0.326945) x 1 058 000 = 712 091.9 -> 712 092 B
         assert_eq!(hs.ssthresh_after_loss(&w, 1058 * MSS, 0), 712_092);
         // 100 segments: b(100) = 0.449664 -> (1 - b) x 100 000 = 55 033.6 -> 55 034 B

@@ -13,7 +13,7 @@
 //! sets the initial window to rho segments; here `initial_window` decides.
 
 use super::frac::Carry;
-use super::{AckEvent, CongestionControl, Window};
+use super::{reno_ssthresh, AckEvent, CongestionControl, Window};
 use crate::error::FieldError;
 use crate::time::{Time, MS};
 use crate::units::Duration;
@@ -89,13 +89,20 @@ impl CongestionControl for Hybla {
 
     fn ssthresh_after_loss(&mut self, w: &Window, flight: u64, _now: Time) -> u64 {
         self.carry.clear();
-        (flight / 2).max(2 * w.mss)
+        reno_ssthresh(w, flight)
+    }
+
+    // Not the default: a timeout keeps the growth carry that a loss clears.
+    fn on_timeout(&mut self, w: &mut Window, flight: u64, _now: Time) {
+        w.ssthresh = reno_ssthresh(w, flight);
+        w.cwnd = w.mss;
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cc::test_util::window;
     use crate::cc::NewReno;
 
     const MSS: u64 = 1000;
@@ -111,11 +118,7 @@ mod tests {
     #[test]
     fn rho_is_rtt_over_rtt0_at_least_one() {
         let mut h = Hybla::new(&HyblaParams::default());
-        let mut w = Window {
-            cwnd: 10 * MSS,
-            ssthresh: u64::MAX,
-            mss: MSS,
-        };
+        let mut w = window(10 * MSS, u64::MAX, MSS);
         h.on_ack(&mut w, &ack(MSS, 100));
         assert_eq!(h.rho(), 4.0, "100 ms / 25 ms");
         h.on_ack(&mut w, &ack(MSS, 10));
@@ -127,11 +130,7 @@ mod tests {
     #[test]
     fn slow_start_adds_two_to_the_rho_minus_one_segments_per_ack() {
         let mut h = Hybla::new(&HyblaParams::default());
-        let mut w = Window {
-            cwnd: 10 * MSS,
-            ssthresh: u64::MAX,
-            mss: MSS,
-        };
+        let mut w = window(10 * MSS, u64::MAX, MSS);
         // rho = 4: 2^4 - 1 = 15 segments per ACK
         h.on_ack(&mut w, &ack(MSS, 100));
         assert_eq!(w.cwnd, 25 * MSS);
@@ -139,11 +138,7 @@ mod tests {
         h.on_ack(&mut w, &ack(MSS, 60));
         assert_eq!(w.cwnd, 25 * MSS + 4278);
         // never past ssthresh
-        let mut w = Window {
-            cwnd: 10 * MSS,
-            ssthresh: 20 * MSS,
-            mss: MSS,
-        };
+        let mut w = window(10 * MSS, 20 * MSS, MSS);
         h.on_ack(&mut w, &ack(MSS, 100));
         assert_eq!(w.cwnd, 20 * MSS);
     }
@@ -151,11 +146,7 @@ mod tests {
     #[test]
     fn avoidance_adds_rho_squared_over_cwnd_per_ack() {
         let mut h = Hybla::new(&HyblaParams::default());
-        let mut w = Window {
-            cwnd: 100 * MSS,
-            ssthresh: 50 * MSS,
-            mss: MSS,
-        };
+        let mut w = window(100 * MSS, 50 * MSS, MSS);
         // rho = 4: 16/100 segment = 160 B per ACK
         h.on_ack(&mut w, &ack(MSS, 100));
         assert_eq!(w.cwnd, 100_160);
@@ -171,11 +162,7 @@ mod tests {
     fn rho_one_is_newreno() {
         let mut h = Hybla::new(&HyblaParams::default());
         for (cwnd, ssthresh) in [(4000, u64::MAX), (20_000, 10_000)] {
-            let mut a = Window {
-                cwnd,
-                ssthresh,
-                mss: MSS,
-            };
+            let mut a = window(cwnd, ssthresh, MSS);
             let mut b = a;
             for acked in [MSS, 500, 2 * MSS] {
                 h.on_ack(&mut a, &ack(acked, 20));
@@ -188,11 +175,7 @@ mod tests {
     #[test]
     fn loss_and_timeout_are_reno() {
         let mut h = Hybla::new(&HyblaParams::default());
-        let w = Window {
-            cwnd: 100 * MSS,
-            ssthresh: u64::MAX,
-            mss: MSS,
-        };
+        let w = window(100 * MSS, u64::MAX, MSS);
         assert_eq!(h.ssthresh_after_loss(&w, 100 * MSS, 0), 50 * MSS);
         let mut w2 = w;
         h.on_timeout(&mut w2, 100 * MSS, 0);

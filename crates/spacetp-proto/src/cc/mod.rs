@@ -77,21 +77,31 @@ pub trait CongestionControl: Send {
     /// A loss detected by duplicate ACKs or SACK: return the new ssthresh. Recovery sets cwnd
     /// from it.
     fn ssthresh_after_loss(&mut self, w: &Window, flight: u64, _now: Time) -> u64 {
-        (flight / 2).max(2 * w.mss)
+        reno_ssthresh(w, flight)
     }
 
     /// Loss recovery ended (the window is what recovery left, usually ssthresh).
     fn on_recovery_exit(&mut self, _w: &mut Window, _now: Time) {}
 
-    /// The retransmission timer expired (RFC 5681 eq. 4: ssthresh = max(FlightSize/2, 2 SMSS),
-    /// cwnd = 1 SMSS).
-    fn on_timeout(&mut self, w: &mut Window, flight: u64, _now: Time) {
-        w.ssthresh = (flight / 2).max(2 * w.mss);
+    /// The retransmission timer expired: ssthresh as after a loss (Reno's RFC 5681 eq. 4 by
+    /// default), cwnd = 1 SMSS.
+    fn on_timeout(&mut self, w: &mut Window, flight: u64, now: Time) {
+        w.ssthresh = self.ssthresh_after_loss(w, flight, now);
         w.cwnd = w.mss;
     }
 
     /// Every valid RTT sample (delay-based controllers use it).
     fn on_rtt_sample(&mut self, _rtt: Time, _now: Time) {}
+}
+
+/// RFC 5681 eq. 4: ssthresh = max(FlightSize / 2, 2 SMSS).
+pub(crate) fn reno_ssthresh(w: &Window, flight: u64) -> u64 {
+    (flight / 2).max(2 * w.mss)
+}
+
+/// A multiplicative decrease: ssthresh = max(factor x FlightSize, 2 SMSS), to the nearest byte.
+pub(crate) fn scaled_ssthresh(w: &Window, flight: u64, factor: f64) -> u64 {
+    ((factor * flight as f64).round() as u64).max(2 * w.mss)
 }
 
 /// The controller a connection with these settings uses.
@@ -106,5 +116,28 @@ pub fn new_controller(cfg: &TcpConfig) -> Box<dyn CongestionControl> {
         CongestionControlKind::Bic => Box::new(Bic::new(&cfg.bic)),
         CongestionControlKind::Cubic => Box::new(Cubic::new(&cfg.cubic)),
         CongestionControlKind::None => Box::new(Nucc),
+    }
+}
+
+/// Shorthands for the controllers' unit tests.
+#[cfg(test)]
+pub(crate) mod test_util {
+    use super::{AckEvent, Window};
+
+    /// A window of `cwnd` and `ssthresh` bytes.
+    pub fn window(cwnd: u64, ssthresh: u64, mss: u64) -> Window {
+        Window {
+            cwnd,
+            ssthresh,
+            mss,
+        }
+    }
+
+    /// An ACK of `acked` new bytes that carries nothing else.
+    pub fn acked(acked: u64) -> AckEvent {
+        AckEvent {
+            acked,
+            ..Default::default()
+        }
     }
 }

@@ -23,36 +23,22 @@ impl CongestionControl for NewReno {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn ev(acked: u64) -> AckEvent {
-        AckEvent {
-            acked,
-            ..Default::default()
-        }
-    }
+    use crate::cc::test_util::{acked, window};
 
     #[test]
     fn slow_start_adds_at_most_one_mss_per_ack() {
-        let mut w = Window {
-            cwnd: 1000,
-            ssthresh: u64::MAX,
-            mss: 1000,
-        };
-        NewReno.on_ack(&mut w, &ev(2000));
+        let mut w = window(1000, u64::MAX, 1000);
+        NewReno.on_ack(&mut w, &acked(2000));
         assert_eq!(w.cwnd, 2000);
-        NewReno.on_ack(&mut w, &ev(500));
+        NewReno.on_ack(&mut w, &acked(500));
         assert_eq!(w.cwnd, 2500);
     }
 
     #[test]
     fn avoidance_adds_one_mss_per_window_of_acks() {
-        let mut w = Window {
-            cwnd: 10_000,
-            ssthresh: 5_000,
-            mss: 1000,
-        };
+        let mut w = window(10_000, 5_000, 1000);
         for _ in 0..10 {
-            NewReno.on_ack(&mut w, &ev(1000));
+            NewReno.on_ack(&mut w, &acked(1000));
         }
         // 10 ACKs at cwnd ~10 segments: growth a little under one segment (eq. 3 is per ACK)
         assert!(w.cwnd > 10_900 && w.cwnd <= 11_000, "{}", w.cwnd);
@@ -61,11 +47,7 @@ mod tests {
     #[test]
     fn loss_halves_flight_with_two_segment_floor() {
         let mut r = NewReno;
-        let w = Window {
-            cwnd: 10_000,
-            ssthresh: u64::MAX,
-            mss: 1000,
-        };
+        let w = window(10_000, u64::MAX, 1000);
         assert_eq!(r.ssthresh_after_loss(&w, 10_000, 0), 5_000);
         assert_eq!(r.ssthresh_after_loss(&w, 3_000, 0), 2_000);
         let mut w2 = w;

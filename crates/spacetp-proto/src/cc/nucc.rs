@@ -33,15 +33,12 @@ impl CongestionControl for Nucc {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cc::test_util::window;
 
     #[test]
     fn losses_and_timeouts_leave_the_window_open() {
         let mut c = Nucc;
-        let mut w = Window {
-            cwnd: 1000,
-            ssthresh: u64::MAX,
-            mss: 1000,
-        };
+        let mut w = window(1000, u64::MAX, 1000);
         c.on_ack(&mut w, &AckEvent::default());
         assert_eq!(w.cwnd, OPEN);
         assert_eq!(c.ssthresh_after_loss(&w, 50_000, 0), OPEN);

@@ -12,7 +12,7 @@
 //! in micro-bytes, so 100 ACKs add exactly 100 x (alpha - 1) MSS.
 
 use super::frac::{cwnd_segments, segments_acked, slow_start, Carry};
-use super::{AckEvent, CongestionControl, Window};
+use super::{scaled_ssthresh, AckEvent, CongestionControl, Window};
 use crate::error::FieldError;
 use crate::time::Time;
 use schemars::JsonSchema;
@@ -90,7 +90,7 @@ impl Scalable {
         } else {
             self.p.beta
         };
-        ((factor * flight as f64).round() as u64).max(2 * w.mss)
+        scaled_ssthresh(w, flight, factor)
     }
 }
 
@@ -116,35 +116,20 @@ impl CongestionControl for Scalable {
     fn ssthresh_after_loss(&mut self, w: &Window, flight: u64, _now: Time) -> u64 {
         self.decreased(w, flight)
     }
-
-    fn on_timeout(&mut self, w: &mut Window, flight: u64, _now: Time) {
-        w.ssthresh = self.decreased(w, flight);
-        w.cwnd = w.mss;
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn ack(acked: u64) -> AckEvent {
-        AckEvent {
-            acked,
-            ..Default::default()
-        }
-    }
+    use crate::cc::test_util::{acked, window};
 
     #[test]
     fn hundred_acks_add_exactly_hundred_times_alpha_minus_one_segments() {
         for mss in [1000u64, 1460, 536] {
             let mut s = Scalable::new(&ScalableParams::default());
-            let mut w = Window {
-                cwnd: 100 * mss,
-                ssthresh: 50 * mss,
-                mss,
-            };
+            let mut w = window(100 * mss, 50 * mss, mss);
             for _ in 0..100 {
-                s.on_ack(&mut w, &ack(mss));
+                s.on_ack(&mut w, &acked(mss));
             }
             // 100 x 0.01 x MSS = exactly one MSS
             assert_eq!(w.cwnd, 101 * mss, "mss {mss}");
@@ -154,12 +139,8 @@ mod tests {
             alpha: 1.05,
             ..Default::default()
         });
-        let mut w = Window {
-            cwnd: 40_000,
-            ssthresh: 1000,
-            mss: 1000,
-        };
-        s.on_ack(&mut w, &ack(2000));
+        let mut w = window(40_000, 1000, 1000);
+        s.on_ack(&mut w, &acked(2000));
         assert_eq!(w.cwnd, 40_100);
     }
 
@@ -168,13 +149,9 @@ mod tests {
         // One round trip at W = 200 segments, one ACK per segment: W x 1.01 (to the byte,
         // as W grows within the round: 200 x 0.01 = 2 segments).
         let mut s = Scalable::new(&ScalableParams::default());
-        let mut w = Window {
-            cwnd: 200_000,
-            ssthresh: 1000,
-            mss: 1000,
-        };
+        let mut w = window(200_000, 1000, 1000);
         for _ in 0..200 {
-            s.on_ack(&mut w, &ack(1000));
+            s.on_ack(&mut w, &acked(1000));
         }
         assert_eq!(w.cwnd, 202_000);
     }
@@ -183,30 +160,22 @@ mod tests {
     fn below_the_legacy_window_grows_as_reno() {
         let mut s = Scalable::new(&ScalableParams::default());
         // 10 segments < 16: 1/10 segment per segment acked = 100 B
-        let mut w = Window {
-            cwnd: 10_000,
-            ssthresh: 5_000,
-            mss: 1000,
-        };
-        s.on_ack(&mut w, &ack(1000));
+        let mut w = window(10_000, 5_000, 1000);
+        s.on_ack(&mut w, &acked(1000));
         assert_eq!(w.cwnd, 10_100);
         // Slow start: RFC 5681
         let mut w = Window {
             ssthresh: u64::MAX,
             ..w
         };
-        s.on_ack(&mut w, &ack(1000));
+        s.on_ack(&mut w, &acked(1000));
         assert_eq!(w.cwnd, 11_100);
     }
 
     #[test]
     fn loss_and_timeout_multiply_the_flight_by_beta() {
         let mut s = Scalable::new(&ScalableParams::default());
-        let w = Window {
-            cwnd: 100_000,
-            ssthresh: u64::MAX,
-            mss: 1000,
-        };
+        let w = window(100_000, u64::MAX, 1000);
         // 0.875 x 100 000
         assert_eq!(s.ssthresh_after_loss(&w, 100_000, 0), 87_500);
         // Below the legacy window (16 segments): Reno's half
@@ -242,11 +211,7 @@ mod tests {
     fn the_decrease_can_ignore_the_legacy_window_as_ns3() {
         // Kelly: below low_window a loss halves; ns-3's TcpScalable cuts by MDFactor at
         // every size (low_window_decrease = 0) while still growing Reno-like below AIFactor.
-        let w = Window {
-            cwnd: 10_000,
-            ssthresh: 5_000,
-            mss: 1000,
-        };
+        let w = window(10_000, 5_000, 1000);
         let kelly = Scalable::new(&ScalableParams::default()).decreased(&w, 10_000);
         let ns3 = Scalable::new(&ScalableParams {
             low_window_decrease: Some(0),
@@ -257,13 +222,9 @@ mod tests {
         // The increase still follows low_window: 10 segments < 16 grows by 1/cwnd per segment.
         let grow = |p: ScalableParams| {
             let mut s = Scalable::new(&p);
-            let mut w = Window {
-                cwnd: 10_000,
-                ssthresh: 5_000,
-                mss: 1000,
-            };
+            let mut w = window(10_000, 5_000, 1000);
             for _ in 0..10 {
-                s.on_ack(&mut w, &ack(1000));
+                s.on_ack(&mut w, &acked(1000));
             }
             w.cwnd
         };

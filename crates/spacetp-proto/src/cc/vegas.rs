@@ -17,7 +17,7 @@
 //! loss or timeout Vegas waits one full round of fresh samples (Linux `vegas_enable`).
 
 use super::frac::{cwnd_segments, slow_start};
-use super::{AckEvent, CongestionControl, NewReno, Window};
+use super::{reno_ssthresh, AckEvent, CongestionControl, NewReno, Window};
 use crate::error::FieldError;
 use crate::time::Time;
 use schemars::JsonSchema;
@@ -172,7 +172,7 @@ impl Vegas {
 
     fn loss_ssthresh(&self, w: &Window, flight: u64) -> u64 {
         match self.p.loss_response {
-            VegasLossResponse::Reno => (flight / 2).max(2 * w.mss),
+            VegasLossResponse::Reno => reno_ssthresh(w, flight),
             VegasLossResponse::Ns3 => w.ssthresh.min(w.cwnd.saturating_sub(w.mss)).max(2 * w.mss),
             VegasLossResponse::Quarter => (w.cwnd / 4 * 3).max(2 * w.mss),
         }
@@ -273,27 +273,18 @@ impl CongestionControl for Vegas {
     fn on_recovery_exit(&mut self, _w: &mut Window, _now: Time) {
         self.active = false;
     }
-
-    fn on_timeout(&mut self, w: &mut Window, flight: u64, _now: Time) {
-        self.active = false;
-        w.ssthresh = self.loss_ssthresh(w, flight);
-        w.cwnd = w.mss;
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cc::test_util::window;
     use crate::time::MS;
 
     const MSS: u64 = 1000;
 
     fn win(cwnd_segs: u64, ssthresh: u64) -> Window {
-        Window {
-            cwnd: cwnd_segs * MSS,
-            ssthresh,
-            mss: MSS,
-        }
+        window(cwnd_segs * MSS, ssthresh, MSS)
     }
 
     /// One ACK of one segment at cumulative point `ack`, with `snd_nxt` sent so far.
@@ -493,11 +484,7 @@ mod tests {
                 ..Default::default()
             });
             let mss = 1000;
-            let mut w = Window {
-                cwnd: 20 * mss,
-                ssthresh: 10 * mss,
-                mss,
-            };
+            let mut w = window(20 * mss, 10 * mss, mss);
             let mut ack = 0;
             for (srtt, round) in [
                 (100 * MS, 0u64),
@@ -541,11 +528,7 @@ mod tests {
                 integer_diff: integer,
                 ..Default::default()
             });
-            let mut w = Window {
-                cwnd: 10_000,
-                ssthresh: 5_000,
-                mss: 1000,
-            };
+            let mut w = window(10_000, 5_000, 1000);
             v.decide(&mut w, 100 * MS, 118 * MS);
             assert_eq!(w.cwnd / 1000, want, "integer_diff = {integer}");
         }

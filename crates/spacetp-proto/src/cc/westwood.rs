@@ -13,7 +13,7 @@
 //! recovery; on a timeout ssthresh = the same, cwnd = 1 MSS. Before the first estimate the
 //! RFC 5681 values are used (Linux and ns-3 use 2 MSS then). Growth is NewReno's.
 
-use super::{AckEvent, CongestionControl, NewReno, Window};
+use super::{reno_ssthresh, AckEvent, CongestionControl, NewReno, Window};
 use crate::error::FieldError;
 use crate::time::{Time, MS, SEC};
 use crate::units::Duration;
@@ -182,25 +182,18 @@ impl CongestionControl for Westwood {
     fn ssthresh_after_loss(&mut self, w: &Window, flight: u64, _now: Time) -> u64 {
         self.mss = w.mss;
         self.bw_rtt_min(w)
-            .unwrap_or_else(|| (flight / 2).max(2 * w.mss))
+            .unwrap_or_else(|| reno_ssthresh(w, flight))
     }
 
     fn on_recovery_exit(&mut self, w: &mut Window, _now: Time) {
         w.cwnd = w.cwnd.min(w.ssthresh);
-    }
-
-    fn on_timeout(&mut self, w: &mut Window, flight: u64, _now: Time) {
-        self.mss = w.mss;
-        w.ssthresh = self
-            .bw_rtt_min(w)
-            .unwrap_or_else(|| (flight / 2).max(2 * w.mss));
-        w.cwnd = w.mss;
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cc::test_util::window;
 
     const MSS: u64 = 1000;
 
@@ -216,11 +209,7 @@ mod tests {
 
     fn with_mss() -> Westwood {
         let mut ww = Westwood::new(&WestwoodParams::default());
-        let mut w = Window {
-            cwnd: 10 * MSS,
-            ssthresh: u64::MAX,
-            mss: MSS,
-        };
+        let mut w = window(10 * MSS, u64::MAX, MSS);
         ww.on_ack(&mut w, &ev(0, 0)); // learns the MSS
         ww
     }
@@ -300,11 +289,7 @@ mod tests {
     #[test]
     fn loss_sets_ssthresh_to_bwe_times_rtt_min() {
         let mut ww = estimated();
-        let w = Window {
-            cwnd: 200 * MSS,
-            ssthresh: u64::MAX,
-            mss: MSS,
-        };
+        let w = window(200 * MSS, u64::MAX, MSS);
         // 1 250 000 B/s x 0.100 s = 125 000 B, whatever the flight
         assert_eq!(ww.ssthresh_after_loss(&w, 200 * MSS, 0), 125_000);
         let mut w2 = Window {
@@ -327,11 +312,7 @@ mod tests {
     #[test]
     fn reno_values_before_any_estimate_and_reno_growth() {
         let mut ww = with_mss();
-        let w = Window {
-            cwnd: 20 * MSS,
-            ssthresh: u64::MAX,
-            mss: MSS,
-        };
+        let w = window(20 * MSS, u64::MAX, MSS);
         assert_eq!(ww.ssthresh_after_loss(&w, 20 * MSS, 0), 10 * MSS);
         let mut a = Window {
             ssthresh: 5 * MSS,

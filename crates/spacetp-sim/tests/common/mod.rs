@@ -16,27 +16,34 @@ pub fn sim_err(toml: &str) -> String {
     }
 }
 
-/// Two hosts joined by one link; `link_extra` and `flow_extra` are appended TOML lines.
-pub fn two_nodes(link_extra: &str, flow_extra: &str) -> String {
+/// Hosts a and b joined by one link: `head` holds top-level keys (they must come before the
+/// tables), `link_extra` more lines of the link. Flows or traffic go after it.
+pub fn hosts_a_b(head: &str, rate: &str, delay: &str, link_extra: &str) -> String {
     format!(
         r#"
-seed = 7
+{head}
 [[nodes]]
 name = "a"
 [[nodes]]
 name = "b"
 [[links]]
 between = ["a", "b"]
-rate = "2 Mb/s"
-delay = "40 ms"
+rate = "{rate}"
+delay = "{delay}"
 {link_extra}
-[[flows]]
-from = "a"
-to = "b"
-mtu = 1000
-{flow_extra}
 "#
     )
+}
+
+/// A flow from a to b, to append to `hosts_a_b`; `flow_extra` are its further lines.
+pub fn flow_a_to_b(flow_extra: &str) -> String {
+    format!("[[flows]]\nfrom = \"a\"\nto = \"b\"\n{flow_extra}\n")
+}
+
+/// Two hosts joined by one link; `link_extra` and `flow_extra` are appended TOML lines.
+pub fn two_nodes(link_extra: &str, flow_extra: &str) -> String {
+    hosts_a_b("seed = 7", "2 Mb/s", "40 ms", link_extra)
+        + &flow_a_to_b(&format!("mtu = 1000\n{flow_extra}"))
 }
 
 /// Every finite flow delivered every byte once, in order, and closed normally.
