@@ -6,30 +6,7 @@ use crate::units::{Bytes, Duration, Rate};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// Congestion controller.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum CongestionControlKind {
-    /// RFC 5681 AIMD (the controller of Reno and NewReno).
-    Newreno,
-    /// TCP Vegas (Brakmo, O'Malley & Peterson 1994): delay-based, with its modified slow start.
-    Vegas,
-    /// TCP Westwood+ (Mascolo et al.): ssthresh from a bandwidth estimate after a loss.
-    Westwood,
-    /// HighSpeed TCP (RFC 3649): a(w), b(w) from the response function.
-    Highspeed,
-    /// TCP Hybla (Caini & Firrincieli 2004): growth normalised to a 25 ms reference RTT.
-    Hybla,
-    /// Scalable TCP (Kelly 2003): multiplicative increase, multiplicative decrease.
-    Scalable,
-    /// BIC TCP (Xu, Harfoush & Rhee 2004): binary search increase.
-    Bic,
-    /// CUBIC (RFC 9438).
-    Cubic,
-    /// No congestion control (SCPS-TP NUCC): the window is the receiver's, and `scps.rate`
-    /// clocks transmissions out.
-    None,
-}
+pub use crate::cc::CongestionControlKind;
 
 /// SCPS-TP's default source of data loss (CCSDS 714.0-B-2; Edwards et al.: DSDL).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
@@ -325,6 +302,22 @@ impl Default for TcpConfig {
 }
 
 impl TcpConfig {
+    /// The congestion controller these settings ask for.
+    pub fn new_controller(&self) -> Box<dyn crate::cc::CongestionControl> {
+        use crate::cc::*;
+        match self.congestion_control {
+            CongestionControlKind::Newreno => Box::new(NewReno),
+            CongestionControlKind::Vegas => Box::new(Vegas::new(&self.vegas)),
+            CongestionControlKind::Westwood => Box::new(Westwood::new(&self.westwood)),
+            CongestionControlKind::Highspeed => Box::new(HighSpeed::new(&self.highspeed)),
+            CongestionControlKind::Hybla => Box::new(Hybla::new(&self.hybla)),
+            CongestionControlKind::Scalable => Box::new(Scalable::new(&self.scalable)),
+            CongestionControlKind::Bic => Box::new(Bic::new(&self.bic)),
+            CongestionControlKind::Cubic => Box::new(Cubic::new(&self.cubic)),
+            CongestionControlKind::None => Box::new(Nucc),
+        }
+    }
+
     /// Check the values a connection cannot work with; errors name the field and the rule.
     pub fn validate(&self) -> Result<(), FieldError> {
         self.validate_counts()?;

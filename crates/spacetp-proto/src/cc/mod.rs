@@ -1,6 +1,6 @@
 //! Congestion controllers, one file each behind one small trait (after Linux's
 //! `tcp_congestion_ops` and quinn's `Controller`). The connection owns the window numbers;
-//! a controller only decides how they move. Loss recovery (`connection/recovery.rs`) is a
+//! a controller only decides how they move. Loss recovery (`connection/recovery/`) is a
 //! separate component: it asks the controller for ssthresh and drives cwnd while repairing.
 
 mod bic;
@@ -27,8 +27,34 @@ pub use scalable::{Scalable, ScalableParams};
 pub use vegas::{Vegas, VegasLossResponse, VegasParams, VegasRttSample};
 pub use westwood::{Westwood, WestwoodFilter, WestwoodParams};
 
-use crate::config::{CongestionControlKind, TcpConfig};
 use crate::time::Time;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Congestion controller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CongestionControlKind {
+    /// RFC 5681 AIMD (the controller of Reno and NewReno).
+    Newreno,
+    /// TCP Vegas (Brakmo, O'Malley & Peterson 1994): delay-based, with its modified slow start.
+    Vegas,
+    /// TCP Westwood+ (Mascolo et al.): ssthresh from a bandwidth estimate after a loss.
+    Westwood,
+    /// HighSpeed TCP (RFC 3649): a(w), b(w) from the response function.
+    Highspeed,
+    /// TCP Hybla (Caini & Firrincieli 2004): growth normalised to a 25 ms reference RTT.
+    Hybla,
+    /// Scalable TCP (Kelly 2003): multiplicative increase, multiplicative decrease.
+    Scalable,
+    /// BIC TCP (Xu, Harfoush & Rhee 2004): binary search increase.
+    Bic,
+    /// CUBIC (RFC 9438).
+    Cubic,
+    /// No congestion control (SCPS-TP NUCC): the window is the receiver's, and `scps.rate`
+    /// clocks transmissions out.
+    None,
+}
 
 /// The numbers a controller moves, in bytes.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -102,21 +128,6 @@ pub(crate) fn reno_ssthresh(w: &Window, flight: u64) -> u64 {
 /// A multiplicative decrease: ssthresh = max(factor x FlightSize, 2 SMSS), to the nearest byte.
 pub(crate) fn scaled_ssthresh(w: &Window, flight: u64, factor: f64) -> u64 {
     ((factor * flight as f64).round() as u64).max(2 * w.mss)
-}
-
-/// The controller a connection with these settings uses.
-pub fn new_controller(cfg: &TcpConfig) -> Box<dyn CongestionControl> {
-    match cfg.congestion_control {
-        CongestionControlKind::Newreno => Box::new(NewReno),
-        CongestionControlKind::Vegas => Box::new(Vegas::new(&cfg.vegas)),
-        CongestionControlKind::Westwood => Box::new(Westwood::new(&cfg.westwood)),
-        CongestionControlKind::Highspeed => Box::new(HighSpeed::new(&cfg.highspeed)),
-        CongestionControlKind::Hybla => Box::new(Hybla::new(&cfg.hybla)),
-        CongestionControlKind::Scalable => Box::new(Scalable::new(&cfg.scalable)),
-        CongestionControlKind::Bic => Box::new(Bic::new(&cfg.bic)),
-        CongestionControlKind::Cubic => Box::new(Cubic::new(&cfg.cubic)),
-        CongestionControlKind::None => Box::new(Nucc),
-    }
 }
 
 /// Shorthands for the controllers' unit tests.

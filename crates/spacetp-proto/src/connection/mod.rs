@@ -31,7 +31,7 @@ mod stats;
 mod timer;
 mod validation;
 
-use crate::cc::{new_controller, CongestionControl, Window};
+use crate::cc::{CongestionControl, Window};
 use crate::config::{CongestionControlKind, TcpConfig};
 use crate::rto::RttEstimator;
 use crate::seq::to_wire;
@@ -184,7 +184,7 @@ impl Connection {
         Connection {
             rtt: rtt_estimator(cfg),
             win: initial_window(cfg, mss),
-            cc: new_controller(cfg),
+            cc: cfg.new_controller(),
             rx: Receiver::new(cfg),
             cfg: cfg.clone(),
             state: State::Closed,
