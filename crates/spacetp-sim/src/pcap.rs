@@ -3,7 +3,7 @@
 //! zero-filled payload whose checksums are correct, so Wireshark and tshark decode it.
 
 use crate::packet::{Body, Packet};
-use crate::transport::Wire;
+use crate::transport::{node_addr, Wire};
 use spacetp_proto::Time;
 use spacetp_wire::{
     encode_ipv4_packet, encode_ipv4_tcp_headers, Ipv4Params, Payload, PcapWriter, PROTO_TCP,
@@ -17,12 +17,6 @@ pub struct PcapTap {
     buf: Vec<u8>,
     ip_id: u16,
     error: Option<String>,
-}
-
-/// The address of node `i`: 10.x.y.z counting from 10.0.0.1.
-pub fn node_addr(i: u16) -> [u8; 4] {
-    let n = i as u32 + 1;
-    [10, (n >> 16) as u8, (n >> 8) as u8, n as u8]
 }
 
 impl PcapTap {

@@ -16,6 +16,12 @@ use spacetp_proto::Time;
 use spacetp_wire::{CompressedHeader, TcpHeader};
 use std::any::Any;
 
+/// The address of node `i`: 10.x.y.z counting from 10.0.0.1.
+pub fn node_addr(i: u16) -> [u8; 4] {
+    let n = i as u32 + 1;
+    [10, (n >> 16) as u8, (n >> 8) as u8, n as u8]
+}
+
 /// What a transport's packet carries across the links.
 // Packets live in a slab reused across the run; boxing the large variant would allocate per
 // packet, which is what the slab avoids.

@@ -1,8 +1,7 @@
 //! TCP and SCPS-TP through the transport interface: `spacetp-proto`'s `Connection`, plus the
 //! SCPS header compression contexts of its two directions and the packet sizes on the wire.
 
-use super::{DataSent, Ends, Outgoing, SenderState, Transport, Wire};
-use crate::pcap::node_addr;
+use super::{node_addr, DataSent, Ends, Outgoing, SenderState, Transport, Wire};
 use crate::result::FlowSummary;
 use spacetp_proto::connection::CloseReason;
 use spacetp_proto::{Connection, State, TcpConfig, Time};
