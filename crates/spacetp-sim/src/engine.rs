@@ -4,6 +4,9 @@
 
 use spacetp_proto::Time;
 
+/// Where a packet lives in the slab (`packet.rs`); links queue these.
+pub type PacketId = u32;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
     /// The transmitter of link direction `0` finished serialising its packet.

@@ -4,7 +4,7 @@
 
 use crate::channel::Channel;
 use crate::config::CorruptedPolicy;
-use crate::packet::PacketId;
+use crate::engine::PacketId;
 use serde::Serialize;
 use spacetp_proto::Time;
 use std::collections::VecDeque;

@@ -3,7 +3,8 @@
 
 use crate::transport::Wire;
 
-pub type PacketId = u32;
+/// A packet's slot in the slab (defined with the event queue, which links and packets share).
+pub use crate::engine::PacketId;
 
 // Packets live in a slab reused across the run; boxing the large variant would allocate per
 // packet, which is what the slab avoids.
