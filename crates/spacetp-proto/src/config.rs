@@ -222,6 +222,11 @@ pub struct TcpConfig {
     /// Linux: 1 s.
     #[serde(default)]
     pub syn_rto: Option<Duration>,
+    /// Pace data segments out at no more than this rate (Linux `SO_MAX_PACING_RATE`): each
+    /// leaves once the previous one, headers included, has at this rate. A controller's own
+    /// pacing rate (BBR) is capped by it. None: no cap.
+    #[serde(default)]
+    pub max_pacing_rate: Option<Rate>,
     /// Clock granularity G of RFC 6298.
     pub clock_granularity: Duration,
     /// Consecutive timeouts of the same data before the connection aborts.
@@ -282,6 +287,7 @@ impl Default for TcpConfig {
             max_rto: Duration(60 * SEC),
             max_backoff: None,
             syn_rto: None,
+            max_pacing_rate: None,
             clock_granularity: Duration(MS),
             max_retries: 12,
             syn_retries: 6,
@@ -379,6 +385,9 @@ impl TcpConfig {
         }
         if self.max_backoff.is_some_and(|d| d.0 == 0) {
             return Err(FieldError::new("max_backoff", "must be > 0"));
+        }
+        if self.max_pacing_rate.is_some_and(|r| r.0.is_nan() || r.0 <= 0.0) {
+            return Err(FieldError::new("max_pacing_rate", "must be > 0"));
         }
         if self.syn_rto.is_some_and(|d| d.0 == 0) {
             return Err(FieldError::new("syn_rto", "must be > 0"));

@@ -88,6 +88,31 @@ pub struct AckEvent {
     /// Smoothed and minimum RTT when known.
     pub srtt: Option<Time>,
     pub min_rtt: Option<Time>,
+    /// The delivery-rate sample of this ACK, for a controller that asked for them.
+    pub rate: Option<RateSample>,
+}
+
+/// One ACK's delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation), measured by
+/// the connection for controllers that ask for it (`wants_delivery_rate`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RateSample {
+    /// Bytes delivered over `interval`.
+    pub delivered: u64,
+    /// max(send_elapsed, ack_elapsed): the ACK rate cannot exceed the send rate for long.
+    pub interval: Time,
+    /// The connection's delivered count when the sample's first segment was sent.
+    pub prior_delivered: u64,
+    /// The sending application, not the network or the windows, limited this flight.
+    pub is_app_limited: bool,
+    /// RTT of the most recently sent segment this ACK delivered.
+    pub rtt: Time,
+}
+
+impl RateSample {
+    /// Bytes per second.
+    pub fn rate(&self) -> f64 {
+        self.delivered as f64 * 1e9 / self.interval as f64
+    }
 }
 
 pub trait CongestionControl: Send {
@@ -96,6 +121,18 @@ pub trait CongestionControl: Send {
     /// Every ACK, new or duplicate, before any other hook (bandwidth estimators count
     /// delivered data here).
     fn on_any_ack(&mut self, _ev: &AckEvent, _duplicate: bool) {}
+
+    /// Whether the connection should measure delivery rates for this controller (it costs
+    /// a snapshot per transmission).
+    fn wants_delivery_rate(&self) -> bool {
+        false
+    }
+
+    /// The rate, in bytes per second, at which the connection should pace its segments out
+    /// (departure times spaced, not bursts); None: no pacing.
+    fn pacing_rate(&self) -> Option<f64> {
+        None
+    }
 
     /// New data acknowledged outside loss recovery: grow the window.
     fn on_ack(&mut self, w: &mut Window, ev: &AckEvent);

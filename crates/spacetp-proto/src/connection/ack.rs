@@ -39,6 +39,7 @@ impl Connection {
             0
         };
         self.delivered_now = newly_sacked + ack.saturating_sub(self.snd_una);
+        self.sample_delivery_rate(now, ack, &hdr.options);
         let nil_ack = self.on_nil_ack(hdr);
         if ack == self.snd_una {
             let is_dup = !nil_ack
@@ -114,6 +115,7 @@ impl Connection {
             rtt,
             srtt: self.rtt.srtt(),
             min_rtt: self.rtt.min_rtt(),
+            rate: self.rate_sample,
         }
     }
 
@@ -182,6 +184,23 @@ impl Connection {
             self.close_reason.get_or_insert(CloseReason::Normal);
             self.timers.stop(Timer::Rto);
         }
+    }
+
+    /// Delivery-rate estimation, for a controller that asked for it: what this ACK and its
+    /// SACK blocks delivered, and the sample `ack_event` hands on.
+    fn sample_delivery_rate(&mut self, now: Time, ack: u64, o: &TcpOptions) {
+        let Some(rate) = &mut self.rate else { return };
+        if self.sack_ok {
+            for &(l, r) in o.sack.as_slice() {
+                let (l, r) = (
+                    from_wire(self.iss, l, self.snd_una),
+                    from_wire(self.iss, r, self.snd_una),
+                );
+                rate.on_sacked(l, r, now);
+            }
+        }
+        rate.on_cumulative_ack(ack, now);
+        self.rate_sample = rate.take_sample(self.rtt.min_rtt());
     }
 
     /// Merge the SACK blocks of an ACK into the scoreboard; returns the bytes newly SACKed.

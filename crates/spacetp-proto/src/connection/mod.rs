@@ -18,6 +18,7 @@ mod input;
 mod invariants;
 mod output;
 mod peach;
+mod rate;
 mod recovery;
 /// The SACK scoreboard, public only for the criterion benchmarks (`benches/`).
 #[doc(hidden)]
@@ -160,6 +161,14 @@ pub struct Connection {
     dupacks: u32,
     /// Bytes the ACK being processed newly acknowledged or SACKed (RFC 6937 DeliveredData).
     delivered_now: u64,
+    /// Delivery-rate estimation, when the controller asked for it, and this ACK's sample.
+    rate: Option<rate::DeliveryRate>,
+    rate_sample: Option<crate::cc::RateSample>,
+    /// Pacing (controller's rate, at most `max_pacing_rate`): the next segment leaves no
+    /// earlier than this (Linux's earliest departure time, `tcp_wstamp_ns`). `paces`: either
+    /// may set a rate (decided once, so that unpaced connections pay nothing for it).
+    next_departure: Time,
+    paces: bool,
 
     // Options.
     ws_ok: bool,
@@ -181,10 +190,13 @@ impl Connection {
             0
         };
         let mss = mss.max(1);
+        let cc = cfg.new_controller();
         Connection {
+            rate: cc.wants_delivery_rate().then(rate::DeliveryRate::default),
+            paces: cfg.max_pacing_rate.is_some() || cc.pacing_rate().is_some(),
+            cc,
             rtt: rtt_estimator(cfg),
             win: initial_window(cfg, mss),
-            cc: cfg.new_controller(),
             rx: Receiver::new(cfg),
             cfg: cfg.clone(),
             state: State::Closed,
@@ -228,6 +240,8 @@ impl Connection {
             board: Scoreboard::default(),
             dupacks: 0,
             delivered_now: 0,
+            rate_sample: None,
+            next_departure: 0,
             ws_ok: false,
             ts_ok: false,
             sack_ok: false,
@@ -425,6 +439,14 @@ impl Connection {
         self.fin_pos().is_some_and(|f| self.snd_una > f)
     }
 
+    /// Replace the congestion controller (tests of what a controller is handed).
+    #[cfg(test)]
+    pub(crate) fn set_controller(&mut self, cc: Box<dyn CongestionControl>) {
+        self.rate = cc.wants_delivery_rate().then(rate::DeliveryRate::default);
+        self.paces = self.cfg.max_pacing_rate.is_some() || cc.pacing_rate().is_some();
+        self.cc = cc;
+    }
+
     /// Abort: closed at once, an RST goes out at snd_nxt.
     pub(super) fn abort(&mut self, reason: CloseReason) {
         self.state = State::Closed;
@@ -473,6 +495,8 @@ fn rtt_estimator(cfg: &TcpConfig) -> RttEstimator {
 mod tests;
 #[cfg(test)]
 mod tests_ns3_parity;
+#[cfg(test)]
+mod tests_pacing;
 #[cfg(test)]
 mod tests_rfc5961;
 #[cfg(test)]

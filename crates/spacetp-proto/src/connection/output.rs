@@ -2,6 +2,7 @@
 //! (SNACK, corruption, restored link), the recovery policy's retransmission, a TCP-Peach+
 //! NIL segment, new data (or the FIN), a probe, an ACK. Then the headers and their options.
 
+use super::timer::Timer;
 use super::{scps, Connection, Sent, State, Transmit};
 use crate::seq::to_wire;
 use crate::time::{Time, MS};
@@ -46,8 +47,10 @@ impl Connection {
             return Some(t);
         }
         let seg_bytes = self.seg_size as u64 + RATE_HEADER_BYTES;
-        let data_ok =
-            !self.in_outage && self.resend.is_empty() && self.rate_check(now, seg_bytes, false);
+        let data_ok = !self.in_outage
+            && self.resend.is_empty()
+            && self.rate_check(now, seg_bytes, false)
+            && self.pacing_allows(now);
         if let Some(t) = self.transmit_recovery(now, data_ok, out) {
             return Some(t);
         }
@@ -68,7 +71,11 @@ impl Connection {
     /// The first segment queued for resending at once, when rate control lets it go.
     fn transmit_due_resend(&mut self, now: Time, out: &mut TcpHeader) -> Option<Sent> {
         let seg_bytes = self.seg_size as u64 + RATE_HEADER_BYTES;
-        while let Some(pos) = self.resend.front().filter(|_| !self.in_outage) {
+        while let Some(pos) = self
+            .resend
+            .front()
+            .filter(|_| !self.in_outage && self.pacing_allows(now))
+        {
             if pos < self.snd_una || pos >= self.snd_max {
                 self.resend.pop_front();
                 continue;
@@ -102,6 +109,39 @@ impl Connection {
         }
         self.resend.push_front(pos); // keep it for when the rate allows
         None
+    }
+
+    /// The pacing rate in bytes per second: the controller's, at most `max_pacing_rate`
+    /// (Linux: `sk_pacing_rate` capped by `SO_MAX_PACING_RATE`); None when not pacing.
+    fn pacing_rate(&self) -> Option<f64> {
+        let cap = self.cfg.max_pacing_rate.map(|r| r.0 / 8.0);
+        match (self.cc.pacing_rate(), cap) {
+            (Some(r), Some(c)) => Some(r.min(c)),
+            (r, c) => r.or(c),
+        }
+    }
+
+    /// Whether a data segment may leave at `now`; if not, wake up when it may.
+    #[inline]
+    fn pacing_allows(&mut self, now: Time) -> bool {
+        if !self.paces || now >= self.next_departure || self.pacing_rate().is_none() {
+            return true;
+        }
+        self.timers.set_earliest(Timer::Pace, self.next_departure);
+        false
+    }
+
+    /// A data segment of `len` payload bytes left at `now`: the next may leave once this one
+    /// has at the pacing rate (earliest departure time; headers counted as rate control does).
+    fn pace(&mut self, now: Time, len: u32) {
+        if !self.paces {
+            return;
+        }
+        if let Some(rate) = self.pacing_rate().filter(|&r| r > 0.0) {
+            let bytes = len as u64 + RATE_HEADER_BYTES;
+            let gap = (bytes as f64 * 1e9 / rate).ceil() as Time;
+            self.next_departure = self.next_departure.max(now) + gap;
+        }
     }
 
     /// Whether the segment at `pos` was resent from the queue less than one round trip ago.
@@ -181,6 +221,13 @@ impl Connection {
             let big = len == self.seg_size as u64 || len == avail || 2 * len >= self.max_snd_wnd;
             return (len > 0 && big).then(|| self.transmit_from(self.snd_nxt, now, out));
         }
+        if self.rate.is_some() && self.fin_pos().is_none() && room > 0 {
+            // Nothing to send while the windows would allow it (draft-cheng 3.4).
+            let flight = self.snd_max - self.snd_una;
+            if let Some(rate) = &mut self.rate {
+                rate.on_app_limited(flight);
+            }
+        }
         let fin = self.fin_pos().filter(|&f| f == self.snd_nxt)?;
         Some(self.transmit_from(fin, now, out))
     }
@@ -203,6 +250,10 @@ impl Connection {
         }
         let retx = pos < self.snd_max;
         let seg_end = end + fin as u64;
+        if let Some(rate) = &mut self.rate {
+            rate.on_sent(pos, seg_end, now, self.snd_max - self.snd_una);
+        }
+        self.pace(now, len);
         if retx {
             self.stats.retransmitted_segments += 1;
             self.stats.retransmitted_bytes += len as u64;

@@ -364,6 +364,7 @@ impl Receiver {
     /// Data `[start, start+len)` and maybe a FIN arrived. Returns whether the FIN is consumed
     /// now (all data before it is in), and the range `[from, to)` of the data taken in (the
     /// part inside the window and not yet received in order), if any.
+    #[inline]
     pub fn on_data(
         &mut self,
         now: Time,
@@ -474,6 +475,7 @@ impl Receiver {
     }
 
     /// Fill `out` with up to `max` SACK blocks (wire sequence numbers), newest first.
+    #[inline]
     pub fn sack_blocks(&self, max: usize, out: &mut SackBlocks) {
         *out = SackBlocks::default();
         for &pos in &self.recent[..self.recent_len] {
