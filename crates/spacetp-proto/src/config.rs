@@ -386,7 +386,10 @@ impl TcpConfig {
         if self.max_backoff.is_some_and(|d| d.0 == 0) {
             return Err(FieldError::new("max_backoff", "must be > 0"));
         }
-        if self.max_pacing_rate.is_some_and(|r| r.0.is_nan() || r.0 <= 0.0) {
+        if self
+            .max_pacing_rate
+            .is_some_and(|r| r.0.is_nan() || r.0 <= 0.0)
+        {
             return Err(FieldError::new("max_pacing_rate", "must be > 0"));
         }
         if self.syn_rto.is_some_and(|d| d.0 == 0) {

@@ -39,7 +39,9 @@ impl Connection {
             0
         };
         self.delivered_now = newly_sacked + ack.saturating_sub(self.snd_una);
-        self.sample_delivery_rate(now, ack, &hdr.options);
+        if self.rate.is_some() {
+            self.sample_delivery_rate(now, ack, &hdr.options);
+        }
         let nil_ack = self.on_nil_ack(hdr);
         if ack == self.snd_una {
             let is_dup = !nil_ack
@@ -187,7 +189,9 @@ impl Connection {
     }
 
     /// Delivery-rate estimation, for a controller that asked for it: what this ACK and its
-    /// SACK blocks delivered, and the sample `ack_event` hands on.
+    /// SACK blocks delivered, and the sample `ack_event` hands on. (Out of line: most
+    /// controllers do not ask.)
+    #[inline(never)]
     fn sample_delivery_rate(&mut self, now: Time, ack: u64, o: &TcpOptions) {
         let Some(rate) = &mut self.rate else { return };
         if self.sack_ok {

@@ -50,7 +50,7 @@ impl Connection {
         let data_ok = !self.in_outage
             && self.resend.is_empty()
             && self.rate_check(now, seg_bytes, false)
-            && self.pacing_allows(now);
+            && (!self.paces || self.pacing_allows(now));
         if let Some(t) = self.transmit_recovery(now, data_ok, out) {
             return Some(t);
         }
@@ -74,7 +74,7 @@ impl Connection {
         while let Some(pos) = self
             .resend
             .front()
-            .filter(|_| !self.in_outage && self.pacing_allows(now))
+            .filter(|_| !self.in_outage && (!self.paces || self.pacing_allows(now)))
         {
             if pos < self.snd_una || pos >= self.snd_max {
                 self.resend.pop_front();
@@ -122,7 +122,7 @@ impl Connection {
     }
 
     /// Whether a data segment may leave at `now`; if not, wake up when it may.
-    #[inline]
+    #[cold]
     fn pacing_allows(&mut self, now: Time) -> bool {
         if !self.paces || now >= self.next_departure || self.pacing_rate().is_none() {
             return true;
@@ -253,7 +253,9 @@ impl Connection {
         if let Some(rate) = &mut self.rate {
             rate.on_sent(pos, seg_end, now, self.snd_max - self.snd_una);
         }
-        self.pace(now, len);
+        if self.paces {
+            self.pace(now, len);
+        }
         if retx {
             self.stats.retransmitted_segments += 1;
             self.stats.retransmitted_bytes += len as u64;
