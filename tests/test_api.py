@@ -96,6 +96,7 @@ PROFILES = [
     "scalable",
     "bic",
     "cubic",
+    "bbr",
     "peach+",
     "scps-tp",
     "scps-nucc",

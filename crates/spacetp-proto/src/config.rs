@@ -262,6 +262,8 @@ pub struct TcpConfig {
     pub bic: crate::cc::BicParams,
     /// CUBIC settings (RFC 9438).
     pub cubic: crate::cc::CubicParams,
+    /// BBR settings (Linux `tcp_bbr.c`).
+    pub bbr: crate::cc::BbrParams,
 }
 
 impl Default for TcpConfig {
@@ -303,6 +305,7 @@ impl Default for TcpConfig {
             scalable: Default::default(),
             bic: Default::default(),
             cubic: Default::default(),
+            bbr: Default::default(),
         }
     }
 }
@@ -320,6 +323,7 @@ impl TcpConfig {
             CongestionControlKind::Scalable => Box::new(Scalable::new(&self.scalable)),
             CongestionControlKind::Bic => Box::new(Bic::new(&self.bic)),
             CongestionControlKind::Cubic => Box::new(Cubic::new(&self.cubic)),
+            CongestionControlKind::Bbr => Box::new(Bbr::new(&self.bbr)),
             CongestionControlKind::None => Box::new(Nucc),
         }
     }
@@ -471,7 +475,7 @@ impl TcpConfig {
 
     /// Each congestion controller's parameters, under its own name.
     fn validate_controllers(&self) -> Result<(), FieldError> {
-        let params: [(&str, Result<(), FieldError>); 7] = [
+        let params: [(&str, Result<(), FieldError>); 8] = [
             ("vegas", self.vegas.validate()),
             ("westwood", self.westwood.validate()),
             ("highspeed", self.highspeed.validate()),
@@ -479,6 +483,7 @@ impl TcpConfig {
             ("scalable", self.scalable.validate()),
             ("bic", self.bic.validate()),
             ("cubic", self.cubic.validate()),
+            ("bbr", self.bbr.validate()),
         ];
         for (name, r) in params {
             r.map_err(|e| e.within(name))?;

@@ -32,6 +32,13 @@ pub const PROFILES: &[(&str, &str)] = &[
     ("bic", "BIC TCP (Xu, Harfoush & Rhee 2004): binary search increase, beta 0.8"),
     ("cubic", "CUBIC (RFC 9438): cubic window growth, beta 0.7, Reno-friendly region"),
     (
+        "bbr",
+        "BBR v1 as Linux's tcp_bbr.c (Startup, Drain, ProbeBW gain cycling, ProbeRTT, long-term \
+         bandwidth for policers; paced) on a Linux-like sender: SACK with RFC 6675 recovery, \
+         timestamps, initial window 10, min RTO 200 ms (TCP_RTO_MIN), 6 MB receive and 4 MB \
+         send buffers (the tcp_rmem / tcp_wmem maxima, fixed: no autotuning)",
+    ),
+    (
         "scps-tp",
         "SCPS-TP as Nguyen & Sterbenz Table 1: Vegas (slow start every other RTT), SNACK without \
          bit vector, fixed ACK frequency 100 ms, rate control 1.5 Mb/s, window scaling, no \
@@ -146,6 +153,16 @@ fn tcp_family(name: &str) -> Option<TcpConfig> {
         },
         "cubic" => TcpConfig {
             congestion_control: Cc::Cubic,
+            ..base
+        },
+        "bbr" => TcpConfig {
+            congestion_control: Cc::Bbr,
+            recovery: RecoveryKind::Sack,
+            sack: true,
+            timestamps: true,
+            min_rto: Duration(200 * MS),
+            receive_buffer: Bytes(6 * 1024 * 1024),
+            send_buffer: Bytes(4 * 1024 * 1024),
             ..base
         },
         _ => return None,

@@ -64,7 +64,7 @@ fn cases() -> Vec<(String, String)> {
 }
 
 /// The profiles the GEO variants run (newreno and scalable are covered above).
-const PROFILES: [&str; 17] = [
+const PROFILES: [&str; 18] = [
     "tahoe",
     "reno",
     "sack",
@@ -76,6 +76,7 @@ const PROFILES: [&str; 17] = [
     "hybla",
     "bic",
     "cubic",
+    "bbr",
     "scps-tp",
     "scps-nucc",
     "scps-1b",

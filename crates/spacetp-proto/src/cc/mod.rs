@@ -3,6 +3,7 @@
 //! a controller only decides how they move. Loss recovery (`connection/recovery/`) is a
 //! separate component: it asks the controller for ssthresh and drives cwnd while repairing.
 
+mod bbr;
 mod bic;
 mod cubic;
 mod frac;
@@ -17,6 +18,7 @@ mod westwood;
 #[cfg(test)]
 mod tests_transfer;
 
+pub use bbr::{Bbr, BbrMode, BbrParams};
 pub use bic::{Bic, BicParams};
 pub use cubic::{Cubic, CubicParams};
 pub use highspeed::{HighSpeed, HighSpeedParams};
@@ -51,6 +53,10 @@ pub enum CongestionControlKind {
     Bic,
     /// CUBIC (RFC 9438).
     Cubic,
+    /// BBR version 1 as Linux's `net/ipv4/tcp_bbr.c`: a model of bottleneck bandwidth and
+    /// round-trip propagation time sets the pacing rate and cwnd (Startup, Drain, ProbeBW,
+    /// ProbeRTT, long-term bandwidth for policers).
+    Bbr,
     /// No congestion control (SCPS-TP NUCC): the window is the receiver's, and `scps.rate`
     /// clocks transmissions out.
     None,
@@ -92,6 +98,45 @@ pub struct AckEvent {
     pub rate: Option<RateSample>,
 }
 
+/// The sender's loss state, as Linux's `icsk_ca_state` (Disorder and CWR are not told apart
+/// from Open: no controller here needs them).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LossState {
+    #[default]
+    Open,
+    /// Fast recovery after duplicate ACKs or SACK.
+    Recovery,
+    /// After a retransmission timeout, until what was outstanding then is acknowledged.
+    Loss,
+}
+
+/// What the connection tells a controller that sets cwnd itself on every ACK (Linux's
+/// `cong_control` hook, which BBR uses instead of `cong_avoid` and the recovery's window).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ControlInput {
+    pub state: LossState,
+    /// Bytes in the network after this ACK (Linux `tcp_packets_in_flight`: what recovery
+    /// counts in flight).
+    pub in_flight: u64,
+    /// Bytes newly acknowledged or SACKed by this ACK (`rs->acked_sacked`).
+    pub acked_sacked: u64,
+    /// Bytes delivered since the connection began (`tp->delivered`).
+    pub delivered: u64,
+    /// Bytes marked lost since the connection began (`tp->lost`): here the bytes resent
+    /// because recovery, a timeout or a SNACK deemed them lost.
+    pub lost: u64,
+    /// Bytes marked lost since the previous ACK (`rs->losses`).
+    pub losses: u64,
+}
+
+/// What such a controller asks of the connection in return.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ControlRequest {
+    /// Mark the connection application-limited until what is in flight is delivered, so
+    /// rate samples taken meanwhile do not lower the bandwidth estimate (BBR's ProbeRTT).
+    pub mark_app_limited: bool,
+}
+
 /// One ACK's delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation), measured by
 /// the connection for controllers that ask for it (`wants_delivery_rate`).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -104,8 +149,12 @@ pub struct RateSample {
     pub prior_delivered: u64,
     /// The sending application, not the network or the windows, limited this flight.
     pub is_app_limited: bool,
-    /// RTT of the most recently sent segment this ACK delivered.
+    /// RTT of the most recently sent segment this ACK delivered, timed from its latest
+    /// transmission.
     pub rtt: Time,
+    /// That segment was a retransmission, so `rtt` may be too short (Karn; Linux's
+    /// `rs->is_retrans`).
+    pub is_retrans: bool,
 }
 
 impl RateSample {
@@ -155,6 +204,26 @@ pub trait CongestionControl: Send {
 
     /// Every valid RTT sample (delay-based controllers use it).
     fn on_rtt_sample(&mut self, _rtt: Time, _now: Time) {}
+
+    /// Whether this controller sets cwnd itself on every ACK through `cong_control`, after
+    /// loss recovery has moved it (Linux's `cong_control`): the connection then also tells
+    /// it the loss state, what is in flight and what was lost.
+    fn controls_window(&self) -> bool {
+        false
+    }
+
+    /// Every ACK, after loss recovery, for a controller that `controls_window`.
+    fn cong_control(
+        &mut self,
+        _w: &mut Window,
+        _ev: &AckEvent,
+        _c: &ControlInput,
+    ) -> ControlRequest {
+        ControlRequest::default()
+    }
+
+    /// The loss state changed to `state` (Linux's `set_state`); `w` as the change left it.
+    fn on_loss_state(&mut self, _state: LossState, _w: &Window) {}
 }
 
 /// RFC 5681 eq. 4: ssthresh = max(FlightSize / 2, 2 SMSS).

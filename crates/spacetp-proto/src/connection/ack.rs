@@ -86,6 +86,9 @@ impl Connection {
         if self.corruption(now) {
             self.win = saved; // retransmit, but corruption is not congestion
         }
+        if self.control.is_some() {
+            self.control_window(now, &ev, cwnd_before);
+        }
     }
 
     /// The loss-recovery policy beside its view of the sender, borrowed from disjoint fields.
@@ -142,6 +145,9 @@ impl Connection {
                 cwnd: saved.cwnd.max(self.win.cwnd),
                 ..saved
             };
+        }
+        if self.control.is_some() {
+            self.control_window(now, &ev, saved.cwnd);
         }
         if rto_restart {
             self.restart_rto(now);

@@ -13,6 +13,7 @@
 //! `validation.rs` RFC 5961.
 
 mod ack;
+mod control;
 mod handshake;
 mod input;
 mod invariants;
@@ -169,6 +170,8 @@ pub struct Connection {
     /// may set a rate (decided once, so that unpaced connections pay nothing for it).
     next_departure: Time,
     paces: bool,
+    /// For a controller that sets cwnd on every ACK (BBR): what it is told beyond an ACK.
+    control: Option<control::WindowControl>,
 
     // Options.
     ws_ok: bool,
@@ -194,6 +197,7 @@ impl Connection {
         Connection {
             rate: cc.wants_delivery_rate().then(rate::DeliveryRate::default),
             paces: cfg.max_pacing_rate.is_some() || cc.pacing_rate().is_some(),
+            control: cc.controls_window().then(Default::default),
             cc,
             rtt: rtt_estimator(cfg),
             win: initial_window(cfg, mss),
@@ -444,6 +448,7 @@ impl Connection {
     pub(crate) fn set_controller(&mut self, cc: Box<dyn CongestionControl>) {
         self.rate = cc.wants_delivery_rate().then(rate::DeliveryRate::default);
         self.paces = self.cfg.max_pacing_rate.is_some() || cc.pacing_rate().is_some();
+        self.control = cc.controls_window().then(Default::default);
         self.cc = cc;
     }
 

@@ -22,6 +22,8 @@ struct Sent {
     delivered_time: Time,
     first_sent_time: Time,
     is_app_limited: bool,
+    /// This transmission repeats an earlier one (its ACK may answer either: Karn).
+    is_retrans: bool,
     /// Counted as delivered already (SACKed before the cumulative ACK reached it).
     done: bool,
 }
@@ -38,6 +40,7 @@ struct Building {
     send_elapsed: Time,
     ack_elapsed: Time,
     is_app_limited: bool,
+    is_retrans: bool,
     rtt: Time,
 }
 
@@ -71,6 +74,7 @@ impl DeliveryRate {
             delivered_time: self.delivered_time,
             first_sent_time: self.first_sent_time,
             is_app_limited: self.app_limited_until != 0,
+            is_retrans: false,
             done: false,
         };
         let i = self.sent.partition_point(|s| s.start < start);
@@ -78,6 +82,7 @@ impl DeliveryRate {
             Some(s) if s.start == start => {
                 *s = Sent {
                     end: s.end.max(end),
+                    is_retrans: true,
                     ..snap
                 }
             }
@@ -126,6 +131,7 @@ impl DeliveryRate {
                 send_elapsed: s.sent_time - s.first_sent_time,
                 ack_elapsed: self.delivered_time - s.delivered_time,
                 is_app_limited: s.is_app_limited,
+                is_retrans: s.is_retrans,
                 rtt: now - s.sent_time,
             };
             self.first_sent_time = s.sent_time;
@@ -152,6 +158,7 @@ impl DeliveryRate {
             interval,
             prior_delivered: rs.prior_delivered,
             is_app_limited: rs.is_app_limited,
+            is_retrans: rs.is_retrans,
             rtt: rs.rtt,
         })
     }
@@ -162,8 +169,7 @@ impl DeliveryRate {
         self.app_limited_until = (self.delivered + in_flight).max(1);
     }
 
-    /// Bytes delivered so far.
-    #[cfg(test)]
+    /// Bytes delivered so far (`C.delivered`).
     pub fn delivered(&self) -> u64 {
         self.delivered
     }
@@ -286,6 +292,10 @@ mod tests {
         d.on_cumulative_ack(2 * SEG, 400 * MS);
         let s = d.take_sample(None).expect("sample");
         assert_eq!(s.rtt, 100 * MS, "timed from the retransmission");
+        assert!(
+            s.is_retrans,
+            "and marked as such (Karn: the ACK may answer either)"
+        );
         assert_eq!(s.prior_delivered, SEG);
     }
 }

@@ -198,6 +198,9 @@ impl Connection {
             let flight = self.snd_max - self.snd_una;
             self.cc.on_timeout(&mut self.win, flight, now);
             self.recovery.on_timeout(self.snd_max);
+            if let Some(ctl) = &mut self.control {
+                ctl.on_timeout(self.snd_max);
+            }
             self.dupacks = 0;
             // Go back N: everything after snd_una is sent again under slow start.
             self.snd_nxt = self.snd_una;

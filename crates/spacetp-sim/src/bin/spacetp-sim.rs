@@ -3,6 +3,7 @@
 //! the wall-clock time, event rate and peak memory on stderr.
 
 use spacetp_sim::{run, scenario_from_toml, RunOptions};
+use std::io::Write;
 use std::time::Instant;
 
 fn main() {
@@ -27,10 +28,9 @@ fn main() {
     let t0 = Instant::now();
     let out = run(sc, &opts).unwrap_or_else(|e| fail(&format!("{path}: {e}")));
     let wall = t0.elapsed().as_secs_f64();
-    println!(
-        "{}",
-        serde_json::to_string_pretty(&out.summary).unwrap_or_default()
-    );
+    // A closed pipe (`| head`) ends the output quietly instead of panicking.
+    let json = serde_json::to_string_pretty(&out.summary).unwrap_or_default();
+    let _ = writeln!(std::io::stdout().lock(), "{json}");
     let ev = out.summary.run.events;
     eprintln!(
         "wall {wall:.4} s, {ev} events, {:.2} M events/s{}",
