@@ -62,6 +62,8 @@ FIELDS = {
         "retransmitted_bytes",
         "timeouts",
         "fast_retransmits",
+        "loss_probes",
+        "loss_probe_recoveries",
         "acks_sent",
         "mean_rtt_s",
         "min_rtt_s",

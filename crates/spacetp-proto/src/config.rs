@@ -78,6 +78,10 @@ pub enum RecoveryKind {
     Sack,
     /// Forward acknowledgment, Mathis & Mahdavi 1996 (NewReno when SACK is not negotiated).
     Fack,
+    /// RFC 8985 RACK-TLP on the SACK scoreboard (Linux's default loss detection): losses
+    /// found by time (a later segment delivered, RACK.rtt + reo_wnd elapsed), tail loss
+    /// probes after 2 SRTT (NewReno when SACK is not negotiated).
+    Rack,
     /// TCP-Peach+ Quick Recovery: halve, repair like NewReno, and let the ACKs of low-priority
     /// NIL segments rebuild the window within one RTT (needs `peach = true`).
     Peach,
@@ -198,6 +202,10 @@ pub struct TcpConfig {
     /// Offer SACK-permitted and send SACK blocks (RFC 2018); SACK-based recovery needs it on
     /// both ends.
     pub sack: bool,
+    /// RFC 2883 D-SACK: a receiver reports a segment it got twice in the first SACK block of
+    /// its next ACK (RACK-TLP uses them to widen its reordering window and to tell a
+    /// redundant loss probe). Linux: on (`tcp_dsack`). Needs `sack`.
+    pub dsack: bool,
     /// Send an ACK after this many received segments (RFC 1122 delayed ACK; 1 = every segment).
     pub ack_every: u32,
     /// Delayed ACK timer.
@@ -281,6 +289,7 @@ impl Default for TcpConfig {
             window_scaling: true,
             timestamps: false,
             sack: false,
+            dsack: false,
             ack_every: 2,
             ack_delay: Duration(200 * MS),
             quick_acks: 0,
@@ -404,18 +413,28 @@ impl TcpConfig {
 
     /// Settings that contradict each other.
     fn validate_options(&self) -> Result<(), FieldError> {
-        if matches!(self.recovery, RecoveryKind::Sack | RecoveryKind::Fack) && !self.sack {
+        if matches!(
+            self.recovery,
+            RecoveryKind::Sack | RecoveryKind::Fack | RecoveryKind::Rack
+        ) && !self.sack
+        {
+            let name = match self.recovery {
+                RecoveryKind::Sack => "sack",
+                RecoveryKind::Fack => "fack",
+                _ => "rack",
+            };
             return Err(FieldError::new(
                 "recovery",
                 format!(
-                    "\"{}\" needs sack = true (with sack = false this end never \
-                 negotiates SACK and recovery would be NewReno's)",
-                    if self.recovery == RecoveryKind::Sack {
-                        "sack"
-                    } else {
-                        "fack"
-                    }
+                    "\"{name}\" needs sack = true (with sack = false this end never \
+                 negotiates SACK and recovery would be NewReno's)"
                 ),
+            ));
+        }
+        if self.dsack && !self.sack {
+            return Err(FieldError::new(
+                "dsack",
+                "needs sack = true (D-SACK blocks are SACK blocks)",
             ));
         }
         if !self.window_scaling && self.receive_buffer.0 > 65535 {

@@ -34,8 +34,8 @@ pub const PROFILES: &[(&str, &str)] = &[
     (
         "bbr",
         "BBR v1 as Linux's tcp_bbr.c (Startup, Drain, ProbeBW gain cycling, ProbeRTT, long-term \
-         bandwidth for policers; paced) on a Linux-like sender: SACK with RFC 6675 recovery, \
-         timestamps, initial window 10, min RTO 200 ms (TCP_RTO_MIN), 6 MB receive and 4 MB \
+         bandwidth for policers; paced) on a Linux-like sender: SACK and D-SACK with RACK-TLP \
+         loss detection (RFC 8985), timestamps, initial window 10, min RTO 200 ms (TCP_RTO_MIN), 6 MB receive and 4 MB \
          send buffers (the tcp_rmem / tcp_wmem maxima, fixed: no autotuning)",
     ),
     (
@@ -157,8 +157,9 @@ fn tcp_family(name: &str) -> Option<TcpConfig> {
         },
         "bbr" => TcpConfig {
             congestion_control: Cc::Bbr,
-            recovery: RecoveryKind::Sack,
+            recovery: RecoveryKind::Rack,
             sack: true,
+            dsack: true,
             timestamps: true,
             min_rto: Duration(200 * MS),
             receive_buffer: Bytes(6 * 1024 * 1024),

@@ -35,6 +35,10 @@ pub struct Pipe {
     pub drop_ba: Vec<u64>,
     /// Positions whose a->b segments are dropped every time they are sent.
     pub drop_pos_ab: Vec<u64>,
+    /// Positions whose first `n` a->b transmissions are dropped: (position, n).
+    pub drop_pos_times_ab: Vec<(u64, u32)>,
+    /// a->b segments (0-based index) delayed by this much more than the others: reordering.
+    pub extra_delay_ab: Vec<(u64, Time)>,
     /// The application writes records of this size and marks the end of each.
     pub record_size: Option<u64>,
     sent_ab: u64,
@@ -68,6 +72,8 @@ impl Pipe {
             drop_ab: vec![],
             drop_ba: vec![],
             drop_pos_ab: vec![],
+            drop_pos_times_ab: vec![],
+            extra_delay_ab: vec![],
             record_size: None,
             sent_ab: 0,
             sent_ba: 0,
@@ -114,10 +120,29 @@ impl Pipe {
             }
             let start = self.busy_ab.max(self.now);
             self.busy_ab = start + self.gap_ab;
-            if !self.drop_ab.contains(&idx) && !self.drop_pos_ab.contains(&t.pos) {
+            let dropped_this_time = match self
+                .drop_pos_times_ab
+                .iter_mut()
+                .find(|d| d.0 == t.pos && d.1 > 0)
+            {
+                Some(d) => {
+                    d.1 -= 1;
+                    true
+                }
+                None => false,
+            };
+            if !self.drop_ab.contains(&idx)
+                && !self.drop_pos_ab.contains(&t.pos)
+                && !dropped_this_time
+            {
                 self.serial += 1;
+                let extra = self
+                    .extra_delay_ab
+                    .iter()
+                    .find(|d| d.0 == idx)
+                    .map_or(0, |d| d.1);
                 self.inflight
-                    .insert((self.busy_ab + self.delay, self.serial), (true, t));
+                    .insert((self.busy_ab + self.delay + extra, self.serial), (true, t));
             }
         }
         while let Some(t) = self.b.poll_transmit(self.now) {

@@ -30,6 +30,9 @@ pub struct FlowSummary {
     pub retransmitted_bytes: u64,
     pub timeouts: u64,
     pub fast_retransmits: u64,
+    /// RFC 8985 tail loss probes sent (`recovery = "rack"`), and those that repaired a loss.
+    pub loss_probes: u64,
+    pub loss_probe_recoveries: u64,
     /// TCP-Peach+ low-priority NIL segments sent.
     pub nil_segments_sent: u64,
     /// SCPS-TP: ACKs with SNACK options received, and segments resent because of them.

@@ -13,6 +13,15 @@ use spacetp_wire::{flags, TcpHeader, TcpOptions};
 
 impl Connection {
     pub(super) fn on_ack(&mut self, now: Time, hdr: &TcpHeader, len: u32) {
+        if self.rack.is_none() {
+            return self.on_ack_inner(now, hdr, len);
+        }
+        let was_recovering = self.recovery.in_recovery();
+        self.on_ack_inner(now, hdr, len);
+        self.rack_after_ack(now, was_recovering);
+    }
+
+    fn on_ack_inner(&mut self, now: Time, hdr: &TcpHeader, len: u32) {
         let ack = from_wire(self.iss, hdr.ack, self.snd_una);
         if self.state == State::SynReceived {
             if ack < 1 {
@@ -39,6 +48,9 @@ impl Connection {
             0
         };
         self.delivered_now = newly_sacked + ack.saturating_sub(self.snd_una);
+        if self.rack.is_some() {
+            self.rack_on_ack(now, ack, &hdr.options, len);
+        }
         if self.rate.is_some() {
             self.sample_delivery_rate(now, ack, &hdr.options);
         }
@@ -105,6 +117,7 @@ impl Connection {
             dupthresh: self.cfg.dupack_threshold,
             delivered: self.delivered_now,
             keep_ssthresh: false,
+            rack_lost: self.rack.as_ref(),
         };
         (&mut *self.recovery, ctx)
     }

@@ -19,6 +19,8 @@ mod input;
 mod invariants;
 mod output;
 mod peach;
+mod rack;
+mod rack_tlp;
 mod rate;
 mod recovery;
 /// The SACK scoreboard, public only for the criterion benchmarks (`benches/`).
@@ -172,6 +174,10 @@ pub struct Connection {
     paces: bool,
     /// For a controller that sets cwnd on every ACK (BBR): what it is told beyond an ACK.
     control: Option<control::WindowControl>,
+    /// RACK-TLP loss detection (`recovery = "rack"`), and a loss probe due: new data (None)
+    /// or the last segment resent (its position).
+    rack: Option<rack::Rack>,
+    tlp_pending: Option<Option<u64>>,
 
     // Options.
     ws_ok: bool,
@@ -198,6 +204,8 @@ impl Connection {
             rate: cc.wants_delivery_rate().then(rate::DeliveryRate::default),
             paces: cfg.max_pacing_rate.is_some() || cc.pacing_rate().is_some(),
             control: cc.controls_window().then(Default::default),
+            rack: (cfg.recovery == crate::config::RecoveryKind::Rack).then(rack::Rack::new),
+            tlp_pending: None,
             cc,
             rtt: rtt_estimator(cfg),
             win: initial_window(cfg, mss),
@@ -502,6 +510,8 @@ mod tests;
 mod tests_ns3_parity;
 #[cfg(test)]
 mod tests_pacing;
+#[cfg(test)]
+mod tests_rack;
 #[cfg(test)]
 mod tests_rfc5961;
 #[cfg(test)]

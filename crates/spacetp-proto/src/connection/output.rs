@@ -46,6 +46,11 @@ impl Connection {
         if let Some(t) = self.transmit_due_resend(now, out) {
             return Some(t);
         }
+        if let Some(probe) = self.tlp_pending.take() {
+            if let Some(t) = self.transmit_probe(now, probe, out) {
+                return Some(t);
+            }
+        }
         let seg_bytes = self.seg_size as u64 + RATE_HEADER_BYTES;
         let data_ok = !self.in_outage
             && self.resend.is_empty()
@@ -93,6 +98,27 @@ impl Connection {
         None
     }
 
+    /// RFC 8985 7.3: a loss probe, one new segment beyond cwnd (`None`) or the last one
+    /// again.
+    fn transmit_probe(
+        &mut self,
+        now: Time,
+        probe: Option<u64>,
+        out: &mut TcpHeader,
+    ) -> Option<Sent> {
+        let pos = probe.unwrap_or(self.snd_nxt);
+        if pos >= self.data_end.max(self.fin_pos().map_or(0, |f| f + 1)) || pos < self.snd_una {
+            return None;
+        }
+        let retransmission = pos < self.snd_max;
+        let t = self.transmit_from(pos, now, out);
+        if retransmission {
+            self.recovery.on_retransmit(pos, pos + t.len as u64);
+        }
+        self.on_probe_sent(now, retransmission);
+        Some(t)
+    }
+
     /// The loss-recovery policy's next retransmission, unless that segment went out again
     /// less than a round trip ago; held for later when rate control says wait.
     fn transmit_recovery(&mut self, now: Time, data_ok: bool, out: &mut TcpHeader) -> Option<Sent> {
@@ -105,6 +131,11 @@ impl Connection {
         if data_ok && self.rate_check(now, seg_bytes, true) {
             let t = self.transmit_from(pos, now, out);
             self.recovery.on_retransmit(pos, pos + t.len as u64);
+            if self.rack.is_some() && pos == self.snd_una {
+                // Linux re-arms the RTO when it resends the head of the queue
+                // (`tcp_xmit_retransmit_queue`): RACK, not the RTO, watches retransmissions.
+                self.restart_rto(now);
+            }
             return Some(t);
         }
         self.resend.push_front(pos); // keep it for when the rate allows
@@ -256,6 +287,10 @@ impl Connection {
         if self.paces {
             self.pace(now, len);
         }
+        if let Some(r) = &mut self.rack {
+            // The data only: SACK blocks never cover a FIN.
+            r.on_sent(pos, end, now, retx);
+        }
         if retx {
             self.stats.retransmitted_segments += 1;
             self.stats.retransmitted_bytes += len as u64;
@@ -275,6 +310,9 @@ impl Connection {
             };
         }
         self.arm_rto(now);
+        if self.rack.is_some() && !retx && len > 0 {
+            self.arm_tlp(now);
+        }
         let record_boundary = len > 0 && record_end == Some(end);
         self.header_with(out, fl, pos, now, record_boundary);
         self.emit(out, len, pos, retx)

@@ -60,6 +60,9 @@ pub(crate) struct Receiver {
     damaged_record: bool,
     /// RFC 7323 TS.Recent: the timestamp our segments echo.
     ts_recent: u32,
+    /// RFC 2883 D-SACK: report duplicate segments in the first SACK block of the next ACK.
+    dsack: bool,
+    pending_dsack: Option<(u64, u64)>,
 }
 
 impl Receiver {
@@ -95,6 +98,8 @@ impl Receiver {
             records: 0,
             damaged_record: false,
             ts_recent: 0,
+            dsack: cfg.dsack,
+            pending_dsack: None,
         }
     }
 
@@ -352,6 +357,7 @@ impl Receiver {
     }
 
     pub fn on_ack_sent(&mut self) {
+        self.pending_dsack = None;
         self.ack_now = false;
         self.nil_ack = false;
         self.corruption_echo = false;
@@ -425,7 +431,13 @@ impl Receiver {
                 // Old data, or data wholly beyond the FIN: nothing new.
                 stats.duplicate_segments += 1;
                 self.ack_now = true;
+                if end > start {
+                    self.note_duplicate(start, end);
+                }
             } else if start > self.rcv_nxt {
+                if self.ooo.iter().any(|&(s, e)| s <= start && end <= e) {
+                    self.note_duplicate(start, end);
+                }
                 stats.out_of_order_segments += 1;
                 self.insert_ooo(start, end);
                 self.note_recent(start);
@@ -467,6 +479,13 @@ impl Receiver {
         false
     }
 
+    /// RFC 2883: a segment received twice is reported in the next ACK's first SACK block.
+    fn note_duplicate(&mut self, start: u64, end: u64) {
+        if self.dsack {
+            self.pending_dsack = Some((start, end));
+        }
+    }
+
     fn note_recent(&mut self, pos: u64) {
         let n = self.recent_len.min(self.recent.len() - 1);
         self.recent.copy_within(0..n, 1);
@@ -478,6 +497,9 @@ impl Receiver {
     #[inline]
     pub fn sack_blocks(&self, max: usize, out: &mut SackBlocks) {
         *out = SackBlocks::default();
+        if let Some((s, e)) = self.pending_dsack {
+            out.push(to_wire(self.irs, s), to_wire(self.irs, e));
+        }
         for &pos in &self.recent[..self.recent_len] {
             if out.len as usize >= max {
                 break;

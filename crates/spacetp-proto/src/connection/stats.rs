@@ -24,6 +24,9 @@ pub struct ConnStats {
     /// ACKs carrying SNACK options received, and segments resent because a SNACK named them.
     pub snacks_received: u64,
     pub snack_retransmits: u64,
+    /// RFC 8985 tail loss probes sent, and those whose answer showed they repaired a loss.
+    pub loss_probes: u64,
+    pub loss_probe_recoveries: u64,
     /// Timeouts handled as corruption (no window reduction, no backoff).
     pub corruption_timeouts: u64,
     /// SCPS-TP link outages entered (persist mode).

@@ -11,6 +11,10 @@ pub(crate) enum Timer {
     DelayedAck,
     /// RFC 6298 retransmission timeout (the SYN's during the handshake).
     Rto,
+    /// RFC 8985 RACK reordering timer: a segment's reordering window ends.
+    RackReorder,
+    /// RFC 8985 tail loss probe.
+    Tlp,
     /// SCPS-TP BETS: the hole at rcv_nxt is given up.
     Bets,
     /// The next NIL segment of a TCP-Peach+ burst.
@@ -25,9 +29,13 @@ pub(crate) enum Timer {
 
 impl Timer {
     /// The order in which timers due at the same instant fire.
-    pub const ALL: [Timer; 7] = [
+    pub const ALL: [Timer; 9] = [
         Timer::DelayedAck,
+        // A probe due with the RTO goes first (RFC 8985 7.2 caps PTO at the RTO's expiry)
+        // and restarts it.
+        Timer::Tlp,
         Timer::Rto,
+        Timer::RackReorder,
         Timer::Bets,
         Timer::Peach,
         Timer::Pace,
@@ -118,6 +126,8 @@ impl Connection {
         match t {
             Timer::DelayedAck => self.rx.on_delayed_ack_timer(),
             Timer::Rto => self.on_rto(now),
+            Timer::RackReorder => self.on_rack_timer(now),
+            Timer::Tlp => self.on_tlp_timer(now),
             Timer::Bets => {
                 if self.rx.give_up_hole(now, &mut self.stats) {
                     self.on_peer_fin();
@@ -198,6 +208,11 @@ impl Connection {
             let flight = self.snd_max - self.snd_una;
             self.cc.on_timeout(&mut self.win, flight, now);
             self.recovery.on_timeout(self.snd_max);
+            if let Some(r) = &mut self.rack {
+                r.on_timeout();
+                self.timers.stop(Timer::Tlp);
+                self.timers.stop(Timer::RackReorder);
+            }
             if let Some(ctl) = &mut self.control {
                 ctl.on_timeout(self.snd_max);
             }

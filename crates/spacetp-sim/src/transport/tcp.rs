@@ -225,6 +225,8 @@ impl Transport for TcpEndpoint {
         s.retransmitted_bytes = st.retransmitted_bytes;
         s.timeouts = st.timeouts;
         s.fast_retransmits = st.fast_retransmits;
+        s.loss_probes = st.loss_probes;
+        s.loss_probe_recoveries = st.loss_probe_recoveries;
         s.nil_segments_sent = st.nil_segments_sent;
         s.snacks_received = st.snacks_received;
         s.snack_retransmits = st.snack_retransmits;

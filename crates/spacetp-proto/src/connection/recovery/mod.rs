@@ -11,10 +11,12 @@
 //! - `sack`: RFC 6675 scoreboard, pipe and NextSeg; `fack`: Mathis & Mahdavi 1996 forward
 //!   acknowledgment on the same scoreboard.
 //! - `peach`: TCP-Peach+ Quick Recovery (halve, repair like NewReno, let NIL ACKs rebuild).
+//! - `rack`: the SACK scoreboard with RACK-TLP (RFC 8985) deciding what is lost.
 
 mod fack;
 mod newreno;
 mod peach;
+mod rack;
 mod reno;
 mod sack;
 mod scoreboard;
@@ -43,6 +45,8 @@ pub(crate) struct Ctx<'a> {
     /// This loss was already answered (an SCPS-TP SNACK reduced the window for it): keep
     /// ssthresh, and do not tell the controller of a second loss.
     pub keep_ssthresh: bool,
+    /// What RACK marked lost, when RACK-TLP detects losses.
+    pub rack_lost: Option<&'a super::rack::Rack>,
 }
 
 impl Ctx<'_> {
@@ -120,9 +124,11 @@ pub(crate) fn new_recovery(kind: RecoveryKind, sack_ok: bool, prr: bool) -> Box<
         (RecoveryKind::Peach, _) => Box::new(peach::PeachRecovery::default()),
         (RecoveryKind::Sack, true) => Box::new(sack::ScoreboardRecovery::<sack::Rfc6675>::new(prr)),
         (RecoveryKind::Fack, true) => Box::new(sack::ScoreboardRecovery::<fack::Fack>::new(prr)),
+        (RecoveryKind::Rack, true) => Box::new(sack::ScoreboardRecovery::<rack::Rack>::new(prr)),
         // SACK-based recovery without SACK negotiated falls back to NewReno.
-        (RecoveryKind::Newreno | RecoveryKind::Sack | RecoveryKind::Fack, _) => {
-            Box::new(newreno::NewReno::new(prr))
-        }
+        (
+            RecoveryKind::Newreno | RecoveryKind::Sack | RecoveryKind::Fack | RecoveryKind::Rack,
+            _,
+        ) => Box::new(newreno::NewReno::new(prr)),
     }
 }

@@ -18,6 +18,21 @@ pub(crate) trait LossPolicy: Send {
     fn should_enter(c: &Ctx, dupacks: u32) -> bool;
     /// Data in the network, given the highest position retransmitted in this recovery.
     fn pipe(c: &Ctx, high_rxt: u64) -> u64;
+
+    /// The lost position to retransmit next, at or after `hole` (the first unSACKed
+    /// position above the last retransmission).
+    fn next_lost(c: &Ctx, hole: u64) -> Option<u64> {
+        (hole < Self::lost_boundary(c)).then_some(hole)
+    }
+
+    /// What the fast retransmit on entering recovery resends.
+    fn fast_retransmit(c: &Ctx) -> u64 {
+        c.snd_una
+    }
+
+    /// RFC 6675 NextSeg rule 3: with nothing new to send, resend the first unSACKed hole
+    /// below the highest SACK even if it is not deemed lost.
+    const RESCUE: bool = true;
 }
 
 /// RFC 6675.
@@ -148,7 +163,7 @@ impl<P: LossPolicy> LossRecovery for ScoreboardRecovery<P> {
 
     fn next_retransmission(&mut self, c: &Ctx) -> Option<u64> {
         if self.in_recovery && std::mem::take(&mut self.fast_rxt) {
-            return Some(c.snd_una);
+            return Some(P::fast_retransmit(c));
         }
         if !self.in_recovery || c.win.cwnd < self.flight(c) + c.win.mss {
             return None;
@@ -156,12 +171,12 @@ impl<P: LossPolicy> LossRecovery for ScoreboardRecovery<P> {
         let from = self.high_rxt.max(c.snd_una);
         let hole = c.board.next_unsacked(from);
         // Rule 1: the first lost hole not yet retransmitted.
-        if hole < P::lost_boundary(c) {
-            return Some(hole);
+        if let Some(lost) = P::next_lost(c, hole) {
+            return Some(lost);
         }
         // Rule 3: nothing new to send: retransmit the first unSACKed hole below the highest
         // SACK.
-        if !c.new_data && hole < c.board.highest(c.snd_una) {
+        if P::RESCUE && !c.new_data && hole < c.board.highest(c.snd_una) {
             return Some(hole);
         }
         None

@@ -1,0 +1,165 @@
+//! RACK-TLP (RFC 8985) with scripted drops and delays, against RFC 6675's DupThresh rule on
+//! the same pipe: the tail loss probe fires after 2 SRTT and repairs a tail loss without a
+//! timeout; a segment reordered within the reordering window is not a loss; a lost
+//! retransmission is found by time instead of by the RTO.
+
+use super::*;
+use crate::config::RecoveryKind;
+use crate::testing::Pipe;
+use crate::time::{MS, SEC};
+use crate::units::Bytes;
+
+const SEG: u32 = 1000;
+/// Payload per segment: the MSS less the 12-byte timestamps option.
+const PAYLOAD: u64 = 988;
+
+fn cfg(recovery: RecoveryKind) -> TcpConfig {
+    TcpConfig {
+        recovery,
+        sack: true,
+        dsack: true,
+        timestamps: true,
+        receive_buffer: Bytes(1_000_000),
+        send_buffer: Bytes(1_000_000),
+        min_rto: crate::units::Duration(200 * MS),
+        ..TcpConfig::default()
+    }
+}
+
+/// 1000-byte segments, one per ms through the bottleneck, 50 ms each way.
+fn pipe(recovery: RecoveryKind, bytes: u64) -> Pipe {
+    let mut p = Pipe::new(&cfg(recovery), SEG, bytes);
+    p.gap_ab = MS;
+    p
+}
+
+/// Index in a's log of the first transmission of the data segment at `pos`.
+fn first_send(p: &Pipe, pos: u64) -> (Time, usize) {
+    let i = p
+        .log_ab
+        .iter()
+        .position(|l| l.1 == pos && l.2 > 0)
+        .expect("sent");
+    (p.log_ab[i].0, i)
+}
+
+#[test]
+fn a_tail_loss_probe_fires_after_two_srtt_and_repairs_the_tail_without_a_timeout() {
+    // 30 full segments; the last two are lost.
+    let bytes = 30 * PAYLOAD;
+    let tail = [1 + 28 * PAYLOAD, 1 + 29 * PAYLOAD];
+    let run = |recovery| {
+        let mut p = pipe(recovery, bytes);
+        p.drop_pos_times_ab = tail.iter().map(|&pos| (pos, 1)).collect();
+        p.run(60 * SEC);
+        assert!(p.done_at.is_some(), "{recovery:?} completes");
+        p
+    };
+    let rack = run(RecoveryKind::Rack);
+    assert_eq!(rack.a.stats().timeouts, 0, "no RTO with TLP");
+    assert_eq!(rack.a.stats().loss_probes, 1);
+    // The probe resends the last segment PTO after the last ACK arrived: 2 SRTT (SRTT ~102
+    // ms), or sooner if the RTO would expire first (RFC 8985 7.2; here RFC 6298's RTO is
+    // its 200 ms minimum).
+    let (last_sent, _) = first_send(&rack, tail[1]);
+    let probe = rack
+        .log_ab
+        .iter()
+        .find(|l| l.3 && l.0 > last_sent)
+        .expect("a probe");
+    assert_eq!(probe.1, tail[1], "the last segment");
+    let last_ack = rack
+        .headers
+        .iter()
+        .filter(|h| !h.0 && h.1 + rack.delay < probe.0)
+        .map(|h| h.1 + rack.delay)
+        .max()
+        .expect("an ACK");
+    let wait = probe.0 - last_ack;
+    assert!(
+        (199 * MS..206 * MS).contains(&wait),
+        "probe {} us after",
+        wait / 1000
+    );
+    // RACK then finds the other tail segment lost once the probe's SACK arrives.
+    assert!(rack.retransmissions().contains(&tail[0]));
+    assert_eq!(
+        rack.a.stats().loss_probe_recoveries,
+        1,
+        "the probe repaired a loss"
+    );
+    // RFC 6675 alone waits for the retransmission timeout.
+    let sack = run(RecoveryKind::Sack);
+    assert!(sack.a.stats().timeouts >= 1);
+    assert!(
+        rack.done() + 100 * MS < sack.done(),
+        "{} vs {}",
+        rack.done(),
+        sack.done()
+    );
+}
+
+#[test]
+fn a_segment_reordered_within_the_reordering_window_is_not_a_loss() {
+    // Segment 20 is one ms late (reordering seen, below DupThresh for both); segment 100
+    // is 10 ms late: 10 later segments are SACKed before it arrives, which RFC 6675's
+    // DupThresh of 3 calls a loss, and RACK, having seen reordering, waits min_RTT/4 = 25 ms.
+    let run = |recovery| {
+        let mut p = pipe(recovery, 300 * SEG as u64);
+        p.run(2 * SEC); // handshake and the first flights: indices are data segments
+        p
+    };
+    let delays = |p: &Pipe| {
+        let first = p.log_ab.iter().position(|l| l.2 > 0).unwrap() as u64;
+        vec![(first + 20, 1_500_000), (first + 100, 10 * MS)]
+    };
+    for (recovery, spurious) in [(RecoveryKind::Sack, true), (RecoveryKind::Rack, false)] {
+        let probe = run(recovery);
+        let mut p = pipe(recovery, 300 * SEG as u64);
+        p.extra_delay_ab = delays(&probe);
+        p.run(60 * SEC);
+        assert!(p.done_at.is_some());
+        let rtx = p.retransmissions().len();
+        assert_eq!(rtx > 0, spurious, "{recovery:?}: {rtx} retransmissions");
+    }
+}
+
+#[test]
+fn a_lost_retransmission_is_detected_by_time_not_by_the_rto() {
+    // Segment 50 is lost, and so is its first retransmission.
+    let pos = 1 + 50 * PAYLOAD;
+    let run = |recovery| {
+        let mut p = pipe(recovery, 400 * SEG as u64);
+        p.drop_pos_times_ab = vec![(pos, 2)];
+        p.run(60 * SEC);
+        assert!(p.done_at.is_some());
+        p
+    };
+    let rack = run(RecoveryKind::Rack);
+    assert_eq!(
+        rack.a.stats().timeouts,
+        0,
+        "RACK resends the lost retransmission"
+    );
+    assert_eq!(
+        rack.retransmissions().iter().filter(|&&r| r == pos).count(),
+        2
+    );
+    let sack = run(RecoveryKind::Sack);
+    assert!(sack.a.stats().timeouts >= 1, "RFC 6675 needs the RTO");
+    assert!(rack.done() < sack.done());
+}
+
+#[test]
+fn rack_needs_sack_and_dsack_needs_sack() {
+    let c = TcpConfig {
+        recovery: RecoveryKind::Rack,
+        ..TcpConfig::default()
+    };
+    assert_eq!(c.validate().unwrap_err().path, "recovery");
+    let c = TcpConfig {
+        dsack: true,
+        ..TcpConfig::default()
+    };
+    assert_eq!(c.validate().unwrap_err().path, "dsack");
+}
