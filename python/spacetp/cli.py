@@ -164,17 +164,32 @@ def validate(scenario: Annotated[Path, typer.Argument(help="Scenario TOML file."
 def protocols(
     as_json: Annotated[bool, typer.Option("--json", help="Print all settings as JSON.")] = False,
 ) -> None:
-    """List the protocol profiles and their settings."""
+    """List the protocol profiles and their settings: textbook ones (the papers' and ns-3's
+    mechanisms), Linux as deployed (linux-reno, linux-cubic, linux-bbr), SCPS-TP and Windows."""
+    from spacetp.simulate import linux_base
     from spacetp.simulate import protocols as profiles
 
     p = profiles()
     if as_json:
         out.print_json(json.dumps(p))
         return
-    for name, info in p.items():
-        out.print(f"[bold]{name}[/bold]: {info['description']}")
-        settings = ", ".join(f"{k}={v}" for k, v in info["settings"].items())
-        out.print(f"  {settings}", highlight=False)
+    titles = {
+        "textbook": "Textbook: the papers' and ns-3's mechanisms on NewReno's defaults",
+        "linux": "Linux as deployed (what a 6.x kernel does; use these for ordinary computers)",
+        "scps": "SCPS-TP as the papers configured it",
+        "windows": "Windows stacks of Edwards et al.",
+    }
+    for family, title in titles.items():
+        out.print(f"\n[bold underline]{title}[/bold underline]")
+        if family == "linux":
+            for setting, source in linux_base():
+                out.print(f"  LINUX_BASE  {escape(setting)}  ({escape(source)})", highlight=False)
+        for name, info in p.items():
+            if info["family"] != family:
+                continue
+            out.print(f"[bold]{name}[/bold]: {escape(info['description'])}")
+            settings = ", ".join(f"{k}={v}" for k, v in info["settings"].items())
+            out.print(f"  {escape(settings)}", highlight=False)
 
 
 @app.command()

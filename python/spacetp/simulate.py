@@ -45,10 +45,19 @@ def run(
 
 
 def protocols() -> dict[str, dict]:
-    """Every protocol profile: {name: {"description": ..., "settings": {...}}}."""
+    """Every protocol profile: {name: {"description": ..., "settings": {...}, "family": ...}}.
+    The family says where a profile comes from: "textbook" (the papers' and ns-3's
+    mechanisms), "linux" (what a Linux kernel does), "scps" or "windows"."""
     from spacetp import _core
 
     return {
-        name: {"description": desc, "settings": json.loads(cfg)}
-        for name, desc, cfg in _core.protocols()
+        name: {"description": desc, "settings": json.loads(cfg), "family": family}
+        for name, desc, cfg, family in _core.protocols()
     }
+
+
+def linux_base() -> list[tuple[str, str]]:
+    """What the linux-* profiles share, setting by setting, with where Linux sets it."""
+    from spacetp import _core
+
+    return [tuple(x) for x in _core.linux_base()]

@@ -87,6 +87,19 @@ pub enum RecoveryKind {
     Peach,
 }
 
+/// How the retransmission timeout follows the RTT.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RtoFormula {
+    /// RFC 6298: RTO = max(SRTT + max(G, 4 RTTVAR), min_rto).
+    #[default]
+    Rfc6298,
+    /// Linux (`tcp_rtt_estimator`, `__tcp_set_rto`): RTO = SRTT + rttvar, where rttvar is 4
+    /// times the mean deviation but at least `min_rto` in every round trip, and shrinks by a
+    /// quarter of its excess per round trip.
+    Linux,
+}
+
 /// The initial congestion window.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum InitialWindow {
@@ -217,8 +230,16 @@ pub struct TcpConfig {
     pub quick_acks: u32,
     /// Retransmission timeout before any RTT sample (RFC 6298: 1 s).
     pub initial_rto: Duration,
-    /// Lower bound of the retransmission timeout (RFC 6298: 1 s).
+    /// Lower bound of the retransmission timeout (RFC 6298: 1 s); with `rto_formula =
+    /// "linux"`, the least variance term added to SRTT (Linux `TCP_RTO_MIN`, 200 ms).
     pub min_rto: Duration,
+    /// How the RTO follows the RTT: "rfc6298" or "linux".
+    pub rto_formula: RtoFormula,
+    /// RFC 3465 appropriate byte counting: slow start adds up to this many SMSS per ACK and
+    /// congestion avoidance counts bytes acknowledged, so delayed ACKs do not slow growth;
+    /// absent: RFC 5681's per-ACK counting (ns-3). Linux counts every segment an ACK covers
+    /// (`tcp_slow_start`, `tcp_cong_avoid_ai`): its profiles set 64. At least 1.
+    pub abc_limit: Option<u32>,
     /// Upper bound of the retransmission timeout, backoff included.
     pub max_rto: Duration,
     /// Cap of a backed-off timeout instead of `max_rto` (absent: `max_rto`). ns-3 caps the
@@ -295,6 +316,8 @@ impl Default for TcpConfig {
             quick_acks: 0,
             initial_rto: Duration(SEC),
             min_rto: Duration(SEC),
+            rto_formula: RtoFormula::Rfc6298,
+            abc_limit: None,
             max_rto: Duration(60 * SEC),
             max_backoff: None,
             syn_rto: None,
@@ -430,6 +453,9 @@ impl TcpConfig {
                  negotiates SACK and recovery would be NewReno's)"
                 ),
             ));
+        }
+        if self.abc_limit == Some(0) {
+            return Err(FieldError::new("abc_limit", "must be at least 1 segment"));
         }
         if self.dsack && !self.sack {
             return Err(FieldError::new(

@@ -2,7 +2,8 @@
 //! `[flows.tcp]` table overrides any of its fields. `spacetp protocols` prints them all.
 
 use crate::config::{
-    CongestionControlKind as Cc, InitialWindow, LossSource, RecoveryKind, ScpsConfig, TcpConfig,
+    CongestionControlKind as Cc, InitialWindow, LossSource, RecoveryKind, RtoFormula, ScpsConfig,
+    TcpConfig,
 };
 use crate::time::{MS, SEC};
 use crate::units::{Bytes, Duration, Rate};
@@ -32,12 +33,20 @@ pub const PROFILES: &[(&str, &str)] = &[
     ("bic", "BIC TCP (Xu, Harfoush & Rhee 2004): binary search increase, beta 0.8"),
     ("cubic", "CUBIC (RFC 9438): cubic window growth, beta 0.7, Reno-friendly region"),
     (
-        "bbr",
-        "BBR v1 as Linux's tcp_bbr.c (Startup, Drain, ProbeBW gain cycling, ProbeRTT, long-term \
-         bandwidth for policers; paced) on a Linux-like sender: SACK and D-SACK with RACK-TLP \
-         loss detection (RFC 8985), timestamps, initial window 10, min RTO 200 ms (TCP_RTO_MIN), 6 MB receive and 4 MB \
-         send buffers (the tcp_rmem / tcp_wmem maxima, fixed: no autotuning)",
+        "linux-reno",
+        "Linux as deployed (a 6.x kernel, TSO off), with reno on the LINUX_BASE settings",
     ),
+    (
+        "linux-cubic",
+        "Linux as deployed with cubic (tcp_cubic.c: beta 717/1024, C 0.4, fast convergence, \
+         HyStart with ACK-train and delay detection) on the LINUX_BASE settings",
+    ),
+    (
+        "linux-bbr",
+        "Linux as deployed with bbr (tcp_bbr.c, BBR v1: Startup, Drain, ProbeBW gain cycling, \
+         ProbeRTT, long-term bandwidth for policers; paced) on the LINUX_BASE settings",
+    ),
+    ("bbr", "The same as linux-bbr"),
     (
         "scps-tp",
         "SCPS-TP as Nguyen & Sterbenz Table 1: Vegas (slow start every other RTT), SNACK without \
@@ -90,11 +99,94 @@ pub const PROFILES: &[(&str, &str)] = &[
     ),
 ];
 
+/// What the `linux-*` profiles share, setting by setting, with where Linux sets it (the
+/// kernel's source file or sysctl). `spacetp protocols` prints it.
+pub const LINUX_BASE: &[(&str, &str)] = &[
+    ("recovery = rack", "RACK-TLP loss detection, net/ipv4/tcp_recovery.c (tcp_recovery = 1)"),
+    ("prr = true", "proportional rate reduction, tcp_input.c tcp_cwnd_reduction"),
+    ("sack, dsack, timestamps, window_scaling = true", "sysctls tcp_sack, tcp_dsack, tcp_timestamps, tcp_window_scaling (all 1)"),
+    ("initial_window = 10", "TCP_INIT_CWND, include/net/tcp.h"),
+    ("abc_limit = 64", "growth counts segments acknowledged, not ACKs: tcp_slow_start, tcp_cong_avoid_ai (tcp_cong.c)"),
+    ("rto_formula = linux, min_rto = 200 ms", "tcp_rtt_estimator and __tcp_set_rto, tcp_input.c; TCP_RTO_MIN"),
+    ("initial_rto = 1 s, syn_rto = 1 s", "TCP_TIMEOUT_INIT, include/net/tcp.h"),
+    ("max_rto = 120 s", "TCP_RTO_MAX"),
+    ("syn_retries = 6, max_retries = 15", "sysctls tcp_syn_retries, tcp_retries2"),
+    ("ack_delay = 40 ms", "TCP_ATO_MIN (the delayed-ACK timer's floor; Linux adapts it upward with the inter-arrival time)"),
+    ("ack_every = 2", "__tcp_ack_snd_check: ACK when more than one full segment is unacknowledged"),
+    ("quick_acks = 16", "TCP_MAX_QUICKACKS: quick-ACK mode at connection start (tcp_incr_quickack)"),
+    ("receive_buffer = 6 MB", "tcp_rmem[2] = 6291456, the ceiling receive autotuning reaches (fixed here: no autotuning)"),
+    ("send_buffer = 4 MB", "tcp_wmem[2] = 4194304 (fixed here: no autotuning)"),
+];
+
 /// The settings of profile `name`, or None if there is no such profile.
 pub fn profile(name: &str) -> Option<TcpConfig> {
     tcp_family(name)
+        .or_else(|| linux(name))
         .or_else(|| scps(name))
         .or_else(|| windows(name))
+}
+
+/// Which family a profile belongs to: "textbook" (the papers' and ns-3's mechanisms on
+/// NewReno's defaults), "linux" (what a Linux kernel does), "scps" (SCPS-TP as the papers
+/// configured it) or "windows" (Edwards et al.'s Windows stacks).
+pub fn family(name: &str) -> Option<&'static str> {
+    if linux(name).is_some() {
+        Some("linux")
+    } else if tcp_family(name).is_some() {
+        Some("textbook")
+    } else if scps(name).is_some() {
+        Some("scps")
+    } else if windows(name).is_some() {
+        Some("windows")
+    } else {
+        None
+    }
+}
+
+/// Linux as deployed (LINUX_BASE), with one of its congestion controls.
+fn linux(name: &str) -> Option<TcpConfig> {
+    let base = TcpConfig {
+        recovery: RecoveryKind::Rack,
+        prr: true,
+        sack: true,
+        dsack: true,
+        timestamps: true,
+        window_scaling: true,
+        initial_window: InitialWindow::Segments(10),
+        rto_formula: RtoFormula::Linux,
+        abc_limit: Some(64),
+        min_rto: Duration(200 * MS),
+        initial_rto: Duration(SEC),
+        syn_rto: Some(Duration(SEC)),
+        max_rto: Duration(120 * SEC),
+        syn_retries: 6,
+        max_retries: 15,
+        ack_delay: Duration(40 * MS),
+        ack_every: 2,
+        quick_acks: 16,
+        receive_buffer: Bytes(6_291_456),
+        send_buffer: Bytes(4_194_304),
+        ..TcpConfig::default()
+    };
+    let cfg = match name {
+        "linux-reno" => base,
+        "linux-cubic" => TcpConfig {
+            congestion_control: Cc::Cubic,
+            cubic: crate::cc::CubicParams {
+                beta: 717.0 / 1024.0,
+                c: 41.0 * 10.0 / 1024.0,
+                hystart: true,
+                ..Default::default()
+            },
+            ..base
+        },
+        "linux-bbr" | "bbr" => TcpConfig {
+            congestion_control: Cc::Bbr,
+            ..base
+        },
+        _ => return None,
+    };
+    Some(cfg)
 }
 
 /// The TCP variants of the literature: a recovery algorithm or a congestion controller on
@@ -153,17 +245,6 @@ fn tcp_family(name: &str) -> Option<TcpConfig> {
         },
         "cubic" => TcpConfig {
             congestion_control: Cc::Cubic,
-            ..base
-        },
-        "bbr" => TcpConfig {
-            congestion_control: Cc::Bbr,
-            recovery: RecoveryKind::Rack,
-            sack: true,
-            dsack: true,
-            timestamps: true,
-            min_rto: Duration(200 * MS),
-            receive_buffer: Bytes(6 * 1024 * 1024),
-            send_buffer: Bytes(4 * 1024 * 1024),
             ..base
         },
         _ => return None,

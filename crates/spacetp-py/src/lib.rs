@@ -81,16 +81,31 @@ fn tcp_schema() -> String {
     serde_json::to_string_pretty(&s).unwrap_or_default()
 }
 
-/// `[(name, description, settings as JSON)]` for every protocol profile.
+/// `[(name, description, settings as JSON, family)]` for every protocol profile.
 #[pyfunction]
-fn protocols() -> Vec<(String, String, String)> {
-    spacetp_proto::profiles::PROFILES
+fn protocols() -> Vec<(String, String, String, String)> {
+    use spacetp_proto::profiles;
+    profiles::PROFILES
         .iter()
         .map(|(n, d)| {
-            let cfg = spacetp_proto::profiles::profile(n)
-                .map(|c| serde_json::to_string(&c).unwrap_or_default());
-            (n.to_string(), d.to_string(), cfg.unwrap_or_default())
+            let cfg = profiles::profile(n).map(|c| serde_json::to_string(&c).unwrap_or_default());
+            let family = profiles::family(n).unwrap_or("textbook");
+            (
+                n.to_string(),
+                d.to_string(),
+                cfg.unwrap_or_default(),
+                family.to_string(),
+            )
         })
+        .collect()
+}
+
+/// `[(settings, where Linux sets them)]` that the `linux-*` profiles share.
+#[pyfunction]
+fn linux_base() -> Vec<(String, String)> {
+    spacetp_proto::profiles::LINUX_BASE
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect()
 }
 
@@ -211,6 +226,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(tcp_schema, m)?)?;
     m.add_function(wrap_pyfunction!(protocols, m)?)?;
+    m.add_function(wrap_pyfunction!(linux_base, m)?)?;
     m.add_function(wrap_pyfunction!(emulate_check, m)?)?;
     m.add_function(wrap_pyfunction!(emulate, m)?)?;
     m.add_function(wrap_pyfunction!(gateway_check, m)?)?;

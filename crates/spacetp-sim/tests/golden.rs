@@ -64,7 +64,7 @@ fn cases() -> Vec<(String, String)> {
 }
 
 /// The profiles the GEO variants run (newreno and scalable are covered above).
-const PROFILES: [&str; 18] = [
+const PROFILES: [&str; 21] = [
     "tahoe",
     "reno",
     "sack",
@@ -77,6 +77,9 @@ const PROFILES: [&str; 18] = [
     "bic",
     "cubic",
     "bbr",
+    "linux-reno",
+    "linux-cubic",
+    "linux-bbr",
     "scps-tp",
     "scps-nucc",
     "scps-1b",

@@ -15,8 +15,9 @@
 //! - 4.8: a timeout sets ssthresh as 4.6 and cwnd = 1 MSS; the next epoch has K = 0 and
 //!   W_max = cwnd_epoch, as does the first one if slow start ends without a loss (4.10).
 //!
-//! Slow start is RFC 5681's (4.10 allows it; HyStart++ is not implemented). The elapsed time is
-//! not paused while the application is idle (the trait has no app-limited signal).
+//! Slow start is RFC 5681's (4.10 allows it), ended early by HyStart when `hystart = true`
+//! (Linux's default; `hystart.rs`). The elapsed time is not paused while the application is
+//! idle (the trait has no app-limited signal).
 
 use super::frac::{cwnd_segments, segments_acked, slow_start, Carry};
 use super::{scaled_ssthresh, AckEvent, CongestionControl, Window};
@@ -39,6 +40,9 @@ pub struct CubicParams {
     /// Reno-friendly region (section 4.3): never grow slower than an AIMD(alpha_cubic, beta)
     /// flow with Reno's average window. true.
     pub reno_friendly: bool,
+    /// HyStart (Linux `tcp_cubic.c`, ACK train and delay detection): leave slow start before
+    /// the queue overflows. false here (RFC 9438 and ns-3's default); Linux: true.
+    pub hystart: bool,
 }
 
 impl Default for CubicParams {
@@ -48,6 +52,7 @@ impl Default for CubicParams {
             beta: 0.7,
             fast_convergence: true,
             reno_friendly: true,
+            hystart: false,
         }
     }
 }
@@ -84,6 +89,7 @@ pub struct Cubic {
     w_est: f64,
     after_timeout: bool,
     carry: Carry,
+    hystart: Option<super::hystart::HyStart>,
 }
 
 impl Cubic {
@@ -96,6 +102,7 @@ impl Cubic {
             w_est: 0.0,
             after_timeout: false,
             carry: Carry::default(),
+            hystart: p.hystart.then(Default::default),
         }
     }
 
@@ -113,6 +120,9 @@ impl Cubic {
         self.cwnd_prior = Some(cwnd);
         self.epoch = None;
         self.carry.clear();
+        if let Some(h) = &mut self.hystart {
+            h.reset();
+        }
         scaled_ssthresh(w, flight, self.p.beta)
     }
 }
@@ -125,6 +135,12 @@ impl CongestionControl for Cubic {
     fn on_ack(&mut self, w: &mut Window, ev: &AckEvent) {
         if w.in_slow_start() {
             slow_start(w, ev);
+            let segments = w.cwnd / w.mss.max(1);
+            if let Some(h) = &mut self.hystart {
+                if h.on_ack(ev, segments) {
+                    w.ssthresh = w.cwnd;
+                }
+            }
             return;
         }
         let cwnd = cwnd_segments(w);

@@ -48,9 +48,10 @@ pub(crate) fn cwnd_segments(w: &Window) -> f64 {
     w.cwnd as f64 / w.mss.max(1) as f64
 }
 
-/// RFC 5681 slow start, as NewReno here: min(acked, SMSS) per ACK.
+/// RFC 5681 slow start, as NewReno here: min(acked, SMSS) per ACK (or up to L SMSS with
+/// RFC 3465 byte counting).
 pub(crate) fn slow_start(w: &mut Window, ev: &AckEvent) {
-    w.cwnd = w.cwnd.saturating_add(ev.acked.min(w.mss));
+    w.cwnd = w.cwnd.saturating_add(ev.slow_start_increase(w.mss));
 }
 
 #[cfg(test)]

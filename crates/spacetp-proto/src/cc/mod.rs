@@ -9,6 +9,7 @@ mod cubic;
 mod frac;
 mod highspeed;
 mod hybla;
+mod hystart;
 mod newreno;
 pub(crate) mod nucc;
 mod scalable;
@@ -96,6 +97,18 @@ pub struct AckEvent {
     pub min_rtt: Option<Time>,
     /// The delivery-rate sample of this ACK, for a controller that asked for them.
     pub rate: Option<RateSample>,
+    /// RFC 3465 appropriate byte counting, when on: slow start adds up to this many SMSS per
+    /// ACK (not 1), and congestion avoidance counts the bytes acknowledged (not the ACKs).
+    pub abc_limit: Option<u32>,
+}
+
+impl AckEvent {
+    /// What slow start adds for this ACK: min(acked, SMSS) (RFC 5681), or min(acked, L x
+    /// SMSS) with byte counting (RFC 3465).
+    pub fn slow_start_increase(&self, mss: u64) -> u64 {
+        let cap = self.abc_limit.map_or(mss, |l| l as u64 * mss);
+        self.acked.min(cap)
+    }
 }
 
 /// The sender's loss state, as Linux's `icsk_ca_state` (Disorder and CWR are not told apart

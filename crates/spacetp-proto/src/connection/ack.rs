@@ -134,6 +134,7 @@ impl Connection {
             srtt: self.rtt.srtt(),
             min_rtt: self.rtt.min_rtt(),
             rate: self.rate_sample,
+            abc_limit: self.cfg.abc_limit,
         }
     }
 
@@ -184,7 +185,7 @@ impl Connection {
             _ => self.sent.estimator_sample(ack, now),
         };
         if let Some(r) = estimator {
-            self.rtt.on_sample(r);
+            self.rtt.on_sample_at(r, ack, self.snd_nxt);
         }
         if let Some(r) = controller {
             self.cc.on_rtt_sample(r, now);
@@ -240,7 +241,7 @@ impl Connection {
     }
 
     pub(super) fn rtt_sample(&mut self, now: Time, rtt: Time) {
-        self.rtt.on_sample(rtt);
+        self.rtt.on_sample_at(rtt, self.snd_una, self.snd_nxt);
         self.cc.on_rtt_sample(rtt, now);
     }
 }

@@ -501,6 +501,9 @@ fn rtt_estimator(cfg: &TcpConfig) -> RttEstimator {
         cfg.clock_granularity.0,
     );
     e.set_max_backoff(cfg.max_backoff.map(|d| d.0));
+    if cfg.rto_formula == crate::config::RtoFormula::Linux {
+        e.use_linux_variance();
+    }
     e
 }
 
