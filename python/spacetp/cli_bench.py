@@ -1,13 +1,26 @@
-"""`spacetp bench --vs-ns3`: the side-by-side speed comparison of benches/vs_ns3.py."""
+"""`spacetp bench --vs-ns3` (the side-by-side speed comparison of benches/vs_ns3.py) and
+`spacetp bench --vs-linux` (the kernel's reno, cubic and bbr over `spacetp emulate` against
+the simulator's linux-* profiles, spacetp.live.vs_linux)."""
 
 from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
-from spacetp.scenario import ScenarioError
+from spacetp.errors import UserError
+
+
+def _vs_ns3(args: list[str]) -> None:
+    script = Path(__file__).resolve().parents[2] / "benches" / "vs_ns3.py"
+    if not script.exists():
+        raise UserError(f"{script} not found: run from a source checkout of spacetp")
+    spec = importlib.util.spec_from_file_location("spacetp_vs_ns3", script)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    mod.main(args)
 
 
 def register(app: typer.Typer) -> None:
@@ -17,16 +30,51 @@ def register(app: typer.Typer) -> None:
     )
     def bench(
         ctx: typer.Context,
-        vs_ns3: bool = typer.Option(False, "--vs-ns3", help="Run spacetp and ns-3 on A-D."),
+        vs_ns3: Annotated[
+            bool, typer.Option("--vs-ns3", help="Run spacetp and ns-3 on A-D.")
+        ] = False,
+        vs_linux: Annotated[
+            bool,
+            typer.Option("--vs-linux", help="Run kernel reno/cubic/bbr against linux-* profiles."),
+        ] = False,
+        quick: Annotated[
+            bool, typer.Option("--quick", help="Fewer cases or smaller transfers.")
+        ] = False,
+        reps: Annotated[
+            int, typer.Option("--reps", help="Runs per case (0: the benchmark's own).")
+        ] = 0,
+        out: Annotated[
+            Path | None, typer.Option("--out", help="Where to write the results.")
+        ] = None,
+        case: Annotated[
+            list[str] | None, typer.Option("--case", help="--vs-linux: only these cases.")
+        ] = None,
     ) -> None:
-        """Benchmarks against ns-3 (a source checkout): spacetp bench --vs-ns3 [--reps 3]
-        [--ns3-reps 1] [--quick] [--no-ns3] [--out BENCHMARKS.md]."""
-        script = Path(__file__).resolve().parents[2] / "benches" / "vs_ns3.py"
-        if not vs_ns3:
-            raise ScenarioError("choose a benchmark: spacetp bench --vs-ns3")
-        if not script.exists():
-            raise ScenarioError(f"{script} not found: run from a source checkout of spacetp")
-        spec = importlib.util.spec_from_file_location("spacetp_vs_ns3", script)
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        mod.main(list(ctx.args))
+        """Benchmarks against other implementations.
+
+        --vs-ns3: spacetp against ns-3 (a source checkout) on scenarios A-D [--reps 3]
+        [--ns3-reps 1] [--quick] [--no-ns3] [--out BENCHMARKS.md].
+
+        --vs-linux: the kernel's reno, cubic and bbr between two network namespaces across
+        `spacetp emulate`, against the simulator's linux-reno, linux-cubic and linux-bbr on
+        the same links (cases geo, geo-per, leo, geo-bursty, cislunar, outage, ack-starved)
+        [--quick] [--reps 5] [--case NAME]... [--out DIR]; needs root. Writes
+        DIR/linux_comparison.csv and .md and a cwnd figure per case.
+        """
+        if vs_ns3 == vs_linux:
+            raise UserError("choose one benchmark: spacetp bench --vs-ns3 or --vs-linux")
+        if vs_ns3:
+            args = list(ctx.args)
+            args += ["--quick"] if quick else []
+            args += ["--reps", str(reps)] if reps else []
+            args += ["--out", str(out)] if out else []
+            _vs_ns3(args)
+            return
+        if ctx.args:
+            raise UserError(f"--vs-linux does not take {' '.join(ctx.args)}")
+        from spacetp.console import out as console
+        from spacetp.live.vs_linux import run_grid
+
+        dest = out or Path("results/vs-linux")
+        run_grid(dest, quick=quick, reps=reps or None, cases=case or None, say=console.print)
+        console.print(f"wrote {dest / 'linux_comparison.md'}")

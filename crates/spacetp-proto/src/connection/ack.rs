@@ -47,7 +47,14 @@ impl Connection {
         } else {
             0
         };
-        self.delivered_now = newly_sacked + ack.saturating_sub(self.snd_una);
+        // RFC 6937 DeliveredData: the change in snd_una plus the change in SACKed bytes, which
+        // falls by what the cumulative ACK now covers (those bytes were delivered when SACKed).
+        let sacked_below = if ack > self.snd_una && self.sack_ok {
+            self.board.sacked_in(self.snd_una, ack)
+        } else {
+            0
+        };
+        self.delivered_now = newly_sacked + ack.saturating_sub(self.snd_una) - sacked_below;
         if self.rack.is_some() {
             self.rack_on_ack(now, ack, &hdr.options, len);
         }

@@ -57,8 +57,9 @@ pub(super) struct Rack {
     /// The most recently sent segment among those delivered: its send time and end.
     xmit_ts: Time,
     end_seq: u64,
-    /// RACK.rtt: the RTT of that segment.
+    /// RACK.rtt: the RTT of that segment, and whether it was a retransmission.
     rtt: Time,
+    retransmitted: bool,
     /// RACK.fack: the highest end delivered.
     fack: u64,
     reordering_seen: bool,
@@ -192,6 +193,7 @@ impl Rack {
                 self.rtt = rtt;
                 self.xmit_ts = xmit_ts;
                 self.end_seq = end;
+                self.retransmitted = retx;
             }
             // Step 3: delivered below the highest delivered, never retransmitted: reordering.
             if end > self.fack {
@@ -252,8 +254,9 @@ impl Rack {
     pub fn detect_loss(&mut self, now: Time, reo_wnd: Time) -> Time {
         let mut timeout = 0;
         for s in self.segs.iter_mut() {
-            // Segments beyond RACK.end_seq were all sent after it (in order, or resent later).
-            if s.start >= self.end_seq {
+            // Beyond an original RACK segment, everything was sent after it (in order, or
+            // resent later); beyond a retransmitted one, originals sent before it may wait.
+            if s.start >= self.end_seq && !self.retransmitted {
                 break;
             }
             if s.sacked || s.lost || !sent_after(self.xmit_ts, self.end_seq, s.xmit_ts, s.end) {
@@ -444,6 +447,23 @@ mod tests {
             is_retrans: false,
         });
         assert_eq!(r.on_probe_ack(100, None, false), ProbeOutcome::NoLoss);
+    }
+
+    #[test]
+    fn a_tail_segment_beyond_a_delivered_retransmission_is_lost_once_its_time_is_up() {
+        // Segments 3 and 9 lost; 3 resent at 200 ms and delivered: 9, sent at 9 ms, before
+        // the retransmission, is lost although it lies beyond it in sequence.
+        let mut r = ten();
+        r.on_ack(
+            1,
+            &[(1, 1 + 3 * SEG), (1 + 4 * SEG, 1 + 9 * SEG)],
+            110 * MS,
+            Some(100 * MS),
+        );
+        r.on_sent(1 + 3 * SEG, 1 + 4 * SEG, 200 * MS, true);
+        r.on_ack(1 + 9 * SEG, &[], 300 * MS, Some(100 * MS));
+        r.detect_loss(300 * MS, 0);
+        assert_eq!(r.first_lost(1), Some(1 + 9 * SEG));
     }
 
     #[test]

@@ -90,3 +90,55 @@ fn a_controller_that_asks_is_handed_the_bottleneck_rate_and_can_pace() {
     let min_gap = times.windows(2).map(|w| w[1] - w[0]).min().unwrap();
     assert!(min_gap >= 4_208_000, "min gap {min_gap}");
 }
+
+/// NewReno that sets cwnd itself (as BBR does) and adds up what each ACK says it delivered.
+struct DeliveredCounter {
+    total: std::sync::Arc<std::sync::Mutex<u64>>,
+}
+
+impl crate::cc::CongestionControl for DeliveredCounter {
+    fn name(&self) -> &'static str {
+        "delivered-counter"
+    }
+    fn wants_delivery_rate(&self) -> bool {
+        true
+    }
+    fn controls_window(&self) -> bool {
+        true
+    }
+    fn on_ack(&mut self, _w: &mut crate::cc::Window, _ev: &crate::cc::AckEvent) {}
+    fn cong_control(
+        &mut self,
+        w: &mut crate::cc::Window,
+        _ev: &crate::cc::AckEvent,
+        c: &crate::cc::ControlInput,
+    ) -> crate::cc::ControlRequest {
+        *self.total.lock().unwrap() += c.acked_sacked;
+        w.cwnd = 20 * w.mss;
+        crate::cc::ControlRequest::default()
+    }
+}
+
+#[test]
+fn each_byte_is_counted_delivered_once_though_sacked_before_the_cumulative_ack_covers_it() {
+    // RFC 6937 DeliveredData: a hole filled by a retransmission makes the cumulative ACK
+    // jump over bytes SACKed earlier; they were delivered then, not again now.
+    let total = std::sync::Arc::new(std::sync::Mutex::new(0));
+    let cfg = TcpConfig {
+        sack: true,
+        recovery: crate::config::RecoveryKind::Sack,
+        ..TcpConfig::default()
+    };
+    let bytes = 100_000;
+    let mut p = Pipe::new(&cfg, 1000, bytes);
+    p.gap_ab = MS;
+    p.drop_ab = vec![5, 30];
+    p.a.set_controller(Box::new(DeliveredCounter {
+        total: total.clone(),
+    }));
+    p.run(60 * SEC);
+    assert!(p.done_at.is_some());
+    let counted = *total.lock().unwrap();
+    // The data and the FIN: every position once.
+    assert_eq!(counted, bytes + 1, "delivered counted {counted}");
+}

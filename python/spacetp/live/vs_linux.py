@@ -1,0 +1,342 @@
+"""`spacetp bench --vs-linux`: the Linux kernel's reno, cubic and bbr over `spacetp emulate`
+against the simulator's `linux-*` profiles on the same links.
+
+For every case of the grid and every congestion control, `reps` kernel runs (kernel TCP
+between two namespaces across the emulator, TCP_INFO sampled every 100 ms) and `reps`
+simulator runs of the matching profile with the same seeds (the emulator and the simulator
+draw a link's losses from the same seeded stream, so rep k sees the same loss process on
+both sides). Goodput on both sides is counted from the receiver's accept (the end of the
+handshake) to the last byte, so the kernel's and the simulator's figures mean the same.
+
+Writes DIR/linux_comparison.csv, DIR/linux_comparison.md and DIR/cwnd-CASE.png (the
+kernel's cwnd and the simulator's on the same axes, rep 1 of each controller).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from spacetp.errors import UserError
+
+CONTROLS = ("reno", "cubic", "bbr")
+PORT = 5001
+SAMPLE_S = 0.1
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    what: str
+    link: str  # the [[links]] table, between "a" and "b"
+    nbytes: int
+    quick_bytes: int
+    cap_s: float
+    one_way_s: float
+
+
+def _link(rate: str, back: str, delay: str, extra: str = "") -> str:
+    return (
+        f'[[links]]\nbetween = ["a", "b"]\nrate = "{rate}"\nrate_back = "{back}"\n'
+        f'delay = "{delay}"\nqueue = {{ bdp = 1.0 }}\n{extra}'
+    )
+
+
+GRID = (
+    Case("geo", "GEO, 10 Mb/s / 1 Mb/s, 600 ms RTT, queue 1 BDP, no loss",
+         _link("10 Mb/s", "1 Mb/s", "300 ms"), 5_000_000, 3_000_000, 120, 0.3),
+    Case("geo-per", "the same with PER 1e-3",
+         _link("10 Mb/s", "1 Mb/s", "300 ms", "errors = { per = 1e-3 }\n"),
+         5_000_000, 3_000_000, 180, 0.3),
+    Case("leo", "LEO-like, 50 Mb/s both ways, 40 ms RTT, PER 1e-3",
+         _link("50 Mb/s", "50 Mb/s", "20 ms", "errors = { per = 1e-3 }\n"),
+         20_000_000, 10_000_000, 120, 0.02),
+    Case("geo-bursty", "GEO with Gilbert-Elliott bursts (mean burst 5 packets, 1% of packets)",
+         _link("10 Mb/s", "1 Mb/s", "300 ms",
+               "errors = { gilbert_elliott = { p_good_to_bad = 0.002, p_bad_to_good = 0.2, "
+               "loss_bad = 1.0, loss_good = 0.0 } }\n"),
+         5_000_000, 3_000_000, 240, 0.3),
+    Case("cislunar", "cislunar-like, 2 Mb/s / 256 kb/s, 3 s RTT",
+         _link("2 Mb/s", "256 kb/s", "1500 ms"), 3_000_000, 1_500_000, 240, 1.5),
+    Case("outage", "GEO with a 20 s outage from 5 s",
+         _link("10 Mb/s", "1 Mb/s", "300 ms", 'outages = [["5 s", "25 s"]]\n'),
+         10_000_000, 10_000_000, 240, 0.3),
+    Case("ack-starved", "10 Mb/s forward, 64 kb/s return, 600 ms RTT",
+         _link("10 Mb/s", "64 kb/s", "300 ms"), 3_000_000, 2_000_000, 240, 0.3),
+)  # fmt: skip
+
+
+def check_machine(controls: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """(usable controls, one-line reasons for what cannot run). Raises UserError when
+    nothing can (no root, no TUN)."""
+    from spacetp.live.kernel_tcp import available_congestion_controls
+
+    if os.geteuid() != 0:
+        raise UserError(
+            "--vs-linux needs root (network namespaces and TUN devices): run it with sudo"
+        )
+    if not os.path.exists("/dev/net/tun"):
+        raise UserError("--vs-linux needs /dev/net/tun: load it with `modprobe tun`")
+    have = available_congestion_controls()
+    usable, skipped = [], []
+    for cc in controls:
+        if cc in have:
+            usable.append(cc)
+        else:
+            skipped.append(
+                f"kernel {cc}: not offered by this kernel (tcp_available_congestion_control: "
+                f"{' '.join(have) or 'unreadable'}); `modprobe tcp_{cc}` adds it"
+            )
+    return usable, skipped
+
+
+def kernel_run(case: Case, cc: str, seed: int, nbytes: int, tmp: Path) -> dict:
+    """One transfer of kernel TCP with `cc` across the emulated link of `case`."""
+    from spacetp.live.emulate import ADDR_B, Netns, load_link
+
+    f = tmp / f"{case.name}-{cc}-{seed}.toml"
+    f.write_text(f"seed = {seed}\n{case.link}")
+    link_json = tmp / f"{case.name}-{cc}-{seed}.json"
+    link_json.write_text(load_link(f)[0])
+    emu_report = tmp / f"emu-{case.name}-{cc}-{seed}.json"
+    me = [sys.executable, "-m", "spacetp.live.kernel_tcp"]
+    with Netns(tag=f"{os.getpid() % 100000}{cc[0]}") as n:
+        emu = subprocess.Popen(
+            [sys.executable, "-m", "spacetp.live.gateway", "--emulate", str(link_json),
+             str(n.fd_a), str(n.fd_b), str(emu_report)],
+            pass_fds=(n.fd_a, n.fd_b),
+        )  # fmt: skip
+        try:
+            rx = subprocess.Popen(
+                ["ip", "netns", "exec", n.ns_b, *me, "recv", ADDR_B, str(PORT), str(case.cap_s)],
+                stdout=subprocess.PIPE, text=True,
+            )  # fmt: skip
+            rx.stdout.readline()
+            tx = subprocess.Popen(
+                ["ip", "netns", "exec", n.ns_a, *me, "send", ADDR_B, str(PORT), str(nbytes), cc,
+                 str(SAMPLE_S)],
+                stdout=subprocess.PIPE, text=True,
+            )  # fmt: skip
+            got = json.loads(rx.communicate(timeout=case.cap_s + 30)[0])
+            try:
+                sent = json.loads(tx.communicate(timeout=30)[0] or "{}")
+            except subprocess.TimeoutExpired:
+                tx.kill()
+                sent = {}
+        finally:
+            emu.send_signal(signal.SIGTERM)
+            emu.wait(timeout=10)
+    emu_stats = json.loads(emu_report.read_text()) if emu_report.exists() else {}
+    return {
+        "bytes": got["bytes"],
+        "complete": got["bytes"] == nbytes,
+        "seconds": got["seconds"],
+        "goodput_bps": got["bytes"] * 8 / max(got["seconds"], 1e-9),
+        "retrans": sent.get("total_retrans"),
+        "samples": sent.get("samples", []),
+        "connected_s": sent.get("connected_s", 0.0),
+        "emulator": emu_stats,
+    }
+
+
+def sim_run(case: Case, cc: str, seed: int, nbytes: int) -> dict:
+    """The simulator's `linux-<cc>` profile on the same link and seed."""
+    import tomllib
+
+    import spacetp
+
+    sc = tomllib.loads(
+        f'name = "{case.name} {cc}"\nseed = {seed}\n[[nodes]]\nname = "a"\n[[nodes]]\n'
+        f'name = "b"\n{case.link}\n[[flows]]\nfrom = "a"\nto = "b"\n'
+        f'protocol = "linux-{cc}"\nbytes = {nbytes}\n'
+    )
+    r = spacetp.run(sc, trace_interval="100 ms")
+    f = r.flows[0]
+    # From the server's accept (the client's ACK of the SYN-ACK arrives 1.5 RTT after the
+    # SYN) to the last byte, as the kernel's receiver times it.
+    accept = 3 * case.one_way_s
+    seconds = (f["last_byte_s"] or float("nan")) - accept
+    s = r.samples_frame()
+    samples = [
+        {"t": float(t), "cwnd_bytes": float(c)}
+        for t, c in zip(s["time_s"], s["cwnd"], strict=True)
+    ] if s is not None else []  # fmt: skip
+    return {
+        "bytes": f["bytes_delivered"],
+        "complete": f["complete"],
+        "seconds": seconds,
+        "goodput_bps": f["bytes_delivered"] * 8 / seconds if seconds > 0 else float("nan"),
+        "retrans": f["retransmitted_segments"],
+        "timeouts": f["timeouts"],
+        "samples": samples,
+    }
+
+
+def _mean_sd(xs: list[float]) -> tuple[float, float]:
+    xs = [x for x in xs if x == x]
+    if not xs:
+        return float("nan"), float("nan")
+    return statistics.fmean(xs), statistics.stdev(xs) if len(xs) > 1 else 0.0
+
+
+def summarize(case: Case, cc: str, kernel: list[dict], sim: list[dict]) -> dict:
+    kg, ks = _mean_sd([k["goodput_bps"] for k in kernel])
+    sg, ss = _mean_sd([s["goodput_bps"] for s in sim])
+    kr, _ = _mean_sd([float(k["retrans"]) for k in kernel if k["retrans"] is not None])
+    sr, _ = _mean_sd([float(s["retrans"]) for s in sim])
+    return {
+        "case": case.name,
+        "cc": cc,
+        "reps": len(kernel),
+        "kernel_goodput_bps": kg,
+        "kernel_goodput_sd_bps": ks,
+        "sim_goodput_bps": sg,
+        "sim_goodput_sd_bps": ss,
+        "difference_pct": (sg - kg) / kg * 100 if kg == kg and kg > 0 else float("nan"),
+        "kernel_retrans": kr,
+        "sim_retrans": sr,
+        "kernel_complete": all(k["complete"] for k in kernel),
+        "sim_complete": all(s["complete"] for s in sim),
+    }
+
+
+def _fmt_rate(bps: float) -> str:
+    if bps != bps:
+        return "-"
+    return f"{bps / 1e6:.2f} Mb/s" if bps >= 1e6 else f"{bps / 1e3:.0f} kb/s"
+
+
+def write_outputs(out: Path, rows: list[dict], runs: dict, skipped: list[str], emu: dict) -> None:
+    import csv
+
+    out.mkdir(parents=True, exist_ok=True)
+    cols = list(rows[0]) if rows else ["case", "cc", "reps"]
+    with open(out / "linux_comparison.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=cols)
+        w.writeheader()
+        w.writerows(rows)
+    cases = {c.name: c for c in GRID}
+    lines = [
+        "# Kernel TCP against the simulator's linux-* profiles",
+        "",
+        "Goodput from the receiver's accept to the last byte, mean (sd) over the reps; "
+        "retransmitted segments, mean. Difference = simulator against kernel.",
+        "",
+        "| case | cc | reps | kernel | simulator | difference | kernel retrans | sim retrans |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['case']} | {r['cc']} | {r['reps']} | {_fmt_rate(r['kernel_goodput_bps'])} "
+            f"({_fmt_rate(r['kernel_goodput_sd_bps'])}) | {_fmt_rate(r['sim_goodput_bps'])} "
+            f"({_fmt_rate(r['sim_goodput_sd_bps'])}) | {r['difference_pct']:+.1f}% | "
+            f"{r['kernel_retrans']:.0f} | {r['sim_retrans']:.0f} |"
+        )
+    lines += ["", "Cases:", ""]
+    lines += [f"- `{c.name}`: {c.what}" for c in GRID if any(r["case"] == c.name for r in rows)]
+    if emu:
+        lines += ["", "The emulator's own accuracy in these runs (forward direction):", ""]
+        for name, e in emu.items():
+            p99, mx = e.get("p99_us", float("nan")), e.get("max_us", float("nan"))
+            lines.append(
+                f"- `{name}`: delivered {e.get('delivered')} packets, one-way lateness "
+                f"p99 {p99:.0f} us, max {mx:.0f} us"
+            )
+    if skipped:
+        lines += ["", "Skipped:", ""] + [f"- {s}" for s in skipped]
+    (out / "linux_comparison.md").write_text("\n".join(lines) + "\n")
+    _figures(out, runs, cases)
+
+
+def _figures(out: Path, runs: dict, cases: dict) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    for case in {k[0] for k in runs}:
+        ccs = [cc for cc in CONTROLS if (case, cc) in runs]
+        fig, axes = plt.subplots(1, len(ccs), figsize=(5 * len(ccs), 3.6), squeeze=False)
+        for ax, cc in zip(axes[0], ccs, strict=True):
+            kernel, sim = runs[(case, cc)]
+            if kernel and kernel[0]["samples"]:
+                k = kernel[0]["samples"]
+                ax.plot([s["t"] for s in k], [s["cwnd_bytes"] / 1e3 for s in k],
+                        label="kernel", lw=1.2)  # fmt: skip
+            if sim and sim[0]["samples"]:
+                s = sim[0]["samples"]
+                ax.plot([x["t"] for x in s], [x["cwnd_bytes"] / 1e3 for x in s],
+                        label=f"simulator linux-{cc}", lw=1.2, ls="--")  # fmt: skip
+            ax.set_title(f"{case}: {cc}")
+            ax.set_xlabel("time since connect (s)")
+            ax.set_ylabel("cwnd (kB)")
+            ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(out / f"cwnd-{case}.png", dpi=110)
+        plt.close(fig)
+
+
+def _emulator_accuracy(k: dict) -> dict:
+    d = (k.get("emulator") or {}).get("directions") or [{}]
+    late = d[0].get("lateness") or {}
+    return {"delivered": d[0].get("delivered_packets"), "p99_us": late.get("p99_us", float("nan")),
+            "max_us": late.get("max_us", float("nan"))}  # fmt: skip
+
+
+def run_grid(
+    out: Path,
+    quick: bool = False,
+    reps: int | None = None,
+    cases: list[str] | None = None,
+    controls: tuple[str, ...] = CONTROLS,
+    say=print,
+) -> list[dict]:
+    """Run the grid; returns the summary rows (also written to `out`)."""
+    import tempfile
+
+    reps = reps or (1 if quick else 5)
+    if reps < 1:
+        raise UserError(f"--reps: {reps} must be at least 1")
+    names = [c.name for c in GRID]
+    for c in cases or []:
+        if c not in names:
+            raise UserError(f"--case: {c!r} is not a case; the cases are {', '.join(names)}")
+    usable, skipped = check_machine(controls)
+    grid = [c for c in GRID if not cases or c.name in cases]
+    rows, runs, emu = [], {}, {}
+    from spacetp.live.emulate import _signals_interrupt
+
+    # SIGTERM and SIGHUP stop it like Ctrl-C: every namespace and emulator is torn down.
+    with _signals_interrupt(), tempfile.TemporaryDirectory(prefix="spacetp-vs-linux-") as tmp:
+        for case in grid:
+            nbytes = case.quick_bytes if quick else case.nbytes
+            for cc in usable:
+                kernel, sim = [], []
+                for seed in range(1, reps + 1):
+                    t = time.monotonic()
+                    try:
+                        kernel.append(kernel_run(case, cc, seed, nbytes, Path(tmp)))
+                    except (subprocess.SubprocessError, OSError, ValueError, KeyError) as e:
+                        skipped.append(f"{case.name} kernel {cc} rep {seed}: {e}")
+                        continue
+                    sim.append(sim_run(case, cc, seed, nbytes))
+                    say(
+                        f"{case.name:12} {cc:6} rep {seed}: kernel "
+                        f"{_fmt_rate(kernel[-1]['goodput_bps'])}, simulator "
+                        f"{_fmt_rate(sim[-1]['goodput_bps'])} ({time.monotonic() - t:.0f} s)"
+                    )
+                if kernel:
+                    rows.append(summarize(case, cc, kernel, sim))
+                    runs[(case.name, cc)] = (kernel, sim)
+                    emu[f"{case.name} {cc}"] = _emulator_accuracy(kernel[0])
+    write_outputs(out, rows, runs, skipped, emu)
+    for s in skipped:
+        say(f"skipped: {s}")
+    return rows

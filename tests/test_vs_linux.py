@@ -1,0 +1,130 @@
+"""`spacetp bench --vs-linux`: the kernel's TCP_INFO read right, every case of the grid runs
+in the simulator, the outputs hold what the issue asks for, bad input is one line, and (as
+root) a case runs end to end against the kernel and leaves nothing behind, Ctrl-C included."""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import ROOT, spacetp_cli
+from spacetp.errors import UserError
+from spacetp.live import vs_linux
+from spacetp.live.kernel_tcp import available_congestion_controls, tcp_info
+
+needs_root = pytest.mark.skipif(
+    os.geteuid() != 0 or not os.path.exists("/dev/net/tun"),
+    reason="needs root and /dev/net/tun (network namespaces, TUN devices)",
+)
+
+
+def _namespaces() -> list[str]:
+    r = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True)
+    return [ln.split()[0] for ln in r.stdout.splitlines() if ln.strip()]
+
+
+def test_tcp_info_reads_the_kernels_state_of_a_loopback_connection():
+    srv = socket.create_server(("127.0.0.1", 0))
+    c = socket.create_connection(srv.getsockname())
+    peer, _ = srv.accept()
+    c.sendall(b"x" * 200_000)
+    got = 0
+    while got < 200_000:
+        got += len(peer.recv(1 << 16))
+    time.sleep(0.05)
+    i = tcp_info(c)
+    assert i["state"] == 1, "TCP_ESTABLISHED"
+    assert i["snd_mss"] > 500
+    assert i["snd_cwnd"] >= 10
+    assert i["bytes_acked"] == 200_001, "the data and the SYN"
+    assert 0 < i["min_rtt"] < 1_000_000
+    assert i["data_segs_out"] >= 200_000 // i["snd_mss"]
+
+
+def test_the_grid_has_the_issues_cases_and_each_runs_in_the_simulator():
+    names = [c.name for c in vs_linux.GRID]
+    assert names == [
+        "geo", "geo-per", "leo", "geo-bursty", "cislunar", "outage", "ack-starved"
+    ]  # fmt: skip
+    for case in vs_linux.GRID:
+        r = vs_linux.sim_run(case, "cubic", 1, 300_000)
+        assert r["complete"], case.name
+        assert r["goodput_bps"] > 0 and r["samples"], case.name
+
+
+def test_outputs_have_the_columns_the_table_and_a_figure_per_case(tmp_path):
+    case = vs_linux.GRID[0]
+    sim = [vs_linux.sim_run(case, "bbr", 1, 200_000)]
+    kernel = [{**sim[0], "retrans": 3}]  # a stand-in for the kernel's side
+    row = vs_linux.summarize(case, "bbr", kernel, sim)
+    vs_linux.write_outputs(tmp_path, [row], {(case.name, "bbr"): (kernel, sim)}, ["x"], {})
+    header = (tmp_path / "linux_comparison.csv").read_text().splitlines()[0].split(",")
+    for col in ("case", "cc", "reps", "kernel_goodput_bps", "sim_goodput_bps",
+                "kernel_retrans", "sim_retrans"):  # fmt: skip
+        assert col in header
+    md = (tmp_path / "linux_comparison.md").read_text()
+    assert "| geo | bbr | 1 |" in md and "+0.0%" in md and "Skipped:" in md
+    assert (tmp_path / "cwnd-geo.png").stat().st_size > 5_000
+
+
+def test_bad_input_is_one_line(monkeypatch, tmp_path):
+    with pytest.raises(UserError, match="the cases are geo, geo-per"):
+        vs_linux.run_grid(tmp_path, cases=["mars"])
+    with pytest.raises(UserError, match="at least 1"):
+        vs_linux.run_grid(tmp_path, reps=-1)
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    with pytest.raises(UserError, match="needs root"):
+        vs_linux.check_machine(("cubic",))
+    r = spacetp_cli("bench")
+    assert r.returncode == 2 and "choose one benchmark" in r.stderr
+
+
+def test_a_control_the_kernel_lacks_is_skipped_with_how_to_get_it(monkeypatch):
+    if os.geteuid() != 0 or not os.path.exists("/dev/net/tun"):
+        pytest.skip("check_machine needs root first")
+    monkeypatch.setattr(
+        "spacetp.live.kernel_tcp.available_congestion_controls", lambda: ["reno", "cubic"]
+    )
+    usable, skipped = vs_linux.check_machine(("reno", "bbr"))
+    assert usable == ["reno"]
+    assert len(skipped) == 1 and "modprobe tcp_bbr" in skipped[0]
+
+
+@needs_root
+def test_a_case_runs_against_the_kernel_and_leaves_nothing(tmp_path):
+    cc = "cubic" if "cubic" in available_congestion_controls() else "reno"
+    before = set(_namespaces())
+    rows = vs_linux.run_grid(tmp_path, quick=True, cases=["leo"], controls=(cc,), say=print)
+    assert len(rows) == 1 and rows[0]["kernel_complete"] and rows[0]["sim_complete"]
+    k, s = rows[0]["kernel_goodput_bps"], rows[0]["sim_goodput_bps"]
+    # 50 Mb/s, PER 1e-3: both well above a tenth of the link, and within a factor 2.
+    assert k > 5e6 and s > 5e6 and 0.5 < s / k < 2, (k, s)
+    assert set(_namespaces()) == before
+    assert (tmp_path / "cwnd-leo.png").exists()
+
+
+@needs_root
+def test_ctrl_c_during_a_case_tears_everything_down(tmp_path):
+    before = set(_namespaces())
+    p = subprocess.Popen(
+        [sys.executable, "-m", "spacetp.cli", "bench", "--vs-linux", "--case", "cislunar",
+         "--out", str(tmp_path)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and set(_namespaces()) == before:
+        time.sleep(0.2)
+    assert set(_namespaces()) != before, "the run never created its namespaces"
+    time.sleep(1)
+    p.send_signal(signal.SIGINT)
+    p.wait(timeout=30)
+    time.sleep(0.5)
+    assert set(_namespaces()) == before, "namespaces left behind"
+    assert not math.isnan(p.returncode)
