@@ -75,6 +75,7 @@ def send(host: str, port: int, nbytes: int, cc: str, interval: float) -> dict:
     c = socket.socket()
     c.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
     t0 = time.monotonic()
+    wall0 = time.time()
     c.connect((host, port))
     t_connected = time.monotonic() - t0
     samples: list[dict] = []
@@ -94,6 +95,7 @@ def send(host: str, port: int, nbytes: int, cc: str, interval: float) -> dict:
     th.join()
     last = tcp_info(c)
     return {
+        "start_wall": wall0,
         "connected_s": t_connected,
         "total_retrans": last["total_retrans"],
         "bytes_retrans": last["bytes_retrans"],

@@ -131,9 +131,14 @@ def kernel_run(case: Case, cc: str, seed: int, nbytes: int, tmp: Path) -> dict:
                 tx.kill()
                 sent = {}
         finally:
+            stop_wall = time.time()
             emu.send_signal(signal.SIGTERM)
             emu.wait(timeout=10)
     emu_stats = json.loads(emu_report.read_text()) if emu_report.exists() else {}
+    # When the transfer began on the emulator's clock (its outages and schedules count from
+    # its own start): the simulator starts its flow there too.
+    emu_start_wall = stop_wall - emu_stats.get("elapsed_s", 0.0)
+    start_s = max(0.0, sent.get("start_wall", emu_start_wall) - emu_start_wall)
     return {
         "bytes": got["bytes"],
         "complete": got["bytes"] == nbytes,
@@ -142,12 +147,14 @@ def kernel_run(case: Case, cc: str, seed: int, nbytes: int, tmp: Path) -> dict:
         "retrans": sent.get("total_retrans"),
         "samples": sent.get("samples", []),
         "connected_s": sent.get("connected_s", 0.0),
+        "start_s": start_s,
         "emulator": emu_stats,
     }
 
 
-def sim_run(case: Case, cc: str, seed: int, nbytes: int) -> dict:
-    """The simulator's `linux-<cc>` profile on the same link and seed."""
+def sim_run(case: Case, cc: str, seed: int, nbytes: int, start_s: float = 0.0) -> dict:
+    """The simulator's `linux-<cc>` profile on the same link and seed, its flow starting
+    `start_s` into the run (where the kernel's began on the emulator's clock)."""
     import tomllib
 
     import spacetp
@@ -155,17 +162,17 @@ def sim_run(case: Case, cc: str, seed: int, nbytes: int) -> dict:
     sc = tomllib.loads(
         f'name = "{case.name} {cc}"\nseed = {seed}\n[[nodes]]\nname = "a"\n[[nodes]]\n'
         f'name = "b"\n{case.link}\n[[flows]]\nfrom = "a"\nto = "b"\n'
-        f'protocol = "linux-{cc}"\nbytes = {nbytes}\n'
+        f'protocol = "linux-{cc}"\nbytes = {nbytes}\nstart = "{start_s:.6f} s"\n'
     )
     r = spacetp.run(sc, trace_interval="100 ms")
     f = r.flows[0]
     # From the server's accept (the client's ACK of the SYN-ACK arrives 1.5 RTT after the
     # SYN) to the last byte, as the kernel's receiver times it.
-    accept = 3 * case.one_way_s
+    accept = start_s + 3 * case.one_way_s
     seconds = (f["last_byte_s"] or float("nan")) - accept
     s = r.samples_frame()
     samples = [
-        {"t": float(t), "cwnd_bytes": float(c)}
+        {"t": float(t) - start_s, "cwnd_bytes": float(c)}
         for t, c in zip(s["time_s"], s["cwnd"], strict=True)
     ] if s is not None else []  # fmt: skip
     return {
@@ -326,7 +333,7 @@ def run_grid(
                     except (subprocess.SubprocessError, OSError, ValueError, KeyError) as e:
                         skipped.append(f"{case.name} kernel {cc} rep {seed}: {e}")
                         continue
-                    sim.append(sim_run(case, cc, seed, nbytes))
+                    sim.append(sim_run(case, cc, seed, nbytes, kernel[-1]["start_s"]))
                     say(
                         f"{case.name:12} {cc:6} rep {seed}: kernel "
                         f"{_fmt_rate(kernel[-1]['goodput_bps'])}, simulator "
