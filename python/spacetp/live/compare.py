@@ -26,41 +26,23 @@ delay = "275 ms"
 errors = { ber = 1e-5 }
 """
 
-RECV = r"""
-import json, socket, sys, time
-host, port, cap = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
-srv = socket.create_server((host, port))
-print(json.dumps({"ready": True}), flush=True)
-c, _ = srv.accept()
-t0 = time.time(); n = 0
-c.settimeout(0.5)
-while time.time() - t0 < cap:
-    try:
-        b = c.recv(1 << 16)
-    except TimeoutError:
-        continue
-    if not b:
-        break
-    n += len(b)
-print(json.dumps({"bytes": n, "t0": t0, "t1": time.time()}), flush=True)
-"""
+# Kernel TCP's two ends (spacetp.live.kernel_tcp), each run inside a namespace.
+KERNEL_TCP = [sys.executable, "-m", "spacetp.live.kernel_tcp"]
 
-SEND = r"""
-import os, socket, sys
-host, port, nbytes, cc = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-c = socket.socket()
-if cc != "-":
-    c.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
-c.connect((host, port))
-c.sendall(os.urandom(nbytes))
-c.shutdown(socket.SHUT_WR)
-c.recv(1)
-"""
+
+def _recv(host: str, port: str, cap: float) -> list[str]:
+    return [*KERNEL_TCP, "recv", host, port, str(cap)]
+
+
+def _send(host: str, port: str, nbytes: int, cc: str) -> list[str]:
+    """`cc` "-": the kernel's default congestion control."""
+    return [*KERNEL_TCP, "send", host, port, str(nbytes), cc, "1"]
 
 
 def _received(r: dict, nbytes: int) -> dict:
-    """What the receiver saw (`bytes`, `t0`, `t1`) as the result of a case."""
-    el = r["t1"] - r["t0"]
+    """What the receiver saw (`bytes`, `seconds` from accept to the last byte) as the
+    result of a case."""
+    el = r["seconds"]
     return {
         "bytes": r["bytes"],
         "seconds": el,
@@ -86,13 +68,13 @@ def kernel_case(link: str, cc: str, nbytes: int, cap: float, tmp: Path, out: dic
         )  # fmt: skip
         try:
             rx = subprocess.Popen(
-                ["ip", "netns", "exec", n.ns_b, sys.executable, "-c", RECV, ADDR_B, "5001",
-                 str(cap)], stdout=subprocess.PIPE, text=True,
+                ["ip", "netns", "exec", n.ns_b, *_recv(ADDR_B, "5001", cap)],
+                stdout=subprocess.PIPE, text=True,
             )  # fmt: skip
             rx.stdout.readline()
             tx = subprocess.Popen(
-                ["ip", "netns", "exec", n.ns_a, sys.executable, "-c", SEND, ADDR_B, "5001",
-                 str(nbytes), cc]
+                ["ip", "netns", "exec", n.ns_a, *_send(ADDR_B, "5001", nbytes, cc)],
+                stdout=subprocess.DEVNULL,
             )  # fmt: skip
             r = json.loads(rx.communicate(timeout=cap + 30)[0])
             tx.kill()
@@ -109,11 +91,11 @@ def gateway_case(link: str, gw: dict, nbytes: int, cap: float, tmp: Path, out: d
     name = f"gateway {gw['protocol']}"
     with Testbed(link, gateway=gw, tag=f"{os.getpid()}g", workdir=tmp) as tb:
         rx = tb.exec(
-            "srv", [sys.executable, "-c", RECV, SRV_ADDR, "5000", str(cap)],
+            "srv", _recv(SRV_ADDR, "5000", cap),
             stdout=subprocess.PIPE, text=True,
         )  # fmt: skip
         rx.stdout.readline()
-        tx = tb.exec("cli", [sys.executable, "-c", SEND, GWA_ADDR, "5000", str(nbytes), "-"])
+        tx = tb.exec("cli", _send(GWA_ADDR, "5000", nbytes, "-"), stdout=subprocess.DEVNULL)
         r = json.loads(rx.communicate(timeout=cap + 30)[0])
         tx.wait(timeout=30)
         reps = tb.reports()

@@ -70,10 +70,12 @@ def _sample(sock: socket.socket, t0: float) -> dict:
 
 
 def send(host: str, port: int, nbytes: int, cc: str, interval: float) -> dict:
-    """Connect with congestion control `cc`, send `nbytes`, sample TCP_INFO every `interval`
-    seconds from the connection's start until the peer has everything."""
+    """Connect with congestion control `cc` ("-": the kernel's default), send `nbytes`,
+    sample TCP_INFO every `interval` seconds from the connection's start until the peer has
+    everything."""
     c = socket.socket()
-    c.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
+    if cc != "-":
+        c.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
     t0 = time.monotonic()
     wall0 = time.time()
     c.connect((host, port))
