@@ -42,8 +42,14 @@ impl Connection {
         if self.scps.snack && !hdr.options.snacks.is_empty() {
             self.on_snack(now, ack, &hdr.options.snacks);
         }
+        // The SACK blocks as stream positions, converted once for every user of this ACK.
+        let sacks = if self.sack_ok {
+            self.sack_positions(&hdr.options)
+        } else {
+            SackPositions::default()
+        };
         let newly_sacked = if self.sack_ok {
-            self.absorb_sack(&hdr.options)
+            self.board.add(sacks.as_slice(), self.snd_una, self.snd_max)
         } else {
             0
         };
@@ -56,10 +62,10 @@ impl Connection {
         };
         self.delivered_now = newly_sacked + ack.saturating_sub(self.snd_una) - sacked_below;
         if self.rack.is_some() {
-            self.rack_on_ack(now, ack, &hdr.options, len);
+            self.rack_on_ack(now, ack, sacks.as_slice(), len);
         }
         if self.rate.is_some() {
-            self.sample_delivery_rate(now, ack, &hdr.options);
+            self.sample_delivery_rate(now, ack, sacks.as_slice());
         }
         let nil_ack = self.on_nil_ack(hdr);
         if ack == self.snd_una {
@@ -216,35 +222,29 @@ impl Connection {
     }
 
     /// Delivery-rate estimation, for a controller that asked for it: what this ACK and its
-    /// SACK blocks delivered, and the sample `ack_event` hands on. (Out of line: most
-    /// controllers do not ask.)
+    /// SACK blocks (`sacks`, stream positions) delivered, and the sample `ack_event` hands
+    /// on. (Out of line: most controllers do not ask.)
     #[inline(never)]
-    fn sample_delivery_rate(&mut self, now: Time, ack: u64, o: &TcpOptions) {
+    fn sample_delivery_rate(&mut self, now: Time, ack: u64, sacks: &[(u64, u64)]) {
         let Some(rate) = &mut self.rate else { return };
-        if self.sack_ok {
-            for &(l, r) in o.sack.as_slice() {
-                let (l, r) = (
-                    from_wire(self.iss, l, self.snd_una),
-                    from_wire(self.iss, r, self.snd_una),
-                );
-                rate.on_sacked(l, r, now);
-            }
+        for &(l, r) in sacks {
+            rate.on_sacked(l, r, now);
         }
         rate.on_cumulative_ack(ack, now);
         self.rate_sample = rate.take_sample(self.rtt.min_rtt());
     }
 
-    /// Merge the SACK blocks of an ACK into the scoreboard; returns the bytes newly SACKed.
-    fn absorb_sack(&mut self, o: &TcpOptions) -> u64 {
-        let mut blocks = [(0u64, 0u64); spacetp_wire::MAX_SACK_BLOCKS];
-        let n = o.sack.as_slice().len();
-        for (b, &(l, r)) in blocks.iter_mut().zip(o.sack.as_slice()) {
+    /// An ACK's SACK blocks as absolute stream positions.
+    fn sack_positions(&self, o: &TcpOptions) -> SackPositions {
+        let mut p = SackPositions::default();
+        for (b, &(l, r)) in p.blocks.iter_mut().zip(o.sack.as_slice()) {
             *b = (
                 from_wire(self.iss, l, self.snd_una),
                 from_wire(self.iss, r, self.snd_una),
             );
         }
-        self.board.add(&blocks[..n], self.snd_una, self.snd_max)
+        p.len = o.sack.as_slice().len();
+        p
     }
 
     pub(super) fn rtt_sample(&mut self, now: Time, rtt: Time) {
@@ -256,4 +256,17 @@ impl Connection {
 /// The round trip a timestamp echo measures.
 pub(super) fn ts_elapsed(now: Time, ecr: u32) -> Time {
     ts_clock(now).wrapping_sub(ecr) as Time * MS
+}
+
+/// Up to `MAX_SACK_BLOCKS` SACK blocks of one ACK, as absolute positions, in the ACK's order.
+#[derive(Clone, Copy, Default)]
+pub(super) struct SackPositions {
+    blocks: [(u64, u64); spacetp_wire::MAX_SACK_BLOCKS],
+    len: usize,
+}
+
+impl SackPositions {
+    pub fn as_slice(&self) -> &[(u64, u64)] {
+        &self.blocks[..self.len]
+    }
 }

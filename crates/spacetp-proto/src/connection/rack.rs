@@ -103,7 +103,8 @@ impl Rack {
             self.segs.push_back(seg);
             return;
         }
-        // A retransmission: it replaces what it covers, the uncovered parts keep theirs.
+        // A retransmission: it replaces what it covers, the uncovered parts keep theirs
+        // (in place: no allocation per retransmission).
         let i = self.segs.partition_point(|s| s.end <= start);
         let mut j = i;
         let mut pieces: [Option<Seg>; 2] = [None, None];
@@ -120,14 +121,14 @@ impl Rack {
             }
             j += 1;
         }
-        let tail: Vec<Seg> = self.segs.drain(i..).skip(j - i).collect();
-        for p in pieces[0].iter().chain([&seg]).chain(pieces[1].iter()) {
+        self.segs.drain(i..j);
+        let replacement = pieces[0].iter().chain([&seg]).chain(pieces[1].iter());
+        for (at, p) in (i..).zip(replacement) {
             if p.lost {
                 self.lost_bytes += p.end - p.start;
             }
-            self.segs.push_back(*p);
+            self.segs.insert(at, *p);
         }
-        self.segs.extend(tail);
     }
 
     /// Where the highest segment sent starts (what a loss probe resends).

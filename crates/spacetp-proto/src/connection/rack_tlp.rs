@@ -8,53 +8,32 @@
 use super::rack::{Probe, ProbeOutcome};
 use super::timer::Timer;
 use super::Connection;
-use crate::seq::from_wire;
 use crate::time::Time;
-use spacetp_wire::TcpOptions;
 
 impl Connection {
     fn rack_active(&self) -> bool {
         self.rack.is_some() && self.sack_ok
     }
 
-    /// RFC 2883 section 4: the first SACK block is a D-SACK when it lies below the
-    /// cumulative ACK or inside the second block. Returns its end.
-    fn dsack_end(&self, ack: u64, o: &TcpOptions) -> Option<u64> {
-        let blocks = o.sack.as_slice();
-        let &(l, r) = blocks.first()?;
-        let (l, r) = (
-            from_wire(self.iss, l, self.snd_una),
-            from_wire(self.iss, r, self.snd_una),
-        );
-        let inside_second = blocks.get(1).is_some_and(|&(l2, r2)| {
-            let (l2, r2) = (
-                from_wire(self.iss, l2, self.snd_una),
-                from_wire(self.iss, r2, self.snd_una),
-            );
-            l2 <= l && r <= r2
-        });
+    /// RFC 2883 section 4: the first SACK block (`sacks`, stream positions) is a D-SACK
+    /// when it lies below the cumulative ACK or inside the second block. Returns its end.
+    fn dsack_end(ack: u64, sacks: &[(u64, u64)]) -> Option<u64> {
+        let &(l, r) = sacks.first()?;
+        let inside_second = sacks.get(1).is_some_and(|&(l2, r2)| l2 <= l && r <= r2);
         (r <= ack || inside_second).then_some(r)
     }
 
     /// Before the ACK's other processing: RACK learns what it delivered, the probe's answer
     /// is read, and losses are marked.
-    pub(super) fn rack_on_ack(&mut self, now: Time, ack: u64, o: &TcpOptions, len: u32) {
+    pub(super) fn rack_on_ack(&mut self, now: Time, ack: u64, sacks: &[(u64, u64)], len: u32) {
         if !self.rack_active() {
             return;
         }
-        let dsack_end = self.dsack_end(ack, o);
-        let mut blocks = [(0u64, 0u64); spacetp_wire::MAX_SACK_BLOCKS];
-        let n = o.sack.as_slice().len();
-        for (b, &(l, r)) in blocks.iter_mut().zip(o.sack.as_slice()) {
-            *b = (
-                from_wire(self.iss, l, self.snd_una),
-                from_wire(self.iss, r, self.snd_una),
-            );
-        }
+        let dsack_end = Self::dsack_end(ack, sacks);
         let min_rtt = self.rtt.min_rtt();
-        let dupack_without_sack = ack == self.snd_una && len == 0 && n == 0;
+        let dupack_without_sack = ack == self.snd_una && len == 0 && sacks.is_empty();
         let Some(rack) = &mut self.rack else { return };
-        rack.on_ack(ack, &blocks[..n], now, min_rtt);
+        rack.on_ack(ack, sacks, now, min_rtt);
         match rack.on_probe_ack(ack, dsack_end, dupack_without_sack) {
             ProbeOutcome::RepairedLoss => self.on_probe_repaired_loss(now),
             ProbeOutcome::NoLoss | ProbeOutcome::Pending => {}
