@@ -74,6 +74,40 @@ def test_outputs_have_the_columns_the_table_and_a_figure_per_case(tmp_path):
     assert (tmp_path / "cwnd-geo.png").stat().st_size > 5_000
 
 
+def test_scps_tp_is_set_up_for_the_link_as_operators_run_it():
+    geo = vs_linux.GRID[0]
+    t = geo.scps_settings()
+    assert t["congestion_control"] == "none"
+    assert t["scps"]["rate"] == "10000000 b/s"
+    # Twice the bandwidth-delay product of 10 Mb/s x 600 ms (750 kB).
+    assert t["receive_buffer"] == t["send_buffer"] == "1500000 B"
+    r = vs_linux.sim_run(geo, "scps-tp", 1, 1_000_000, 0.0, "scps-tp", t, 1)
+    # Rate-based at the link's rate, no loss: the handshake (one RTT), a first RTT with the
+    # 64 kB a SYN can offer unscaled (RFC 7323), 1 MB at 10 Mb/s with 40-byte headers, and
+    # the last packet's one-way delay.
+    want = 0.6 + 0.6 + 1e6 * 1500 / 1460 * 8 / 10e6 + 0.3
+    assert r["complete"] and r["total_s"] == pytest.approx(want, rel=0.05), r["total_s"]
+
+
+def test_the_pep_table_puts_scps_tp_beside_kernel_tcp(tmp_path):
+    case = vs_linux.GRID[0]
+    rows, runs = [], {}
+    for cc in vs_linux.CONTROLS:
+        sim = [vs_linux.sim_run(case, cc, 1, 200_000)]
+        kernel = [{**sim[0], "retrans": 0}]  # stand-ins for the kernel's side
+        rows.append(vs_linux.summarize(case, cc, kernel, sim))
+        runs[(case.name, cc)] = (kernel, sim)
+    e2e = [vs_linux.sim_run(case, "x", 1, 200_000, 0.0, "scps-tp", case.scps_settings())]
+    rows.append(vs_linux.summarize(case, vs_linux.GATEWAY, e2e, e2e))
+    rows.append(vs_linux.summarize(case, vs_linux.SCPS_E2E, [], e2e))
+    vs_linux.write_outputs(tmp_path, rows, runs, [], {})
+    md = (tmp_path / "linux_comparison.md").read_text()
+    line = next(ln for ln in md.splitlines() if ln.startswith("| geo | ") and " s |" in ln)
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    assert len(cells) == 7 and all(c.endswith(" s") for c in cells[1:]), cells
+    assert f"| geo | {vs_linux.SCPS_E2E} | 0 | - (-) |" in md
+
+
 def test_bad_input_is_one_line(monkeypatch, tmp_path):
     with pytest.raises(UserError, match="the cases are geo, geo-per"):
         vs_linux.run_grid(tmp_path, cases=["mars"])
@@ -104,12 +138,18 @@ def test_a_case_runs_against_the_kernel_and_leaves_nothing(tmp_path):
     cc = "cubic" if "cubic" in available_congestion_controls() else "reno"
     before = set(_namespaces())
     rows = vs_linux.run_grid(tmp_path, quick=True, cases=["leo"], controls=(cc,), say=print)
-    assert len(rows) == 1 and rows[0]["kernel_complete"] and rows[0]["sim_complete"]
+    assert [r["cc"] for r in rows] == [cc, vs_linux.GATEWAY, vs_linux.SCPS_E2E]
+    assert rows[0]["kernel_complete"] and rows[0]["sim_complete"]
     k, s = rows[0]["kernel_goodput_bps"], rows[0]["sim_goodput_bps"]
     # 50 Mb/s, PER 1e-3: both well above a tenth of the link, and within a factor 2.
     assert k > 5e6 and s > 5e6 and 0.5 < s / k < 2, (k, s)
+    # The gateway pair carried everything, as fast as the simulator predicts within 25%.
+    gw = rows[1]
+    assert gw["kernel_complete"] and gw["sim_complete"] and rows[2]["sim_complete"]
+    assert 0.75 < gw["sim_goodput_bps"] / gw["kernel_goodput_bps"] < 1.25, gw
     assert set(_namespaces()) == before
     assert (tmp_path / "cwnd-leo.png").exists()
+    assert "gateway pair, live" in (tmp_path / "linux_comparison.md").read_text()
 
 
 @needs_root

@@ -204,8 +204,21 @@ pub struct TcpConfig {
     pub initial_window: InitialWindow,
     /// Initial slow-start threshold; absent means unbounded.
     pub initial_ssthresh: Option<Bytes>,
-    /// Receive buffer: the largest window this end advertises.
+    /// Receive buffer: the largest window this end advertises (with `receive_autotuning`,
+    /// the ceiling the buffer may grow to: Linux `tcp_rmem[2]`).
     pub receive_buffer: Bytes,
+    /// Linux receive-buffer autotuning (`tcp_rcv_space_adjust`, `tcp_grow_window`): the
+    /// buffer starts at `receive_buffer_initial` and grows once per round trip to about twice
+    /// what the application read, up to `receive_buffer`; the window follows it two segments
+    /// per segment received, and while it grows every data segment is ACKed at once. false:
+    /// the window is `receive_buffer` from the start.
+    #[serde(default)]
+    pub receive_autotuning: bool,
+    /// The buffer autotuning starts from (Linux `tcp_rmem[1]`, 128 KiB; the SYN offers the
+    /// window half of it holds). Used only with `receive_autotuning`; at most
+    /// `receive_buffer`.
+    #[serde(default = "default_receive_buffer_initial")]
+    pub receive_buffer_initial: Bytes,
     /// Send buffer: the most unacknowledged plus unsent data the sender holds.
     pub send_buffer: Bytes,
     /// Offer the window scale option (RFC 7323).
@@ -295,6 +308,11 @@ pub struct TcpConfig {
     pub bbr: crate::cc::BbrParams,
 }
 
+/// Linux `tcp_rmem[1]`.
+fn default_receive_buffer_initial() -> Bytes {
+    Bytes(131_072)
+}
+
 impl Default for TcpConfig {
     /// The `newreno` profile: RFC 5681/6582/6298 with ns-3's defaults where RFCs leave a choice
     /// (initial window 10, delayed ACK 2 segments / 200 ms, 300 kB buffers, no SACK/timestamps).
@@ -306,6 +324,8 @@ impl Default for TcpConfig {
             initial_window: InitialWindow::Segments(10),
             initial_ssthresh: None,
             receive_buffer: Bytes(300_000),
+            receive_autotuning: false,
+            receive_buffer_initial: default_receive_buffer_initial(),
             send_buffer: Bytes(300_000),
             window_scaling: true,
             timestamps: false,
@@ -480,6 +500,18 @@ impl TcpConfig {
     fn validate_buffers(&self) -> Result<(), FieldError> {
         if self.receive_buffer.0 < 1 {
             return Err(FieldError::new("receive_buffer", "must be at least 1 byte"));
+        }
+        if self.receive_autotuning
+            && !(4096..=self.receive_buffer.0).contains(&self.receive_buffer_initial.0)
+        {
+            return Err(FieldError::new(
+                "receive_buffer_initial",
+                format!(
+                    "{} must be at least 4096 B (Linux tcp_rmem[0]) and at most receive_buffer \
+                     ({})",
+                    self.receive_buffer_initial, self.receive_buffer
+                ),
+            ));
         }
         if self.send_buffer.0 < 1 {
             return Err(FieldError::new("send_buffer", "must be at least 1 byte"));

@@ -114,7 +114,8 @@ pub const LINUX_BASE: &[(&str, &str)] = &[
     ("ack_delay = 40 ms", "TCP_ATO_MIN (the delayed-ACK timer's floor; Linux adapts it upward with the inter-arrival time)"),
     ("ack_every = 2", "__tcp_ack_snd_check: ACK when more than one full segment is unacknowledged"),
     ("quick_acks = 16", "TCP_MAX_QUICKACKS: quick-ACK mode at connection start (tcp_incr_quickack)"),
-    ("receive_buffer = 6 MB", "tcp_rmem[2] = 6291456, the ceiling receive autotuning reaches (fixed here: no autotuning)"),
+    ("receive_autotuning = true, receive_buffer_initial = 128 KiB", "tcp_moderate_rcvbuf = 1, tcp_rmem[1] = 131072: the window opens from 64 KB as the application reads (tcp_rcv_space_adjust, tcp_grow_window, tcp_input.c), every segment ACKed while it opens"),
+    ("receive_buffer = 6 MB", "tcp_rmem[2] = 6291456, the ceiling receive autotuning reaches"),
     ("send_buffer = 4 MB", "tcp_wmem[2] = 4194304 (fixed here: no autotuning)"),
 ];
 
@@ -165,6 +166,7 @@ fn linux(name: &str) -> Option<TcpConfig> {
         ack_every: 2,
         quick_acks: 16,
         receive_buffer: Bytes(6_291_456),
+        receive_autotuning: true,
         send_buffer: Bytes(4_194_304),
         ..TcpConfig::default()
     };

@@ -125,7 +125,7 @@ def recv(host: str, port: int, cap: float) -> dict:
         n += len(b)
         t1 = time.time()
     c.close()
-    return {"bytes": n, "seconds": t1 - t0}
+    return {"bytes": n, "seconds": t1 - t0, "accept_wall": t0}
 
 
 if __name__ == "__main__":

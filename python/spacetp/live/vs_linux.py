@@ -8,6 +8,12 @@ draw a link's losses from the same seeded stream, so rep k sees the same loss pr
 both sides). Goodput on both sides is counted from the receiver's accept (the end of the
 handshake) to the last byte, so the kernel's and the simulator's figures mean the same.
 
+With `gateway`, each case also answers the GEO question of the issue: SCPS-TP with a PEP
+(the `spacetp gateway` pair, live: kernel TCP at both ends, SCPS-TP across the emulated
+link, against the simulator's prediction for it) and without one (SCPS-TP end to end, in
+the simulator), configured as operators run it on a dedicated link: rate-based at the
+link's rate (congestion control off), buffers of twice its bandwidth-delay product.
+
 Writes DIR/linux_comparison.csv, DIR/linux_comparison.md and DIR/cwnd-CASE.png (the
 kernel's cwnd and the simulator's on the same axes, rep 1 of each controller).
 """
@@ -15,6 +21,7 @@ kernel's cwnd and the simulator's on the same axes, rep 1 of each controller).
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import statistics
@@ -27,6 +34,9 @@ from pathlib import Path
 from spacetp.errors import UserError
 
 CONTROLS = ("reno", "cubic", "bbr")
+# The table's rows for SCPS-TP: with the gateway pair (a PEP), and end to end.
+GATEWAY = "gateway scps-tp"
+SCPS_E2E = "scps-tp end to end"
 PORT = 5001
 SAMPLE_S = 0.1
 
@@ -40,6 +50,32 @@ class Case:
     quick_bytes: int
     cap_s: float
     one_way_s: float
+
+    @property
+    def rate_bps(self) -> float:
+        """The forward rate, from the link table."""
+        import tomllib
+
+        return _rate(tomllib.loads(self.link)["links"][0]["rate"])
+
+    def scps_settings(self) -> dict:
+        """SCPS-TP as operators run it on a dedicated space link: rate-based (congestion
+        control off, SCPS-TP's NUCC) at the link's rate, buffers of twice the
+        bandwidth-delay product (at least the profile's)."""
+        bdp = self.rate_bps * 2 * self.one_way_s / 8
+        buf = max(int(2 * bdp), 300_000)
+        return {
+            "congestion_control": "none",
+            "scps": {"rate": f"{self.rate_bps:.0f} b/s"},
+            "receive_buffer": f"{buf} B",
+            "send_buffer": f"{buf} B",
+        }
+
+
+def _rate(text: str) -> float:
+    """A rate as the scenario files write it ("10 Mb/s"), in bits per second."""
+    value, unit = text.split()
+    return float(value) * {"b/s": 1, "kb/s": 1e3, "Mb/s": 1e6, "Gb/s": 1e9}[unit]
 
 
 def _link(rate: str, back: str, delay: str, extra: str = "") -> str:
@@ -144,6 +180,7 @@ def kernel_run(case: Case, cc: str, seed: int, nbytes: int, tmp: Path) -> dict:
         "complete": got["bytes"] == nbytes,
         "seconds": got["seconds"],
         "goodput_bps": got["bytes"] * 8 / max(got["seconds"], 1e-9),
+        "total_s": _total_s(got, sent),
         "retrans": sent.get("total_retrans"),
         "samples": sent.get("samples", []),
         "connected_s": sent.get("connected_s", 0.0),
@@ -152,9 +189,20 @@ def kernel_run(case: Case, cc: str, seed: int, nbytes: int, tmp: Path) -> dict:
     }
 
 
-def sim_run(case: Case, cc: str, seed: int, nbytes: int, start_s: float = 0.0) -> dict:
-    """The simulator's `linux-<cc>` profile on the same link and seed, its flow starting
-    `start_s` into the run (where the kernel's began on the emulator's clock)."""
+def sim_run(
+    case: Case,
+    cc: str,
+    seed: int,
+    nbytes: int,
+    start_s: float = 0.0,
+    protocol: str | None = None,
+    tcp: dict | None = None,
+    accept_one_ways: int = 3,
+) -> dict:
+    """The simulator's `linux-<cc>` profile (or `protocol` with `tcp` settings) on the same
+    link and seed, its flow starting `start_s` into the run (where the kernel's began on the
+    emulator's clock). Goodput counts from the receiver's accept, `accept_one_ways` one-way
+    delays after the start: 3 for end-to-end TCP (the client's ACK of the SYN-ACK)."""
     import tomllib
 
     import spacetp
@@ -162,13 +210,14 @@ def sim_run(case: Case, cc: str, seed: int, nbytes: int, start_s: float = 0.0) -
     sc = tomllib.loads(
         f'name = "{case.name} {cc}"\nseed = {seed}\n[[nodes]]\nname = "a"\n[[nodes]]\n'
         f'name = "b"\n{case.link}\n[[flows]]\nfrom = "a"\nto = "b"\n'
-        f'protocol = "linux-{cc}"\nbytes = {nbytes}\nstart = "{start_s:.6f} s"\n'
+        f'protocol = "{protocol or "linux-" + cc}"\nbytes = {nbytes}\n'
+        f'start = "{start_s:.6f} s"\n'
     )
+    if tcp:
+        sc["flows"][0]["tcp"] = tcp
     r = spacetp.run(sc, trace_interval="100 ms")
     f = r.flows[0]
-    # From the server's accept (the client's ACK of the SYN-ACK arrives 1.5 RTT after the
-    # SYN) to the last byte, as the kernel's receiver times it.
-    accept = start_s + 3 * case.one_way_s
+    accept = start_s + accept_one_ways * case.one_way_s
     seconds = (f["last_byte_s"] or float("nan")) - accept
     s = r.samples_frame()
     samples = [
@@ -180,9 +229,61 @@ def sim_run(case: Case, cc: str, seed: int, nbytes: int, start_s: float = 0.0) -
         "complete": f["complete"],
         "seconds": seconds,
         "goodput_bps": f["bytes_delivered"] * 8 / seconds if seconds > 0 else float("nan"),
+        "total_s": (f["last_byte_s"] or float("nan")) - start_s,
         "retrans": f["retransmitted_segments"],
         "timeouts": f["timeouts"],
         "samples": samples,
+    }
+
+
+def _total_s(got: dict, sent: dict) -> float:
+    """From the client's connect to the server's last byte (both ends on this host's clock):
+    what a user waits for, handshakes included, with or without a PEP."""
+    if "accept_wall" not in got or "start_wall" not in sent:
+        return float("nan")
+    return got["accept_wall"] + got["seconds"] - sent["start_wall"]
+
+
+def gateway_run(case: Case, seed: int, nbytes: int, tmp: Path) -> dict:
+    """One transfer through the `spacetp gateway` pair across the emulated link of `case`
+    (kernel TCP from the client to gateway A, SCPS-TP across the link, kernel TCP from
+    gateway B to the server), and the simulator's prediction of the gateways' SCPS-TP
+    connection on the same link and seed."""
+    from spacetp.live.gateway import GWA_ADDR, SRV_ADDR, Testbed
+
+    gw = {"protocol": "scps-tp", "tcp": case.scps_settings()}
+    me = [sys.executable, "-m", "spacetp.live.kernel_tcp"]
+    with Testbed(f"seed = {seed}\n{case.link}", gateway=gw,
+                 tag=f"{os.getpid() % 100000}v", workdir=tmp) as tb:  # fmt: skip
+        rx = tb.exec("srv", [*me, "recv", SRV_ADDR, "5000", str(case.cap_s)],
+                     stdout=subprocess.PIPE, text=True)  # fmt: skip
+        rx.stdout.readline()
+        tx = tb.exec("cli", [*me, "send", GWA_ADDR, "5000", str(nbytes), "-", "1"],
+                     stdout=subprocess.PIPE, text=True)  # fmt: skip
+        got = json.loads(rx.communicate(timeout=case.cap_s + 30)[0])
+        try:
+            sent = json.loads(tx.communicate(timeout=30)[0] or "{}")
+        except subprocess.TimeoutExpired:
+            tx.kill()
+            sent = {}
+        reps = tb.reports()
+        stop_wall = time.time()
+    emu = reps.get("emulator", {})
+    emu_start_wall = stop_wall - emu.get("elapsed_s", 0.0)
+    start_s = max(0.0, sent.get("start_wall", emu_start_wall) - emu_start_wall)
+    # Gateway B connects to the server when the SCPS-TP SYN reaches it: one one-way delay.
+    sim = sim_run(case, "scps-tp", seed, nbytes, start_s, "scps-tp", gw["tcp"], 1)
+    return {
+        "bytes": got["bytes"],
+        "complete": got["bytes"] == nbytes,
+        "seconds": got["seconds"],
+        "goodput_bps": got["bytes"] * 8 / max(got["seconds"], 1e-9),
+        "total_s": _total_s(got, sent),
+        "retrans": reps.get("gateway_a", {}).get("retransmitted_segments"),
+        "samples": [],
+        "start_s": start_s,
+        "emulator": emu,
+        "sim": sim,
     }
 
 
@@ -209,9 +310,50 @@ def summarize(case: Case, cc: str, kernel: list[dict], sim: list[dict]) -> dict:
         "difference_pct": (sg - kg) / kg * 100 if kg == kg and kg > 0 else float("nan"),
         "kernel_retrans": kr,
         "sim_retrans": sr,
-        "kernel_complete": all(k["complete"] for k in kernel),
+        "kernel_completion_s": _mean_sd([k.get("total_s", math.nan) for k in kernel])[0],
+        "sim_completion_s": _mean_sd([s["total_s"] for s in sim])[0],
+        "kernel_complete": all(k["complete"] for k in kernel) if kernel else None,
         "sim_complete": all(s["complete"] for s in sim),
     }
+
+
+def _fmt_pct(x: float) -> str:
+    return "-" if x != x else f"{x:+.1f}%"
+
+
+def _fmt_num(x: float) -> str:
+    return "-" if x != x else f"{x:.0f}"
+
+
+def _pep_table(rows: list[dict]) -> list[str]:
+    """The GEO question on one line per case: kernel TCP end to end, SCPS-TP through the
+    gateway pair (live, and as the simulator predicts it), SCPS-TP end to end (simulated)."""
+    by = {(r["case"], r["cc"]): r for r in rows}
+    if not any(cc == GATEWAY for _, cc in by):
+        return []
+    out = [
+        "",
+        "SCPS-TP with and without a PEP beside kernel TCP: mean time from the client's connect "
+        "to the server's last byte, handshakes included (SCPS-TP rate-based at the link's "
+        "rate, buffers of 2 BDP):",
+        "",
+        "| case | kernel reno | kernel cubic | kernel bbr | gateway pair, live | "
+        "gateway pair, simulated | scps-tp end to end, simulated |",
+        "|---|---|---|---|---|---|---|",
+    ]
+
+    def secs(row: dict | None, side: str) -> str:
+        x = (row or {}).get(f"{side}_completion_s", math.nan)
+        return "-" if x != x else f"{x:.1f} s"
+
+    for case in dict.fromkeys(r["case"] for r in rows):
+        k = [secs(by.get((case, cc)), "kernel") for cc in CONTROLS]
+        g, e = by.get((case, GATEWAY)), by.get((case, SCPS_E2E))
+        out.append(
+            f"| {case} | {' | '.join(k)} | {secs(g, 'kernel')} | {secs(g, 'sim')} | "
+            f"{secs(e, 'sim')} |"
+        )
+    return out
 
 
 def _fmt_rate(bps: float) -> str:
@@ -243,9 +385,10 @@ def write_outputs(out: Path, rows: list[dict], runs: dict, skipped: list[str], e
         lines.append(
             f"| {r['case']} | {r['cc']} | {r['reps']} | {_fmt_rate(r['kernel_goodput_bps'])} "
             f"({_fmt_rate(r['kernel_goodput_sd_bps'])}) | {_fmt_rate(r['sim_goodput_bps'])} "
-            f"({_fmt_rate(r['sim_goodput_sd_bps'])}) | {r['difference_pct']:+.1f}% | "
-            f"{r['kernel_retrans']:.0f} | {r['sim_retrans']:.0f} |"
+            f"({_fmt_rate(r['sim_goodput_sd_bps'])}) | {_fmt_pct(r['difference_pct'])} | "
+            f"{_fmt_num(r['kernel_retrans'])} | {_fmt_num(r['sim_retrans'])} |"
         )
+    lines += _pep_table(rows)
     lines += ["", "Cases:", ""]
     lines += [f"- `{c.name}`: {c.what}" for c in GRID if any(r["case"] == c.name for r in rows)]
     if emu:
@@ -297,6 +440,34 @@ def _emulator_accuracy(k: dict) -> dict:
             "max_us": late.get("max_us", float("nan"))}  # fmt: skip
 
 
+def _scps_rows(
+    case: Case, nbytes: int, reps: int, tmp: Path, skipped: list[str], say
+) -> list[dict]:
+    """The gateway pair (live, and its simulated prediction) and SCPS-TP end to end
+    (simulated, starting where the gateway run's client did)."""
+    live, e2e = [], []
+    for seed in range(1, reps + 1):
+        t = time.monotonic()
+        try:
+            live.append(gateway_run(case, seed, nbytes, tmp))
+        except (subprocess.SubprocessError, OSError, ValueError, KeyError) as e:
+            skipped.append(f"{case.name} gateway rep {seed}: {e}")
+            continue
+        e2e.append(sim_run(case, "scps-tp", seed, nbytes, live[-1]["start_s"], "scps-tp",
+                           case.scps_settings()))  # fmt: skip
+        say(
+            f"{case.name:12} gateway rep {seed}: live {_fmt_rate(live[-1]['goodput_bps'])}, "
+            f"simulated {_fmt_rate(live[-1]['sim']['goodput_bps'])}; scps-tp end to end "
+            f"{_fmt_rate(e2e[-1]['goodput_bps'])} ({time.monotonic() - t:.0f} s)"
+        )
+    if not live:
+        return []
+    return [
+        summarize(case, GATEWAY, live, [g["sim"] for g in live]),
+        summarize(case, SCPS_E2E, [], e2e),
+    ]
+
+
 def run_grid(
     out: Path,
     quick: bool = False,
@@ -304,8 +475,10 @@ def run_grid(
     cases: list[str] | None = None,
     controls: tuple[str, ...] = CONTROLS,
     say=print,
+    gateway: bool = True,
 ) -> list[dict]:
-    """Run the grid; returns the summary rows (also written to `out`)."""
+    """Run the grid (with `gateway`, SCPS-TP with and without the gateway pair too);
+    returns the summary rows (also written to `out`)."""
     import tempfile
 
     reps = reps or (1 if quick else 5)
@@ -343,6 +516,8 @@ def run_grid(
                     rows.append(summarize(case, cc, kernel, sim))
                     runs[(case.name, cc)] = (kernel, sim)
                     emu[f"{case.name} {cc}"] = _emulator_accuracy(kernel[0])
+            if gateway:
+                rows += _scps_rows(case, nbytes, reps, Path(tmp), skipped, say)
     write_outputs(out, rows, runs, skipped, emu)
     for s in skipped:
         say(f"skipped: {s}")

@@ -41,6 +41,9 @@ impl Connection {
         }
         if self.ts_ok {
             self.rx.ts_recent_from(&hdr.options, seg_start);
+            if let Some(ts) = hdr.options.timestamps {
+                self.rx.on_echoed_timestamp(now, ts.ecr, len);
+            }
         }
         if len == 0 && !hdr.has(flags::FIN) && seg_start < self.rx.next_expected() {
             // An unacceptable segment (e.g. a zero-window probe): answer with an ACK.

@@ -22,6 +22,7 @@ mod peach;
 mod rack;
 mod rack_tlp;
 mod rate;
+mod rcv_autotune;
 mod recovery;
 /// The SACK scoreboard, public only for the criterion benchmarks (`benches/`).
 #[doc(hidden)]

@@ -3,6 +3,7 @@
 //! `ack_every` segments or after `ack_delay`; ACK at once when data arrives out of order, fills
 //! a hole, or is a duplicate).
 
+use super::rcv_autotune::RcvAutotune;
 use super::ConnStats;
 use crate::config::TcpConfig;
 use crate::seq::{from_wire, to_wire};
@@ -22,7 +23,12 @@ pub(crate) struct Receiver {
     /// Position of a FIN that arrived before all the data preceding it.
     fin_at: Option<u64>,
     fin_received: bool,
+    /// The most the window may be: `receive_buffer`, or what autotuning has grown it to.
     rcv_buf: u64,
+    /// Linux receive-buffer autotuning (`receive_autotuning`).
+    autotune: Option<RcvAutotune>,
+    /// When the latest data arrived (an application read is timed there).
+    last_data: Time,
     /// Full-segment size, for the window-update rule.
     mss: u64,
     /// The application reads only when told (`read`); otherwise it reads everything at once.
@@ -67,6 +73,12 @@ pub(crate) struct Receiver {
 
 impl Receiver {
     pub fn new(cfg: &TcpConfig) -> Self {
+        let autotune = cfg
+            .receive_autotuning
+            .then(|| RcvAutotune::new(cfg.receive_buffer_initial.0, cfg.receive_buffer.0, 536));
+        let rcv_buf = autotune
+            .as_ref()
+            .map_or(cfg.receive_buffer.0, |a| a.limit());
         Receiver {
             irs: 0,
             rcv_nxt: 0,
@@ -75,12 +87,14 @@ impl Receiver {
             recent_len: 0,
             fin_at: None,
             fin_received: false,
-            rcv_buf: cfg.receive_buffer.0,
+            rcv_buf,
+            autotune,
+            last_data: 0,
             mss: 536,
             manual_read: false,
             read: 0,
             last_ack_sent: 0,
-            last_adv_window: cfg.receive_buffer.0,
+            last_adv_window: rcv_buf,
             ts_recent_valid: false,
             ack_every: cfg.ack_every,
             ack_delay: cfg.ack_delay.0,
@@ -212,6 +226,35 @@ impl Receiver {
 
     pub fn set_mss(&mut self, mss: u64) {
         self.mss = mss.max(1);
+        if let Some(a) = &mut self.autotune {
+            a.set_mss(self.mss);
+            self.rcv_buf = a.limit();
+            self.last_adv_window = self.rcv_buf;
+        }
+    }
+
+    /// A data segment of `len` bytes echoes our timestamp `tsecr` (sent at `tsecr` ms): a
+    /// receiver-side round-trip sample for autotuning.
+    pub fn on_echoed_timestamp(&mut self, now: Time, tsecr: u32, len: u32) {
+        if let Some(a) = &mut self.autotune {
+            let sent = tsecr as Time * crate::time::MS;
+            if len > 0 && sent <= now {
+                a.on_echoed_timestamp(now - sent, tsecr, len);
+            }
+        }
+    }
+
+    /// Autotuning after the application read: the buffer may grow, and the window with it.
+    fn autotune_after_read(&mut self, now: Time) {
+        let ooo = self
+            .ooo
+            .last()
+            .map_or(0, |r| r.1.saturating_sub(self.rcv_nxt));
+        let delivered = self.delivered();
+        if let Some(a) = &mut self.autotune {
+            a.on_read(now, delivered, ooo);
+            self.rcv_buf = a.limit();
+        }
     }
 
     pub fn next_expected(&self) -> u64 {
@@ -259,6 +302,9 @@ impl Receiver {
     pub fn read(&mut self, n: u64) -> u64 {
         let m = n.min(self.unread());
         self.read += m;
+        if m > 0 {
+            self.autotune_after_read(self.last_data);
+        }
         let step = (self.rcv_buf / 2).min(self.mss);
         if self.last_adv_window < step && self.window() >= step {
             self.ack_now = true;
@@ -382,6 +428,10 @@ impl Receiver {
         let acked_already = self.ack_now;
         let before = self.rcv_nxt;
         let (fin_now, taken) = self.on_data_inner(now, start, len, fin, stats);
+        self.last_data = now;
+        if !self.manual_read && self.autotune.is_some() && self.rcv_nxt != before {
+            self.autotune_after_read(now);
+        }
         self.complete_records();
         if self.bets_wait.is_some() {
             // A hole's age counts from when data first waited beyond it at this rcv_nxt.
@@ -448,10 +498,14 @@ impl Receiver {
                 let filled_hole = !self.ooo.is_empty();
                 self.rcv_nxt = end;
                 self.absorb_ooo();
+                let window_grew = self.autotune_on_data(now, len);
                 if filled_hole {
                     self.ack_now = true;
                 } else if self.quick_acks_left > 0 {
                     self.quick_acks_left -= 1;
+                    self.ack_now = true;
+                } else if window_grew {
+                    // Linux ACKs at once while its window opens (tcp_grow_window).
                     self.ack_now = true;
                 } else {
                     self.unacked += 1;
@@ -469,6 +523,21 @@ impl Receiver {
     }
 
     /// Takes in a FIN that all data before it has reached. Returns true if it did.
+    /// Autotuning on in-order data: whether the window grew.
+    fn autotune_on_data(&mut self, now: Time, len: u32) -> bool {
+        let unread = self.unread();
+        let (rcv_nxt, window) = (self.rcv_nxt, self.window());
+        let Some(a) = &mut self.autotune else {
+            return false;
+        };
+        if !self.ts_recent_valid {
+            a.on_window_progress(now, rcv_nxt, window);
+        }
+        let grew = a.on_in_order_data(len, unread);
+        self.rcv_buf = a.limit();
+        grew
+    }
+
     fn consume_fin(&mut self) -> bool {
         if !self.fin_received && self.fin_at == Some(self.rcv_nxt) {
             self.fin_received = true;
