@@ -100,6 +100,7 @@ PROFILES = [
     "linux-reno",
     "linux-cubic",
     "linux-bbr",
+    "bbr3",
     "peach+",
     "scps-tp",
     "scps-nucc",

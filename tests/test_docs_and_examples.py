@@ -26,7 +26,7 @@ EXAMPLES = sorted(EXAMPLES_DIR.glob("*.toml"))
 REQUIRED_EXAMPLES = ["geo", "leo-pass", "mars", "dumbbell", "ground-stations", "markov"]
 
 # A field path as written in the reference: `links[i].errors.ber`, `flows[0].tcp.max_rto`.
-PATH_RE = re.compile(r"[a-z_]+(\[[A-Za-z0-9_]*\])?(\.[a-z_]+(\[[A-Za-z0-9_]*\])?)*")
+PATH_RE = re.compile(r"[a-z_]+(\[[A-Za-z0-9_]*\])?(\.[a-z_][a-z0-9_]*(\[[A-Za-z0-9_]*\])?)*")
 
 
 # ----- the schema -----
@@ -79,7 +79,7 @@ def schema_fields(root: dict) -> dict[tuple[str, str], set[str]]:
 
 
 def _prefixes(path: str) -> set[str]:
-    parts = re.findall(r"\.?[a-z_]+|\[\]", path)
+    parts = re.findall(r"\.?[a-z_][a-z0-9_]*|\[\]", path)
     return {"".join(parts[: i + 1]).lstrip(".") for i in range(len(parts))}
 
 

@@ -176,6 +176,7 @@ def protocols(
     titles = {
         "textbook": "Textbook: the papers' and ns-3's mechanisms on NewReno's defaults",
         "linux": "Linux as deployed (what a 6.x kernel does; use these for ordinary computers)",
+        "draft": "IETF drafts on the LINUX_BASE settings (algorithms no stock kernel runs)",
         "scps": "SCPS-TP as the papers configured it",
         "windows": "Windows stacks of Edwards et al.",
     }

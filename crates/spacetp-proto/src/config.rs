@@ -306,6 +306,8 @@ pub struct TcpConfig {
     pub cubic: crate::cc::CubicParams,
     /// BBR settings (Linux `tcp_bbr.c`).
     pub bbr: crate::cc::BbrParams,
+    /// BBRv3 settings (draft-ietf-ccwg-bbr).
+    pub bbr3: crate::cc::Bbr3Params,
 }
 
 /// Linux `tcp_rmem[1]`.
@@ -358,6 +360,7 @@ impl Default for TcpConfig {
             bic: Default::default(),
             cubic: Default::default(),
             bbr: Default::default(),
+            bbr3: Default::default(),
         }
     }
 }
@@ -376,6 +379,7 @@ impl TcpConfig {
             CongestionControlKind::Bic => Box::new(Bic::new(&self.bic)),
             CongestionControlKind::Cubic => Box::new(Cubic::new(&self.cubic)),
             CongestionControlKind::Bbr => Box::new(Bbr::new(&self.bbr)),
+            CongestionControlKind::Bbr3 => Box::new(Bbr3::new(&self.bbr3)),
             CongestionControlKind::None => Box::new(Nucc),
         }
     }
@@ -552,7 +556,7 @@ impl TcpConfig {
 
     /// Each congestion controller's parameters, under its own name.
     fn validate_controllers(&self) -> Result<(), FieldError> {
-        let params: [(&str, Result<(), FieldError>); 8] = [
+        let params: [(&str, Result<(), FieldError>); 9] = [
             ("vegas", self.vegas.validate()),
             ("westwood", self.westwood.validate()),
             ("highspeed", self.highspeed.validate()),
@@ -561,6 +565,7 @@ impl TcpConfig {
             ("bic", self.bic.validate()),
             ("cubic", self.cubic.validate()),
             ("bbr", self.bbr.validate()),
+            ("bbr3", self.bbr3.validate()),
         ];
         for (name, r) in params {
             r.map_err(|e| e.within(name))?;

@@ -48,6 +48,13 @@ pub const PROFILES: &[(&str, &str)] = &[
     ),
     ("bbr", "The same as linux-bbr"),
     (
+        "bbr3",
+        "BBRv3 as draft-ietf-ccwg-bbr-06 specifies it (not what a stock Linux kernel runs: that \
+         is BBR v1): loss-bounded inflight, ProbeBW DOWN/CRUISE/REFILL/UP timed for Reno \
+         coexistence, Startup's exit on loss, ProbeRTT every 5 s at half the BDP; paced; on the \
+         LINUX_BASE settings",
+    ),
+    (
         "scps-tp",
         "SCPS-TP as Nguyen & Sterbenz Table 1: Vegas (slow start every other RTT), SNACK without \
          bit vector, fixed ACK frequency 100 ms, rate control 1.5 Mb/s, window scaling, no \
@@ -123,16 +130,20 @@ pub const LINUX_BASE: &[(&str, &str)] = &[
 pub fn profile(name: &str) -> Option<TcpConfig> {
     tcp_family(name)
         .or_else(|| linux(name))
+        .or_else(|| draft(name))
         .or_else(|| scps(name))
         .or_else(|| windows(name))
 }
 
 /// Which family a profile belongs to: "textbook" (the papers' and ns-3's mechanisms on
-/// NewReno's defaults), "linux" (what a Linux kernel does), "scps" (SCPS-TP as the papers
-/// configured it) or "windows" (Edwards et al.'s Windows stacks).
+/// NewReno's defaults), "linux" (what a Linux kernel does), "draft" (IETF drafts no stock
+/// kernel runs, on the Linux settings), "scps" (SCPS-TP as the papers configured it) or
+/// "windows" (Edwards et al.'s Windows stacks).
 pub fn family(name: &str) -> Option<&'static str> {
     if linux(name).is_some() {
         Some("linux")
+    } else if draft(name).is_some() {
+        Some("draft")
     } else if tcp_family(name).is_some() {
         Some("textbook")
     } else if scps(name).is_some() {
@@ -184,6 +195,19 @@ fn linux(name: &str) -> Option<TcpConfig> {
         },
         "linux-bbr" | "bbr" => TcpConfig {
             congestion_control: Cc::Bbr,
+            ..base
+        },
+        _ => return None,
+    };
+    Some(cfg)
+}
+
+/// IETF drafts on the LINUX_BASE settings: algorithms no stock kernel runs.
+fn draft(name: &str) -> Option<TcpConfig> {
+    let base = linux("linux-reno")?;
+    let cfg = match name {
+        "bbr3" => TcpConfig {
+            congestion_control: Cc::Bbr3,
             ..base
         },
         _ => return None,

@@ -64,7 +64,7 @@ fn cases() -> Vec<(String, String)> {
 }
 
 /// The profiles the GEO variants run (newreno and scalable are covered above).
-const PROFILES: [&str; 21] = [
+const PROFILES: [&str; 22] = [
     "tahoe",
     "reno",
     "sack",
@@ -80,6 +80,7 @@ const PROFILES: [&str; 21] = [
     "linux-reno",
     "linux-cubic",
     "linux-bbr",
+    "bbr3",
     "scps-tp",
     "scps-nucc",
     "scps-1b",

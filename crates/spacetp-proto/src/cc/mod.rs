@@ -4,12 +4,14 @@
 //! separate component: it asks the controller for ssthresh and drives cwnd while repairing.
 
 mod bbr;
+mod bbr3;
 mod bic;
 mod cubic;
 mod frac;
 mod highspeed;
 mod hybla;
 mod hystart;
+mod max_filter;
 mod newreno;
 pub(crate) mod nucc;
 mod scalable;
@@ -20,6 +22,7 @@ mod westwood;
 mod tests_transfer;
 
 pub use bbr::{Bbr, BbrMode, BbrParams};
+pub use bbr3::{Bbr3, Bbr3Params, Bbr3State};
 pub use bic::{Bic, BicParams};
 pub use cubic::{Cubic, CubicParams};
 pub use highspeed::{HighSpeed, HighSpeedParams};
@@ -58,6 +61,11 @@ pub enum CongestionControlKind {
     /// round-trip propagation time sets the pacing rate and cwnd (Startup, Drain, ProbeBW,
     /// ProbeRTT, long-term bandwidth for policers).
     Bbr,
+    /// BBRv3 as draft-ietf-ccwg-bbr-06 specifies it (not what a stock Linux kernel runs):
+    /// BBR v1's model plus loss-bounded inflight (inflight_longterm and the short-term
+    /// bw_shortterm / inflight_shortterm), ProbeBW's DOWN / CRUISE / REFILL / UP cycle timed
+    /// for Reno coexistence, Startup's exit on loss, ProbeRTT every 5 s at half the BDP.
+    Bbr3,
     /// No congestion control (SCPS-TP NUCC): the window is the receiver's, and `scps.rate`
     /// clocks transmissions out.
     None,
@@ -140,6 +148,12 @@ pub struct ControlInput {
     pub lost: u64,
     /// Bytes marked lost since the previous ACK (`rs->losses`).
     pub losses: u64,
+    /// Bytes delivered that arrived marked CE, since the connection began
+    /// (`tp->delivered_ce`). Always 0 today: no simulated link marks CE yet.
+    pub ce_delivered: u64,
+    /// The connection can learn of more than one loss per round trip (SACK negotiated;
+    /// draft-ietf-ccwg-bbr's `C.has_selective_acks`).
+    pub has_selective_acks: bool,
 }
 
 /// What such a controller asks of the connection in return.
@@ -168,6 +182,12 @@ pub struct RateSample {
     /// That segment was a retransmission, so `rtt` may be too short (Karn; Linux's
     /// `rs->is_retrans`).
     pub is_retrans: bool,
+    /// What recovery counted in flight just after that segment left, itself included
+    /// (draft-ietf-ccwg-bbr `RS.tx_in_flight`).
+    pub tx_in_flight: u64,
+    /// The connection's lost count (`ControlInput::lost`) when it left: the bytes lost since
+    /// are `lost - prior_lost` (`RS.lost`).
+    pub prior_lost: u64,
 }
 
 impl RateSample {

@@ -62,6 +62,9 @@ impl Connection {
             delivered,
             lost,
             losses,
+            // No simulated link marks CE yet.
+            ce_delivered: 0,
+            has_selective_acks: self.sack_ok,
         };
         self.win.cwnd = cwnd_before;
         let req = self.cc.cong_control(&mut self.win, ev, &input);

@@ -281,8 +281,18 @@ impl Connection {
         }
         let retx = pos < self.snd_max;
         let seg_end = end + fin as u64;
-        if let Some(rate) = &mut self.rate {
-            rate.on_sent(pos, seg_end, now, self.snd_max - self.snd_una);
+        if self.rate.is_some() {
+            // What recovery counts in flight, with this segment (`P.tx_in_flight`), and the
+            // bytes deemed lost so far (`P.lost`), a retransmission counting itself (it is
+            // counted below): BBRv3 judges loss rates from them.
+            let (recovery, ctx) = self.recovery_ctx(now);
+            let pipe = recovery.flight(&ctx) + (seg_end - pos);
+            let lost = self.stats.retransmitted_bytes + if retx { len as u64 } else { 0 };
+            let at_send = (pipe, lost);
+            let outstanding = self.snd_max - self.snd_una;
+            if let Some(rate) = &mut self.rate {
+                rate.on_sent(pos, seg_end, now, outstanding, at_send);
+            }
         }
         if self.paces {
             self.pace(now, len);

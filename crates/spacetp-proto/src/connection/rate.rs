@@ -24,6 +24,10 @@ struct Sent {
     is_app_limited: bool,
     /// This transmission repeats an earlier one (its ACK may answer either: Karn).
     is_retrans: bool,
+    /// What was in flight just after it left, and the connection's lost count then
+    /// (draft-ietf-ccwg-bbr 4.1.2.2, `P.tx_in_flight`, `P.lost`).
+    tx_in_flight: u64,
+    lost: u64,
     /// Counted as delivered already (SACKed before the cumulative ACK reached it).
     done: bool,
 }
@@ -42,6 +46,8 @@ struct Building {
     is_app_limited: bool,
     is_retrans: bool,
     rtt: Time,
+    tx_in_flight: u64,
+    lost: u64,
 }
 
 #[derive(Debug, Default)]
@@ -59,8 +65,17 @@ pub(crate) struct DeliveryRate {
 }
 
 impl DeliveryRate {
-    /// `[start, end)` leaves at `now` with `in_flight` bytes outstanding before it.
-    pub fn on_sent(&mut self, start: u64, end: u64, now: Time, in_flight: u64) {
+    /// `[start, end)` leaves at `now` with `in_flight` bytes outstanding before it; `at_send`:
+    /// what is in flight just after it left and the bytes lost so far (`P.tx_in_flight`,
+    /// `P.lost`, which BBRv3 reads).
+    pub fn on_sent(
+        &mut self,
+        start: u64,
+        end: u64,
+        now: Time,
+        in_flight: u64,
+        at_send: (u64, u64),
+    ) {
         if in_flight == 0 {
             // Sending after idle: the interval starts now (draft 3.2).
             self.first_sent_time = now;
@@ -75,6 +90,8 @@ impl DeliveryRate {
             first_sent_time: self.first_sent_time,
             is_app_limited: self.app_limited_until != 0,
             is_retrans: false,
+            tx_in_flight: at_send.0,
+            lost: at_send.1,
             done: false,
         };
         let i = self.sent.partition_point(|s| s.start < start);
@@ -133,6 +150,8 @@ impl DeliveryRate {
                 is_app_limited: s.is_app_limited,
                 is_retrans: s.is_retrans,
                 rtt: now - s.sent_time,
+                tx_in_flight: s.tx_in_flight,
+                lost: s.lost,
             };
             self.first_sent_time = s.sent_time;
         }
@@ -160,6 +179,8 @@ impl DeliveryRate {
             is_app_limited: rs.is_app_limited,
             is_retrans: rs.is_retrans,
             rtt: rs.rtt,
+            tx_in_flight: rs.tx_in_flight,
+            prior_lost: rs.lost,
         })
     }
 
@@ -195,7 +216,13 @@ mod tests {
             while next < acked + window && next < n {
                 let t = now.max(sent_at.last().map_or(0, |&t| t + gap));
                 sent_at.push(t);
-                d.on_sent(next * SEG, (next + 1) * SEG, t, (next - acked) * SEG);
+                d.on_sent(
+                    next * SEG,
+                    (next + 1) * SEG,
+                    t,
+                    (next - acked) * SEG,
+                    (0, 0),
+                );
                 next += 1;
             }
             now = sent_at[acked as usize] + rtt;
@@ -233,7 +260,7 @@ mod tests {
     #[test]
     fn the_interval_is_the_longer_of_the_send_and_ack_spans() {
         let mut d = DeliveryRate::default();
-        d.on_sent(0, SEG, 1, 0);
+        d.on_sent(0, SEG, 1, 0, (0, 0));
         d.on_cumulative_ack(SEG, 50 * MS);
         d.take_sample(None);
         // Ten segments sent 10 ms apart after that ACK, from idle: send span 90 ms...
@@ -243,6 +270,7 @@ mod tests {
                 (k + 1) * SEG,
                 50 * MS + (k - 1) * 10 * MS,
                 SEG * (k - 1),
+                (0, 0),
             );
         }
         // ... acknowledged at one instant 100 ms after the flight began: ACK span 100 ms.
@@ -256,7 +284,7 @@ mod tests {
     fn a_segment_sacked_then_acked_counts_once() {
         let mut d = DeliveryRate::default();
         for k in 0..4u64 {
-            d.on_sent(k * SEG, (k + 1) * SEG, 1 + k * MS, k * SEG);
+            d.on_sent(k * SEG, (k + 1) * SEG, 1 + k * MS, k * SEG, (0, 0));
         }
         d.on_sacked(2 * SEG, 4 * SEG, 100 * MS);
         assert_eq!(d.delivered(), 2 * SEG);
@@ -267,16 +295,16 @@ mod tests {
     #[test]
     fn samples_are_application_limited_until_the_flight_then_in_flight_is_delivered() {
         let mut d = DeliveryRate::default();
-        d.on_sent(0, SEG, 1, 0);
+        d.on_sent(0, SEG, 1, 0, (0, 0));
         d.on_app_limited(SEG);
-        d.on_sent(SEG, 2 * SEG, 2, SEG);
+        d.on_sent(SEG, 2 * SEG, 2, SEG, (0, 0));
         d.on_cumulative_ack(SEG, 100 * MS);
         let first = d.take_sample(None).expect("sample");
         assert!(!first.is_app_limited, "sent before the application ran dry");
         d.on_cumulative_ack(2 * SEG, 101 * MS);
         let second = d.take_sample(None).expect("sample");
         assert!(second.is_app_limited, "sent while it was");
-        d.on_sent(2 * SEG, 3 * SEG, 102 * MS, 0);
+        d.on_sent(2 * SEG, 3 * SEG, 102 * MS, 0, (0, 0));
         d.on_cumulative_ack(3 * SEG, 202 * MS);
         assert!(!d.take_sample(None).expect("sample").is_app_limited);
     }
@@ -284,11 +312,11 @@ mod tests {
     #[test]
     fn a_retransmission_takes_a_fresh_snapshot() {
         let mut d = DeliveryRate::default();
-        d.on_sent(0, SEG, 1, 0);
-        d.on_sent(SEG, 2 * SEG, 2, SEG);
+        d.on_sent(0, SEG, 1, 0, (0, 0));
+        d.on_sent(SEG, 2 * SEG, 2, SEG, (0, 0));
         d.on_sacked(SEG, 2 * SEG, 100 * MS);
         d.take_sample(None);
-        d.on_sent(0, SEG, 300 * MS, SEG); // the first segment resent after a timeout
+        d.on_sent(0, SEG, 300 * MS, SEG, (0, 0)); // the first segment resent after a timeout
         d.on_cumulative_ack(2 * SEG, 400 * MS);
         let s = d.take_sample(None).expect("sample");
         assert_eq!(s.rtt, 100 * MS, "timed from the retransmission");

@@ -12,7 +12,8 @@
 //!
 //! One file per state, as s2n-quic splits its BBR: `startup.rs` (and the full-pipe
 //! estimate), `drain.rs`, `probe_bw.rs` (gain cycling), `probe_rtt.rs`; `long_term.rs`
-//! (policer detection), `aggregation.rs` (extra ACKed), `max_filter.rs` (`lib/minmax.c`).
+//! (policer detection), `aggregation.rs` (extra ACKed); the windowed maximum is
+//! `cc/max_filter.rs` (`lib/minmax.c`), shared with BBRv3.
 //!
 //! Units: Linux counts packets and bandwidth in packets per microsecond; here windows are
 //! bytes and bandwidth bytes per second, and the constants counted in packets (the 4-packet
@@ -27,7 +28,6 @@ mod aggregation;
 mod cwnd;
 mod drain;
 mod long_term;
-mod max_filter;
 mod pacing;
 mod probe_bw;
 mod probe_rtt;
@@ -125,7 +125,7 @@ pub struct Bbr {
     p: BbrParams,
     mode: BbrMode,
     /// Bandwidth samples (bytes per second) by round.
-    bw: max_filter::MaxFilter,
+    bw: super::max_filter::MaxFilter,
     /// Packet-timed rounds so far, and the delivered count that ends the current one.
     rtt_cnt: u64,
     next_rtt_delivered: u64,

@@ -1,7 +1,8 @@
 //! A windowed maximum over a window counted in rounds: Kathleen Nichols' algorithm as Linux's
 //! `lib/minmax.c` keeps it, three samples (the best, the second best after it, the third
 //! best after that) so that an old maximum ages out within the window without storing every
-//! sample. BBR's bottleneck bandwidth is this filter over 10 packet-timed rounds.
+//! sample. BBR v1's bottleneck bandwidth is this filter over 10 packet-timed rounds; BBRv3's over
+//! two ProbeBW cycles, and its ACK-aggregation estimate over 10 rounds.
 
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 struct Sample {
@@ -10,7 +11,7 @@ struct Sample {
 }
 
 #[derive(Clone, Copy, Debug, Default)]
-pub(super) struct MaxFilter {
+pub(crate) struct MaxFilter {
     s: [Sample; 3],
 }
 
