@@ -1,0 +1,407 @@
+//! One end of a QUIC connection: a quinn `Endpoint` with its one `Connection`, on
+//! simulated time. The world hands it datagrams and timeouts and asks it for datagrams to
+//! send; the application writes a byte count (the bytes are zeros: only their number and
+//! timing matter) on one unidirectional stream, which the other end reads.
+
+use crate::clock::SimClock;
+use crate::settings::QuicSettings;
+use crate::tls;
+use bytes::BytesMut;
+use quinn_proto::{
+    ClientConfig, Connection, ConnectionError, ConnectionHandle, DatagramEvent, Dir, Endpoint,
+    EndpointConfig, Event, ServerConfig, StreamEvent, StreamId, VarInt,
+};
+use spacetp_proto::Time;
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+/// What the application writes: zeros, at most this much per call into quinn.
+static ZEROS: [u8; 65536] = [0; 65536];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    Client,
+    Server,
+}
+
+/// What an end reports (quinn's own counters, and the application's).
+#[derive(Clone, Debug, Default)]
+pub struct QuicStats {
+    /// UDP datagrams and their payload bytes sent.
+    pub datagrams_sent: u64,
+    pub udp_bytes_sent: u64,
+    /// Packets quinn declared lost, and their bytes (RFC 9002 loss detection).
+    pub packets_lost: u64,
+    pub bytes_lost: u64,
+    pub congestion_events: u64,
+    /// When the handshake completed on this end, from the connection's start.
+    pub handshake: Option<Time>,
+    pub rtt: Option<Time>,
+    pub min_rtt: Option<Time>,
+    pub cwnd: u64,
+    /// The path MTU (largest UDP payload) quinn settled on.
+    pub mtu: u16,
+    /// Application bytes written into the stream and read from it.
+    pub stream_bytes_written: u64,
+    pub stream_bytes_read: u64,
+}
+
+pub struct QuicEnd {
+    role: Role,
+    clock: SimClock,
+    endpoint: Endpoint,
+    server_config: Option<Arc<ServerConfig>>,
+    conn: Option<(ConnectionHandle, Connection)>,
+    local: SocketAddr,
+    remote: SocketAddr,
+    /// Datagrams the endpoint itself answered with (version negotiation, retry, reset).
+    endpoint_tx: VecDeque<Vec<u8>>,
+    buf: Vec<u8>,
+    started: Time,
+    handshake_done: Option<Time>,
+    stream: Option<StreamId>,
+    /// Bytes the application wrote that quinn has not taken yet, and the most it may hold.
+    backlog: u64,
+    backlog_limit: u64,
+    written: u64,
+    close_requested: bool,
+    stream_finished: bool,
+    received: u64,
+    peer_finished: bool,
+    /// Why the connection ended, if it did (quinn's reason).
+    ended: Option<ConnectionError>,
+}
+
+impl QuicEnd {
+    /// A client at `local` that connects to `remote` at `now`. `seed` seeds quinn's RNG
+    /// (connection IDs and the like), so that a run is repeatable.
+    pub fn client(
+        settings: &QuicSettings,
+        max_payload: u16,
+        local: SocketAddr,
+        remote: SocketAddr,
+        now: Time,
+        seed: u64,
+        clock: SimClock,
+    ) -> Self {
+        let mut end = QuicEnd::new(
+            Role::Client,
+            settings,
+            local,
+            remote,
+            now,
+            seed,
+            clock,
+            None,
+        );
+        let mut cfg = ClientConfig::new(tls::client_crypto(None));
+        cfg.transport_config(Arc::new(settings.transport_config(max_payload)));
+        let (ch, conn) = end
+            .endpoint
+            .connect(clock.instant(now), cfg, remote, tls::SERVER_NAME)
+            .expect("a fresh endpoint has connection IDs and the remote is a real address");
+        end.conn = Some((ch, conn));
+        end
+    }
+
+    /// A server at `local` that accepts the first connection from `remote`.
+    pub fn server(
+        settings: &QuicSettings,
+        max_payload: u16,
+        local: SocketAddr,
+        remote: SocketAddr,
+        seed: u64,
+        clock: SimClock,
+    ) -> Self {
+        let mut sc = ServerConfig::with_crypto(tls::server_crypto());
+        sc.transport_config(Arc::new(settings.transport_config(max_payload)));
+        QuicEnd::new(
+            Role::Server,
+            settings,
+            local,
+            remote,
+            0,
+            seed,
+            clock,
+            Some(Arc::new(sc)),
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        role: Role,
+        settings: &QuicSettings,
+        local: SocketAddr,
+        remote: SocketAddr,
+        now: Time,
+        seed: u64,
+        clock: SimClock,
+        server_config: Option<Arc<ServerConfig>>,
+    ) -> Self {
+        let mut rng_seed = [0u8; 32];
+        rng_seed[..8].copy_from_slice(&seed.to_le_bytes());
+        rng_seed[8] = role as u8;
+        let endpoint = Endpoint::new(
+            Arc::new(EndpointConfig::default()),
+            server_config.clone(),
+            true,
+            Some(rng_seed),
+        );
+        QuicEnd {
+            role,
+            clock,
+            endpoint,
+            server_config,
+            conn: None,
+            local,
+            remote,
+            endpoint_tx: VecDeque::new(),
+            buf: Vec::with_capacity(2048),
+            started: now,
+            handshake_done: None,
+            stream: None,
+            backlog: 0,
+            backlog_limit: settings.send_window.0,
+            written: 0,
+            close_requested: false,
+            stream_finished: false,
+            received: 0,
+            peer_finished: false,
+            ended: None,
+        }
+    }
+
+    pub fn role(&self) -> Role {
+        self.role
+    }
+
+    /// A UDP datagram for this end arrived.
+    pub fn on_datagram(&mut self, now: Time, data: &[u8]) {
+        let at = self.clock.instant(now);
+        let ev = self.endpoint.handle(
+            at,
+            self.remote,
+            Some(self.local.ip()),
+            None,
+            BytesMut::from(data),
+            &mut self.buf,
+        );
+        match ev {
+            Some(DatagramEvent::ConnectionEvent(ch, ev)) => {
+                if let Some((h, c)) = self.conn.as_mut() {
+                    if *h == ch {
+                        c.handle_event(ev);
+                    }
+                }
+            }
+            Some(DatagramEvent::NewConnection(incoming)) => {
+                if self.conn.is_none() {
+                    let sc = self.server_config.clone();
+                    match self.endpoint.accept(incoming, at, &mut self.buf, sc) {
+                        Ok((ch, conn)) => {
+                            self.started = now;
+                            self.conn = Some((ch, conn));
+                        }
+                        Err(e) => {
+                            if let Some(t) = e.response {
+                                self.endpoint_tx.push_back(self.buf[..t.size].to_vec());
+                            }
+                        }
+                    }
+                } else {
+                    self.endpoint.ignore(incoming);
+                }
+            }
+            Some(DatagramEvent::Response(t)) => {
+                self.endpoint_tx.push_back(self.buf[..t.size].to_vec());
+            }
+            None => {}
+        }
+        self.process(now);
+    }
+
+    /// The next datagram to send at `now`, written into `out` (cleared first); false when
+    /// there is nothing to send now.
+    pub fn poll_transmit(&mut self, now: Time, out: &mut Vec<u8>) -> bool {
+        out.clear();
+        if let Some(d) = self.endpoint_tx.pop_front() {
+            out.extend_from_slice(&d);
+            return true;
+        }
+        self.pump();
+        let Some((_, conn)) = self.conn.as_mut() else {
+            return false;
+        };
+        match conn.poll_transmit(self.clock.instant(now), 1, out) {
+            Some(t) => {
+                out.truncate(t.size);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// When `on_timeout` next has work.
+    pub fn poll_timeout(&mut self) -> Option<Time> {
+        let (_, conn) = self.conn.as_mut()?;
+        conn.poll_timeout().map(|i| self.clock.time(i))
+    }
+
+    pub fn on_timeout(&mut self, now: Time) {
+        if let Some((_, conn)) = self.conn.as_mut() {
+            conn.handle_timeout(self.clock.instant(now));
+        }
+        self.process(now);
+    }
+
+    /// Endpoint and connection events after an input: the handshake's end, the stream
+    /// opening, data to read, the connection's end.
+    fn process(&mut self, now: Time) {
+        let Some((ch, conn)) = self.conn.as_mut() else {
+            return;
+        };
+        while let Some(ev) = conn.poll_endpoint_events() {
+            if let Some(back) = self.endpoint.handle_event(*ch, ev) {
+                conn.handle_event(back);
+            }
+        }
+        while let Some(ev) = conn.poll() {
+            match ev {
+                Event::Connected => self.handshake_done = Some(now - self.started),
+                Event::ConnectionLost { reason } => self.ended = Some(reason),
+                Event::Stream(StreamEvent::Opened { dir: Dir::Uni }) if self.stream.is_none() => {
+                    self.stream = conn.streams().accept(Dir::Uni);
+                }
+                _ => {}
+            }
+        }
+        if self.role == Role::Server {
+            self.read_all();
+        }
+        self.pump();
+    }
+
+    /// Take what arrived in order on the peer's stream.
+    fn read_all(&mut self) {
+        let (Some((_, conn)), Some(id)) = (self.conn.as_mut(), self.stream) else {
+            return;
+        };
+        let mut rs = conn.recv_stream(id);
+        let Ok(mut chunks) = rs.read(true) else {
+            return;
+        };
+        loop {
+            match chunks.next(usize::MAX) {
+                Ok(Some(c)) => self.received += c.bytes.len() as u64,
+                Ok(None) => {
+                    self.peer_finished = true;
+                    break;
+                }
+                Err(_) => break,
+            }
+        }
+        let _ = chunks.finalize();
+    }
+
+    /// Move the application's backlog into the stream as far as quinn takes it, and finish
+    /// the stream once the application has closed and everything is in.
+    fn pump(&mut self) {
+        if self.role != Role::Client {
+            return;
+        }
+        let Some((_, conn)) = self.conn.as_mut() else {
+            return;
+        };
+        if self.stream.is_none() && !conn.is_handshaking() {
+            self.stream = conn.streams().open(Dir::Uni);
+        }
+        let Some(id) = self.stream else { return };
+        while self.backlog > 0 {
+            let n = self.backlog.min(ZEROS.len() as u64) as usize;
+            match conn.send_stream(id).write(&ZEROS[..n]) {
+                Ok(k) if k > 0 => {
+                    self.backlog -= k as u64;
+                    self.written += k as u64;
+                }
+                _ => break,
+            }
+        }
+        if self.close_requested && self.backlog == 0 && !self.stream_finished {
+            self.stream_finished = conn.send_stream(id).finish().is_ok();
+        }
+    }
+
+    /// The application offers `n` more bytes; returns how many were taken (what fits in
+    /// the send buffer, `send_window`).
+    pub fn write(&mut self, n: u64) -> u64 {
+        if self.close_requested {
+            return 0;
+        }
+        let take = n.min(self.backlog_limit.saturating_sub(self.backlog));
+        self.backlog += take;
+        self.pump();
+        take
+    }
+
+    /// The application is done: the client finishes its stream once everything is in; the
+    /// server closes the connection (after the peer's stream ended, as a bulk receiver).
+    pub fn close(&mut self, now: Time) {
+        self.close_requested = true;
+        if self.role == Role::Server {
+            if let Some((_, conn)) = self.conn.as_mut() {
+                conn.close(self.clock.instant(now), VarInt::from_u32(0), "done".into());
+            }
+        }
+        self.pump();
+    }
+
+    /// Bytes of the peer's stream received in order.
+    pub fn delivered(&self) -> u64 {
+        self.received
+    }
+
+    /// The peer's stream has ended and every byte of it is in.
+    pub fn peer_finished(&self) -> bool {
+        self.peer_finished
+    }
+
+    /// The connection has ended (closed by either end, timed out, or failed).
+    pub fn is_closed(&self) -> bool {
+        self.conn.as_ref().is_some_and(|(_, c)| c.is_closed()) || self.ended.is_some()
+    }
+
+    /// Why the connection ended abnormally (quinn's reason), if it did.
+    pub fn failure(&self) -> Option<String> {
+        match &self.ended {
+            None
+            | Some(ConnectionError::ApplicationClosed(_))
+            | Some(ConnectionError::LocallyClosed) => None,
+            Some(e) => Some(e.to_string()),
+        }
+    }
+
+    pub fn stats(&self) -> QuicStats {
+        let mut s = QuicStats {
+            handshake: self.handshake_done,
+            stream_bytes_written: self.written,
+            stream_bytes_read: self.received,
+            ..Default::default()
+        };
+        if let Some((_, c)) = &self.conn {
+            let st = c.stats();
+            s.datagrams_sent = st.udp_tx.datagrams;
+            s.udp_bytes_sent = st.udp_tx.bytes;
+            s.packets_lost = st.path.lost_packets;
+            s.bytes_lost = st.path.lost_bytes;
+            s.congestion_events = st.path.congestion_events;
+            s.cwnd = st.path.cwnd;
+            s.mtu = st.path.current_mtu;
+            if self.handshake_done.is_some() {
+                s.rtt = Some(st.path.rtt.as_nanos() as Time);
+                s.min_rtt = Some(st.path.min_rtt.as_nanos() as Time);
+            }
+        }
+        s
+    }
+}

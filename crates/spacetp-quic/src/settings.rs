@@ -1,0 +1,217 @@
+//! `[flows.quic]`: what a user may set, in human units, checked before a run with errors
+//! that name the field, and the quinn `TransportConfig` it makes. Defaults are quinn's.
+
+use quinn_proto::congestion::{BbrConfig, CubicConfig, NewRenoConfig};
+use quinn_proto::{IdleTimeout, MtuDiscoveryConfig, TransportConfig, VarInt};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use spacetp_proto::units::{Bytes, Duration};
+use spacetp_proto::{FieldError, MS, SEC};
+use std::sync::Arc;
+
+/// quinn's congestion controllers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum QuicCongestion {
+    /// RFC 9002 section 7 (NewReno), quinn's `NewReno`.
+    Newreno,
+    /// CUBIC (RFC 9438), quinn's default.
+    Cubic,
+    /// quinn's BBR (version 1, marked experimental by quinn).
+    Bbr,
+}
+
+/// QUIC settings (`[flows.quic]`); every default is quinn-proto 0.11's.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct QuicSettings {
+    /// Congestion controller: "newreno", "cubic" (quinn's default) or "bbr".
+    pub congestion_control: QuicCongestion,
+    /// RTT assumed before the first sample (RFC 9002: 333 ms); it sets the first PTO, which
+    /// matters on a 600 ms link. From 1 ms to 10 min.
+    pub initial_rtt: Duration,
+    /// Congestion window at the start (quinn: 14720 B, RFC 9002's 10 x 1472 B capped at
+    /// 14720). At least 2 x 1200 B.
+    pub initial_window: Bytes,
+    /// How much of one stream the receiver buffers ahead of the application: the stream's
+    /// flow-control window (quinn: 1.25 MB, 100 Mb/s x 100 ms). At least 1200 B.
+    pub stream_receive_window: Bytes,
+    /// The connection's flow-control window over all streams; absent: unlimited (quinn).
+    pub receive_window: Option<Bytes>,
+    /// Unacknowledged data the sender buffers over all streams (quinn: 10 MB). At least
+    /// 1200 B.
+    pub send_window: Bytes,
+    /// Largest UDP payload before path MTU discovery (RFC 9000's minimum, 1200 B, quinn's
+    /// default). From 1200 B to what the flow's MTU carries.
+    pub initial_mtu: u16,
+    /// DPLPMTUD (RFC 8899): probe for larger packets up to what the flow's MTU carries.
+    /// true (quinn).
+    pub mtu_discovery: bool,
+    /// Close after this long without a packet from the peer (quinn: 30 s); absent: never.
+    /// An outage longer than this ends the connection.
+    pub max_idle_timeout: Option<Duration>,
+    /// Send a PING after this long without sending, keeping an idle connection open
+    /// across outages shorter than `max_idle_timeout`; absent: none (quinn).
+    pub keep_alive_interval: Option<Duration>,
+}
+
+impl Default for QuicSettings {
+    fn default() -> Self {
+        QuicSettings {
+            congestion_control: QuicCongestion::Cubic,
+            initial_rtt: Duration(333 * MS),
+            initial_window: Bytes(14_720),
+            stream_receive_window: Bytes(1_250_000),
+            receive_window: None,
+            send_window: Bytes(10_000_000),
+            initial_mtu: 1200,
+            mtu_discovery: true,
+            max_idle_timeout: Some(Duration(30 * SEC)),
+            keep_alive_interval: None,
+        }
+    }
+}
+
+const VARINT_MAX: u64 = (1 << 62) - 1;
+
+impl QuicSettings {
+    /// Check every field against what quinn and the flow's MTU allow: `max_payload` is the
+    /// largest UDP payload the flow's MTU carries.
+    pub fn validate(&self, max_payload: u16) -> Result<(), FieldError> {
+        let rtt = self.initial_rtt.0;
+        if !(MS..=600 * SEC).contains(&rtt) {
+            return Err(FieldError::new(
+                "initial_rtt",
+                format!("{} must be from 1 ms to 10 min", self.initial_rtt),
+            ));
+        }
+        if self.initial_window.0 < 2400 {
+            return Err(FieldError::new(
+                "initial_window",
+                format!(
+                    "{} must be at least 2400 B (2 x 1200 B)",
+                    self.initial_window
+                ),
+            ));
+        }
+        for (name, b) in [
+            ("stream_receive_window", Some(self.stream_receive_window)),
+            ("receive_window", self.receive_window),
+            ("send_window", Some(self.send_window)),
+        ] {
+            if let Some(b) = b {
+                if !(1200..=VARINT_MAX).contains(&b.0) {
+                    return Err(FieldError::new(
+                        name,
+                        format!("{b} must be from 1200 B to 2^62 - 1 B"),
+                    ));
+                }
+            }
+        }
+        if self.initial_mtu < 1200 || self.initial_mtu > max_payload {
+            return Err(FieldError::new(
+                "initial_mtu",
+                format!(
+                    "{} must be from 1200 (RFC 9000's minimum) to {max_payload}, the largest UDP \
+                     payload the flow's MTU carries",
+                    self.initial_mtu
+                ),
+            ));
+        }
+        if let Some(t) = self.max_idle_timeout {
+            if t.0 < MS {
+                return Err(FieldError::new("max_idle_timeout", "must be at least 1 ms"));
+            }
+        }
+        if let Some(k) = self.keep_alive_interval {
+            if k.0 < MS {
+                return Err(FieldError::new(
+                    "keep_alive_interval",
+                    "must be at least 1 ms",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// quinn's transport configuration for these settings on a flow whose MTU carries UDP
+    /// payloads of up to `max_payload` bytes. Call `validate` first.
+    pub fn transport_config(&self, max_payload: u16) -> TransportConfig {
+        let mut t = TransportConfig::default();
+        t.initial_rtt(std::time::Duration::from_nanos(self.initial_rtt.0));
+        t.stream_receive_window(varint(self.stream_receive_window.0));
+        t.receive_window(self.receive_window.map_or(VarInt::MAX, |b| varint(b.0)));
+        t.send_window(self.send_window.0);
+        t.initial_mtu(self.initial_mtu);
+        t.min_mtu(1200);
+        t.mtu_discovery_config(self.mtu_discovery.then(|| {
+            let mut m = MtuDiscoveryConfig::default();
+            m.upper_bound(max_payload);
+            m
+        }));
+        t.max_idle_timeout(self.max_idle_timeout.map(|d| {
+            let ms = (d.0 / MS).min(VARINT_MAX);
+            IdleTimeout::from(varint(ms))
+        }));
+        t.keep_alive_interval(
+            self.keep_alive_interval
+                .map(|d| std::time::Duration::from_nanos(d.0)),
+        );
+        // One datagram per transmit: the links carry packets, not GSO batches.
+        t.enable_segmentation_offload(false);
+        let w = self.initial_window.0;
+        match self.congestion_control {
+            QuicCongestion::Newreno => {
+                let mut c = NewRenoConfig::default();
+                c.initial_window(w);
+                t.congestion_controller_factory(Arc::new(c));
+            }
+            QuicCongestion::Cubic => {
+                let mut c = CubicConfig::default();
+                c.initial_window(w);
+                t.congestion_controller_factory(Arc::new(c));
+            }
+            QuicCongestion::Bbr => {
+                let mut c = BbrConfig::default();
+                c.initial_window(w);
+                t.congestion_controller_factory(Arc::new(c));
+            }
+        }
+        t
+    }
+}
+
+fn varint(v: u64) -> VarInt {
+    VarInt::from_u64(v.min(VARINT_MAX)).expect("clamped below 2^62")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid_for_a_1500_byte_mtu() {
+        QuicSettings::default().validate(1472).unwrap();
+    }
+
+    #[test]
+    fn bad_values_name_their_field() {
+        let bad = |f: fn(&mut QuicSettings)| {
+            let mut s = QuicSettings::default();
+            f(&mut s);
+            s.validate(1472).unwrap_err().path
+        };
+        assert_eq!(bad(|s| s.initial_rtt = Duration(0)), "initial_rtt");
+        assert_eq!(bad(|s| s.initial_mtu = 1100), "initial_mtu");
+        assert_eq!(bad(|s| s.initial_mtu = 1500), "initial_mtu");
+        assert_eq!(
+            bad(|s| s.stream_receive_window = Bytes(10)),
+            "stream_receive_window"
+        );
+        assert_eq!(
+            bad(|s| s.receive_window = Some(Bytes(1 << 63))),
+            "receive_window"
+        );
+        assert_eq!(bad(|s| s.initial_window = Bytes(1000)), "initial_window");
+    }
+}
