@@ -138,7 +138,10 @@ impl Connection {
             }
             return Some(t);
         }
-        self.resend.push_front(pos); // keep it for when the rate allows
+        // Keep it for when the rate allows. Until then every poll (each ACK that arrives
+        // before the departure time) asks recovery again and gets the same segment, still
+        // lost and not resent: the queue keeps one copy, so it goes out once.
+        self.resend.push_front(pos);
         None
     }
 

@@ -1,6 +1,7 @@
 //! Segments to resend at once, outside the loss-recovery algorithm: named by SCPS-TP SNACKs,
 //! by a timeout under the corruption policy or a restored link, or held back by rate
-//! control. A segment resent less than one round trip ago is not resent again.
+//! control. A segment resent less than one round trip ago is not resent again, and a segment
+//! is queued at most once.
 
 use crate::time::Time;
 use std::collections::VecDeque;
@@ -17,12 +18,21 @@ pub(crate) struct ResendQueue {
 }
 
 impl ResendQueue {
+    /// Queue `pos` first, unless it is queued already: a position waits once, however often
+    /// it is asked for while it waits (a retransmission held by pacing is asked for again on
+    /// every ACK that arrives before its departure time, and a second copy would resend it
+    /// again, unlost).
     pub fn push_front(&mut self, pos: u64) {
-        self.due.push_front(pos);
+        if !self.contains(pos) {
+            self.due.push_front(pos);
+        }
     }
 
+    /// Queue `pos` last, unless it is queued already.
     pub fn push_back(&mut self, pos: u64) {
-        self.due.push_back(pos);
+        if !self.contains(pos) {
+            self.due.push_back(pos);
+        }
     }
 
     pub fn front(&self) -> Option<u64> {

@@ -1,7 +1,8 @@
 //! RACK-TLP (RFC 8985) with scripted drops and delays, against RFC 6675's DupThresh rule on
 //! the same pipe: the tail loss probe fires after 2 SRTT and repairs a tail loss without a
 //! timeout; a segment reordered within the reordering window is not a loss; a lost
-//! retransmission is found by time instead of by the RTO.
+//! retransmission is found by time instead of by the RTO; a lost segment whose
+//! retransmission waits for its pacing departure time is resent once.
 
 use super::*;
 use crate::config::RecoveryKind;
@@ -162,4 +163,59 @@ fn rack_needs_sack_and_dsack_needs_sack() {
         ..TcpConfig::default()
     };
     assert_eq!(c.validate().unwrap_err().path, "dsack");
+}
+
+/// A controller that holds cwnd at a fixed size through losses and paces at a fixed rate
+/// (bytes per second), as BBR does while the window is not what limits it.
+struct PacedFixedWindow {
+    cwnd: u64,
+    rate: f64,
+}
+
+impl crate::cc::CongestionControl for PacedFixedWindow {
+    fn name(&self) -> &'static str {
+        "paced-fixed-window"
+    }
+    fn pacing_rate(&self) -> Option<f64> {
+        Some(self.rate)
+    }
+    fn on_ack(&mut self, w: &mut crate::cc::Window, _ev: &crate::cc::AckEvent) {
+        w.cwnd = self.cwnd;
+    }
+    fn ssthresh_after_loss(&mut self, _w: &crate::cc::Window, _flight: u64, _now: Time) -> u64 {
+        self.cwnd
+    }
+    fn controls_window(&self) -> bool {
+        true
+    }
+    fn cong_control(
+        &mut self,
+        w: &mut crate::cc::Window,
+        _ev: &crate::cc::AckEvent,
+        _c: &crate::cc::ControlInput,
+    ) -> crate::cc::ControlRequest {
+        w.cwnd = self.cwnd;
+        crate::cc::ControlRequest::default()
+    }
+}
+
+#[test]
+fn a_lost_segment_held_by_pacing_is_resent_once_however_many_acks_arrive_while_it_waits() {
+    // Paced at one segment (and its 52 header bytes) per 1.2 ms behind a bottleneck of one
+    // a millisecond, with a window that never limits: every retransmission RACK asks for
+    // waits for its departure time, and an ACK arrives meanwhile. Ten segments are lost
+    // once each on a FIFO pipe, so exactly ten retransmissions repair them.
+    let lost: Vec<u64> = (0..10).map(|k| 1 + (300 + 7 * k) * PAYLOAD).collect();
+    let mut p = pipe(RecoveryKind::Rack, 2000 * PAYLOAD);
+    p.a.set_controller(Box::new(PacedFixedWindow {
+        cwnd: 150 * SEG as u64,
+        rate: (SEG + 52) as f64 / 1.2e-3,
+    }));
+    p.drop_pos_times_ab = lost.iter().map(|&pos| (pos, 1)).collect();
+    p.run(120 * SEC);
+    assert!(p.done_at.is_some(), "the transfer completes");
+    assert_eq!(p.a.stats().timeouts, 0);
+    let mut rtx = p.retransmissions();
+    rtx.sort_unstable();
+    assert_eq!(rtx, lost, "each lost segment resent once, nothing else");
 }
