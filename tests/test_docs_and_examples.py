@@ -40,6 +40,10 @@ def _tcp_schema() -> dict:
     return json.loads(_core.tcp_schema())
 
 
+def _quic_schema() -> dict:
+    return json.loads(_core.quic_schema())
+
+
 def _alternatives(node: dict, owner: str, rel: str, root: dict) -> list[tuple[dict, str, str]]:
     """The concrete schema nodes behind `node` (through $ref, anyOf, oneOf, allOf), each with
     the definition that owns it and the path relative to that definition."""
@@ -95,6 +99,10 @@ def valid_paths() -> set[str]:
             for pre in _prefixes(p):
                 paths.add(f"flows[].tcp.{pre}")
                 paths.add(f"workloads[].tcp.{pre}")
+    for full in schema_fields(_quic_schema()).values():
+        for p in full:
+            for pre in _prefixes(p):
+                paths.add(f"flows[].quic.{pre}")
     return paths
 
 
@@ -189,6 +197,19 @@ def test_every_tcp_setting_is_documented():
         "transport settings without a `flows[i].tcp.NAME` row in docs/scenario.md: "
         + ", ".join(missing)
     )
+
+
+def test_every_quic_setting_is_documented_with_quinns_default():
+    text = _doc_text()
+    documented = documented_paths(text)
+    schema = _quic_schema()
+    missing = sorted(p for p in schema["properties"] if f"flows[].quic.{p}" not in documented)
+    assert not missing, "QUIC settings without a `flows[i].quic.NAME` row: " + ", ".join(missing)
+    for name, prop in schema["properties"].items():
+        value = prop["default"]
+        row = next(ln for ln in text.splitlines() if ln.startswith(f"| `flows[i].quic.{name}`"))
+        shown = {None: "none", True: "true", False: "false"}.get(value, str(value))
+        assert f"`{shown}`" in row, f"flows[i].quic.{name}: default {shown!r} not in: {row}"
 
 
 def test_documented_paths_exist_in_the_schema():

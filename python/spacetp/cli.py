@@ -165,7 +165,8 @@ def protocols(
     as_json: Annotated[bool, typer.Option("--json", help="Print all settings as JSON.")] = False,
 ) -> None:
     """List the protocol profiles and their settings: textbook ones (the papers' and ns-3's
-    mechanisms), Linux as deployed (linux-reno, linux-cubic, linux-bbr), SCPS-TP and Windows."""
+    mechanisms), Linux as deployed (linux-reno, linux-cubic, linux-bbr), SCPS-TP, Windows and
+    QUIC (quic, quic-cubic, quic-newreno, quic-bbr)."""
     from spacetp.simulate import linux_base
     from spacetp.simulate import protocols as profiles
 
@@ -179,6 +180,7 @@ def protocols(
         "draft": "IETF drafts on the LINUX_BASE settings (algorithms no stock kernel runs)",
         "scps": "SCPS-TP as the papers configured it",
         "windows": "Windows stacks of Edwards et al.",
+        "quic": "QUIC from quinn-proto 0.11 (settings: [flows.quic])",
     }
     for family, title in titles.items():
         out.print(f"\n[bold underline]{title}[/bold underline]")
@@ -196,11 +198,12 @@ def protocols(
 @app.command()
 def schema(
     tcp: Annotated[bool, typer.Option(help="The \\[flows.tcp] settings instead.")] = False,
+    quic: Annotated[bool, typer.Option(help="The \\[flows.quic] settings instead.")] = False,
 ) -> None:
     """Print the JSON Schema of scenarios."""
     from spacetp import _core
 
-    print(_core.tcp_schema() if tcp else _core.schema())
+    print(_core.tcp_schema() if tcp else _core.quic_schema() if quic else _core.schema())
 
 
 from spacetp.cli_bench import register as register_bench  # noqa: E402  (bench)

@@ -47,7 +47,7 @@ def run(
 def protocols() -> dict[str, dict]:
     """Every protocol profile: {name: {"description": ..., "settings": {...}, "family": ...}}.
     The family says where a profile comes from: "textbook" (the papers' and ns-3's
-    mechanisms), "linux" (what a Linux kernel does), "scps" or "windows"."""
+    mechanisms), "linux" (what a Linux kernel does), "draft", "scps", "windows" or "quic"."""
     from spacetp import _core
 
     return {

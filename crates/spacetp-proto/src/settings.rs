@@ -54,7 +54,7 @@ pub fn tcp_config(
 
 /// Overlays `over` on `base`, table by table: `scps = { bets = "1 s" }` changes `scps.bets`
 /// and keeps the profile's other SCPS settings.
-fn merge_tables(
+pub fn merge_tables(
     base: &mut serde_json::Map<String, serde_json::Value>,
     over: &serde_json::Map<String, serde_json::Value>,
 ) {

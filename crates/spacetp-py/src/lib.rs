@@ -81,23 +81,39 @@ fn tcp_schema() -> String {
     serde_json::to_string_pretty(&s).unwrap_or_default()
 }
 
-/// `[(name, description, settings as JSON, family)]` for every protocol profile.
+/// JSON Schema of the QUIC settings (`[flows.quic]`).
+#[pyfunction]
+fn quic_schema() -> String {
+    let s = schemars::schema_for!(spacetp_quic::QuicSettings);
+    serde_json::to_string_pretty(&s).unwrap_or_default()
+}
+
+/// `[(name, description, settings as JSON, family)]` for every protocol profile, TCP's and
+/// QUIC's (family "quic").
 #[pyfunction]
 fn protocols() -> Vec<(String, String, String, String)> {
     use spacetp_proto::profiles;
-    profiles::PROFILES
-        .iter()
-        .map(|(n, d)| {
-            let cfg = profiles::profile(n).map(|c| serde_json::to_string(&c).unwrap_or_default());
-            let family = profiles::family(n).unwrap_or("textbook");
-            (
-                n.to_string(),
-                d.to_string(),
-                cfg.unwrap_or_default(),
-                family.to_string(),
-            )
-        })
-        .collect()
+    let tcp = profiles::PROFILES.iter().map(|(n, d)| {
+        let cfg = profiles::profile(n).map(|c| serde_json::to_string(&c).unwrap_or_default());
+        let family = profiles::family(n).unwrap_or("textbook");
+        (
+            n.to_string(),
+            d.to_string(),
+            cfg.unwrap_or_default(),
+            family.to_string(),
+        )
+    });
+    let quic = spacetp_quic::PROFILES.iter().map(|(n, d, _)| {
+        let cfg = spacetp_quic::quic_config(n, None, 1472, "")
+            .map(|s| serde_json::to_string(&s).unwrap_or_default());
+        (
+            n.to_string(),
+            d.to_string(),
+            cfg.unwrap_or_default(),
+            "quic".to_string(),
+        )
+    });
+    tcp.chain(quic).collect()
 }
 
 /// `[(settings, where Linux sets them)]` that the `linux-*` profiles share.
@@ -225,6 +241,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_toml, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(tcp_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(quic_schema, m)?)?;
     m.add_function(wrap_pyfunction!(protocols, m)?)?;
     m.add_function(wrap_pyfunction!(linux_base, m)?)?;
     m.add_function(wrap_pyfunction!(emulate_check, m)?)?;

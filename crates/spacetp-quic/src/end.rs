@@ -53,6 +53,8 @@ pub struct QuicEnd {
     endpoint: Endpoint,
     server_config: Option<Arc<ServerConfig>>,
     conn: Option<(ConnectionHandle, Connection)>,
+    /// A client's configuration until it connects (on its first poll).
+    pending_connect: Option<ClientConfig>,
     local: SocketAddr,
     remote: SocketAddr,
     /// Datagrams the endpoint itself answered with (version negotiation, retry, reset).
@@ -67,42 +69,45 @@ pub struct QuicEnd {
     written: u64,
     close_requested: bool,
     stream_finished: bool,
+    /// The peer has acknowledged every byte of our stream, its end included.
+    stream_acked: bool,
     received: u64,
     peer_finished: bool,
     /// Why the connection ended, if it did (quinn's reason).
     ended: Option<ConnectionError>,
+    /// quinn's next deadline, as of the last call that could move it.
+    deadline: Option<Time>,
 }
 
 impl QuicEnd {
-    /// A client at `local` that connects to `remote` at `now`. `seed` seeds quinn's RNG
-    /// (connection IDs and the like), so that a run is repeatable.
+    /// A client at `local` that connects to `remote` when first polled. `seed` seeds
+    /// quinn's RNG (connection IDs and the like), so that a run is repeatable.
     pub fn client(
         settings: &QuicSettings,
         max_payload: u16,
         local: SocketAddr,
         remote: SocketAddr,
-        now: Time,
         seed: u64,
         clock: SimClock,
     ) -> Self {
-        let mut end = QuicEnd::new(
-            Role::Client,
-            settings,
-            local,
-            remote,
-            now,
-            seed,
-            clock,
-            None,
-        );
+        let mut end = QuicEnd::new(Role::Client, settings, local, remote, seed, clock, None);
         let mut cfg = ClientConfig::new(tls::client_crypto(None));
         cfg.transport_config(Arc::new(settings.transport_config(max_payload)));
-        let (ch, conn) = end
-            .endpoint
-            .connect(clock.instant(now), cfg, remote, tls::SERVER_NAME)
-            .expect("a fresh endpoint has connection IDs and the remote is a real address");
-        end.conn = Some((ch, conn));
+        end.pending_connect = Some(cfg);
         end
+    }
+
+    /// The client opens its connection (its first flight) at `now`.
+    fn connect(&mut self, now: Time) {
+        let Some(cfg) = self.pending_connect.take() else {
+            return;
+        };
+        let (ch, conn) = self
+            .endpoint
+            .connect(self.clock.instant(now), cfg, self.remote, tls::SERVER_NAME)
+            .expect("a fresh endpoint has connection IDs and the remote is a real address");
+        self.started = now;
+        self.conn = Some((ch, conn));
     }
 
     /// A server at `local` that accepts the first connection from `remote`.
@@ -121,20 +126,17 @@ impl QuicEnd {
             settings,
             local,
             remote,
-            0,
             seed,
             clock,
             Some(Arc::new(sc)),
         )
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn new(
         role: Role,
         settings: &QuicSettings,
         local: SocketAddr,
         remote: SocketAddr,
-        now: Time,
         seed: u64,
         clock: SimClock,
         server_config: Option<Arc<ServerConfig>>,
@@ -156,9 +158,10 @@ impl QuicEnd {
             conn: None,
             local,
             remote,
+            pending_connect: None,
             endpoint_tx: VecDeque::new(),
             buf: Vec::with_capacity(2048),
-            started: now,
+            started: 0,
             handshake_done: None,
             stream: None,
             backlog: 0,
@@ -166,9 +169,11 @@ impl QuicEnd {
             written: 0,
             close_requested: false,
             stream_finished: false,
+            stream_acked: false,
             received: 0,
             peer_finished: false,
             ended: None,
+            deadline: None,
         }
     }
 
@@ -225,6 +230,7 @@ impl QuicEnd {
     /// there is nothing to send now.
     pub fn poll_transmit(&mut self, now: Time, out: &mut Vec<u8>) -> bool {
         out.clear();
+        self.connect(now);
         if let Some(d) = self.endpoint_tx.pop_front() {
             out.extend_from_slice(&d);
             return true;
@@ -233,19 +239,39 @@ impl QuicEnd {
         let Some((_, conn)) = self.conn.as_mut() else {
             return false;
         };
-        match conn.poll_transmit(self.clock.instant(now), 1, out) {
+        let sent = match conn.poll_transmit(self.clock.instant(now), 1, out) {
             Some(t) => {
                 out.truncate(t.size);
                 true
             }
             None => false,
-        }
+        };
+        self.refresh_deadline();
+        sent
     }
 
     /// When `on_timeout` next has work.
     pub fn poll_timeout(&mut self) -> Option<Time> {
-        let (_, conn) = self.conn.as_mut()?;
-        conn.poll_timeout().map(|i| self.clock.time(i))
+        self.refresh_deadline();
+        self.next_timeout()
+    }
+
+    /// The same, for callers that hold only a shared reference: the deadline as it stood
+    /// after the last input or output. A client not yet connected wants its first poll at
+    /// once.
+    pub fn next_timeout(&self) -> Option<Time> {
+        if self.pending_connect.is_some() {
+            return Some(0);
+        }
+        self.deadline
+    }
+
+    /// quinn's next deadline may move after any input, output or application call.
+    fn refresh_deadline(&mut self) {
+        self.deadline = match self.conn.as_mut() {
+            Some((_, conn)) => conn.poll_timeout().map(|i| self.clock.time(i)),
+            None => None,
+        };
     }
 
     pub fn on_timeout(&mut self, now: Time) {
@@ -273,6 +299,9 @@ impl QuicEnd {
                 Event::Stream(StreamEvent::Opened { dir: Dir::Uni }) if self.stream.is_none() => {
                     self.stream = conn.streams().accept(Dir::Uni);
                 }
+                Event::Stream(StreamEvent::Finished { id }) if Some(id) == self.stream => {
+                    self.stream_acked = true;
+                }
                 _ => {}
             }
         }
@@ -280,6 +309,7 @@ impl QuicEnd {
             self.read_all();
         }
         self.pump();
+        self.refresh_deadline();
     }
 
     /// Take what arrived in order on the peer's stream.
@@ -341,12 +371,16 @@ impl QuicEnd {
         let take = n.min(self.backlog_limit.saturating_sub(self.backlog));
         self.backlog += take;
         self.pump();
+        self.refresh_deadline();
         take
     }
 
     /// The application is done: the client finishes its stream once everything is in; the
     /// server closes the connection (after the peer's stream ended, as a bulk receiver).
     pub fn close(&mut self, now: Time) {
+        if self.close_requested {
+            return;
+        }
         self.close_requested = true;
         if self.role == Role::Server {
             if let Some((_, conn)) = self.conn.as_mut() {
@@ -354,6 +388,7 @@ impl QuicEnd {
             }
         }
         self.pump();
+        self.refresh_deadline();
     }
 
     /// Bytes of the peer's stream received in order.
@@ -364,6 +399,16 @@ impl QuicEnd {
     /// The peer's stream has ended and every byte of it is in.
     pub fn peer_finished(&self) -> bool {
         self.peer_finished
+    }
+
+    /// The client's stream is finished and the peer has acknowledged all of it.
+    pub fn stream_acked(&self) -> bool {
+        self.stream_acked
+    }
+
+    /// The application has closed this end.
+    pub fn close_requested(&self) -> bool {
+        self.close_requested
     }
 
     /// The connection has ended (closed by either end, timed out, or failed).

@@ -19,4 +19,4 @@ mod tls;
 
 pub use clock::SimClock;
 pub use end::{QuicEnd, QuicStats, Role};
-pub use settings::{QuicCongestion, QuicSettings};
+pub use settings::{is_quic, quic_config, QuicCongestion, QuicSettings, PROFILES};

@@ -74,6 +74,75 @@ impl Default for QuicSettings {
 
 const VARINT_MAX: u64 = (1 << 62) - 1;
 
+/// The QUIC profiles: a name, what it is, and its controller (quinn's defaults otherwise).
+pub const PROFILES: &[(&str, &str, QuicCongestion)] = &[
+    (
+        "quic",
+        "QUIC (RFC 9000/9001/9002) as quinn-proto 0.11 does it by default: CUBIC",
+        QuicCongestion::Cubic,
+    ),
+    (
+        "quic-cubic",
+        "QUIC with quinn's CUBIC (RFC 9438)",
+        QuicCongestion::Cubic,
+    ),
+    (
+        "quic-newreno",
+        "QUIC with quinn's NewReno (RFC 9002 section 7)",
+        QuicCongestion::Newreno,
+    ),
+    (
+        "quic-bbr",
+        "QUIC with quinn's BBR (version 1, experimental in quinn)",
+        QuicCongestion::Bbr,
+    ),
+];
+
+/// Whether `protocol` names a QUIC profile.
+pub fn is_quic(protocol: &str) -> bool {
+    PROFILES.iter().any(|p| p.0 == protocol)
+}
+
+/// A QUIC flow's settings as a user writes them: the profile `protocol`, then the
+/// `[flows.quic]` overrides, checked against the flow's largest UDP payload. Errors name
+/// the field under `path`.
+pub fn quic_config(
+    protocol: &str,
+    overrides: Option<&serde_json::Map<String, serde_json::Value>>,
+    max_payload: u16,
+    path: &str,
+) -> Result<QuicSettings, FieldError> {
+    let Some(&(_, _, cc)) = PROFILES.iter().find(|p| p.0 == protocol) else {
+        return Err(FieldError::new(
+            format!("{path}.protocol"),
+            format!("\"{protocol}\" is not a QUIC profile"),
+        ));
+    };
+    let mut s = QuicSettings {
+        congestion_control: cc,
+        ..QuicSettings::default()
+    };
+    if let Some(o) = overrides {
+        let mut v = serde_json::to_value(&s)
+            .map_err(|e| FieldError::new(format!("{path}.quic"), e.to_string()))?;
+        if let serde_json::Value::Object(m) = &mut v {
+            spacetp_proto::settings::merge_tables(m, o);
+        }
+        s = serde_path_to_error::deserialize(v).map_err(|e| {
+            let p = e.path().to_string();
+            let inner = e.into_inner().to_string();
+            if p == "." {
+                FieldError::new(format!("{path}.quic"), inner)
+            } else {
+                FieldError::new(format!("{path}.quic.{p}"), inner)
+            }
+        })?;
+    }
+    s.validate(max_payload)
+        .map_err(|e| FieldError::new(format!("{path}.quic.{}", e.path), e.message))?;
+    Ok(s)
+}
+
 impl QuicSettings {
     /// Check every field against what quinn and the flow's MTU allow: `max_payload` is the
     /// largest UDP payload the flow's MTU carries.
@@ -188,6 +257,25 @@ fn varint(v: u64) -> VarInt {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn overrides_apply_over_the_profile_and_errors_name_the_field() {
+        let o: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(r#"{"initial_rtt": "600 ms"}"#).unwrap();
+        let s = quic_config("quic-bbr", Some(&o), 1472, "flows[0]").unwrap();
+        assert_eq!(s.congestion_control, QuicCongestion::Bbr);
+        assert_eq!(s.initial_rtt.0, 600 * MS);
+        let bad: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(r#"{"congestion_control": "vegas"}"#).unwrap();
+        let e = quic_config("quic", Some(&bad), 1472, "flows[0]").unwrap_err();
+        assert_eq!(e.path, "flows[0].quic.congestion_control");
+        let unknown: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(r#"{"rto": "1 s"}"#).unwrap();
+        let e = quic_config("quic", Some(&unknown), 1472, "flows[0]").unwrap_err();
+        assert!(e.message.contains("rto"), "{e:?}");
+        let e = quic_config("quic", None, 1100, "flows[0]").unwrap_err();
+        assert_eq!(e.path, "flows[0].quic.initial_mtu");
+    }
 
     #[test]
     fn defaults_are_valid_for_a_1500_byte_mtu() {

@@ -298,6 +298,9 @@ pub struct FlowCfg {
     pub record_size: Option<Bytes>,
     /// Overrides of any profile setting (see `spacetp protocols`).
     pub tcp: Option<serde_json::Map<String, serde_json::Value>>,
+    /// QUIC settings over the QUIC profile's (`protocol = "quic"`, "quic-cubic",
+    /// "quic-newreno", "quic-bbr").
+    pub quic: Option<serde_json::Map<String, serde_json::Value>>,
     /// Also report the goodput over this interval of simulated time, `[from, to]`: bytes
     /// delivered in it x 8 / (to - from), as users compare "bytes in [10 s, 100 s] / 90 s".
     pub goodput_window: Option<(Duration, Duration)>,

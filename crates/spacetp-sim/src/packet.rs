@@ -1,5 +1,7 @@
-//! Packets carry header fields, never payload bytes. They live in a slab reused across the
-//! run, so the hot path allocates nothing once the slab has grown to the peak in flight.
+//! Packets carry header fields, and payload bytes only for transports whose packets are real
+//! bytes (QUIC's encrypted datagrams). They live in a slab reused across the run, each slot
+//! with its own byte buffer, so the hot path allocates nothing once the slab has grown to
+//! the peak in flight.
 
 use crate::transport::Wire;
 
@@ -41,6 +43,9 @@ pub struct Packet {
 #[derive(Default)]
 pub struct Slab {
     items: Vec<Packet>,
+    /// Each slot's payload bytes (empty for packets that carry none); a buffer is reused
+    /// by the slot's next packet.
+    payloads: Vec<Vec<u8>>,
     free: Vec<PacketId>,
     /// Packets alive now, and the most alive at once so far (reserved slots not counted).
     live: usize,
@@ -92,6 +97,7 @@ impl Slab {
     fn reserve_slot(&mut self, p: Packet) -> PacketId {
         self.free.pop().unwrap_or_else(|| {
             self.items.push(p);
+            self.payloads.push(Vec::new());
             (self.items.len() - 1) as PacketId
         })
     }
@@ -113,6 +119,19 @@ impl Slab {
 
     pub fn get_mut(&mut self, id: PacketId) -> &mut Packet {
         &mut self.items[id as usize]
+    }
+
+    /// A packet and its payload bytes, to write them together.
+    pub fn get_with_payload_mut(&mut self, id: PacketId) -> (&mut Packet, &mut Vec<u8>) {
+        (
+            &mut self.items[id as usize],
+            &mut self.payloads[id as usize],
+        )
+    }
+
+    /// A packet's payload bytes (empty unless its transport writes real bytes).
+    pub fn payload(&self, id: PacketId) -> &[u8] {
+        &self.payloads[id as usize]
     }
 
     /// Release a slot without reading it.

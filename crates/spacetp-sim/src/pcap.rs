@@ -31,7 +31,8 @@ impl PcapTap {
         })
     }
 
-    pub fn record(&mut self, now: Time, p: &Packet, ports: &(u16, u16)) {
+    /// Write packet `p` (with `payload`, its real bytes if its transport has any).
+    pub fn record(&mut self, now: Time, p: &Packet, ports: &(u16, u16), payload: &[u8]) {
         let Some(w) = &mut self.writer else { return };
         self.ip_id = self.ip_id.wrapping_add(1);
         self.buf.clear();
@@ -62,7 +63,7 @@ impl PcapTap {
                 ..
             } => return, // never on a link: filled before it is sent
             Body::Transport {
-                wire: Wire::Datagram { .. },
+                wire: Wire::Datagram { .. } | Wire::Quic { .. },
                 ..
             } => {
                 ip.protocol = PROTO_UDP;
@@ -71,9 +72,14 @@ impl PcapTap {
                 udp[0..2].copy_from_slice(&ports.0.to_be_bytes());
                 udp[2..4].copy_from_slice(&ports.1.to_be_bytes());
                 udp[4..6].copy_from_slice(&udp_len.to_be_bytes());
-                // UDP checksum 0 = not computed (allowed over IPv4).
-                encode_ipv4_packet(&ip, &udp, Payload::Zeros(p.size - 28), &mut self.buf)
-                    .map(|_| ())
+                // UDP checksum 0 = not computed (allowed over IPv4). A QUIC packet's bytes
+                // are real (tshark decrypts them with the key log); others are zeros.
+                let body = if payload.is_empty() {
+                    Payload::Zeros(p.size - 28)
+                } else {
+                    Payload::Bytes(payload)
+                };
+                encode_ipv4_packet(&ip, &udp, body, &mut self.buf).map(|_| ())
             }
             Body::CorruptionNotice { .. } | Body::LinkNotice { .. } => {
                 // ICMP type 253 (RFC 4727 experimental): SCPS-TP's corruption notice has no

@@ -58,6 +58,27 @@ pub struct FlowSummary {
     pub state: String,
     pub receiver_state: String,
     pub workload: Option<String>,
+    /// QUIC's own counters (QUIC flows only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quic: Option<QuicSummary>,
+}
+
+/// What a QUIC flow's sender reports beside the common fields (quinn's counters).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct QuicSummary {
+    /// Packets RFC 9002 loss detection declared lost, and their bytes.
+    pub packets_lost: u64,
+    pub bytes_lost: u64,
+    pub congestion_events: u64,
+    /// From the client's first packet to the handshake's completion at the client.
+    pub handshake_s: Option<f64>,
+    pub srtt_s: Option<f64>,
+    /// The largest UDP payload the path carried after MTU discovery.
+    pub mtu: u16,
+    /// UDP payload bytes sent (what the links carried, less IPv4 and UDP headers).
+    pub udp_bytes_sent: u64,
+    /// Why the connection failed (quinn's reason: idle timeout, handshake failure...).
+    pub failure: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]

@@ -35,14 +35,19 @@ impl DatagramEndpoint {
 }
 
 impl Transport for DatagramEndpoint {
-    fn on_packet(&mut self, _now: Time, wire: &Wire) {
+    fn on_packet(&mut self, _now: Time, wire: &Wire, _payload: &[u8]) {
         if let Wire::Datagram { size, .. } = wire {
             self.packets_received += 1;
             self.bytes_received += *size as u64;
         }
     }
 
-    fn poll_transmit(&mut self, _now: Time, wire: &mut Wire) -> Option<Outgoing> {
+    fn poll_transmit(
+        &mut self,
+        _now: Time,
+        wire: &mut Wire,
+        _payload: &mut Vec<u8>,
+    ) -> Option<Outgoing> {
         let size = self.queued.pop_front()?;
         *wire = Wire::Datagram {
             src_port: self.port,
@@ -144,13 +149,22 @@ mod tests {
         a.write(100);
         a.write(1500);
         let mut wire = Wire::Unfilled;
-        let first = a.poll_transmit(0, &mut wire).expect("a datagram");
+        let first = a
+            .poll_transmit(0, &mut wire, &mut Vec::new())
+            .expect("a datagram");
         assert_eq!(first.size, 100);
         assert_eq!(wire.ports(), (9000, 9001));
-        b.on_packet(0, &wire);
-        assert_eq!(a.poll_transmit(0, &mut wire).map(|o| o.size), Some(1500));
-        assert!(a.poll_transmit(0, &mut wire).is_none(), "nothing is resent");
-        b.on_packet(0, &wire);
+        b.on_packet(0, &wire, &[]);
+        assert_eq!(
+            a.poll_transmit(0, &mut wire, &mut Vec::new())
+                .map(|o| o.size),
+            Some(1500)
+        );
+        assert!(
+            a.poll_transmit(0, &mut wire, &mut Vec::new()).is_none(),
+            "nothing is resent"
+        );
+        b.on_packet(0, &wire, &[]);
         assert_eq!(b.received(), (2, 1600));
         assert_eq!(a.poll_timeout(), None, "no timers");
     }

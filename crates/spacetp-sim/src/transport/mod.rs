@@ -9,6 +9,7 @@
 //! that selects it ([`TransportSpec`]).
 
 pub mod datagram;
+pub mod quic;
 pub mod tcp;
 
 use crate::result::FlowSummary;
@@ -43,6 +44,13 @@ pub enum Wire {
         dst_port: u16,
         size: u32,
     },
+    /// A QUIC packet: a UDP datagram whose `len` payload bytes (real, encrypted) travel in
+    /// the packet's payload buffer.
+    Quic {
+        src_port: u16,
+        dst_port: u16,
+        len: u32,
+    },
     /// A packet slot the transport has not written yet: the world reserves the slot and the
     /// transport writes its packet into it, which spares copying every header twice.
     Unfilled,
@@ -54,6 +62,9 @@ impl Wire {
         match self {
             Wire::Tcp { hdr, .. } => (hdr.src_port, hdr.dst_port),
             Wire::Datagram {
+                src_port, dst_port, ..
+            }
+            | Wire::Quic {
                 src_port, dst_port, ..
             } => (*src_port, *dst_port),
             Wire::Unfilled => (0, 0),
@@ -96,11 +107,18 @@ pub struct SenderState {
 
 /// One end of a flow, driven by the world.
 pub trait Transport {
-    /// A packet for this end arrived.
-    fn on_packet(&mut self, now: Time, wire: &Wire);
-    /// Write the next packet to send at `now` into `wire` and describe it; `None` when there
-    /// is nothing to send. The world calls until `None`.
-    fn poll_transmit(&mut self, now: Time, wire: &mut Wire) -> Option<Outgoing>;
+    /// A packet for this end arrived; `payload` holds its bytes when its transport writes
+    /// real ones (QUIC), and is empty otherwise.
+    fn on_packet(&mut self, now: Time, wire: &Wire, payload: &[u8]);
+    /// Write the next packet to send at `now` into `wire` (and its bytes into `payload`,
+    /// for a transport whose packets are real bytes) and describe it; `None` when there is
+    /// nothing to send. The world calls until `None`.
+    fn poll_transmit(
+        &mut self,
+        now: Time,
+        wire: &mut Wire,
+        payload: &mut Vec<u8>,
+    ) -> Option<Outgoing>;
     /// When `on_timeout` next has work to do.
     fn poll_timeout(&self) -> Option<Time>;
     fn on_timeout(&mut self, now: Time);
@@ -153,9 +171,12 @@ pub trait Transport {
 }
 
 /// What a flow's two ends run, as the scenario chose it.
+// One per flow, built once: the size difference between variants costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 pub enum TransportSpec {
     Tcp(tcp::TcpSpec),
+    Quic(quic::QuicSpec),
 }
 
 /// Where the two ends of a flow are: node indices and ports.
@@ -181,6 +202,11 @@ impl TransportSpec {
                 let server = spec.server(ends, isn());
                 (Box::new(client), Box::new(server))
             }
+            TransportSpec::Quic(spec) => {
+                let seed = (isn() as u64) << 32 | isn() as u64;
+                let (client, server) = spec.open(ends, seed);
+                (Box::new(client), Box::new(server))
+            }
         }
     }
 
@@ -188,6 +214,7 @@ impl TransportSpec {
     pub fn mss(&self) -> u32 {
         match self {
             TransportSpec::Tcp(spec) => spec.mss,
+            TransportSpec::Quic(spec) => spec.max_payload as u32,
         }
     }
 }

@@ -79,7 +79,7 @@ impl TcpEndpoint {
 }
 
 impl Transport for TcpEndpoint {
-    fn on_packet(&mut self, now: Time, wire: &Wire) {
+    fn on_packet(&mut self, now: Time, wire: &Wire, _payload: &[u8]) {
         let Wire::Tcp { hdr, len, comp } = wire else {
             return; // not a TCP segment: nothing this end can read
         };
@@ -103,7 +103,12 @@ impl Transport for TcpEndpoint {
         }
     }
 
-    fn poll_transmit(&mut self, now: Time, wire: &mut Wire) -> Option<Outgoing> {
+    fn poll_transmit(
+        &mut self,
+        now: Time,
+        wire: &mut Wire,
+        _payload: &mut Vec<u8>,
+    ) -> Option<Outgoing> {
         // The connection writes its header straight into the packet slot (a reused slot
         // usually held a segment already: nothing to set up).
         if !matches!(wire, Wire::Tcp { .. }) {

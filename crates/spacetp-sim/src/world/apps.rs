@@ -107,11 +107,14 @@ impl World {
         // this saves copying every header through an intermediate buffer.
         loop {
             let id = self.slab.reserve_transport(node, peer_node, peer_ep);
-            let slot = self.slab.get_mut(id);
+            let (slot, payload) = self.slab.get_with_payload_mut(id);
             let Body::Transport { wire, .. } = &mut slot.body else {
                 unreachable!("inserted above")
             };
-            let Some(t) = self.eps[ep as usize].transport.poll_transmit(now, wire) else {
+            let Some(t) = self.eps[ep as usize]
+                .transport
+                .poll_transmit(now, wire, payload)
+            else {
                 self.slab.release(id);
                 break;
             };

@@ -200,7 +200,7 @@ impl World {
         let p = self.slab.get(id);
         let done = l.begin_tx(id, p.size, now);
         if let Some(t) = l.tap {
-            self.taps[t].record(now, p, &packet_ports(p));
+            self.taps[t].record(now, p, &packet_ports(p), self.slab.payload(id));
         }
         self.q.schedule(done, Event::TxDone(ld));
     }
@@ -296,7 +296,7 @@ impl World {
             let e = &mut self.eps[ep as usize];
             let live = !e.dead;
             if live {
-                e.transport.on_packet(self.now, wire);
+                e.transport.on_packet(self.now, wire, self.slab.payload(id));
             }
             self.slab.free(id);
             if live {

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::transport::datagram::DatagramEndpoint;
+use crate::transport::quic::QuicSpec;
 use crate::transport::tcp::TcpSpec;
 use spacetp_proto::FieldError;
 
@@ -143,23 +144,7 @@ impl World {
         check_route(b, from, to, &p)?;
         let mss = build::mss_for(f.mtu.0, &p)?;
         check_path_mtu(b, from, to, f.mtu.0 as u32, &p)?;
-        let cfg = build::tcp_config(
-            &f.protocol,
-            f.tcp.as_ref(),
-            f.receive_buffer,
-            f.send_buffer,
-            &p,
-        )?;
-        let peer_cfg = match &f.peer_protocol {
-            Some(name) => Some(
-                build::tcp_config(name, f.tcp.as_ref(), f.receive_buffer, f.send_buffer, &p)
-                    .map_err(|e| FieldError {
-                        path: e.path.replace(".protocol", ".peer_protocol"),
-                        ..e
-                    })?,
-            ),
-            None => None,
-        };
+        let spec = flow_spec(f, mss, &p)?;
         let fstop = f.stop.map(|d| d.0).or(stop);
         if f.bytes.is_none() && fstop.is_none() {
             return Err(FieldError::new(
@@ -200,7 +185,7 @@ impl World {
             record_size: f.record_size.map(|b| b.0),
             record_fill: 0,
             start: f.start.0,
-            spec: TransportSpec::Tcp(TcpSpec { cfg, peer_cfg, mss }),
+            spec,
             read_rate: f.read_rate.map(|r| r.0),
             eps: None,
             delivered: 0,
@@ -438,4 +423,78 @@ pub(super) fn select_link(sel: &str, sc: &Scenario, b: &Built) -> Result<usize, 
         format!("--pcap {sel}"),
         format!("no such link; use an index or one of: {}", names.join(", ")),
     ))
+}
+
+/// What a flow's two ends run: a QUIC profile with its `[flows.quic]` settings, or a TCP
+/// profile (and the receiver's, if it differs) with its `[flows.tcp]` overrides.
+fn flow_spec(f: &FlowCfg, mss: u32, p: &str) -> Result<TransportSpec, FieldError> {
+    if spacetp_quic::is_quic(&f.protocol) {
+        let not_quic = [
+            (
+                "tcp",
+                f.tcp.is_some(),
+                "TCP settings do not apply to QUIC; QUIC's are [flows.quic]",
+            ),
+            (
+                "peer_protocol",
+                f.peer_protocol.is_some(),
+                "a QUIC flow's two ends run the same QUIC",
+            ),
+            (
+                "record_size",
+                f.record_size.is_some(),
+                "QUIC has no record boundaries",
+            ),
+            (
+                "read_rate",
+                f.read_rate.is_some(),
+                "a rate-limited reader is not modelled for QUIC yet",
+            ),
+            (
+                "receive_buffer",
+                f.receive_buffer.is_some(),
+                "QUIC's receive windows are quic.stream_receive_window and quic.receive_window",
+            ),
+            (
+                "send_buffer",
+                f.send_buffer.is_some(),
+                "QUIC's send buffer is quic.send_window",
+            ),
+        ];
+        if let Some((field, _, why)) = not_quic.iter().find(|c| c.1) {
+            return Err(FieldError::new(format!("{p}.{field}"), *why));
+        }
+        // The largest UDP payload the flow's MTU carries (IPv4 and UDP headers: 28 B).
+        let max_payload = (mss + 40 - 28).min(65527) as u16;
+        let settings = spacetp_quic::quic_config(&f.protocol, f.quic.as_ref(), max_payload, p)?;
+        return Ok(TransportSpec::Quic(QuicSpec {
+            settings,
+            max_payload,
+        }));
+    }
+    if f.quic.is_some() {
+        return Err(FieldError::new(
+            format!("{p}.quic"),
+            format!("QUIC settings need a QUIC protocol (quic, quic-cubic, quic-newreno, quic-bbr), not \"{}\"", f.protocol),
+        ));
+    }
+    let cfg = build::tcp_config(
+        &f.protocol,
+        f.tcp.as_ref(),
+        f.receive_buffer,
+        f.send_buffer,
+        p,
+    )?;
+    let peer_cfg = match &f.peer_protocol {
+        Some(name) => Some(
+            build::tcp_config(name, f.tcp.as_ref(), f.receive_buffer, f.send_buffer, p).map_err(
+                |e| FieldError {
+                    path: e.path.replace(".protocol", ".peer_protocol"),
+                    ..e
+                },
+            )?,
+        ),
+        None => None,
+    };
+    Ok(TransportSpec::Tcp(TcpSpec { cfg, peer_cfg, mss }))
 }

@@ -1,0 +1,200 @@
+//! QUIC through the transport interface: `spacetp-quic`'s quinn-proto ends. Their packets
+//! are real encrypted datagrams: the bytes travel in the packet's payload buffer, the links
+//! see their true sizes (IPv4 and UDP headers added), and pcaps hold the real bytes.
+
+use super::{node_addr, DataSent, Ends, Outgoing, SenderState, Transport, Wire};
+use crate::result::{FlowSummary, QuicSummary};
+use spacetp_proto::time::secs;
+use spacetp_proto::Time;
+use spacetp_quic::{QuicEnd, QuicSettings, Role, SimClock};
+use std::any::Any;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+
+/// IPv4 and UDP headers around a QUIC datagram.
+const IP_UDP_HEADERS: u32 = 28;
+
+/// A QUIC flow's settings: quinn's, and the largest UDP payload the flow's MTU carries.
+#[derive(Clone, Debug)]
+pub struct QuicSpec {
+    pub settings: QuicSettings,
+    pub max_payload: u16,
+}
+
+impl QuicSpec {
+    /// The client and server of a flow. `seed` seeds both endpoints' RNGs.
+    pub(super) fn open(&self, ends: Ends, seed: u64) -> (QuicTransport, QuicTransport) {
+        let clock = SimClock::new();
+        let c = addr(ends.client_node, ends.client_port);
+        let s = addr(ends.server_node, ends.server_port);
+        let client = QuicEnd::client(&self.settings, self.max_payload, c, s, seed, clock);
+        let server = QuicEnd::server(&self.settings, self.max_payload, s, c, seed, clock);
+        (
+            QuicTransport::new(client, ends.client_port, ends.server_port),
+            QuicTransport::new(server, ends.server_port, ends.client_port),
+        )
+    }
+}
+
+fn addr(node: u16, port: u16) -> SocketAddr {
+    SocketAddr::new(IpAddr::V4(Ipv4Addr::from(node_addr(node))), port)
+}
+
+pub struct QuicTransport {
+    end: QuicEnd,
+    port: u16,
+    peer_port: u16,
+    /// The latest time the world told this end (the application's calls carry none).
+    now: Time,
+}
+
+impl QuicTransport {
+    fn new(end: QuicEnd, port: u16, peer_port: u16) -> Self {
+        QuicTransport {
+            end,
+            port,
+            peer_port,
+            now: 0,
+        }
+    }
+
+    fn state_name(&self) -> String {
+        match self.end.failure() {
+            Some(why) => format!("failed: {why}"),
+            None if self.end.is_closed() => "closed".into(),
+            None => "open".into(),
+        }
+    }
+}
+
+impl Transport for QuicTransport {
+    fn on_packet(&mut self, now: Time, wire: &Wire, payload: &[u8]) {
+        self.now = now;
+        if let Wire::Quic { len, .. } = wire {
+            self.end.on_datagram(now, &payload[..*len as usize]);
+        }
+    }
+
+    fn poll_transmit(
+        &mut self,
+        now: Time,
+        wire: &mut Wire,
+        payload: &mut Vec<u8>,
+    ) -> Option<Outgoing> {
+        self.now = now;
+        if !self.end.poll_transmit(now, payload) {
+            return None;
+        }
+        let len = payload.len() as u32;
+        *wire = Wire::Quic {
+            src_port: self.port,
+            dst_port: self.peer_port,
+            len,
+        };
+        Some(Outgoing {
+            size: IP_UDP_HEADERS + len,
+            low_priority: false,
+            // Which stream bytes a packet carries is inside its encryption.
+            data: None::<DataSent>,
+        })
+    }
+
+    fn poll_timeout(&self) -> Option<Time> {
+        self.end.next_timeout()
+    }
+
+    fn on_timeout(&mut self, now: Time) {
+        self.now = now;
+        self.end.on_timeout(now);
+    }
+
+    fn write(&mut self, n: u64) -> u64 {
+        self.end.write(n)
+    }
+
+    fn end_record(&mut self) {}
+
+    fn close(&mut self) {
+        self.end.close(self.now);
+    }
+
+    fn set_manual_read(&mut self) {}
+
+    fn read(&mut self, _n: u64) -> u64 {
+        0
+    }
+
+    fn readable(&self) -> u64 {
+        0
+    }
+
+    fn delivered(&self) -> u64 {
+        self.end.delivered()
+    }
+
+    fn receive_buffer(&self) -> u64 {
+        u64::MAX
+    }
+
+    fn peer_closed(&self) -> bool {
+        self.end.peer_finished() && !self.end.close_requested()
+    }
+
+    fn is_finished(&self) -> bool {
+        self.end.is_closed() || (self.end.role() == Role::Client && self.end.stream_acked())
+    }
+
+    fn failed(&self) -> bool {
+        self.end.failure().is_some()
+    }
+
+    fn takes_signals(&self) -> bool {
+        false
+    }
+
+    fn sender_state(&self) -> SenderState {
+        let s = self.end.stats();
+        SenderState {
+            cwnd: s.cwnd,
+            ssthresh: u64::MAX,
+            srtt: s.rtt,
+            in_flight: 0,
+            sent: s.stream_bytes_written,
+            acked: 0,
+        }
+    }
+
+    fn report_sender(&self, s: &mut FlowSummary) {
+        let st = self.end.stats();
+        s.segments_sent = st.datagrams_sent;
+        s.data_segments_sent = st.datagrams_sent;
+        s.retransmitted_segments = st.packets_lost;
+        s.retransmitted_bytes = st.bytes_lost;
+        s.min_rtt_s = st.min_rtt.map(secs);
+        s.mean_rtt_s = st.rtt.map(secs);
+        s.final_cwnd_bytes = st.cwnd;
+        s.state = self.state_name();
+        s.quic = Some(QuicSummary {
+            packets_lost: st.packets_lost,
+            bytes_lost: st.bytes_lost,
+            congestion_events: st.congestion_events,
+            handshake_s: st.handshake.map(secs),
+            srtt_s: st.rtt.map(secs),
+            mtu: st.mtu,
+            udp_bytes_sent: st.udp_bytes_sent,
+            failure: self.end.failure(),
+        });
+    }
+
+    fn report_receiver(&self, s: &mut FlowSummary) {
+        s.acks_sent = self.end.stats().datagrams_sent;
+        s.receiver_state = self.state_name();
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}

@@ -1,0 +1,142 @@
+//! QUIC flows (quinn-proto through the transport interface) in whole scenarios: real
+//! encrypted packets on the links and in the pcaps, every byte delivered, losses repaired,
+//! a run repeated exactly by its seed, quinn's reason when a connection dies, and errors
+//! that name the field.
+
+mod common;
+use common::*;
+use spacetp_sim::{run, scenario_from_toml, RunOptions};
+
+fn geo(head: &str, link_extra: &str, flow_extra: &str) -> String {
+    hosts_a_b(
+        head,
+        "10 Mb/s",
+        "300 ms",
+        &format!("rate_back = \"1 Mb/s\"\nqueue = {{ bdp = 1.0 }}\n{link_extra}"),
+    ) + &flow_a_to_b(flow_extra)
+}
+
+#[test]
+fn a_quic_transfer_over_geo_delivers_every_byte_in_packets_no_larger_than_the_mtu() {
+    let out = sim(&geo("seed = 1", "", "protocol = \"quic\"\nbytes = 2000000"));
+    assert_exact(&out);
+    let f = &out.summary.flows[0];
+    let q = f.quic.as_ref().expect("QUIC counters");
+    // RFC 9001: the client completes the handshake after one round trip (600 ms here).
+    let hs = q.handshake_s.unwrap();
+    assert!((0.6..0.7).contains(&hs), "handshake {hs} s");
+    // DPLPMTUD found the 1500-byte MTU's 1472-byte UDP payload.
+    assert_eq!(q.mtu, 1472);
+    let l = &out.summary.links[0];
+    assert!(
+        l.tx_bytes <= l.tx_packets * 1500,
+        "{} B in {} packets",
+        l.tx_bytes,
+        l.tx_packets
+    );
+    // The link carried what quinn sent plus 28 B of IPv4 and UDP headers per datagram.
+    assert_eq!(l.tx_bytes, q.udp_bytes_sent + 28 * l.tx_packets);
+}
+
+#[test]
+fn losses_are_repaired_and_counted() {
+    let out = sim(&geo(
+        "seed = 3",
+        "errors = { per = 0.01 }",
+        "protocol = \"quic-newreno\"\nbytes = 1000000",
+    ));
+    assert_exact(&out);
+    let f = &out.summary.flows[0];
+    let q = f.quic.as_ref().unwrap();
+    assert!(q.packets_lost > 0 && q.congestion_events > 0, "{q:?}");
+    assert!(out.summary.links[0].error_drops > 0);
+}
+
+#[test]
+fn a_seed_repeats_a_quic_run_exactly() {
+    let toml = geo(
+        "seed = 5",
+        "errors = { per = 0.01 }",
+        "protocol = \"quic-cubic\"\nbytes = 500000",
+    );
+    let a = serde_json::to_string(&sim(&toml).summary).unwrap();
+    let b = serde_json::to_string(&sim(&toml).summary).unwrap();
+    assert_eq!(a, b);
+}
+
+#[test]
+fn an_outage_longer_than_the_idle_timeout_fails_the_flow_with_quinns_reason() {
+    let out = sim(&geo(
+        "seed = 1",
+        "outages = [[\"2 s\", \"60 s\"]]",
+        "protocol = \"quic\"\nbytes = 20000000\nquic = { max_idle_timeout = \"10 s\" }",
+    ));
+    let f = &out.summary.flows[0];
+    assert!(!f.complete);
+    let why = f.quic.as_ref().unwrap().failure.clone().expect("a failure");
+    assert!(why.contains("timed out"), "{why}");
+    assert!(f.state.starts_with("failed"), "{}", f.state);
+}
+
+#[test]
+fn the_pcap_holds_the_real_quic_packets() {
+    let dir = std::env::temp_dir().join(format!("spacetp-quic-pcap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("geo.pcap");
+    let sc =
+        scenario_from_toml(&geo("seed = 1", "", "protocol = \"quic\"\nbytes = 100000")).unwrap();
+    let opts = RunOptions {
+        pcap: vec![("0".into(), path.to_string_lossy().into())],
+    };
+    run(sc, &opts).unwrap();
+    let d = std::fs::read(&path).unwrap();
+    // The first record: the client's Initial, a QUIC v1 long header (RFC 9000 17.2) in a
+    // UDP datagram padded to at least 1200 bytes (RFC 9000 14.1).
+    let rec = &d[24 + 16..];
+    assert_eq!(rec[9], 17, "IP protocol UDP");
+    let udp_len = u16::from_be_bytes([rec[24], rec[25]]) as usize;
+    assert!(udp_len - 8 >= 1200, "Initial of {} bytes", udp_len - 8);
+    let quic = &rec[28..];
+    assert_eq!(quic[0] & 0xf0, 0xc0, "long header, Initial");
+    assert_eq!(&quic[1..5], &[0, 0, 0, 1], "QUIC version 1");
+    // Encrypted, not zeros.
+    assert!(quic[40..200].iter().any(|&b| b != 0));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn settings_that_do_not_fit_name_their_field() {
+    let e = sim_err(&geo(
+        "",
+        "",
+        "protocol = \"quic\"\nbytes = 1000\ntcp = { sack = true }",
+    ));
+    assert!(
+        e.contains("flows[0].tcp") && e.contains("[flows.quic]"),
+        "{e}"
+    );
+    let e = sim_err(&geo(
+        "",
+        "",
+        "protocol = \"cubic\"\nbytes = 1000\nquic = { initial_rtt = \"1 s\" }",
+    ));
+    assert!(
+        e.contains("flows[0].quic") && e.contains("QUIC protocol"),
+        "{e}"
+    );
+    let e = sim_err(&geo(
+        "",
+        "",
+        "protocol = \"quic\"\nbytes = 1000\nquic = { congestion_control = \"vegas\" }",
+    ));
+    assert!(e.contains("flows[0].quic.congestion_control"), "{e}");
+    let e = sim_err(&geo(
+        "",
+        "",
+        "protocol = \"quic\"\nbytes = 1000\nmtu = 1100",
+    ));
+    assert!(
+        e.contains("flows[0].quic.initial_mtu") && e.contains("1072"),
+        "{e}"
+    );
+}
