@@ -66,6 +66,26 @@ def test_tshark_reads_the_pcap_as_quic_v1_with_our_client_hello(tmp_path):
     assert out[:2] == ["0x00000001", "spacetp"], out
 
 
+@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is not installed")
+def test_with_the_key_log_tshark_decrypts_the_stream_to_its_last_byte(tmp_path):
+    sc_path = tmp_path / "geo.toml"
+    sc_path.write_text(GEO)
+    pcap, keys = tmp_path / "geo.pcap", tmp_path / "keys.txt"
+    r = spacetp_cli("run", str(sc_path), "--pcap", f"0={pcap}", "--keylog", str(keys), "-q")
+    assert r.returncode == 0, r.stderr
+    assert "CLIENT_TRAFFIC_SECRET_0" in keys.read_text()
+    # Decrypted with our secrets, the 1-RTT packets carry STREAM frames of the client's
+    # first unidirectional stream (id 2, RFC 9000 2.1), and the FIN ends it at 2 MB.
+    out = subprocess.run(
+        ["tshark", "-r", str(pcap), "-o", f"tls.keylog_file:{keys}", "-Y", "quic.stream.fin == 1",
+         "-T", "fields", "-e", "quic.stream.stream_id", "-e", "quic.stream.offset",
+         "-e", "quic.stream.length"],
+        capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    sid, offset, length = out[:3]
+    assert sid == "2" and int(offset) + int(length) == 2_000_000, out
+
+
 def test_a_quic_flow_on_a_512_byte_mtu_is_refused_with_the_field_named(tmp_path):
     sc_path = tmp_path / "geo.toml"
     sc_path.write_text(GEO)

@@ -122,6 +122,10 @@ def run(
         list[str] | None,
         typer.Option(help="Record a link to pcap: LINK=FILE (LINK: index, links\\[i] or a-b)."),
     ] = None,
+    keylog: Annotated[
+        Path | None,
+        typer.Option(help="Write QUIC's TLS secrets here (SSLKEYLOGFILE format) for Wireshark."),
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing.")] = False,
 ) -> None:
     """Simulate a scenario and print a summary."""
@@ -136,7 +140,7 @@ def run(
             raise UserError(f"--trace {trace}: use a .csv or .parquet file name")
         kwargs = {"trace_interval": trace_interval, "trace_segments": True}
     try:
-        res = simulate(sc, seed=seed, pcap=_parse_pcap(pcap or []), **kwargs)
+        res = simulate(sc, seed=seed, pcap=_parse_pcap(pcap or []), keylog=keylog, **kwargs)
     except ScenarioError as e:
         raise ScenarioError(f"{scenario}: {e}") from None
     if json_out is not None:

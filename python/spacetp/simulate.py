@@ -14,13 +14,16 @@ def run(
     seed: int | None = None,
     *,
     pcap: dict[str, str] | None = None,
+    keylog: str | Path | None = None,
     trace_interval: str | None = None,
     trace_segments: bool = False,
 ) -> Result:
     """Simulate `scenario` (a dict, or the path of a TOML file).
 
     seed: overrides the scenario's seed. pcap: {link selector: file}, a selector being a link
-    index ("1"), "links[1]" or "a-b". trace_interval: sample every flow's sender state this
+    index ("1"), "links[1]" or "a-b". keylog: write the TLS secrets of every QUIC connection
+    to this file (SSLKEYLOGFILE format: `tshark -o tls.keylog_file:FILE` decrypts the pcaps).
+    trace_interval: sample every flow's sender state this
     often (e.g. "100 ms"); trace_segments: log every data segment sent.
     """
     from spacetp import _core
@@ -38,7 +41,7 @@ def run(
             tr["segments"] = True
     taps = [(str(k), str(v)) for k, v in (pcap or {}).items()]
     try:
-        raw = _core.run_json(to_json(sc), taps)
+        raw = _core.run_json(to_json(sc), taps, None if keylog is None else str(keylog))
     except ValueError as e:
         raise ScenarioError.from_core(e) from None
     return Result.from_core(raw, sc)

@@ -82,6 +82,8 @@ pub struct QuicEnd {
 impl QuicEnd {
     /// A client at `local` that connects to `remote` when first polled. `seed` seeds
     /// quinn's RNG (connection IDs and the like), so that a run is repeatable.
+    /// `key_log`: where the client writes its TLS secrets, if anywhere.
+    #[allow(clippy::too_many_arguments)]
     pub fn client(
         settings: &QuicSettings,
         max_payload: u16,
@@ -89,9 +91,10 @@ impl QuicEnd {
         remote: SocketAddr,
         seed: u64,
         clock: SimClock,
+        key_log: Option<Arc<dyn rustls::KeyLog>>,
     ) -> Self {
         let mut end = QuicEnd::new(Role::Client, settings, local, remote, seed, clock, None);
-        let mut cfg = ClientConfig::new(tls::client_crypto(None));
+        let mut cfg = ClientConfig::new(tls::client_crypto(key_log));
         cfg.transport_config(Arc::new(settings.transport_config(max_payload)));
         end.pending_connect = Some(cfg);
         end

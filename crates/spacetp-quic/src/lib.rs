@@ -9,14 +9,18 @@
 //!   rustls configurations;
 //! - `settings.rs`: `[flows.quic]` in human units, checked with errors that name the field,
 //!   and what they set in quinn's `TransportConfig`;
+//! - `keylog.rs`: the TLS secrets in the NSS key log format, for Wireshark;
 //! - `end.rs`: one end of a connection (client or server): datagrams in and out, timers, and
 //!   one bulk stream for the application.
 
 mod clock;
 mod end;
+mod keylog;
 mod settings;
 mod tls;
 
 pub use clock::SimClock;
 pub use end::{QuicEnd, QuicStats, Role};
+pub use keylog::KeyLogFile;
+pub use rustls::KeyLog;
 pub use settings::{is_quic, quic_config, QuicCongestion, QuicSettings, PROFILES};

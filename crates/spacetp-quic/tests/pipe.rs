@@ -51,7 +51,7 @@ fn transfer(
     let b: SocketAddr = "10.0.0.2:443".parse().unwrap();
     let clock = SimClock::new();
     let mut ends = [
-        QuicEnd::client(settings, 1472, a, b, seed, clock),
+        QuicEnd::client(settings, 1472, a, b, seed, clock, None),
         QuicEnd::server(settings, 1472, b, a, seed, clock),
     ];
     let links = [fwd, back];

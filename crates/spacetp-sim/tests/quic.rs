@@ -87,6 +87,7 @@ fn the_pcap_holds_the_real_quic_packets() {
         scenario_from_toml(&geo("seed = 1", "", "protocol = \"quic\"\nbytes = 100000")).unwrap();
     let opts = RunOptions {
         pcap: vec![("0".into(), path.to_string_lossy().into())],
+        keylog: None,
     };
     run(sc, &opts).unwrap();
     let d = std::fs::read(&path).unwrap();

@@ -6,18 +6,21 @@ use super::{node_addr, DataSent, Ends, Outgoing, SenderState, Transport, Wire};
 use crate::result::{FlowSummary, QuicSummary};
 use spacetp_proto::time::secs;
 use spacetp_proto::Time;
-use spacetp_quic::{QuicEnd, QuicSettings, Role, SimClock};
+use spacetp_quic::{KeyLogFile, QuicEnd, QuicSettings, Role, SimClock};
 use std::any::Any;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
 
 /// IPv4 and UDP headers around a QUIC datagram.
 const IP_UDP_HEADERS: u32 = 28;
 
-/// A QUIC flow's settings: quinn's, and the largest UDP payload the flow's MTU carries.
+/// A QUIC flow's settings: quinn's, the largest UDP payload the flow's MTU carries, and
+/// the run's TLS key log, if one was asked for.
 #[derive(Clone, Debug)]
 pub struct QuicSpec {
     pub settings: QuicSettings,
     pub max_payload: u16,
+    pub key_log: Option<Arc<KeyLogFile>>,
 }
 
 impl QuicSpec {
@@ -26,7 +29,11 @@ impl QuicSpec {
         let clock = SimClock::new();
         let c = addr(ends.client_node, ends.client_port);
         let s = addr(ends.server_node, ends.server_port);
-        let client = QuicEnd::client(&self.settings, self.max_payload, c, s, seed, clock);
+        let key_log = self
+            .key_log
+            .clone()
+            .map(|k| k as Arc<dyn spacetp_quic::KeyLog>);
+        let client = QuicEnd::client(&self.settings, self.max_payload, c, s, seed, clock, key_log);
         let server = QuicEnd::server(&self.settings, self.max_payload, s, c, seed, clock);
         (
             QuicTransport::new(client, ends.client_port, ends.server_port),

@@ -22,6 +22,9 @@ pub struct RunOptions {
     /// Record these links to pcap files: (link selector, path). A selector is a link index
     /// ("1"), "links[1]" or "a-b" with the node names of its ends.
     pub pcap: Vec<(String, String)>,
+    /// Write the TLS secrets of every QUIC connection to this file (NSS key log format), so
+    /// that Wireshark decrypts the pcaps.
+    pub keylog: Option<String>,
 }
 
 struct Endpoint {
@@ -124,6 +127,8 @@ pub struct World {
     sources: Vec<Source>,
     sample_every: Option<Time>,
     samples: Option<Table>,
+    /// The QUIC connections' TLS key log (`RunOptions::keylog`).
+    key_log: Option<std::sync::Arc<spacetp_quic::KeyLogFile>>,
     segments: Option<Table>,
     taps: Vec<PcapTap>,
     /// Simulated attackers (`[[attacks]]`).
@@ -164,6 +169,10 @@ impl World {
         }
         for t in &mut self.taps {
             t.finish();
+        }
+        if let Some(k) = &self.key_log {
+            // Written out with the pcaps: a run's files are complete when it returns.
+            let _ = k.flush();
         }
         self.finish()
     }

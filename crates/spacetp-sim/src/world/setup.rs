@@ -32,6 +32,13 @@ impl World {
             sources: Vec::new(),
             sample_every: None,
             samples: None,
+            key_log: match &opts.keylog {
+                Some(path) => Some(
+                    spacetp_quic::KeyLogFile::create(path)
+                        .map_err(|e| FieldError::new(format!("--keylog {path}"), e))?,
+                ),
+                None => None,
+            },
             segments: None,
             taps: Vec::new(),
             attackers: Vec::new(),
@@ -144,7 +151,7 @@ impl World {
         check_route(b, from, to, &p)?;
         let mss = build::mss_for(f.mtu.0, &p)?;
         check_path_mtu(b, from, to, f.mtu.0 as u32, &p)?;
-        let spec = flow_spec(f, mss, &p)?;
+        let spec = flow_spec(f, mss, &p, self.key_log.clone())?;
         let fstop = f.stop.map(|d| d.0).or(stop);
         if f.bytes.is_none() && fstop.is_none() {
             return Err(FieldError::new(
@@ -427,7 +434,12 @@ pub(super) fn select_link(sel: &str, sc: &Scenario, b: &Built) -> Result<usize, 
 
 /// What a flow's two ends run: a QUIC profile with its `[flows.quic]` settings, or a TCP
 /// profile (and the receiver's, if it differs) with its `[flows.tcp]` overrides.
-fn flow_spec(f: &FlowCfg, mss: u32, p: &str) -> Result<TransportSpec, FieldError> {
+fn flow_spec(
+    f: &FlowCfg,
+    mss: u32,
+    p: &str,
+    key_log: Option<std::sync::Arc<spacetp_quic::KeyLogFile>>,
+) -> Result<TransportSpec, FieldError> {
     if spacetp_quic::is_quic(&f.protocol) {
         let not_quic = [
             (
@@ -470,6 +482,7 @@ fn flow_spec(f: &FlowCfg, mss: u32, p: &str) -> Result<TransportSpec, FieldError
         return Ok(TransportSpec::Quic(QuicSpec {
             settings,
             max_payload,
+            key_log,
         }));
     }
     if f.quic.is_some() {
