@@ -6,7 +6,7 @@
 use crate::clock::SimClock;
 use crate::settings::QuicSettings;
 use crate::tls;
-use bytes::BytesMut;
+use bytes::{Bytes, BytesMut};
 use quinn_proto::{
     ClientConfig, Connection, ConnectionError, ConnectionHandle, DatagramEvent, Dir, Endpoint,
     EndpointConfig, Event, ServerConfig, StreamEvent, StreamId, VarInt,
@@ -18,6 +18,8 @@ use std::sync::Arc;
 
 /// What the application writes: zeros, at most this much per call into quinn.
 static ZEROS: [u8; 65536] = [0; 65536];
+/// Received datagrams are cut from buffers of this size.
+const RX_ARENA: usize = 64 * 1024;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
@@ -60,6 +62,7 @@ pub struct QuicEnd {
     /// Datagrams the endpoint itself answered with (version negotiation, retry, reset).
     endpoint_tx: VecDeque<Vec<u8>>,
     buf: Vec<u8>,
+    rx_arena: BytesMut,
     started: Time,
     handshake_done: Option<Time>,
     stream: Option<StreamId>,
@@ -164,6 +167,7 @@ impl QuicEnd {
             pending_connect: None,
             endpoint_tx: VecDeque::new(),
             buf: Vec::with_capacity(2048),
+            rx_arena: BytesMut::new(),
             started: 0,
             handshake_done: None,
             stream: None,
@@ -187,12 +191,19 @@ impl QuicEnd {
     /// A UDP datagram for this end arrived.
     pub fn on_datagram(&mut self, now: Time, data: &[u8]) {
         let at = self.clock.instant(now);
+        // Datagrams are cut from one larger buffer, so that receiving allocates once per
+        // many packets (quinn keeps a datagram while it holds stream data from it).
+        if self.rx_arena.capacity() < data.len() {
+            self.rx_arena = BytesMut::with_capacity(RX_ARENA.max(data.len()));
+        }
+        self.rx_arena.extend_from_slice(data);
+        let datagram = self.rx_arena.split();
         let ev = self.endpoint.handle(
             at,
             self.remote,
             Some(self.local.ip()),
             None,
-            BytesMut::from(data),
+            datagram,
             &mut self.buf,
         );
         match ev {
@@ -351,11 +362,13 @@ impl QuicEnd {
         }
         let Some(id) = self.stream else { return };
         while self.backlog > 0 {
+            // Static zeros: quinn keeps a reference to them, no copy and no allocation.
             let n = self.backlog.min(ZEROS.len() as u64) as usize;
-            match conn.send_stream(id).write(&ZEROS[..n]) {
-                Ok(k) if k > 0 => {
-                    self.backlog -= k as u64;
-                    self.written += k as u64;
+            let mut chunk = [Bytes::from_static(&ZEROS[..n])];
+            match conn.send_stream(id).write_chunks(&mut chunk) {
+                Ok(w) if w.bytes > 0 => {
+                    self.backlog -= w.bytes as u64;
+                    self.written += w.bytes as u64;
                 }
                 _ => break,
             }
