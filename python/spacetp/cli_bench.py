@@ -1,6 +1,7 @@
-"""`spacetp bench --vs-ns3` (the side-by-side speed comparison of benches/vs_ns3.py) and
+"""`spacetp bench --vs-ns3` (the side-by-side speed comparison of benches/vs_ns3.py),
 `spacetp bench --vs-linux` (the kernel's reno, cubic and bbr over `spacetp emulate` against
-the simulator's linux-* profiles, spacetp.live.vs_linux)."""
+the simulator's linux-* profiles, spacetp.live.vs_linux) and `spacetp bench --quic` (QUIC,
+TCP and SCPS-TP side by side on space links, spacetp.quic_compare)."""
 
 from __future__ import annotations
 
@@ -37,6 +38,14 @@ def register(app: typer.Typer) -> None:
             bool,
             typer.Option("--vs-linux", help="Run kernel reno/cubic/bbr against linux-* profiles."),
         ] = False,
+        quic: Annotated[
+            bool,
+            typer.Option("--quic", help="QUIC, TCP and SCPS-TP side by side on space links."),
+        ] = False,
+        live: Annotated[
+            bool,
+            typer.Option("--live", help="--quic: kernel TCP and the gateway pair too (root)."),
+        ] = False,
         quick: Annotated[
             bool, typer.Option("--quick", help="Fewer cases or smaller transfers.")
         ] = False,
@@ -60,9 +69,27 @@ def register(app: typer.Typer) -> None:
         the same links (cases geo, geo-per, leo, geo-bursty, cislunar, outage, ack-starved)
         [--quick] [--reps 5] [--case NAME]... [--out DIR]; needs root. Writes
         DIR/linux_comparison.csv and .md and a cwnd figure per case.
+
+        --quic: QUIC (quinn's newreno, cubic, bbr), TCP (linux-reno, -cubic, -bbr) and
+        SCPS-TP end to end on the interop runner's SAT and SATLOSS cases, a LEO-like link and
+        an ACK-starved GEO link, in the simulator [--reps 3] [--quick] [--out DIR]; --live
+        adds the kernel's TCP and TCP through the gateway pair (needs root). Writes
+        DIR/quic_comparison.csv and .md and a cwnd figure per case.
         """
-        if vs_ns3 == vs_linux:
-            raise UserError("choose one benchmark: spacetp bench --vs-ns3 or --vs-linux")
+        if vs_ns3 + vs_linux + quic != 1:
+            raise UserError("choose one benchmark: spacetp bench --vs-ns3, --vs-linux or --quic")
+        if quic:
+            from spacetp.console import out as console
+            from spacetp.quic_compare import run_comparison
+
+            if live:
+                from spacetp.live.vs_linux import check_machine
+
+                check_machine(("reno",))
+            dest = out or Path("results/quic")
+            run_comparison(dest, reps=reps or 3, quick=quick, live=live, say=console.print)
+            console.print(f"wrote {dest / 'quic_comparison.md'}")
+            return
         if vs_ns3:
             args = list(ctx.args)
             args += ["--quick"] if quick else []
