@@ -86,6 +86,27 @@ def test_with_the_key_log_tshark_decrypts_the_stream_to_its_last_byte(tmp_path):
     assert sid == "2" and int(offset) + int(length) == 2_000_000, out
 
 
+def test_qlog_records_each_end_on_simulated_time(tmp_path):
+    import json
+
+    res = spacetp.run(spacetp.loads(GEO), qlog=tmp_path / "qlog")
+    f = res.flows[0]
+    events = {}
+    for side in ("client", "server"):
+        text = (tmp_path / "qlog" / f"flow0-{side}.sqlog").read_text()
+        records = [json.loads(r) for r in text.split("\x1e") if r.strip()]
+        assert records[0]["qlog_format"] == "JSON-SEQ"
+        events[side] = records[1:]
+    first = events["client"][0]
+    assert first["name"] == "transport:packet_sent" and first["time"] == 0.0
+    assert first["data"]["header"]["packet_type"] == "initial"
+    # Times are simulated milliseconds: the last event is near the run's last byte.
+    last_ms = max(e["time"] for e in events["server"])
+    assert abs(last_ms / 1000 - f["last_byte_s"]) < 1.0, (last_ms, f["last_byte_s"])
+    sent = sum(e["name"] == "transport:packet_sent" for e in events["client"])
+    assert sent >= f["segments_sent"]  # coalesced packets share a datagram
+
+
 def test_a_quic_flow_on_a_512_byte_mtu_is_refused_with_the_field_named(tmp_path):
     sc_path = tmp_path / "geo.toml"
     sc_path.write_text(GEO)

@@ -126,6 +126,10 @@ def run(
         Path | None,
         typer.Option(help="Write QUIC's TLS secrets here (SSLKEYLOGFILE format) for Wireshark."),
     ] = None,
+    qlog: Annotated[
+        Path | None,
+        typer.Option(help="Write a qlog of each QUIC connection's ends into this folder."),
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing.")] = False,
 ) -> None:
     """Simulate a scenario and print a summary."""
@@ -140,7 +144,9 @@ def run(
             raise UserError(f"--trace {trace}: use a .csv or .parquet file name")
         kwargs = {"trace_interval": trace_interval, "trace_segments": True}
     try:
-        res = simulate(sc, seed=seed, pcap=_parse_pcap(pcap or []), keylog=keylog, **kwargs)
+        res = simulate(
+            sc, seed=seed, pcap=_parse_pcap(pcap or []), keylog=keylog, qlog=qlog, **kwargs
+        )
     except ScenarioError as e:
         raise ScenarioError(f"{scenario}: {e}") from None
     if json_out is not None:

@@ -15,6 +15,7 @@ def run(
     *,
     pcap: dict[str, str] | None = None,
     keylog: str | Path | None = None,
+    qlog: str | Path | None = None,
     trace_interval: str | None = None,
     trace_segments: bool = False,
 ) -> Result:
@@ -23,8 +24,9 @@ def run(
     seed: overrides the scenario's seed. pcap: {link selector: file}, a selector being a link
     index ("1"), "links[1]" or "a-b". keylog: write the TLS secrets of every QUIC connection
     to this file (SSLKEYLOGFILE format: `tshark -o tls.keylog_file:FILE` decrypts the pcaps).
-    trace_interval: sample every flow's sender state this
-    often (e.g. "100 ms"); trace_segments: log every data segment sent.
+    qlog: write a qlog (JSON-SEQ, which qvis reads) of each end of every QUIC connection into
+    this folder. trace_interval: sample every flow's sender state this often (e.g.
+    "100 ms"); trace_segments: log every data segment sent.
     """
     from spacetp import _core
 
@@ -41,7 +43,12 @@ def run(
             tr["segments"] = True
     taps = [(str(k), str(v)) for k, v in (pcap or {}).items()]
     try:
-        raw = _core.run_json(to_json(sc), taps, None if keylog is None else str(keylog))
+        raw = _core.run_json(
+            to_json(sc),
+            taps,
+            None if keylog is None else str(keylog),
+            None if qlog is None else str(qlog),
+        )
     except ValueError as e:
         raise ScenarioError.from_core(e) from None
     return Result.from_core(raw, sc)

@@ -21,15 +21,16 @@ fn table_to_dict<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>
 /// Run a scenario given as JSON text. Returns a dict with `summary` (JSON text), `samples`
 /// and `segments` (dicts of little-endian f64 column bytes, or None) and `wall_s`.
 #[pyfunction]
-#[pyo3(signature = (scenario_json, pcap=Vec::new(), keylog=None))]
+#[pyo3(signature = (scenario_json, pcap=Vec::new(), keylog=None, qlog=None))]
 fn run_json<'py>(
     py: Python<'py>,
     scenario_json: &str,
     pcap: Vec<(String, String)>,
     keylog: Option<String>,
+    qlog: Option<String>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let sc = scenario_from_json(scenario_json).map_err(field_error)?;
-    let opts = RunOptions { pcap, keylog };
+    let opts = RunOptions { pcap, keylog, qlog };
     let t0 = Instant::now();
     let out = py.allow_threads(|| run(sc, &opts)).map_err(field_error)?;
     let wall = t0.elapsed().as_secs_f64();

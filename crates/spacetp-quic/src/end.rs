@@ -21,6 +21,41 @@ static ZEROS: [u8; 65536] = [0; 65536];
 /// Received datagrams are cut from buffers of this size.
 const RX_ARENA: usize = 64 * 1024;
 
+/// What an end writes besides its packets: the client's TLS secrets (a key log shared by
+/// the run) and a qlog of the connection (JSON-SEQ, one file per end, `PREFIX-client.sqlog`
+/// and `PREFIX-server.sqlog`), each if asked for.
+#[derive(Clone, Default)]
+pub struct EndOutputs {
+    pub key_log: Option<Arc<dyn rustls::KeyLog>>,
+    pub qlog_prefix: Option<std::path::PathBuf>,
+}
+
+/// quinn's transport configuration with this end's qlog stream, if one was asked for and
+/// its file can be created (a qlog that cannot be written is skipped, not fatal: the
+/// caller checks the folder before the run).
+fn transport(
+    settings: &QuicSettings,
+    max_payload: u16,
+    clock: SimClock,
+    out: &EndOutputs,
+    side: &str,
+) -> quinn_proto::TransportConfig {
+    let mut t = settings.transport_config(max_payload);
+    if let Some(prefix) = &out.qlog_prefix {
+        let mut name = prefix.as_os_str().to_owned();
+        name.push(format!("-{side}.sqlog"));
+        if let Ok(f) = std::fs::File::create(&name) {
+            let mut q = quinn_proto::QlogConfig::default();
+            q.writer(Box::new(std::io::BufWriter::new(f)))
+                .title(Some(format!("spacetp {side}")))
+                // Event times count from the run's start: simulated time.
+                .start_time(clock.instant(0));
+            t.qlog_stream(q.into_stream());
+        }
+    }
+    t
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
     Client,
@@ -85,8 +120,7 @@ pub struct QuicEnd {
 impl QuicEnd {
     /// A client at `local` that connects to `remote` when first polled. `seed` seeds
     /// quinn's RNG (connection IDs and the like), so that a run is repeatable.
-    /// `key_log`: where the client writes its TLS secrets, if anywhere.
-    #[allow(clippy::too_many_arguments)]
+    /// `out`: where the client writes its TLS secrets and its qlog, if anywhere.
     pub fn client(
         settings: &QuicSettings,
         max_payload: u16,
@@ -94,11 +128,17 @@ impl QuicEnd {
         remote: SocketAddr,
         seed: u64,
         clock: SimClock,
-        key_log: Option<Arc<dyn rustls::KeyLog>>,
+        out: &EndOutputs,
     ) -> Self {
         let mut end = QuicEnd::new(Role::Client, settings, local, remote, seed, clock, None);
-        let mut cfg = ClientConfig::new(tls::client_crypto(key_log));
-        cfg.transport_config(Arc::new(settings.transport_config(max_payload)));
+        let mut cfg = ClientConfig::new(tls::client_crypto(out.key_log.clone()));
+        cfg.transport_config(Arc::new(transport(
+            settings,
+            max_payload,
+            clock,
+            out,
+            "client",
+        )));
         end.pending_connect = Some(cfg);
         end
     }
@@ -124,9 +164,16 @@ impl QuicEnd {
         remote: SocketAddr,
         seed: u64,
         clock: SimClock,
+        out: &EndOutputs,
     ) -> Self {
         let mut sc = ServerConfig::with_crypto(tls::server_crypto());
-        sc.transport_config(Arc::new(settings.transport_config(max_payload)));
+        sc.transport_config(Arc::new(transport(
+            settings,
+            max_payload,
+            clock,
+            out,
+            "server",
+        )));
         QuicEnd::new(
             Role::Server,
             settings,

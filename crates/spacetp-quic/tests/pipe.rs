@@ -51,8 +51,8 @@ fn transfer(
     let b: SocketAddr = "10.0.0.2:443".parse().unwrap();
     let clock = SimClock::new();
     let mut ends = [
-        QuicEnd::client(settings, 1472, a, b, seed, clock, None),
-        QuicEnd::server(settings, 1472, b, a, seed, clock),
+        QuicEnd::client(settings, 1472, a, b, seed, clock, &Default::default()),
+        QuicEnd::server(settings, 1472, b, a, seed, clock, &Default::default()),
     ];
     let links = [fwd, back];
     let mut free_at = [0 as Time; 2];

@@ -27,6 +27,7 @@ fn run_with_pcap(toml: &str, name: &str) -> (RunOutput, Vec<Vec<u8>>) {
     let opts = RunOptions {
         pcap: vec![("0".into(), path.to_string_lossy().into_owned())],
         keylog: None,
+        qlog: None,
     };
     let out = run(scenario_from_toml(toml).unwrap(), &opts).unwrap();
     let bytes = std::fs::read(&path).unwrap();

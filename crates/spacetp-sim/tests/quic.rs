@@ -88,6 +88,7 @@ fn the_pcap_holds_the_real_quic_packets() {
     let opts = RunOptions {
         pcap: vec![("0".into(), path.to_string_lossy().into())],
         keylog: None,
+        qlog: None,
     };
     run(sc, &opts).unwrap();
     let d = std::fs::read(&path).unwrap();

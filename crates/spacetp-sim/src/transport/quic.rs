@@ -6,7 +6,7 @@ use super::{node_addr, DataSent, Ends, Outgoing, SenderState, Transport, Wire};
 use crate::result::{FlowSummary, QuicSummary};
 use spacetp_proto::time::secs;
 use spacetp_proto::Time;
-use spacetp_quic::{KeyLogFile, QuicEnd, QuicSettings, Role, SimClock};
+use spacetp_quic::{EndOutputs, KeyLogFile, QuicEnd, QuicSettings, Role, SimClock};
 use std::any::Any;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
@@ -14,13 +14,14 @@ use std::sync::Arc;
 /// IPv4 and UDP headers around a QUIC datagram.
 const IP_UDP_HEADERS: u32 = 28;
 
-/// A QUIC flow's settings: quinn's, the largest UDP payload the flow's MTU carries, and
-/// the run's TLS key log, if one was asked for.
+/// A QUIC flow's settings: quinn's, the largest UDP payload the flow's MTU carries, the
+/// run's TLS key log and the prefix of the flow's qlog files, if asked for.
 #[derive(Clone, Debug)]
 pub struct QuicSpec {
     pub settings: QuicSettings,
     pub max_payload: u16,
     pub key_log: Option<Arc<KeyLogFile>>,
+    pub qlog_prefix: Option<std::path::PathBuf>,
 }
 
 impl QuicSpec {
@@ -29,12 +30,16 @@ impl QuicSpec {
         let clock = SimClock::new();
         let c = addr(ends.client_node, ends.client_port);
         let s = addr(ends.server_node, ends.server_port);
-        let key_log = self
-            .key_log
-            .clone()
-            .map(|k| k as Arc<dyn spacetp_quic::KeyLog>);
-        let client = QuicEnd::client(&self.settings, self.max_payload, c, s, seed, clock, key_log);
-        let server = QuicEnd::server(&self.settings, self.max_payload, s, c, seed, clock);
+        let out = EndOutputs {
+            key_log: self
+                .key_log
+                .clone()
+                .map(|k| k as Arc<dyn spacetp_quic::KeyLog>),
+            qlog_prefix: self.qlog_prefix.clone(),
+        };
+        let (p, m) = (&self.settings, self.max_payload);
+        let client = QuicEnd::client(p, m, c, s, seed, clock, &out);
+        let server = QuicEnd::server(p, m, s, c, seed, clock, &out);
         (
             QuicTransport::new(client, ends.client_port, ends.server_port),
             QuicTransport::new(server, ends.server_port, ends.client_port),

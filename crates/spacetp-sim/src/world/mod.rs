@@ -25,6 +25,9 @@ pub struct RunOptions {
     /// Write the TLS secrets of every QUIC connection to this file (NSS key log format), so
     /// that Wireshark decrypts the pcaps.
     pub keylog: Option<String>,
+    /// Write a qlog (JSON-SEQ) of every QUIC connection's two ends into this folder:
+    /// `FLOW-client.sqlog`, `FLOW-server.sqlog`.
+    pub qlog: Option<String>,
 }
 
 struct Endpoint {
@@ -129,6 +132,8 @@ pub struct World {
     samples: Option<Table>,
     /// The QUIC connections' TLS key log (`RunOptions::keylog`).
     key_log: Option<std::sync::Arc<spacetp_quic::KeyLogFile>>,
+    /// The folder of the QUIC connections' qlogs (`RunOptions::qlog`).
+    qlog_dir: Option<std::path::PathBuf>,
     segments: Option<Table>,
     taps: Vec<PcapTap>,
     /// Simulated attackers (`[[attacks]]`).

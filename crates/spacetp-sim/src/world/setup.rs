@@ -39,6 +39,18 @@ impl World {
                 ),
                 None => None,
             },
+            qlog_dir: match &opts.qlog {
+                Some(dir) => {
+                    std::fs::create_dir_all(dir).map_err(|e| {
+                        FieldError::new(
+                            format!("--qlog {dir}"),
+                            format!("cannot create the folder: {e}"),
+                        )
+                    })?;
+                    Some(std::path::PathBuf::from(dir))
+                }
+                None => None,
+            },
             segments: None,
             taps: Vec::new(),
             attackers: Vec::new(),
@@ -151,7 +163,12 @@ impl World {
         check_route(b, from, to, &p)?;
         let mss = build::mss_for(f.mtu.0, &p)?;
         check_path_mtu(b, from, to, f.mtu.0 as u32, &p)?;
-        let spec = flow_spec(f, mss, &p, self.key_log.clone())?;
+        let name = f.name.clone().unwrap_or_else(|| format!("flow{i}"));
+        let outputs = QuicOutputs {
+            key_log: self.key_log.clone(),
+            qlog_prefix: self.qlog_dir.as_ref().map(|d| d.join(&name)),
+        };
+        let spec = flow_spec(f, mss, &p, outputs)?;
         let fstop = f.stop.map(|d| d.0).or(stop);
         if f.bytes.is_none() && fstop.is_none() {
             return Err(FieldError::new(
@@ -183,7 +200,7 @@ impl World {
         }
         let fi = self.flows.len() as u32;
         self.flows.push(Flow {
-            name: f.name.clone().unwrap_or_else(|| format!("flow{i}")),
+            name,
             protocol: f.protocol.clone(),
             from,
             to,
@@ -434,11 +451,17 @@ pub(super) fn select_link(sel: &str, sc: &Scenario, b: &Built) -> Result<usize, 
 
 /// What a flow's two ends run: a QUIC profile with its `[flows.quic]` settings, or a TCP
 /// profile (and the receiver's, if it differs) with its `[flows.tcp]` overrides.
+/// What a QUIC flow writes besides its packets, if asked for.
+struct QuicOutputs {
+    key_log: Option<std::sync::Arc<spacetp_quic::KeyLogFile>>,
+    qlog_prefix: Option<std::path::PathBuf>,
+}
+
 fn flow_spec(
     f: &FlowCfg,
     mss: u32,
     p: &str,
-    key_log: Option<std::sync::Arc<spacetp_quic::KeyLogFile>>,
+    outputs: QuicOutputs,
 ) -> Result<TransportSpec, FieldError> {
     if spacetp_quic::is_quic(&f.protocol) {
         let not_quic = [
@@ -482,7 +505,8 @@ fn flow_spec(
         return Ok(TransportSpec::Quic(QuicSpec {
             settings,
             max_payload,
-            key_log,
+            key_log: outputs.key_log,
+            qlog_prefix: outputs.qlog_prefix,
         }));
     }
     if f.quic.is_some() {
