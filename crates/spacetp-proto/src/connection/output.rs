@@ -76,7 +76,7 @@ impl Connection {
     /// The first segment queued for resending at once, when rate control lets it go.
     fn transmit_due_resend(&mut self, now: Time, out: &mut TcpHeader) -> Option<Sent> {
         let seg_bytes = self.seg_size as u64 + RATE_HEADER_BYTES;
-        while let Some(pos) = self
+        while let Some((pos, snacked)) = self
             .resend
             .front()
             .filter(|_| !self.in_outage && (!self.paces || self.pacing_allows(now)))
@@ -90,7 +90,8 @@ impl Connection {
             }
             self.resend.pop_front();
             self.resend.record(pos, now);
-            self.stats.snack_retransmits += 1;
+            // Held-back retransmissions of loss recovery wait here too: only a SNACK's count.
+            self.stats.snack_retransmits += snacked as u64;
             let t = self.transmit_from(pos, now, out);
             self.recovery.on_retransmit(pos, pos + t.len as u64);
             return Some(t);

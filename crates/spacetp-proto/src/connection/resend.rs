@@ -11,8 +11,8 @@ const RECENT_LIMIT: usize = 4096;
 
 #[derive(Debug, Default)]
 pub(crate) struct ResendQueue {
-    /// Segment starts to send now, in order.
-    due: VecDeque<u64>,
+    /// Segment starts to send now, in order, and whether a SNACK named each.
+    due: VecDeque<(u64, bool)>,
     /// When recently resent segment starts went out, oldest first.
     recent: VecDeque<(u64, Time)>,
 }
@@ -24,18 +24,19 @@ impl ResendQueue {
     /// again, unlost).
     pub fn push_front(&mut self, pos: u64) {
         if !self.contains(pos) {
-            self.due.push_front(pos);
+            self.due.push_front((pos, false));
         }
     }
 
-    /// Queue `pos` last, unless it is queued already.
-    pub fn push_back(&mut self, pos: u64) {
+    /// Queue `pos`, named by an SCPS-TP SNACK, last, unless it is queued already.
+    pub fn push_back_snacked(&mut self, pos: u64) {
         if !self.contains(pos) {
-            self.due.push_back(pos);
+            self.due.push_back((pos, true));
         }
     }
 
-    pub fn front(&self) -> Option<u64> {
+    /// The next segment start, and whether a SNACK named it.
+    pub fn front(&self) -> Option<(u64, bool)> {
         self.due.front().copied()
     }
 
@@ -44,7 +45,7 @@ impl ResendQueue {
     }
 
     pub fn contains(&self, pos: u64) -> bool {
-        self.due.contains(&pos)
+        self.due.iter().any(|&(p, _)| p == pos)
     }
 
     pub fn is_empty(&self) -> bool {

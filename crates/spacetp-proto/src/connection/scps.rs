@@ -286,7 +286,7 @@ impl Connection {
             }
             named = true;
             if !resend.resent_within(pos, now, window) {
-                resend.push_back(pos);
+                resend.push_back_snacked(pos);
             }
         });
         // One reduction per window of data, whether a SNACK or duplicate ACKs saw the loss first.

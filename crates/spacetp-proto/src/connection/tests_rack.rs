@@ -218,4 +218,9 @@ fn a_lost_segment_held_by_pacing_is_resent_once_however_many_acks_arrive_while_i
     let mut rtx = p.retransmissions();
     rtx.sort_unstable();
     assert_eq!(rtx, lost, "each lost segment resent once, nothing else");
+    assert_eq!(
+        p.a.stats().snack_retransmits,
+        0,
+        "held by pacing, not named by a SNACK"
+    );
 }
