@@ -208,7 +208,13 @@ def test_every_quic_setting_is_documented_with_quinns_default():
     for name, prop in schema["properties"].items():
         value = prop["default"]
         row = next(ln for ln in text.splitlines() if ln.startswith(f"| `flows[i].quic.{name}`"))
-        shown = {None: "none", True: "true", False: "false"}.get(value, str(value))
+        shown = (
+            "none"
+            if value is None
+            else str(value).lower()
+            if isinstance(value, bool)
+            else str(value)
+        )
         assert f"`{shown}`" in row, f"flows[i].quic.{name}: default {shown!r} not in: {row}"
 
 

@@ -1,7 +1,8 @@
 //! One end of a QUIC connection: a quinn `Endpoint` with its one `Connection`, on
 //! simulated time. The world hands it datagrams and timeouts and asks it for datagrams to
 //! send; the application writes a byte count (the bytes are zeros: only their number and
-//! timing matter) on one unidirectional stream, which the other end reads.
+//! timing matter) on `streams` unidirectional streams at once, in turns of `STREAM_TURN`
+//! bytes (as an HTTP/3 server sends the objects of a page), which the other end reads.
 
 use crate::clock::SimClock;
 use crate::settings::QuicSettings;
@@ -18,6 +19,8 @@ use std::sync::Arc;
 
 /// What the application writes: zeros, at most this much per call into quinn.
 static ZEROS: [u8; 65536] = [0; 65536];
+/// Bytes written into one stream before the next stream's turn.
+const STREAM_TURN: u64 = 16 * 1024;
 /// Received datagrams are cut from buffers of this size.
 const RX_ARENA: usize = 64 * 1024;
 
@@ -100,15 +103,19 @@ pub struct QuicEnd {
     rx_arena: BytesMut,
     started: Time,
     handshake_done: Option<Time>,
-    stream: Option<StreamId>,
+    /// The streams of the transfer (opened by the client, accepted by the server), how many
+    /// there are to be, whose turn it is to be written, and which have ended (FIN read by
+    /// the server; all acknowledged, for the client).
+    streams: Vec<StreamId>,
+    n_streams: usize,
+    turn: usize,
+    streams_done: usize,
     /// Bytes the application wrote that quinn has not taken yet, and the most it may hold.
     backlog: u64,
     backlog_limit: u64,
     written: u64,
     close_requested: bool,
     stream_finished: bool,
-    /// The peer has acknowledged every byte of our stream, its end included.
-    stream_acked: bool,
     received: u64,
     peer_finished: bool,
     /// Why the connection ended, if it did (quinn's reason).
@@ -217,13 +224,15 @@ impl QuicEnd {
             rx_arena: BytesMut::new(),
             started: 0,
             handshake_done: None,
-            stream: None,
+            streams: Vec::new(),
+            n_streams: settings.streams as usize,
+            turn: 0,
+            streams_done: 0,
             backlog: 0,
             backlog_limit: settings.send_window.0,
             written: 0,
             close_requested: false,
             stream_finished: false,
-            stream_acked: false,
             received: 0,
             peer_finished: false,
             ended: None,
@@ -357,11 +366,14 @@ impl QuicEnd {
             match ev {
                 Event::Connected => self.handshake_done = Some(now - self.started),
                 Event::ConnectionLost { reason } => self.ended = Some(reason),
-                Event::Stream(StreamEvent::Opened { dir: Dir::Uni }) if self.stream.is_none() => {
-                    self.stream = conn.streams().accept(Dir::Uni);
+                Event::Stream(StreamEvent::Opened { dir: Dir::Uni }) => {
+                    while let Some(id) = conn.streams().accept(Dir::Uni) {
+                        self.streams.push(id);
+                    }
                 }
-                Event::Stream(StreamEvent::Finished { id }) if Some(id) == self.stream => {
-                    self.stream_acked = true;
+                Event::Stream(StreamEvent::Finished { id }) if self.streams.contains(&id) => {
+                    // Every byte of one of our streams, its end included, is acknowledged.
+                    self.streams_done += 1;
                 }
                 _ => {}
             }
@@ -373,30 +385,33 @@ impl QuicEnd {
         self.refresh_deadline();
     }
 
-    /// Take what arrived in order on the peer's stream.
+    /// Take what arrived in order on the peer's streams.
     fn read_all(&mut self) {
-        let (Some((_, conn)), Some(id)) = (self.conn.as_mut(), self.stream) else {
+        let Some((_, conn)) = self.conn.as_mut() else {
             return;
         };
-        let mut rs = conn.recv_stream(id);
-        let Ok(mut chunks) = rs.read(true) else {
-            return;
-        };
-        loop {
-            match chunks.next(usize::MAX) {
-                Ok(Some(c)) => self.received += c.bytes.len() as u64,
-                Ok(None) => {
-                    self.peer_finished = true;
-                    break;
+        for &id in &self.streams {
+            let mut rs = conn.recv_stream(id);
+            let Ok(mut chunks) = rs.read(true) else {
+                continue; // already finished and read
+            };
+            loop {
+                match chunks.next(usize::MAX) {
+                    Ok(Some(c)) => self.received += c.bytes.len() as u64,
+                    Ok(None) => {
+                        self.streams_done += 1;
+                        break;
+                    }
+                    Err(_) => break,
                 }
-                Err(_) => break,
             }
+            let _ = chunks.finalize();
         }
-        let _ = chunks.finalize();
+        self.peer_finished = self.streams_done == self.n_streams;
     }
 
-    /// Move the application's backlog into the stream as far as quinn takes it, and finish
-    /// the stream once the application has closed and everything is in.
+    /// Move the application's backlog into the streams, in turns, as far as quinn takes it,
+    /// and finish them once the application has closed and everything is in.
     fn pump(&mut self) {
         if self.role != Role::Client {
             return;
@@ -404,24 +419,38 @@ impl QuicEnd {
         let Some((_, conn)) = self.conn.as_mut() else {
             return;
         };
-        if self.stream.is_none() && !conn.is_handshaking() {
-            self.stream = conn.streams().open(Dir::Uni);
+        while self.streams.len() < self.n_streams && !conn.is_handshaking() {
+            match conn.streams().open(Dir::Uni) {
+                Some(id) => self.streams.push(id),
+                None => break,
+            }
         }
-        let Some(id) = self.stream else { return };
-        while self.backlog > 0 {
+        if self.streams.is_empty() {
+            return;
+        }
+        let mut blocked = 0;
+        while self.backlog > 0 && blocked < self.streams.len() {
+            let id = self.streams[self.turn % self.streams.len()];
             // Static zeros: quinn keeps a reference to them, no copy and no allocation.
-            let n = self.backlog.min(ZEROS.len() as u64) as usize;
+            let n = self.backlog.min(STREAM_TURN) as usize;
             let mut chunk = [Bytes::from_static(&ZEROS[..n])];
             match conn.send_stream(id).write_chunks(&mut chunk) {
                 Ok(w) if w.bytes > 0 => {
                     self.backlog -= w.bytes as u64;
                     self.written += w.bytes as u64;
+                    blocked = 0;
                 }
-                _ => break,
+                _ => blocked += 1,
             }
+            self.turn += 1;
         }
         if self.close_requested && self.backlog == 0 && !self.stream_finished {
-            self.stream_finished = conn.send_stream(id).finish().is_ok();
+            let all = self.streams.len() == self.n_streams;
+            self.stream_finished = all
+                && self
+                    .streams
+                    .iter()
+                    .all(|&id| conn.send_stream(id).finish().is_ok());
         }
     }
 
@@ -454,19 +483,19 @@ impl QuicEnd {
         self.refresh_deadline();
     }
 
-    /// Bytes of the peer's stream received in order.
+    /// Bytes of the peer's streams received in order.
     pub fn delivered(&self) -> u64 {
         self.received
     }
 
-    /// The peer's stream has ended and every byte of it is in.
+    /// The peer's streams have ended and every byte of them is in.
     pub fn peer_finished(&self) -> bool {
         self.peer_finished
     }
 
-    /// The client's stream is finished and the peer has acknowledged all of it.
+    /// The client's streams are finished and the peer has acknowledged all of them.
     pub fn stream_acked(&self) -> bool {
-        self.stream_acked
+        self.role == Role::Client && self.streams_done == self.n_streams
     }
 
     /// The application has closed this end.

@@ -39,6 +39,22 @@ fn a_quic_transfer_over_geo_delivers_every_byte_in_packets_no_larger_than_the_mt
 }
 
 #[test]
+fn a_page_of_twenty_streams_arrives_whole() {
+    let out = sim(&geo(
+        "seed = 2",
+        "errors = { per = 0.005 }",
+        "protocol = \"quic\"\nbytes = 2000000\nquic = { streams = 20 }",
+    ));
+    assert_exact(&out);
+    let e = sim_err(&geo(
+        "",
+        "",
+        "protocol = \"quic\"\nbytes = 1000\nquic = { streams = 0 }",
+    ));
+    assert!(e.contains("flows[0].quic.streams"), "{e}");
+}
+
+#[test]
 fn losses_are_repaired_and_counted() {
     let out = sim(&geo(
         "seed = 3",
