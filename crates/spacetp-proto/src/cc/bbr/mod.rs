@@ -304,6 +304,15 @@ impl CongestionControl for Bbr {
     /// BBR's window moves only in `cong_control`.
     fn on_ack(&mut self, _w: &mut Window, _ev: &AckEvent) {}
 
+    /// `bbr_init`: the handshake's RTT (`tcp_min_rtt`) is the first minimum, stamped when
+    /// the connection is established, so the first ProbeRTT comes 10 s after that.
+    fn on_rtt_sample(&mut self, rtt: Time, now: Time) {
+        if self.min_rtt.is_none() {
+            self.min_rtt = Some(rtt);
+            self.min_rtt_stamp = now;
+        }
+    }
+
     /// `bbr_ssthresh`: remember cwnd for after recovery; ssthresh itself is not lowered.
     fn ssthresh_after_loss(&mut self, w: &Window, _flight: u64, _now: Time) -> u64 {
         self.save_cwnd(w.cwnd);

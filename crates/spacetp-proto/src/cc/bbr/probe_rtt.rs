@@ -30,7 +30,9 @@ impl Bbr {
         let sacked = ev.rate.filter(|r| !r.is_retrans).map(|r| r.rtt);
         let sample = ev.rtt.or(sacked);
         if let Some(rtt) = sample {
-            if self.min_rtt.is_none_or(|m| rtt <= m) || expired {
+            // Strictly lower (Linux since "tcp_bbr: fix ... min_rtt"): equal samples do not
+            // refresh the stamp, or a queue-free path would never probe again.
+            if self.min_rtt.is_none_or(|m| rtt < m) || expired {
                 self.min_rtt = Some(rtt);
                 self.min_rtt_stamp = now;
             }

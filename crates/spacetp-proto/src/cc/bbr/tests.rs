@@ -119,9 +119,10 @@ fn startup_fills_the_pipe_then_drain_then_probe_bw() {
     // Drain lasts about one round.
     let probe_at = modes[2].0;
     assert!(probe_at - drain_at < 300 * MS, "{modes:?}");
-    // Goodput: the bottleneck (1 MB/s payload) less the startup and the 1% pacing margin.
+    // Goodput: the bottleneck (1 MB/s payload) less the startup, the 1% pacing margin and
+    // one ProbeRTT (a queue-free path never lowers the minimum, so Linux probes every 10 s).
     let g = goodput(&p, 20_000_000);
-    assert!(g > 0.93e6, "goodput {g} B/s");
+    assert!(g > 0.90e6, "goodput {g} B/s");
 }
 
 #[test]
@@ -196,9 +197,19 @@ fn probe_rtt_dips_to_four_segments_for_200_ms_when_min_rtt_is_not_seen_for_10_s(
         dip.clone().all(|s| s.cwnd <= 4 * SEG as u64),
         "cwnd capped at 4 segments"
     );
-    // No second ProbeRTT within the next 10 s: the new minimum was measured.
-    let again = modes.iter().filter(|m| m.1 == BbrMode::ProbeRtt).count();
-    assert_eq!(again, 1, "{modes:?}");
+    // The next ProbeRTT comes 10 s after this one ended (`bbr_check_probe_rtt_done` stamps
+    // the minimum then), not sooner, and not later: samples equal to the minimum do not
+    // renew it (Linux compares strictly).
+    let next = modes
+        .iter()
+        .find(|m| m.0 > leave && m.1 == BbrMode::ProbeRtt)
+        .expect("a second ProbeRTT")
+        .0;
+    assert!(
+        (10 * SEC..10 * SEC + 500 * MS).contains(&(next - leave)),
+        "next ProbeRTT {} ms after the first ended: {modes:?}",
+        (next - leave) / MS
+    );
 }
 
 #[test]
