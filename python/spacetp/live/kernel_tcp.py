@@ -66,6 +66,8 @@ def _sample(sock: socket.socket, t0: float) -> dict:
         "delivery_rate_bps": i["delivery_rate"] * 8,
         "total_retrans": i["total_retrans"],
         "ca_state": i["ca_state"],
+        "rto_s": i["rto"] / 1e6,
+        "backoff": i["backoff"],
     }
 
 
