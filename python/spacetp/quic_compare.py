@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import csv
 import statistics
-from dataclasses import dataclass
 from pathlib import Path
+
+# The cases are vs_linux's: the same link tables, and SCPS-TP set up for them the same way.
+from spacetp.live.vs_linux import Case, _link
 
 QUIC = ("quic-newreno", "quic-cubic", "quic-bbr")
 TCP = ("linux-reno", "linux-cubic", "linux-bbr")
@@ -24,49 +26,23 @@ SCPS = "scps-tp end to end"
 PLOTTED = ("quic-cubic", "quic-bbr", "linux-cubic", "linux-bbr")
 
 
-@dataclass(frozen=True)
-class Case:
-    name: str
-    what: str
-    rate: str
-    back: str
-    delay: str
-    errors: str
-    nbytes: int
-    quick_bytes: int
-
-    def link(self) -> str:
-        extra = f"errors = {{ {self.errors} }}\n" if self.errors else ""
-        return (
-            f'[[links]]\nbetween = ["a", "b"]\nrate = "{self.rate}"\nrate_back = "{self.back}"\n'
-            f'delay = "{self.delay}"\nqueue = {{ bdp = 1.0 }}\n{extra}'
-        )
+def _case(name: str, what: str, rate: str, back: str, delay: str, errors: str) -> Case:
+    """A case of 10 MB (3 MB with --quick) on one link between "a" and "b"."""
+    extra = f"errors = {{ {errors} }}\n" if errors else ""
+    one_way = float(delay.split()[0]) / 1000
+    return Case(name, what, _link(rate, back, delay, extra), 10_000_000, 3_000_000, 600, one_way)
 
 
 CASES = (
-    Case("sat", "interop runner SAT: 20 Mb/s / 2 Mb/s, 600 ms RTT, no loss",
-         "20 Mb/s", "2 Mb/s", "300 ms", "", 10_000_000, 3_000_000),
-    Case("satloss", "interop runner SATLOSS: the same with 1% loss both ways",
-         "20 Mb/s", "2 Mb/s", "300 ms", "per = 0.01", 10_000_000, 3_000_000),
-    Case("leo", "LEO-like: 50 Mb/s both ways, 40 ms RTT, PER 1e-3",
-         "50 Mb/s", "50 Mb/s", "20 ms", "per = 1e-3", 10_000_000, 3_000_000),
-    Case("geo-ack-starved", "GEO, 10 Mb/s forward, 64 kb/s return, 600 ms RTT",
-         "10 Mb/s", "64 kb/s", "300 ms", "", 10_000_000, 3_000_000),
+    _case("sat", "interop runner SAT: 20 Mb/s / 2 Mb/s, 600 ms RTT, no loss",
+          "20 Mb/s", "2 Mb/s", "300 ms", ""),
+    _case("satloss", "interop runner SATLOSS: the same with 1% loss both ways",
+          "20 Mb/s", "2 Mb/s", "300 ms", "per = 0.01"),
+    _case("leo", "LEO-like: 50 Mb/s both ways, 40 ms RTT, PER 1e-3",
+          "50 Mb/s", "50 Mb/s", "20 ms", "per = 1e-3"),
+    _case("geo-ack-starved", "GEO, 10 Mb/s forward, 64 kb/s return, 600 ms RTT",
+          "10 Mb/s", "64 kb/s", "300 ms", ""),
 )  # fmt: skip
-
-
-def _rate_bps(text: str) -> float:
-    value, unit = text.split()
-    return float(value) * {"b/s": 1, "kb/s": 1e3, "Mb/s": 1e6, "Gb/s": 1e9}[unit]
-
-
-def scps_settings(case: Case) -> dict:
-    """SCPS-TP rate-based at the link's rate, buffers of twice the BDP."""
-    rate = _rate_bps(case.rate)
-    one_way = float(case.delay.split()[0]) / 1000
-    buf = max(int(2 * rate * 2 * one_way / 8), 300_000)
-    return {"congestion_control": "none", "scps": {"rate": f"{rate:.0f} b/s"},
-            "receive_buffer": f"{buf} B", "send_buffer": f"{buf} B"}  # fmt: skip
 
 
 def sim_run(case: Case, protocol: str, seed: int, nbytes: int) -> dict:
@@ -76,12 +52,12 @@ def sim_run(case: Case, protocol: str, seed: int, nbytes: int) -> dict:
     import spacetp
 
     sc = tomllib.loads(
-        f'seed = {seed}\n[[nodes]]\nname = "a"\n[[nodes]]\nname = "b"\n{case.link()}'
+        f'seed = {seed}\n[[nodes]]\nname = "a"\n[[nodes]]\nname = "b"\n{case.link}'
         f'[[flows]]\nfrom = "a"\nto = "b"\nbytes = {nbytes}\n'
     )
     f0 = sc["flows"][0]
     if protocol == SCPS:
-        f0["protocol"], f0["tcp"] = "scps-tp", scps_settings(case)
+        f0["protocol"], f0["tcp"] = "scps-tp", case.scps_settings()
     else:
         f0["protocol"] = protocol
     r = spacetp.run(sc, trace_interval="100 ms")
@@ -126,14 +102,12 @@ def _live_rows(case: Case, nbytes: int, reps: int, say) -> list[dict]:
 
     from spacetp.live import vs_linux
 
-    vcase = vs_linux.Case(case.name, case.what, case.link(), nbytes, nbytes, 300.0,
-                          float(case.delay.split()[0]) / 1000)  # fmt: skip
     rows = []
     with tempfile.TemporaryDirectory(prefix="spacetp-quic-cmp-") as tmp:
-        jobs = [(f"kernel {cc}", lambda s, cc=cc: vs_linux.kernel_run(vcase, cc, s, nbytes,
+        jobs = [(f"kernel {cc}", lambda s, cc=cc: vs_linux.kernel_run(case, cc, s, nbytes,
                  Path(tmp))) for cc in ("reno", "cubic", "bbr")]  # fmt: skip
         jobs.append(("gateway scps-tp (live)",
-                     lambda s: vs_linux.gateway_run(vcase, s, nbytes, Path(tmp))))  # fmt: skip
+                     lambda s: vs_linux.gateway_run(case, s, nbytes, Path(tmp))))  # fmt: skip
         for name, job in jobs:
             secs = [r["total_s"] for r in (job(s) for s in range(1, reps + 1)) if r["complete"]]
             rows.append({
@@ -154,16 +128,15 @@ def _write(out: Path, rows: list[dict], traces: dict) -> None:
         w.writeheader()
         w.writerows(rows)
     protos = list(dict.fromkeys(r["protocol"] for r in rows))
+    cases = [c.name for c in CASES if any(r["case"] == c.name for r in rows)]
     lines = [
         "# QUIC, TCP and SCPS-TP on space links",
         "",
         "Mean time from the client's first packet to the server's last byte, seconds (sd); "
         "the fastest of each case in bold.",
         "",
-        "| protocol | " + " | ".join(c.name for c in CASES if any(r["case"] == c.name
-                                                               for r in rows)) + " |",
-    ]  # fmt: skip
-    cases = [c.name for c in CASES if any(r["case"] == c.name for r in rows)]
+        "| protocol | " + " | ".join(cases) + " |",
+    ]
     lines.append("|---" * (len(cases) + 1) + "|")
     best = {c: min((r["mean_s"] for r in rows if r["case"] == c and r["mean_s"] == r["mean_s"]),
                    default=None) for c in cases}  # fmt: skip

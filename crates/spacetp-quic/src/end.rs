@@ -82,9 +82,12 @@ pub struct QuicStats {
     pub cwnd: u64,
     /// The path MTU (largest UDP payload) quinn settled on.
     pub mtu: u16,
-    /// Application bytes written into the stream and read from it.
+    /// Application bytes written into the streams and read from them.
     pub stream_bytes_written: u64,
     pub stream_bytes_read: u64,
+    /// Streams whose every byte the peer has (acknowledged, for the client; read to their
+    /// end, for the server).
+    pub streams_completed: u64,
 }
 
 pub struct QuicEnd {
@@ -137,7 +140,16 @@ impl QuicEnd {
         clock: SimClock,
         out: &EndOutputs,
     ) -> Self {
-        let mut end = QuicEnd::new(Role::Client, settings, local, remote, seed, clock, None);
+        let mut end = QuicEnd::new(
+            Role::Client,
+            settings,
+            max_payload,
+            local,
+            remote,
+            seed,
+            clock,
+            None,
+        );
         let mut cfg = ClientConfig::new(tls::client_crypto(out.key_log.clone()));
         cfg.transport_config(Arc::new(transport(
             settings,
@@ -184,6 +196,7 @@ impl QuicEnd {
         QuicEnd::new(
             Role::Server,
             settings,
+            max_payload,
             local,
             remote,
             seed,
@@ -192,9 +205,11 @@ impl QuicEnd {
         )
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn new(
         role: Role,
         settings: &QuicSettings,
+        max_payload: u16,
         local: SocketAddr,
         remote: SocketAddr,
         seed: u64,
@@ -204,12 +219,12 @@ impl QuicEnd {
         let mut rng_seed = [0u8; 32];
         rng_seed[..8].copy_from_slice(&seed.to_le_bytes());
         rng_seed[8] = role as u8;
-        let endpoint = Endpoint::new(
-            Arc::new(EndpointConfig::default()),
-            server_config.clone(),
-            true,
-            Some(rng_seed),
-        );
+        // The largest UDP payload this end takes (a transport parameter): what the flow's MTU
+        // carries, so that MTU discovery may probe up to it.
+        let mut ec = EndpointConfig::default();
+        ec.max_udp_payload_size(max_payload)
+            .expect("max_payload is between 1200 and 65527");
+        let endpoint = Endpoint::new(Arc::new(ec), server_config.clone(), true, Some(rng_seed));
         QuicEnd {
             role,
             clock,
@@ -254,6 +269,8 @@ impl QuicEnd {
         }
         self.rx_arena.extend_from_slice(data);
         let datagram = self.rx_arena.split();
+        // quinn appends an answer the endpoint writes (version negotiation, a close) to it.
+        self.buf.clear();
         let ev = self.endpoint.handle(
             at,
             self.remote,
@@ -273,6 +290,7 @@ impl QuicEnd {
             Some(DatagramEvent::NewConnection(incoming)) => {
                 if self.conn.is_none() {
                     let sc = self.server_config.clone();
+                    self.buf.clear();
                     match self.endpoint.accept(incoming, at, &mut self.buf, sc) {
                         Ok((ch, conn)) => {
                             self.started = now;
@@ -523,6 +541,7 @@ impl QuicEnd {
             handshake: self.handshake_done,
             stream_bytes_written: self.written,
             stream_bytes_read: self.received,
+            streams_completed: self.streams_done as u64,
             ..Default::default()
         };
         if let Some((_, c)) = &self.conn {

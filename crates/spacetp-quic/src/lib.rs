@@ -11,7 +11,7 @@
 //!   and what they set in quinn's `TransportConfig`;
 //! - `keylog.rs`: the TLS secrets in the NSS key log format, for Wireshark;
 //! - `end.rs`: one end of a connection (client or server): datagrams in and out, timers, and
-//!   one bulk stream for the application.
+//!   the application's streams for the application.
 
 mod clock;
 mod end;

@@ -30,9 +30,10 @@ pub struct QuicSettings {
     /// RTT assumed before the first sample (RFC 9002: 333 ms); it sets the first PTO, which
     /// matters on a 600 ms link. From 1 ms to 10 min.
     pub initial_rtt: Duration,
-    /// Congestion window at the start (quinn: 14720 B, RFC 9002's 10 x 1472 B capped at
-    /// 14720). At least 2 x 1200 B.
-    pub initial_window: Bytes,
+    /// Congestion window at the start; absent: the controller's own (quinn's NewReno and
+    /// CUBIC: RFC 9002's min(10 x 1200 B, max(14720 B, 2 x 1200 B)) = 12000 B at the 1200-byte
+    /// initial MTU; quinn's BBR: 200 x 1200 B). At least 2400 B.
+    pub initial_window: Option<Bytes>,
     /// How much of one stream the receiver buffers ahead of the application: the stream's
     /// flow-control window (quinn: 1.25 MB, 100 Mb/s x 100 ms). At least 1200 B.
     pub stream_receive_window: Bytes,
@@ -64,7 +65,7 @@ impl Default for QuicSettings {
         QuicSettings {
             congestion_control: QuicCongestion::Cubic,
             initial_rtt: Duration(333 * MS),
-            initial_window: Bytes(14_720),
+            initial_window: None,
             stream_receive_window: Bytes(1_250_000),
             receive_window: None,
             send_window: Bytes(10_000_000),
@@ -159,13 +160,10 @@ impl QuicSettings {
                 format!("{} must be from 1 ms to 10 min", self.initial_rtt),
             ));
         }
-        if self.initial_window.0 < 2400 {
+        if let Some(w) = self.initial_window.filter(|w| w.0 < 2400) {
             return Err(FieldError::new(
                 "initial_window",
-                format!(
-                    "{} must be at least 2400 B (2 x 1200 B)",
-                    self.initial_window
-                ),
+                format!("{w} must be at least 2400 B (2 x 1200 B)"),
             ));
         }
         for (name, b) in [
@@ -241,21 +239,27 @@ impl QuicSettings {
         t.max_concurrent_uni_streams(VarInt::from_u32(self.streams.max(100)));
         // One datagram per transmit: the links carry packets, not GSO batches.
         t.enable_segmentation_offload(false);
-        let w = self.initial_window.0;
+        let w = self.initial_window.map(|b| b.0);
         match self.congestion_control {
             QuicCongestion::Newreno => {
                 let mut c = NewRenoConfig::default();
-                c.initial_window(w);
+                if let Some(w) = w {
+                    c.initial_window(w);
+                }
                 t.congestion_controller_factory(Arc::new(c));
             }
             QuicCongestion::Cubic => {
                 let mut c = CubicConfig::default();
-                c.initial_window(w);
+                if let Some(w) = w {
+                    c.initial_window(w);
+                }
                 t.congestion_controller_factory(Arc::new(c));
             }
             QuicCongestion::Bbr => {
                 let mut c = BbrConfig::default();
-                c.initial_window(w);
+                if let Some(w) = w {
+                    c.initial_window(w);
+                }
                 t.congestion_controller_factory(Arc::new(c));
             }
         }
@@ -313,6 +317,9 @@ mod tests {
             bad(|s| s.receive_window = Some(Bytes(1 << 63))),
             "receive_window"
         );
-        assert_eq!(bad(|s| s.initial_window = Bytes(1000)), "initial_window");
+        assert_eq!(
+            bad(|s| s.initial_window = Some(Bytes(1000))),
+            "initial_window"
+        );
     }
 }

@@ -84,6 +84,9 @@ impl Slab {
             },
         };
         let id = self.reserve_slot(fresh);
+        // A slot last used by a transport with real bytes (QUIC) must not lend them to one
+        // without (a datagram source's pcap record would carry them).
+        self.payloads[id as usize].clear();
         let p = &mut self.items[id as usize];
         (p.src, p.dst, p.size, p.corrupted, p.low_priority) = (src, dst, 0, false, false);
         match &mut p.body {

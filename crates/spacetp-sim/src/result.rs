@@ -77,6 +77,8 @@ pub struct QuicSummary {
     pub mtu: u16,
     /// UDP payload bytes sent (what the links carried, less IPv4 and UDP headers).
     pub udp_bytes_sent: u64,
+    /// Streams the receiver has acknowledged to their end (`quic.streams` when complete).
+    pub streams_completed: u64,
     /// Why the connection failed (quinn's reason: idle timeout, handshake failure...).
     pub failure: Option<String>,
 }

@@ -46,6 +46,11 @@ fn a_page_of_twenty_streams_arrives_whole() {
         "protocol = \"quic\"\nbytes = 2000000\nquic = { streams = 20 }",
     ));
     assert_exact(&out);
+    let q = out.summary.flows[0].quic.as_ref().unwrap();
+    assert_eq!(
+        q.streams_completed, 20,
+        "every stream of the page, each to its end"
+    );
     let e = sim_err(&geo(
         "",
         "",

@@ -111,7 +111,7 @@ impl RcvAutotune {
         if len < GROW_MIN_LEN {
             return false;
         }
-        let space = self.win_from_space(self.rcvbuf.saturating_sub(unread));
+        let space = self.win_from_space(self.rcvbuf).saturating_sub(unread);
         let room = self.clamp.min(space).saturating_sub(self.rcv_ssthresh);
         if room == 0 {
             return false;
@@ -129,10 +129,11 @@ impl RcvAutotune {
         }
         self.last_tsecr = Some(tsecr);
         if self.rcv_mss > 0 && len >= self.rcv_mss && sample > 0 {
-            // A 1/8 moving average (`tcp_rcv_rtt_update`, not window-dependent).
+            // `tcp_rcv_rtt_update` with timestamps: a lower sample is taken at once, a higher
+            // one moves the estimate by 1/8.
             self.rtt = Some(match self.rtt {
-                None => sample,
-                Some(r) => r - r / 8 + sample / 8,
+                Some(r) if sample >= r => r - r / 8 + sample / 8,
+                _ => sample,
             });
         }
     }
@@ -258,6 +259,12 @@ mod tests {
         a.on_echoed_timestamp(1600 * MS, 5, 1448);
         assert_eq!(a.rtt, Some(800 * MS));
         a.on_echoed_timestamp(1600 * MS, 6, 1448);
-        assert_eq!(a.rtt, Some(900 * MS), "a 1/8 moving average");
+        assert_eq!(
+            a.rtt,
+            Some(900 * MS),
+            "a higher sample: a 1/8 moving average"
+        );
+        a.on_echoed_timestamp(600 * MS, 7, 1448);
+        assert_eq!(a.rtt, Some(600 * MS), "a lower sample is taken at once");
     }
 }

@@ -522,7 +522,6 @@ impl Receiver {
         (self.consume_fin(), taken)
     }
 
-    /// Takes in a FIN that all data before it has reached. Returns true if it did.
     /// Autotuning on in-order data: whether the window grew.
     fn autotune_on_data(&mut self, now: Time, len: u32) -> bool {
         let unread = self.unread();
@@ -538,6 +537,7 @@ impl Receiver {
         grew
     }
 
+    /// Takes in a FIN that all data before it has reached. Returns true if it did.
     fn consume_fin(&mut self) -> bool {
         if !self.fin_received && self.fin_at == Some(self.rcv_nxt) {
             self.fin_received = true;

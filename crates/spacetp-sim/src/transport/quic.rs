@@ -6,7 +6,7 @@ use super::{node_addr, DataSent, Ends, Outgoing, SenderState, Transport, Wire};
 use crate::result::{FlowSummary, QuicSummary};
 use spacetp_proto::time::secs;
 use spacetp_proto::Time;
-use spacetp_quic::{EndOutputs, KeyLogFile, QuicEnd, QuicSettings, Role, SimClock};
+use spacetp_quic::{EndOutputs, KeyLogFile, QuicEnd, QuicSettings, SimClock};
 use std::any::Any;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
@@ -152,7 +152,7 @@ impl Transport for QuicTransport {
     }
 
     fn is_finished(&self) -> bool {
-        self.end.is_closed() || (self.end.role() == Role::Client && self.end.stream_acked())
+        self.end.is_closed() || self.end.stream_acked()
     }
 
     fn failed(&self) -> bool {
@@ -193,6 +193,7 @@ impl Transport for QuicTransport {
             srtt_s: st.rtt.map(secs),
             mtu: st.mtu,
             udp_bytes_sent: st.udp_bytes_sent,
+            streams_completed: st.streams_completed,
             failure: self.end.failure(),
         });
     }

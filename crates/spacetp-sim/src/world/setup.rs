@@ -449,14 +449,14 @@ pub(super) fn select_link(sel: &str, sc: &Scenario, b: &Built) -> Result<usize, 
     ))
 }
 
-/// What a flow's two ends run: a QUIC profile with its `[flows.quic]` settings, or a TCP
-/// profile (and the receiver's, if it differs) with its `[flows.tcp]` overrides.
 /// What a QUIC flow writes besides its packets, if asked for.
 struct QuicOutputs {
     key_log: Option<std::sync::Arc<spacetp_quic::KeyLogFile>>,
     qlog_prefix: Option<std::path::PathBuf>,
 }
 
+/// What a flow's two ends run: a QUIC profile with its `[flows.quic]` settings, or a TCP
+/// profile (and the receiver's, if it differs) with its `[flows.tcp]` overrides.
 fn flow_spec(
     f: &FlowCfg,
     mss: u32,
