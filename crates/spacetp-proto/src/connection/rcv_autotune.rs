@@ -121,12 +121,15 @@ impl RcvAutotune {
         true
     }
 
-    /// A round-trip sample from an echoed timestamp (`tcp_rcv_rtt_measure_ts`): taken once
-    /// per echoed value, from full segments (as large as any received before).
-    pub fn on_echoed_timestamp(&mut self, sample: Time, tsecr: u32, len: u32) {
-        if self.last_tsecr == Some(tsecr) {
+    /// A data segment of `len` bytes arrived at `now` echoing our timestamp `tsecr` (our
+    /// clock in ms when we sent it): a round-trip sample (`tcp_rcv_rtt_measure_ts`), taken
+    /// once per echoed value, from full segments (as large as any received before).
+    pub fn on_echoed_timestamp(&mut self, now: Time, tsecr: u32, len: u32) {
+        let sent = tsecr as Time * crate::time::MS;
+        if len == 0 || sent > now || self.last_tsecr == Some(tsecr) {
             return;
         }
+        let sample = now - sent;
         self.last_tsecr = Some(tsecr);
         if self.rcv_mss > 0 && len >= self.rcv_mss && sample > 0 {
             // `tcp_rcv_rtt_update` with timestamps: a lower sample is taken at once, a higher
@@ -226,7 +229,7 @@ mod tests {
         let mut a = linux_default();
         a.on_read(0, 0, 0);
         a.on_in_order_data(1448, 0);
-        a.on_echoed_timestamp(600 * MS, 7, 1448);
+        a.on_echoed_timestamp(600 * MS + 7 * MS, 7, 1448);
         // Half a round trip: nothing yet.
         a.on_read(300 * MS, 20 * MSS, 0);
         assert_eq!(a.limit(), 65_160 + 2 * 1448);
@@ -246,7 +249,7 @@ mod tests {
         let mut a = RcvAutotune::new(131_072, 200_000, MSS);
         a.on_read(0, 0, 0);
         a.on_in_order_data(1448, 0);
-        a.on_echoed_timestamp(100 * MS, 1, 1448);
+        a.on_echoed_timestamp(101 * MS, 1, 1448);
         a.on_read(100 * MS, 1000 * MSS, 0);
         assert_eq!(a.rcvbuf, 200_000);
     }
@@ -255,16 +258,16 @@ mod tests {
     fn a_timestamp_echoed_twice_is_one_sample() {
         let mut a = linux_default();
         a.on_in_order_data(1448, 0);
-        a.on_echoed_timestamp(800 * MS, 5, 1448);
-        a.on_echoed_timestamp(1600 * MS, 5, 1448);
+        a.on_echoed_timestamp(800 * MS + 5 * MS, 5, 1448);
+        a.on_echoed_timestamp(1600 * MS + 5 * MS, 5, 1448);
         assert_eq!(a.rtt, Some(800 * MS));
-        a.on_echoed_timestamp(1600 * MS, 6, 1448);
+        a.on_echoed_timestamp(1600 * MS + 6 * MS, 6, 1448);
         assert_eq!(
             a.rtt,
             Some(900 * MS),
             "a higher sample: a 1/8 moving average"
         );
-        a.on_echoed_timestamp(600 * MS, 7, 1448);
+        a.on_echoed_timestamp(600 * MS + 7 * MS, 7, 1448);
         assert_eq!(a.rtt, Some(600 * MS), "a lower sample is taken at once");
     }
 }

@@ -233,24 +233,17 @@ impl Receiver {
         }
     }
 
-    /// A data segment of `len` bytes echoes our timestamp `tsecr` (sent at `tsecr` ms): a
-    /// receiver-side round-trip sample for autotuning.
+    /// A data segment of `len` bytes echoes our timestamp `tsecr`: for autotuning.
     pub fn on_echoed_timestamp(&mut self, now: Time, tsecr: u32, len: u32) {
         if let Some(a) = &mut self.autotune {
-            let sent = tsecr as Time * crate::time::MS;
-            if len > 0 && sent <= now {
-                a.on_echoed_timestamp(now - sent, tsecr, len);
-            }
+            a.on_echoed_timestamp(now, tsecr, len);
         }
     }
 
     /// Autotuning after the application read: the buffer may grow, and the window with it.
     fn autotune_after_read(&mut self, now: Time) {
-        let ooo = self
-            .ooo
-            .last()
-            .map_or(0, |r| r.1.saturating_sub(self.rcv_nxt));
-        let delivered = self.delivered();
+        let (delivered, rcv_nxt) = (self.delivered(), self.rcv_nxt);
+        let ooo = self.ooo.last().map_or(0, |r| r.1.saturating_sub(rcv_nxt));
         if let Some(a) = &mut self.autotune {
             a.on_read(now, delivered, ooo);
             self.rcv_buf = a.limit();
@@ -602,61 +595,5 @@ impl Receiver {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn rx() -> Receiver {
-        let mut r = Receiver::new(&TcpConfig::default());
-        r.on_syn(1000);
-        r
-    }
-
-    #[test]
-    fn in_order_data_is_acked_every_second_segment() {
-        let mut r = rx();
-        let mut st = ConnStats::default();
-        r.on_data(0, 1, 100, false, &mut st);
-        assert!(!r.ack_now);
-        assert_eq!(r.delack_deadline, Some(200_000_000));
-        r.on_data(0, 101, 100, false, &mut st);
-        assert!(r.ack_now);
-        assert_eq!(r.delivered(), 200);
-    }
-
-    #[test]
-    fn holes_are_filled_and_acked_at_once() {
-        let mut r = rx();
-        let mut st = ConnStats::default();
-        r.on_data(0, 201, 100, false, &mut st);
-        r.on_data(0, 401, 100, false, &mut st);
-        assert!(r.ack_now);
-        assert_eq!(r.delivered(), 0);
-        assert_eq!(r.ooo, [(201, 301), (401, 501)]);
-        r.on_ack_sent();
-        r.on_data(0, 1, 200, false, &mut st);
-        assert!(r.ack_now, "filling a hole must be acked at once");
-        assert_eq!(r.delivered(), 300);
-        r.on_data(0, 301, 100, false, &mut st);
-        assert_eq!(r.delivered(), 500);
-        assert!(r.ooo.is_empty());
-    }
-
-    #[test]
-    fn overlapping_ranges_merge() {
-        let mut r = rx();
-        let mut st = ConnStats::default();
-        r.on_data(0, 101, 100, false, &mut st);
-        r.on_data(0, 301, 100, false, &mut st);
-        r.on_data(0, 150, 200, false, &mut st);
-        assert_eq!(r.ooo, [(101, 401)]);
-    }
-
-    #[test]
-    fn early_fin_waits_for_the_data() {
-        let mut r = rx();
-        let mut st = ConnStats::default();
-        assert!(!r.on_data(0, 101, 100, true, &mut st).0);
-        assert!(r.on_data(0, 1, 100, false, &mut st).0);
-        assert_eq!(r.delivered(), 200);
-    }
-}
+#[path = "recv_tests.rs"]
+mod tests;
