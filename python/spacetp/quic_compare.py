@@ -18,7 +18,7 @@ import statistics
 from pathlib import Path
 
 # The cases are vs_linux's: the same link tables, and SCPS-TP set up for them the same way.
-from spacetp.live.vs_linux import Case, _link
+from spacetp.live.vs_linux import Case, _link, _mean_sd
 
 QUIC = ("quic-newreno", "quic-cubic", "quic-bbr")
 TCP = ("linux-reno", "linux-cubic", "linux-bbr")
@@ -71,6 +71,16 @@ def sim_run(case: Case, protocol: str, seed: int, nbytes: int) -> dict:
     }
 
 
+def _row(
+    case: Case, protocol: str, where: str, reps: int, nbytes: int, secs: list[float], lost: float
+) -> dict:
+    """One line of the table: completion times of the runs that completed, mean (sd)."""
+    mean, sd = _mean_sd(secs)
+    return {"case": case.name, "protocol": protocol, "where": where, "reps": reps,
+            "bytes": nbytes, "completed": len(secs), "mean_s": mean,
+            "sd_s": sd if len(secs) > 1 else 0.0, "lost_packets": lost}  # fmt: skip
+
+
 def run_comparison(
     out: Path, reps: int = 3, quick: bool = False, live: bool = False, say=print
 ) -> list[dict]:
@@ -81,13 +91,8 @@ def run_comparison(
         for proto in (*QUIC, *TCP, SCPS):
             runs = [sim_run(case, proto, seed, nbytes) for seed in range(1, reps + 1)]
             secs = [r["seconds"] for r in runs if r["seconds"] == r["seconds"]]
-            rows.append({
-                "case": case.name, "protocol": proto, "where": "simulated", "reps": reps,
-                "bytes": nbytes, "completed": len(secs),
-                "mean_s": statistics.fmean(secs) if secs else float("nan"),
-                "sd_s": statistics.stdev(secs) if len(secs) > 1 else 0.0,
-                "lost_packets": statistics.fmean(r["lost"] for r in runs),
-            })  # fmt: skip
+            lost = statistics.fmean(r["lost"] for r in runs)
+            rows.append(_row(case, proto, "simulated", reps, nbytes, secs, lost))
             traces[(case.name, proto)] = runs[0]["samples"]
             say(f"{case.name:16} {proto:20} {rows[-1]['mean_s']:7.2f} s")
         if live:
@@ -110,13 +115,7 @@ def _live_rows(case: Case, nbytes: int, reps: int, say) -> list[dict]:
                      lambda s: vs_linux.gateway_run(case, s, nbytes, Path(tmp))))  # fmt: skip
         for name, job in jobs:
             secs = [r["total_s"] for r in (job(s) for s in range(1, reps + 1)) if r["complete"]]
-            rows.append({
-                "case": case.name, "protocol": name, "where": "live", "reps": reps,
-                "bytes": nbytes, "completed": len(secs),
-                "mean_s": statistics.fmean(secs) if secs else float("nan"),
-                "sd_s": statistics.stdev(secs) if len(secs) > 1 else 0.0,
-                "lost_packets": float("nan"),
-            })  # fmt: skip
+            rows.append(_row(case, name, "live", reps, nbytes, secs, float("nan")))
             say(f"{case.name:16} {name:20} {rows[-1]['mean_s']:7.2f} s (live)")
     return rows
 

@@ -33,30 +33,38 @@ pub struct EndOutputs {
     pub qlog_prefix: Option<std::path::PathBuf>,
 }
 
-/// quinn's transport configuration with this end's qlog stream, if one was asked for and
-/// its file can be created (a qlog that cannot be written is skipped, not fatal: the
-/// caller checks the folder before the run).
-fn transport(
-    settings: &QuicSettings,
-    max_payload: u16,
-    clock: SimClock,
-    out: &EndOutputs,
-    side: &str,
-) -> quinn_proto::TransportConfig {
-    let mut t = settings.transport_config(max_payload);
-    if let Some(prefix) = &out.qlog_prefix {
-        let mut name = prefix.as_os_str().to_owned();
-        name.push(format!("-{side}.sqlog"));
-        if let Ok(f) = std::fs::File::create(&name) {
-            let mut q = quinn_proto::QlogConfig::default();
-            q.writer(Box::new(std::io::BufWriter::new(f)))
-                .title(Some(format!("spacetp {side}")))
-                // Event times count from the run's start: simulated time.
-                .start_time(clock.instant(0));
-            t.qlog_stream(q.into_stream());
+/// What both ends of a connection share: quinn's settings, the largest UDP payload the
+/// flow's MTU carries, the seed of quinn's RNGs (so that a run is repeatable), the clock and
+/// the outputs.
+#[derive(Clone)]
+pub struct EndConfig {
+    pub settings: QuicSettings,
+    pub max_payload: u16,
+    pub seed: u64,
+    pub clock: SimClock,
+    pub out: EndOutputs,
+}
+
+impl EndConfig {
+    /// quinn's transport configuration for one end (`side`), with its qlog stream if one
+    /// was asked for and its file can be created (a qlog that cannot be written is skipped,
+    /// not fatal: the caller checks the folder before the run).
+    fn transport(&self, side: &str) -> Arc<quinn_proto::TransportConfig> {
+        let mut t = self.settings.transport_config(self.max_payload);
+        if let Some(prefix) = &self.out.qlog_prefix {
+            let mut name = prefix.as_os_str().to_owned();
+            name.push(format!("-{side}.sqlog"));
+            if let Ok(f) = std::fs::File::create(&name) {
+                let mut q = quinn_proto::QlogConfig::default();
+                q.writer(Box::new(std::io::BufWriter::new(f)))
+                    .title(Some(format!("spacetp {side}")))
+                    // Event times count from the run's start: simulated time.
+                    .start_time(self.clock.instant(0));
+                t.qlog_stream(q.into_stream());
+            }
         }
+        Arc::new(t)
     }
-    t
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -128,37 +136,12 @@ pub struct QuicEnd {
 }
 
 impl QuicEnd {
-    /// A client at `local` that connects to `remote` when first polled. `seed` seeds
-    /// quinn's RNG (connection IDs and the like), so that a run is repeatable.
-    /// `out`: where the client writes its TLS secrets and its qlog, if anywhere.
-    pub fn client(
-        settings: &QuicSettings,
-        max_payload: u16,
-        local: SocketAddr,
-        remote: SocketAddr,
-        seed: u64,
-        clock: SimClock,
-        out: &EndOutputs,
-    ) -> Self {
-        let mut end = QuicEnd::new(
-            Role::Client,
-            settings,
-            max_payload,
-            local,
-            remote,
-            seed,
-            clock,
-            None,
-        );
-        let mut cfg = ClientConfig::new(tls::client_crypto(out.key_log.clone()));
-        cfg.transport_config(Arc::new(transport(
-            settings,
-            max_payload,
-            clock,
-            out,
-            "client",
-        )));
-        end.pending_connect = Some(cfg);
+    /// A client at `local` that connects to `remote` when first polled.
+    pub fn client(cfg: &EndConfig, local: SocketAddr, remote: SocketAddr) -> Self {
+        let mut end = QuicEnd::new(Role::Client, cfg, local, remote, None);
+        let mut cc = ClientConfig::new(tls::client_crypto(cfg.out.key_log.clone()));
+        cc.transport_config(cfg.transport("client"));
+        end.pending_connect = Some(cc);
         end
     }
 
@@ -176,58 +159,31 @@ impl QuicEnd {
     }
 
     /// A server at `local` that accepts the first connection from `remote`.
-    pub fn server(
-        settings: &QuicSettings,
-        max_payload: u16,
-        local: SocketAddr,
-        remote: SocketAddr,
-        seed: u64,
-        clock: SimClock,
-        out: &EndOutputs,
-    ) -> Self {
+    pub fn server(cfg: &EndConfig, local: SocketAddr, remote: SocketAddr) -> Self {
         let mut sc = ServerConfig::with_crypto(tls::server_crypto());
-        sc.transport_config(Arc::new(transport(
-            settings,
-            max_payload,
-            clock,
-            out,
-            "server",
-        )));
-        QuicEnd::new(
-            Role::Server,
-            settings,
-            max_payload,
-            local,
-            remote,
-            seed,
-            clock,
-            Some(Arc::new(sc)),
-        )
+        sc.transport_config(cfg.transport("server"));
+        QuicEnd::new(Role::Server, cfg, local, remote, Some(Arc::new(sc)))
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn new(
         role: Role,
-        settings: &QuicSettings,
-        max_payload: u16,
+        cfg: &EndConfig,
         local: SocketAddr,
         remote: SocketAddr,
-        seed: u64,
-        clock: SimClock,
         server_config: Option<Arc<ServerConfig>>,
     ) -> Self {
         let mut rng_seed = [0u8; 32];
-        rng_seed[..8].copy_from_slice(&seed.to_le_bytes());
+        rng_seed[..8].copy_from_slice(&cfg.seed.to_le_bytes());
         rng_seed[8] = role as u8;
         // The largest UDP payload this end takes (a transport parameter): what the flow's MTU
         // carries, so that MTU discovery may probe up to it.
         let mut ec = EndpointConfig::default();
-        ec.max_udp_payload_size(max_payload)
+        ec.max_udp_payload_size(cfg.max_payload)
             .expect("max_payload is between 1200 and 65527");
         let endpoint = Endpoint::new(Arc::new(ec), server_config.clone(), true, Some(rng_seed));
         QuicEnd {
             role,
-            clock,
+            clock: cfg.clock,
             endpoint,
             server_config,
             conn: None,
@@ -240,11 +196,11 @@ impl QuicEnd {
             started: 0,
             handshake_done: None,
             streams: Vec::new(),
-            n_streams: settings.streams as usize,
+            n_streams: cfg.settings.streams as usize,
             turn: 0,
             streams_done: 0,
             backlog: 0,
-            backlog_limit: settings.send_window.0,
+            backlog_limit: cfg.settings.send_window.0,
             written: 0,
             close_requested: false,
             stream_finished: false,

@@ -20,7 +20,7 @@ mod settings;
 mod tls;
 
 pub use clock::SimClock;
-pub use end::{EndOutputs, QuicEnd, QuicStats, Role};
+pub use end::{EndConfig, EndOutputs, QuicEnd, QuicStats, Role};
 pub use keylog::KeyLogFile;
 pub use rustls::KeyLog;
 pub use settings::{is_quic, quic_config, QuicCongestion, QuicSettings, PROFILES};

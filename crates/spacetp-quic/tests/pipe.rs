@@ -4,7 +4,7 @@
 //! work.
 
 use spacetp_proto::{Time, MS, SEC};
-use spacetp_quic::{QuicEnd, QuicSettings, SimClock};
+use spacetp_quic::{EndConfig, QuicEnd, QuicSettings, SimClock};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::net::SocketAddr;
@@ -49,11 +49,14 @@ fn transfer(
 ) -> Outcome {
     let a: SocketAddr = "10.0.0.1:40000".parse().unwrap();
     let b: SocketAddr = "10.0.0.2:443".parse().unwrap();
-    let clock = SimClock::new();
-    let mut ends = [
-        QuicEnd::client(settings, 1472, a, b, seed, clock, &Default::default()),
-        QuicEnd::server(settings, 1472, b, a, seed, clock, &Default::default()),
-    ];
+    let cfg = EndConfig {
+        settings: settings.clone(),
+        max_payload: 1472,
+        seed,
+        clock: SimClock::new(),
+        out: Default::default(),
+    };
+    let mut ends = [QuicEnd::client(&cfg, a, b), QuicEnd::server(&cfg, b, a)];
     let links = [fwd, back];
     let mut free_at = [0 as Time; 2];
     let mut rng = Rng(seed);

@@ -173,8 +173,7 @@ def kernel_run(case: Case, cc: str, seed: int, nbytes: int, tmp: Path) -> dict:
     emu_stats = json.loads(emu_report.read_text()) if emu_report.exists() else {}
     # When the transfer began on the emulator's clock (its outages and schedules count from
     # its own start): the simulator starts its flow there too.
-    emu_start_wall = stop_wall - emu_stats.get("elapsed_s", 0.0)
-    start_s = max(0.0, sent.get("start_wall", emu_start_wall) - emu_start_wall)
+    start_s = _start_on_emulator_clock(sent, emu_stats, stop_wall)
     return {
         "bytes": got["bytes"],
         "complete": got["bytes"] == nbytes,
@@ -236,6 +235,13 @@ def sim_run(
     }
 
 
+def _start_on_emulator_clock(sent: dict, emu: dict, stop_wall: float) -> float:
+    """When the sender began, on the emulator's clock (its outages and schedules count from
+    its own start, `elapsed_s` before it stopped at `stop_wall`)."""
+    emu_start_wall = stop_wall - emu.get("elapsed_s", 0.0)
+    return max(0.0, sent.get("start_wall", emu_start_wall) - emu_start_wall)
+
+
 def _total_s(got: dict, sent: dict) -> float:
     """From the client's connect to the server's last byte (both ends on this host's clock):
     what a user waits for, handshakes included, with or without a PEP."""
@@ -269,8 +275,7 @@ def gateway_run(case: Case, seed: int, nbytes: int, tmp: Path) -> dict:
         reps = tb.reports()
         stop_wall = time.time()
     emu = reps.get("emulator", {})
-    emu_start_wall = stop_wall - emu.get("elapsed_s", 0.0)
-    start_s = max(0.0, sent.get("start_wall", emu_start_wall) - emu_start_wall)
+    start_s = _start_on_emulator_clock(sent, emu, stop_wall)
     # Gateway B connects to the server when the SCPS-TP SYN reaches it: one one-way delay.
     sim = sim_run(case, "scps-tp", seed, nbytes, start_s, "scps-tp", gw["tcp"], 1)
     return {

@@ -23,7 +23,7 @@ pub(crate) struct Receiver {
     /// Position of a FIN that arrived before all the data preceding it.
     fin_at: Option<u64>,
     fin_received: bool,
-    /// The most the window may be: `receive_buffer`, or what autotuning has grown it to.
+    /// `receive_buffer`: the window's limit without autotuning, its ceiling with it.
     rcv_buf: u64,
     /// Linux receive-buffer autotuning (`receive_autotuning`).
     autotune: Option<RcvAutotune>,
@@ -76,9 +76,8 @@ impl Receiver {
         let autotune = cfg
             .receive_autotuning
             .then(|| RcvAutotune::new(cfg.receive_buffer_initial.0, cfg.receive_buffer.0, 536));
-        let rcv_buf = autotune
-            .as_ref()
-            .map_or(cfg.receive_buffer.0, |a| a.limit());
+        let rcv_buf = cfg.receive_buffer.0;
+        let first_window = autotune.as_ref().map_or(rcv_buf, |a| a.limit());
         Receiver {
             irs: 0,
             rcv_nxt: 0,
@@ -94,7 +93,7 @@ impl Receiver {
             manual_read: false,
             read: 0,
             last_ack_sent: 0,
-            last_adv_window: rcv_buf,
+            last_adv_window: first_window,
             ts_recent_valid: false,
             ack_every: cfg.ack_every,
             ack_delay: cfg.ack_delay.0,
@@ -228,8 +227,7 @@ impl Receiver {
         self.mss = mss.max(1);
         if let Some(a) = &mut self.autotune {
             a.set_mss(self.mss);
-            self.rcv_buf = a.limit();
-            self.last_adv_window = self.rcv_buf;
+            self.last_adv_window = a.limit();
         }
     }
 
@@ -246,7 +244,6 @@ impl Receiver {
         let ooo = self.ooo.last().map_or(0, |r| r.1.saturating_sub(rcv_nxt));
         if let Some(a) = &mut self.autotune {
             a.on_read(now, delivered, ooo);
-            self.rcv_buf = a.limit();
         }
     }
 
@@ -258,7 +255,12 @@ impl Receiver {
     /// (out-of-order data sits inside the window). Its right edge, read + buffer, never moves
     /// left.
     pub fn window(&self) -> u64 {
-        self.rcv_buf.saturating_sub(self.unread())
+        self.buffer().saturating_sub(self.unread())
+    }
+
+    /// The most the window may be: `receive_buffer`, or what autotuning has grown it to.
+    fn buffer(&self) -> u64 {
+        self.autotune.as_ref().map_or(self.rcv_buf, |a| a.limit())
     }
 
     /// In-order bytes received so far (holes given up by BETS excluded).
@@ -298,7 +300,7 @@ impl Receiver {
         if m > 0 {
             self.autotune_after_read(self.last_data);
         }
-        let step = (self.rcv_buf / 2).min(self.mss);
+        let step = (self.buffer() / 2).min(self.mss);
         if self.last_adv_window < step && self.window() >= step {
             self.ack_now = true;
         }
@@ -525,9 +527,7 @@ impl Receiver {
         if !self.ts_recent_valid {
             a.on_window_progress(now, rcv_nxt, window);
         }
-        let grew = a.on_in_order_data(len, unread);
-        self.rcv_buf = a.limit();
-        grew
+        a.on_in_order_data(len, unread)
     }
 
     /// Takes in a FIN that all data before it has reached. Returns true if it did.

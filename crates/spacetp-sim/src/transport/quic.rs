@@ -6,7 +6,7 @@ use super::{node_addr, DataSent, Ends, Outgoing, SenderState, Transport, Wire};
 use crate::result::{FlowSummary, QuicSummary};
 use spacetp_proto::time::secs;
 use spacetp_proto::Time;
-use spacetp_quic::{EndOutputs, KeyLogFile, QuicEnd, QuicSettings, SimClock};
+use spacetp_quic::{EndConfig, EndOutputs, KeyLogFile, QuicEnd, QuicSettings, SimClock};
 use std::any::Any;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
@@ -27,19 +27,23 @@ pub struct QuicSpec {
 impl QuicSpec {
     /// The client and server of a flow. `seed` seeds both endpoints' RNGs.
     pub(super) fn open(&self, ends: Ends, seed: u64) -> (QuicTransport, QuicTransport) {
-        let clock = SimClock::new();
         let c = addr(ends.client_node, ends.client_port);
         let s = addr(ends.server_node, ends.server_port);
-        let out = EndOutputs {
-            key_log: self
-                .key_log
-                .clone()
-                .map(|k| k as Arc<dyn spacetp_quic::KeyLog>),
-            qlog_prefix: self.qlog_prefix.clone(),
+        let cfg = EndConfig {
+            settings: self.settings.clone(),
+            max_payload: self.max_payload,
+            seed,
+            clock: SimClock::new(),
+            out: EndOutputs {
+                key_log: self
+                    .key_log
+                    .clone()
+                    .map(|k| k as Arc<dyn spacetp_quic::KeyLog>),
+                qlog_prefix: self.qlog_prefix.clone(),
+            },
         };
-        let (p, m) = (&self.settings, self.max_payload);
-        let client = QuicEnd::client(p, m, c, s, seed, clock, &out);
-        let server = QuicEnd::server(p, m, s, c, seed, clock, &out);
+        let client = QuicEnd::client(&cfg, c, s);
+        let server = QuicEnd::server(&cfg, s, c);
         (
             QuicTransport::new(client, ends.client_port, ends.server_port),
             QuicTransport::new(server, ends.server_port, ends.client_port),
