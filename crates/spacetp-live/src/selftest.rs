@@ -48,6 +48,11 @@ impl Tap {
         self.seen.lock().unwrap()[side]
     }
 
+    /// Forget what went to gateway `side`, so the next `seen` is only what comes after.
+    pub(crate) fn forget(&self, side: usize) {
+        self.seen.lock().unwrap()[side] = (None, None);
+    }
+
     pub(crate) fn inject(&self, side: usize, pkt: Vec<u8>) {
         self.inject.lock().unwrap().push((side, pkt));
     }

@@ -90,10 +90,38 @@ impl Flow {
         }
     }
 
+    /// A one-line account of an open flow, for the report.
+    pub(super) fn describe(&self, now: Time) -> String {
+        format!(
+            "state {:?}, sock_eof {}, close_sent {}, shut_wr {}, unread {}, unsent {}, snd_una {}, sbase {}, sbuf {}, rto {} ms, backoff {}, retransmitted {}, next timer in {:?} ms, last heard {} ms ago",
+            self.conn.state(),
+            self.sock_eof,
+            self.close_sent,
+            self.shut_wr,
+            self.conn.readable(),
+            self.stage.len(),
+            self.conn.snd_una(),
+            self.sbase,
+            self.sbuf.len(),
+            self.conn.rtt().rto() / MS,
+            self.conn.rtt().backoff_count(),
+            self.conn.stats().retransmitted_segments,
+            self.conn.poll_timeout().map(|t| t.saturating_sub(now) / MS),
+            now.saturating_sub(self.last_heard) / MS
+        )
+    }
+
     /// How long a finished flow stays to answer late segments (a retransmitted FIN whose
     /// ACK was lost): at least `LINGER`, and four retransmission timeouts on slow links.
     pub(super) fn linger(&self) -> Time {
         LINGER.max(4 * self.conn.rtt().rto())
+    }
+
+    /// A finished flow's lingering is over: `linger()` since it finished and since the last
+    /// segment heard (RFC 9293 3.10.7.4: a retransmitted FIN restarts the TIME-WAIT timeout).
+    pub(super) fn lingered(&self, now: Time) -> bool {
+        self.finished_at
+            .is_some_and(|t| now >= t.max(self.last_heard) + self.linger())
     }
 
     /// The kernel side's state: a connect that completed or failed, or an error (a reset from
@@ -218,7 +246,9 @@ impl Flow {
     /// The earliest time this flow has work without input: a connection timer, keepalive,
     /// or the end of its linger.
     pub(super) fn next_deadline(&self, k: &Keepalive) -> Option<Time> {
-        let linger = self.finished_at.map(|t| t + self.linger());
+        let linger = self
+            .finished_at
+            .map(|t| t.max(self.last_heard) + self.linger());
         [self.conn.poll_timeout(), self.keepalive_due(k), linger]
             .into_iter()
             .flatten()

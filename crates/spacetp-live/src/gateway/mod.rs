@@ -234,6 +234,7 @@ impl Gateway {
             if f.finished_at.is_some() {
                 continue;
             }
+            self.rep.open_at_stop.push(f.describe(now));
             f.abort();
             self.rep.reset_on_stop += 1;
             let rtt = f.conn.rtt().srtt().unwrap_or(self.cfg.tcp.initial_rto.0);
@@ -257,9 +258,10 @@ impl Gateway {
                 self.begin_stop("duration");
             }
             match self.stopping {
-                Some(Stopping::Draining { until })
-                    if now >= until || self.flows.values().all(|f| f.finished_at.is_some()) =>
-                {
+                // A finished flow still lingers (TIME-WAIT): the peer may not have our ACK of
+                // its FIN and will retransmit it. Stopping before the lingering ends would
+                // leave that peer waiting for an ACK that never comes.
+                Some(Stopping::Draining { until }) if now >= until || self.flows.is_empty() => {
                     self.reset_all(now)
                 }
                 Some(Stopping::Resetting { until }) if now >= until => {
@@ -306,7 +308,7 @@ impl Gateway {
             self.out.transmit(key, f, now, &mut self.rep);
             f.release_acknowledged();
             f.finish(now, &mut self.rep);
-            if f.finished_at.is_some_and(|t| now >= t + f.linger()) {
+            if f.lingered(now) {
                 dead.push(key);
             }
         }

@@ -51,6 +51,9 @@ pub struct GatewayReport {
     /// Flows reset because the gateway stopped; keepalive probes sent; flows reset after
     /// unanswered probes (the peer vanished).
     pub reset_on_stop: u64,
+    /// What each flow reset on stop was waiting for (its state and relay flags), so an
+    /// operator can tell a slow peer from a stuck flow.
+    pub open_at_stop: Vec<String>,
     pub keepalive_probes: u64,
     pub reaped: u64,
     /// Flows reset because relaying would have broken exactness (must stay 0: a bug).

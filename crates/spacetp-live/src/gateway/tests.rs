@@ -438,6 +438,44 @@ fn stopping_a_gateway_resets_both_ends_and_a_drain_lets_transfers_finish() {
 }
 
 #[test]
+fn a_stopping_gateway_still_acks_a_retransmitted_fin_while_its_closed_flow_lingers() {
+    // Our ACK of the peer's FIN may be lost; the peer then retransmits the FIN and waits for
+    // that ACK. A drained stop must not end before the finished flow's TIME-WAIT lingering.
+    let (run, server, aport) = pair(r#""rate": "10 Mb/s", "delay": "5 ms""#, |c| {
+        c.drain = Some(30 * SEC);
+    });
+    let srv = serve_one(server);
+    let mut c = connect(aport);
+    c.write_all(b"hello").unwrap();
+    c.shutdown(Shutdown::Write).unwrap();
+    let mut rest = Vec::new();
+    c.read_to_end(&mut rest).unwrap();
+    assert_eq!(srv.join().unwrap(), (b"hello".to_vec(), None));
+    let tap = run.tap.clone();
+    let is_fin = |s: &Option<Seen>| s.is_some_and(|s| s.hdr.has(flags::FIN));
+    assert!(wait_for(std::time::Duration::from_secs(2), || is_fin(
+        &tap.seen(0).0
+    )));
+    let fin = tap.seen(0).0.unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    run.tell(0, STOP);
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    tap.forget(1);
+    tap.inject(0, forged(&fin, |_| {}, b""));
+    let acked = wait_for(std::time::Duration::from_secs(1), || {
+        tap.seen(1)
+            .0
+            .is_some_and(|s| s.hdr.has(flags::ACK) && s.hdr.ack == fin.hdr.seq.wrapping_add(1))
+    });
+    let reps = run.finish();
+    assert!(
+        acked,
+        "the retransmitted FIN got no ACK from the stopping gateway"
+    );
+    assert_eq!((reps[0].closed, reps[0].reset_on_stop), (1, 0));
+}
+
+#[test]
 fn a_vanished_peer_gateway_is_noticed_by_keepalive_and_the_client_reset() {
     let (run, server, aport) = pair(r#""rate": "10 Mb/s", "delay": "5 ms""#, |c| {
         c.keepalive = Keepalive {
