@@ -49,6 +49,7 @@ impl Tap {
     }
 
     /// Forget what went to gateway `side`, so the next `seen` is only what comes after.
+    #[cfg(test)]
     pub(crate) fn forget(&self, side: usize) {
         self.seen.lock().unwrap()[side] = (None, None);
     }

@@ -241,6 +241,12 @@ pub struct TcpConfig {
     /// first data segment at once (1); Linux's quick-ACK mode ACKs up to 16.
     #[serde(default)]
     pub quick_acks: u32,
+    /// Linux's delayed-ACK timing: the timeout starts at `ack_delay` (TCP_ATO_MIN) and
+    /// follows the gap between arriving segments, doubles when the timer fires, is capped by
+    /// the SRTT and 200 ms; after a pause longer than the RTO, quick ACKs start again
+    /// (`tcp_event_data_recv`, `tcp_send_delayed_ack`). false: always `ack_delay`.
+    #[serde(default)]
+    pub adaptive_ack_delay: bool,
     /// Retransmission timeout before any RTT sample (RFC 6298: 1 s).
     pub initial_rto: Duration,
     /// Lower bound of the retransmission timeout (RFC 6298: 1 s); with `rto_formula =
@@ -336,6 +342,7 @@ impl Default for TcpConfig {
             ack_every: 2,
             ack_delay: Duration(200 * MS),
             quick_acks: 0,
+            adaptive_ack_delay: false,
             initial_rto: Duration(SEC),
             min_rto: Duration(SEC),
             rto_formula: RtoFormula::Rfc6298,

@@ -118,12 +118,13 @@ pub const LINUX_BASE: &[(&str, &str)] = &[
     ("initial_rto = 1 s, syn_rto = 1 s", "TCP_TIMEOUT_INIT, include/net/tcp.h"),
     ("max_rto = 120 s", "TCP_RTO_MAX"),
     ("syn_retries = 6, max_retries = 15", "sysctls tcp_syn_retries, tcp_retries2"),
-    ("ack_delay = 40 ms", "TCP_ATO_MIN (the delayed-ACK timer's floor; Linux adapts it upward with the inter-arrival time)"),
+    ("ack_delay = 40 ms", "TCP_ATO_MIN, the delayed-ACK timer's floor"),
+    ("adaptive_ack_delay = true", "the timeout follows the segments' inter-arrival time, doubles when it fires, at most max(SRTT, 40 ms) and 200 ms; quick ACKs again after a pause longer than the RTO (tcp_event_data_recv, tcp_input.c; tcp_send_delayed_ack, tcp_output.c)"),
     ("ack_every = 2", "__tcp_ack_snd_check: ACK when more than one full segment is unacknowledged"),
     ("quick_acks = 16", "TCP_MAX_QUICKACKS: quick-ACK mode at connection start (tcp_incr_quickack)"),
     ("receive_autotuning = true, receive_buffer_initial = 128 KiB", "tcp_moderate_rcvbuf = 1, tcp_rmem[1] = 131072: the window opens from 64 KB as the application reads (tcp_rcv_space_adjust, tcp_grow_window, tcp_input.c), every segment ACKed while it opens"),
     ("receive_buffer = 6 MB", "tcp_rmem[2] = 6291456, the ceiling receive autotuning reaches"),
-    ("send_buffer = 4 MB", "tcp_wmem[2] = 4194304 (fixed here: no autotuning)"),
+    ("send_buffer = 4 MB", "tcp_wmem[2] = 4194304. Send autotuning (tcp_sndbuf_expand) keeps sk_sndbuf at 2 max(cwnd, 10) skbs of 4352 B truesize per 1448-byte segment, about six windows of payload, so below this ceiling the send buffer never limits what is sent: the ceiling is all that is modelled"),
 ];
 
 /// The settings of profile `name`, or None if there is no such profile.
@@ -176,6 +177,7 @@ fn linux(name: &str) -> Option<TcpConfig> {
         ack_delay: Duration(40 * MS),
         ack_every: 2,
         quick_acks: 16,
+        adaptive_ack_delay: true,
         receive_buffer: Bytes(6_291_456),
         receive_autotuning: true,
         send_buffer: Bytes(4_194_304),

@@ -63,6 +63,7 @@ impl Connection {
         if len == 0 && !fin {
             return None;
         }
+        self.rx.note_rtt(self.rtt.rto(), self.rtt.srtt());
         let (fin_now, taken) = self.rx.on_data(now, seg_start, len, fin, &mut self.stats);
         if fin_now {
             self.on_peer_fin();

@@ -3,11 +3,15 @@
 //! `ack_every` segments or after `ack_delay`; ACK at once when data arrives out of order, fills
 //! a hole, or is a duplicate).
 
+mod bets;
+mod linux_ato;
+
 use super::rcv_autotune::RcvAutotune;
 use super::ConnStats;
 use crate::config::TcpConfig;
 use crate::seq::{from_wire, to_wire};
 use crate::time::Time;
+use linux_ato::{quick_acks_for, LinuxAto};
 use spacetp_wire::{SackBlocks, TcpOptions};
 
 pub(crate) struct Receiver {
@@ -43,6 +47,12 @@ pub(crate) struct Receiver {
     ack_delay: Time,
     /// In-order data segments still to be ACKed at once (`quick_acks` at the start).
     quick_acks_left: u32,
+    quick_acks_cap: u32,
+    /// Linux's adaptive delayed-ACK timeout (`adaptive_ack_delay`), and the sender side's
+    /// RTO and SRTT it is bounded by (`note_rtt`).
+    linux_ato: Option<LinuxAto>,
+    rto: Time,
+    srtt: Option<Time>,
     unacked: u32,
     /// An ACK is due now, and when a delayed one falls due.
     ack_now: bool,
@@ -98,6 +108,12 @@ impl Receiver {
             ack_every: cfg.ack_every,
             ack_delay: cfg.ack_delay.0,
             quick_acks_left: cfg.quick_acks,
+            quick_acks_cap: cfg.quick_acks,
+            linux_ato: cfg
+                .adaptive_ack_delay
+                .then(|| LinuxAto::new(cfg.ack_delay.0)),
+            rto: cfg.initial_rto.0,
+            srtt: None,
             unacked: 0,
             ack_now: false,
             delack_deadline: None,
@@ -135,74 +151,6 @@ impl Receiver {
 
     pub fn set_bets(&mut self, wait: Option<Time>) {
         self.bets_wait = wait;
-    }
-
-    /// Start of the data (or FIN) waiting beyond a hole at rcv_nxt, if any.
-    fn beyond_hole(&self) -> Option<u64> {
-        let fin = self
-            .fin_at
-            .filter(|&f| !self.fin_received && f > self.rcv_nxt);
-        self.ooo.first().map(|r| r.0).or(fin)
-    }
-
-    /// When BETS gives up the current hole.
-    pub fn bets_deadline(&self) -> Option<Time> {
-        Some(self.hole_since? + self.bets_wait?)
-    }
-
-    /// BETS: move past the hole at rcv_nxt; its bytes are lost to the application. Returns
-    /// true when this reaches the FIN.
-    pub fn give_up_hole(&mut self, now: Time, stats: &mut ConnStats) -> bool {
-        let Some(next) = self.beyond_hole() else {
-            self.hole_since = None;
-            return false;
-        };
-        let gap = next - self.rcv_nxt;
-        self.skipped += gap;
-        stats.bets_holes += 1;
-        stats.bets_bytes_skipped += gap;
-        self.rcv_nxt = next;
-        // Records that lost bytes to the hole are not delivered whole: forget their ends, and
-        // unless a record ended exactly where the hole ends, the record running on past it
-        // is damaged too.
-        let n = self.record_ends.partition_point(|&e| e <= next);
-        let clean_cut = n > 0 && self.record_ends[n - 1] == next;
-        self.record_ends.drain(..n);
-        self.damaged_record = !clean_cut;
-        self.absorb_ooo();
-        self.complete_records();
-        self.hole_since = self.beyond_hole().map(|_| now);
-        self.ack_now = true;
-        self.consume_fin()
-    }
-
-    /// A segment ending at `end` carried the record boundary option.
-    pub fn note_record_end(&mut self, end: u64) {
-        if end > self.rcv_nxt {
-            let i = self.record_ends.partition_point(|&e| e < end);
-            if self.record_ends.get(i) != Some(&end) {
-                self.record_ends.insert(i, end);
-            }
-        }
-    }
-
-    /// Counts the records that rcv_nxt has passed the end of.
-    fn complete_records(&mut self) {
-        let n = self.record_ends.partition_point(|&e| e <= self.rcv_nxt);
-        if n > 0 {
-            self.records += n as u64 - self.damaged_record as u64;
-            self.damaged_record = false;
-            self.record_ends.drain(..n);
-        }
-    }
-
-    pub fn records_delivered(&self) -> u64 {
-        self.records
-    }
-
-    /// Bytes given up by BETS.
-    pub fn skipped(&self) -> u64 {
-        self.skipped
     }
 
     /// The holes between rcv_nxt and the highest out-of-order byte, ascending (at most
@@ -358,8 +306,23 @@ impl Receiver {
         self.delack_deadline
     }
 
+    /// The connection's RTO and SRTT, which bound Linux's delayed-ACK timeout.
+    pub fn note_rtt(&mut self, rto: Time, srtt: Option<Time>) {
+        (self.rto, self.srtt) = (rto, srtt);
+    }
+
+    /// How long a delayed ACK waits: `ack_delay`, or Linux's adaptive timeout.
+    fn ack_delay(&self) -> Time {
+        self.linux_ato
+            .as_ref()
+            .map_or(self.ack_delay, |a| a.delay(self.srtt))
+    }
+
     /// The delayed-ACK timer fired: the ACK is due now.
     pub fn on_delayed_ack_timer(&mut self) {
+        if let Some(a) = &mut self.linux_ato {
+            a.on_timer(self.rto);
+        }
         self.delack_deadline = None;
         self.ack_now = true;
     }
@@ -494,10 +457,14 @@ impl Receiver {
                 self.rcv_nxt = end;
                 self.absorb_ooo();
                 let window_grew = self.autotune_on_data(now, len);
+                self.ato_on_in_order_data(now);
                 if filled_hole {
                     self.ack_now = true;
                 } else if self.quick_acks_left > 0 {
                     self.quick_acks_left -= 1;
+                    if self.quick_acks_left == 0 {
+                        self.linux_ato.as_mut().map(LinuxAto::on_quick_acks_done);
+                    }
                     self.ack_now = true;
                 } else if window_grew {
                     // Linux ACKs at once while its window opens (tcp_grow_window).
@@ -507,7 +474,7 @@ impl Receiver {
                     if self.unacked >= self.ack_every {
                         self.ack_now = true;
                     } else if self.delack_deadline.is_none() {
-                        self.delack_deadline = Some(now + self.ack_delay);
+                        self.delack_deadline = Some(now + self.ack_delay());
                     }
                 }
             }
@@ -515,6 +482,16 @@ impl Receiver {
             self.ack_now = true; // retransmitted FIN: our ACK of it was lost
         }
         (self.consume_fin(), taken)
+    }
+
+    /// Linux's ATO on in-order data: after the sender idled longer than an RTO, quick ACKs
+    /// again.
+    fn ato_on_in_order_data(&mut self, now: Time) {
+        let Some(a) = &mut self.linux_ato else { return };
+        if a.on_in_order_data(now, self.rto) {
+            let n = quick_acks_for(self.window(), self.mss, self.quick_acks_cap);
+            self.quick_acks_left = self.quick_acks_left.max(n);
+        }
     }
 
     /// Autotuning on in-order data: whether the window grew.

@@ -1,6 +1,7 @@
 //! The receive side's reassembly and ACK policy, tested alone.
 
 use super::*;
+use crate::time::MS;
 
 fn rx() -> Receiver {
     let mut r = Receiver::new(&TcpConfig::default());
@@ -55,4 +56,80 @@ fn early_fin_waits_for_the_data() {
     assert!(!r.on_data(0, 101, 100, true, &mut st).0);
     assert!(r.on_data(0, 1, 100, false, &mut st).0);
     assert_eq!(r.delivered(), 200);
+}
+
+/// A Linux receiver without receive autotuning (whose growing window ACKs at once too), its
+/// RTO 1 s and SRTT 600 ms.
+fn linux_rx(adaptive: bool) -> Receiver {
+    let mut cfg = crate::profiles::profile("linux-cubic").unwrap();
+    cfg.receive_autotuning = false;
+    cfg.adaptive_ack_delay = adaptive;
+    let mut r = Receiver::new(&cfg);
+    r.on_syn(1000);
+    r.set_mss(1448);
+    r.note_rtt(1000 * MS, Some(600 * MS));
+    r
+}
+
+/// Feeds `n` full segments from position `*pos`, `gap` apart from `*now`; returns how many
+/// were ACKed at once.
+fn feed(r: &mut Receiver, pos: &mut u64, now: &mut Time, n: u32, gap: Time) -> u32 {
+    let mut st = ConnStats::default();
+    let mut at_once = 0;
+    for _ in 0..n {
+        *now += gap;
+        r.on_data(*now, *pos, 1448, false, &mut st);
+        *pos += 1448;
+        if r.ack_now {
+            at_once += 1;
+            r.on_ack_sent();
+        }
+    }
+    at_once
+}
+
+#[test]
+fn a_linux_receiver_quick_acks_again_after_the_sender_paused_longer_than_the_rto() {
+    for adaptive in [true, false] {
+        let mut r = linux_rx(adaptive);
+        let (mut pos, mut now) = (1, 0);
+        assert_eq!(
+            feed(&mut r, &mut pos, &mut now, 16, MS),
+            16,
+            "quick-ACK mode at the start"
+        );
+        assert_eq!(
+            feed(&mut r, &mut pos, &mut now, 20, MS),
+            10,
+            "then every second segment"
+        );
+        let resumed = feed(&mut r, &mut pos, &mut now, 1, 2000 * MS)
+            + feed(&mut r, &mut pos, &mut now, 19, MS);
+        // tcp_incr_quickack after the idle gap: min(16, window / (2 MSS)) quick ACKs, then
+        // every second segment.
+        let want = if adaptive { 16 + 2 } else { 10 };
+        assert_eq!(resumed, want, "adaptive_ack_delay = {adaptive}");
+    }
+}
+
+#[test]
+fn a_linux_receivers_delayed_ack_waits_longer_after_its_timer_fired() {
+    let mut r = linux_rx(true);
+    let (mut pos, mut now) = (1, 0);
+    feed(&mut r, &mut pos, &mut now, 16, MS);
+    feed(&mut r, &mut pos, &mut now, 1, MS);
+    assert_eq!(r.delack_deadline, Some(now + 40 * MS), "TCP_ATO_MIN");
+    now += 40 * MS;
+    r.on_delayed_ack_timer();
+    r.on_ack_sent();
+    // The timer fired: ato doubles to 80 ms, and a segment 100 ms later (more than ato,
+    // less than the RTO) leaves it there.
+    feed(&mut r, &mut pos, &mut now, 1, 100 * MS);
+    assert_eq!(r.delack_deadline, Some(now + 80 * MS));
+    // SRTT caps the wait once ato is above its floor.
+    r.note_rtt(1000 * MS, Some(50 * MS));
+    r.on_delayed_ack_timer();
+    r.on_ack_sent();
+    feed(&mut r, &mut pos, &mut now, 1, 300 * MS);
+    assert_eq!(r.delack_deadline, Some(now + 50 * MS));
 }

@@ -124,7 +124,10 @@ impl Connection {
 
     fn fire(&mut self, t: Timer, now: Time) {
         match t {
-            Timer::DelayedAck => self.rx.on_delayed_ack_timer(),
+            Timer::DelayedAck => {
+                self.rx.note_rtt(self.rtt.rto(), self.rtt.srtt());
+                self.rx.on_delayed_ack_timer()
+            }
             Timer::Rto => self.on_rto(now),
             Timer::RackReorder => self.on_rack_timer(now),
             Timer::Tlp => self.on_tlp_timer(now),
