@@ -68,6 +68,10 @@ def _sample(sock: socket.socket, t0: float) -> dict:
         "ca_state": i["ca_state"],
         "rto_s": i["rto"] / 1e6,
         "backoff": i["backoff"],
+        "bytes_sent": i["bytes_sent"],
+        "bytes_acked": i["bytes_acked"],
+        "lost_segments": i["lost"],
+        "sacked_segments": i["sacked"],
     }
 
 

@@ -21,7 +21,7 @@ impl Connection {
         self.state = State::SynReceived;
         self.syn_pending = true;
         self.snd_wnd = hdr.window as u64;
-        self.rx.ts_recent_from(&hdr.options, 0);
+        self.rx.ts_recent_from(&hdr.options, 0, 0);
     }
 
     pub(super) fn on_segment_syn_sent(&mut self, now: Time, hdr: &TcpHeader) {
@@ -42,7 +42,7 @@ impl Connection {
         }
         self.negotiate(&hdr.options);
         self.rx.on_syn(hdr.seq);
-        self.rx.ts_recent_from(&hdr.options, 0);
+        self.rx.ts_recent_from(&hdr.options, 0, 0);
         self.snd_una = 1;
         self.snd_nxt = self.snd_nxt.max(1);
         self.snd_wnd = hdr.window as u64; // windows in SYNs are never scaled

@@ -271,11 +271,15 @@ impl Receiver {
         Ok(())
     }
 
-    /// RFC 7323 section 4.3: record TSval of a segment that starts at or below the last
-    /// ACK sent (the SYN's always).
-    pub fn ts_recent_from(&mut self, o: &TcpOptions, seg_start: u64) {
+    /// RFC 7323 section 4.3: record TSval of a segment `[seg_start, seg_end)` that covers
+    /// the last ACK sent (the SYN's always). An old duplicate wholly below it is outside the
+    /// window (5.3 R2 comes before R3; Linux `tcp_sequence` before `tcp_replace_ts_recent`):
+    /// our answer echoes the TSval of the data that last advanced the window, so a
+    /// retransmission of data whose ACK was lost measures the RTT of that data.
+    pub fn ts_recent_from(&mut self, o: &TcpOptions, seg_start: u64, seg_end: u64) {
         if let Some(ts) = o.timestamps {
-            if !self.ts_recent_valid || seg_start <= self.last_ack_sent {
+            let covers = seg_start <= self.last_ack_sent && seg_end >= self.last_ack_sent;
+            if !self.ts_recent_valid || covers {
                 self.ts_recent = ts.val;
                 self.ts_recent_valid = true;
             }

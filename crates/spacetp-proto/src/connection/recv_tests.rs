@@ -133,3 +133,29 @@ fn a_linux_receivers_delayed_ack_waits_longer_after_its_timer_fired() {
     feed(&mut r, &mut pos, &mut now, 1, 300 * MS);
     assert_eq!(r.delack_deadline, Some(now + 50 * MS));
 }
+
+#[test]
+fn an_old_duplicate_does_not_replace_the_timestamp_our_acks_echo() {
+    // RFC 7323 5.3: R2 (outside the window: reject) comes before R3 (record TS.Recent). A
+    // retransmission of data already received, whose ACK was lost, is answered echoing the
+    // TSval of the data that last advanced the window, as Linux does.
+    let ts = |val| TcpOptions {
+        timestamps: Some(spacetp_wire::Timestamps { val, ecr: 0 }),
+        ..Default::default()
+    };
+    let mut r = rx();
+    let mut st = ConnStats::default();
+    r.ts_recent_from(&ts(100), 1, 101);
+    r.on_data(0, 1, 100, false, &mut st);
+    r.on_ack_sent();
+    r.ts_recent_from(&ts(200), 101, 201);
+    r.on_data(0, 101, 100, false, &mut st);
+    r.on_ack_sent();
+    assert_eq!(r.ts_recent(), 200);
+    r.ts_recent_from(&ts(900), 1, 101);
+    assert_eq!(r.ts_recent(), 200, "a duplicate wholly below the ACK point");
+    r.ts_recent_from(&ts(950), 101, 301);
+    assert_eq!(r.ts_recent(), 950, "a segment that covers the ACK point");
+    r.ts_recent_from(&ts(960), 201, 201);
+    assert_eq!(r.ts_recent(), 960, "a pure ACK at the ACK point");
+}

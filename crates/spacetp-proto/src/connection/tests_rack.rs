@@ -224,3 +224,37 @@ fn a_lost_segment_held_by_pacing_is_resent_once_however_many_acks_arrive_while_i
         "held by pacing, not named by a SNACK"
     );
 }
+
+#[test]
+fn a_loss_among_segments_sent_during_recovery_is_a_second_congestion_event() {
+    // RFC 6675 section 5 / Linux tcp_fastretrans_alert: a loss in data sent after recovery
+    // began is not repaired inside that recovery's single halving. When the cumulative ACK
+    // passes the recovery point, the state returns to Open, and the loss RACK marks beyond it
+    // enters Recovery again: one halving per window of data that lost something.
+    let first = 1 + 300 * PAYLOAD;
+    let mut p = pipe(RecoveryKind::Rack, 3000 * SEG as u64);
+    p.drop_pos_times_ab = vec![(first, 1)];
+    p.run(60 * SEC);
+    let entered = p.trace[p.first_recovery()].t;
+    // A new segment sent after the recovery started lies beyond its recovery point.
+    let later = p
+        .log_ab
+        .iter()
+        .find(|l| l.0 > entered && !l.3 && l.2 > 0)
+        .map(|l| l.1 + 10 * PAYLOAD)
+        .unwrap();
+    let mut p = pipe(RecoveryKind::Rack, 3000 * SEG as u64);
+    p.drop_pos_times_ab = vec![(first, 1), (later, 1)];
+    p.run(60 * SEC);
+    let halvings: Vec<_> = p
+        .trace
+        .windows(2)
+        .filter(|w| w[1].ssthresh < w[0].ssthresh)
+        .map(|w| (w[1].t, w[0].ssthresh, w[1].ssthresh))
+        .collect();
+    assert_eq!(halvings.len(), 2, "{halvings:?}");
+    let end = p.trace[p.recovery_end(p.first_recovery())].t;
+    assert!(halvings[1].0 >= end, "the second starts after the first ends: {halvings:?}");
+    let (_, before, after) = halvings[1];
+    assert!(after * 10 <= before * 6, "the second halves again: {halvings:?}");
+}
