@@ -155,3 +155,30 @@ def test_outage_persist_mode_resumes_within_two_rtts_newreno_later():
     assert scps.flows[0]["timeouts"] == 0, "persist mode suspends the timer"
     assert scps_gap <= 0.2, f"SCPS-TP resumed {scps_gap:.3f} s after the link returned"
     assert reno_gap > 0.2, f"NewReno resumed {reno_gap:.3f} s after the link returned"
+
+
+def _geo(protocol: str) -> dict:
+    sc = {
+        "nodes": [{"name": "a"}, {"name": "b"}],
+        "links": [{"between": ["a", "b"], "rate": "10 Mb/s", "delay": "300 ms"}],
+        "flows": [{"from": "a", "to": "b", "protocol": protocol, "bytes": "2 MB"}],
+    }
+    return spacetp.run(sc).flows[0]
+
+
+def test_the_ri_defaults_are_window_limited_on_geo_and_rate_limited_without_the_delay():
+    # The RI's default buffers are 32 kB (BUFFER_SIZE): at most 32 kB per 600 ms round trip,
+    # whatever the 2 Mb/s rate control allows. Its gateway default has no congestion
+    # control, so it starts at the window at once instead of growing to it.
+    ri, gw = _geo("scps-ri"), _geo("scps-ri-gateway")
+    window_limit = 32_768 * 8 / 0.6
+    assert 0.7 * window_limit < ri["goodput_bps"] <= window_limit, ri["goodput_bps"]
+    assert gw["goodput_bps"] >= ri["goodput_bps"]
+    assert gw["goodput_bps"] <= window_limit
+
+
+def test_protocols_names_the_ri_source_of_each_ri_default(cli):
+    r = cli("protocols")
+    assert r.returncode == 0
+    assert "scps-ri-gateway" in r.stdout
+    assert "tp_RTOMIN" in r.stdout and "DEFAULT_RATE" in r.stdout

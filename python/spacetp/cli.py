@@ -177,7 +177,7 @@ def protocols(
     """List the protocol profiles and their settings: textbook ones (the papers' and ns-3's
     mechanisms), Linux as deployed (linux-reno, linux-cubic, linux-bbr), SCPS-TP, Windows and
     QUIC (quic, quic-cubic, quic-newreno, quic-bbr)."""
-    from spacetp.simulate import linux_base
+    from spacetp.simulate import linux_base, scps_ri_base
     from spacetp.simulate import protocols as profiles
 
     p = profiles()
@@ -189,6 +189,7 @@ def protocols(
         "linux": "Linux as deployed (what a 6.x kernel does; use these for ordinary computers)",
         "draft": "IETF drafts on the LINUX_BASE settings (algorithms no stock kernel runs)",
         "scps": "SCPS-TP as the papers configured it",
+        "scps-ri": "SCPS-TP with the Reference Implementation's defaults (RI 1.1.146)",
         "windows": "Windows stacks of Edwards et al.",
         "quic": "QUIC from quinn-proto 0.11 (settings: [flows.quic])",
     }
@@ -197,6 +198,9 @@ def protocols(
         if family == "linux":
             for setting, source in linux_base():
                 out.print(f"  LINUX_BASE  {escape(setting)}  ({escape(source)})", highlight=False)
+        if family == "scps-ri":
+            for setting, source in scps_ri_base():
+                out.print(f"  RI  {escape(setting)}  ({escape(source)})", highlight=False)
         for name, info in p.items():
             if info["family"] != family:
                 continue

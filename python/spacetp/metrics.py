@@ -61,6 +61,7 @@ FIELDS = {
         "retransmitted_segments",
         "retransmitted_bytes",
         "timeouts",
+        "spurious_timeouts",
         "fast_retransmits",
         "loss_probes",
         "loss_probe_recoveries",

@@ -71,3 +71,10 @@ def linux_base() -> list[tuple[str, str]]:
     from spacetp import _core
 
     return [tuple(x) for x in _core.linux_base()]
+
+
+def scps_ri_base() -> list[tuple[str, str]]:
+    """The scps-ri* profiles' settings, with where the SCPS Reference Implementation sets them."""
+    from spacetp import _core
+
+    return [tuple(x) for x in _core.scps_ri_base()]

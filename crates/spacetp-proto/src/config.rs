@@ -247,6 +247,11 @@ pub struct TcpConfig {
     /// (`tcp_event_data_recv`, `tcp_send_delayed_ack`). false: always `ack_delay`.
     #[serde(default)]
     pub adaptive_ack_delay: bool,
+    /// Undo a retransmission timeout when the first ACK of new data after it echoes a
+    /// timestamp older than the first retransmission (the originals arrived): Linux's
+    /// `tcp_try_undo_loss` / RFC 3522 Eifel detection. Needs `timestamps`.
+    #[serde(default)]
+    pub rto_undo: bool,
     /// Retransmission timeout before any RTT sample (RFC 6298: 1 s).
     pub initial_rto: Duration,
     /// Lower bound of the retransmission timeout (RFC 6298: 1 s); with `rto_formula =
@@ -343,6 +348,7 @@ impl Default for TcpConfig {
             ack_delay: Duration(200 * MS),
             quick_acks: 0,
             adaptive_ack_delay: false,
+            rto_undo: false,
             initial_rto: Duration(SEC),
             min_rto: Duration(SEC),
             rto_formula: RtoFormula::Rfc6298,
@@ -492,6 +498,12 @@ impl TcpConfig {
             return Err(FieldError::new(
                 "dsack",
                 "needs sack = true (D-SACK blocks are SACK blocks)",
+            ));
+        }
+        if self.rto_undo && !self.timestamps {
+            return Err(FieldError::new(
+                "rto_undo",
+                "needs timestamps = true (a timeout is found spurious by the timestamp echo)",
             ));
         }
         if !self.window_scaling && self.receive_buffer.0 > 65535 {

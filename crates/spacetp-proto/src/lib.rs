@@ -13,6 +13,7 @@ pub mod error;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod profiles;
+pub mod profiles_ri;
 pub mod ranges;
 pub mod rto;
 pub mod seq;

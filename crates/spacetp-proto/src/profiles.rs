@@ -62,6 +62,17 @@ pub const PROFILES: &[(&str, &str)] = &[
          default source of data loss of their model); plain TCP with a non-SCPS peer",
     ),
     (
+        "scps-ri",
+        "SCPS-TP with the Reference Implementation's defaults (stand-alone stack): Vegas \
+         (alpha 3, beta 5, gamma 4), rate control 2 Mb/s, SNACK, timestamps, 32 kB buffers, \
+         initial window per RFC 3390, initial RTO 6 s, losses treated as corruption",
+    ),
+    (
+        "scps-ri-gateway",
+        "SCPS-TP as an RI gateway connection gets it by default: congestion control off, rate \
+         control 2 Mb/s, otherwise the stand-alone defaults",
+    ),
+    (
         "scps-nucc",
         "SCPS-TP as Nguyen & Sterbenz Table 2 (Edwards et al. case 2B style): congestion control \
          off, rate control 1.425 Mb/s, one ACK every 69 ms, SNACK without bit vector, window \
@@ -117,6 +128,7 @@ pub const LINUX_BASE: &[(&str, &str)] = &[
     ("rto_formula = linux, min_rto = 200 ms", "tcp_rtt_estimator and __tcp_set_rto, tcp_input.c; TCP_RTO_MIN"),
     ("initial_rto = 1 s, syn_rto = 1 s", "TCP_TIMEOUT_INIT, include/net/tcp.h"),
     ("max_rto = 120 s", "TCP_RTO_MAX"),
+    ("rto_undo = true", "a timeout whose originals the timestamp echo shows arrived is undone: window, ssthresh and lost marks restored (tcp_try_undo_loss, tcp_packet_delayed, tcp_undo_cwnd_reduction in tcp_input.c)"),
     ("syn_retries = 6, max_retries = 15", "sysctls tcp_syn_retries, tcp_retries2"),
     ("ack_delay = 40 ms", "TCP_ATO_MIN, the delayed-ACK timer's floor"),
     ("adaptive_ack_delay = true", "the timeout follows the segments' inter-arrival time, doubles when it fires, at most max(SRTT, 40 ms) and 200 ms; quick ACKs again after a pause longer than the RTO (tcp_event_data_recv, tcp_input.c; tcp_send_delayed_ack, tcp_output.c)"),
@@ -133,12 +145,14 @@ pub fn profile(name: &str) -> Option<TcpConfig> {
         .or_else(|| linux(name))
         .or_else(|| draft(name))
         .or_else(|| scps(name))
+        .or_else(|| crate::profiles_ri::scps_ri(name))
         .or_else(|| windows(name))
 }
 
 /// Which family a profile belongs to: "textbook" (the papers' and ns-3's mechanisms on
 /// NewReno's defaults), "linux" (what a Linux kernel does), "draft" (IETF drafts no stock
-/// kernel runs, on the Linux settings), "scps" (SCPS-TP as the papers configured it) or
+/// kernel runs, on the Linux settings), "scps" (SCPS-TP as the papers configured it),
+/// "scps-ri" (SCPS-TP with the Reference Implementation's defaults) or
 /// "windows" (Edwards et al.'s Windows stacks).
 pub fn family(name: &str) -> Option<&'static str> {
     if linux(name).is_some() {
@@ -149,6 +163,8 @@ pub fn family(name: &str) -> Option<&'static str> {
         Some("textbook")
     } else if scps(name).is_some() {
         Some("scps")
+    } else if crate::profiles_ri::scps_ri(name).is_some() {
+        Some("scps-ri")
     } else if windows(name).is_some() {
         Some("windows")
     } else {
@@ -178,6 +194,7 @@ fn linux(name: &str) -> Option<TcpConfig> {
         ack_every: 2,
         quick_acks: 16,
         adaptive_ack_delay: true,
+        rto_undo: true,
         receive_buffer: Bytes(6_291_456),
         receive_autotuning: true,
         send_buffer: Bytes(4_194_304),

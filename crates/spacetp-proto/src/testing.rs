@@ -33,6 +33,8 @@ pub struct Pipe {
     /// Indices (0-based) of a->b and b->a segments to drop.
     pub drop_ab: Vec<u64>,
     pub drop_ba: Vec<u64>,
+    /// b->a segments sent in `[from, to)` are dropped: the return path is down.
+    pub drop_ba_during: Option<(Time, Time)>,
     /// Positions whose a->b segments are dropped every time they are sent.
     pub drop_pos_ab: Vec<u64>,
     /// Positions whose first `n` a->b transmissions are dropped: (position, n).
@@ -71,6 +73,7 @@ impl Pipe {
             serial: 0,
             drop_ab: vec![],
             drop_ba: vec![],
+            drop_ba_during: None,
             drop_pos_ab: vec![],
             drop_pos_times_ab: vec![],
             extra_delay_ab: vec![],
@@ -149,7 +152,10 @@ impl Pipe {
             self.headers.push((false, self.now, t.hdr));
             let idx = self.sent_ba;
             self.sent_ba += 1;
-            if !self.drop_ba.contains(&idx) {
+            let down = self
+                .drop_ba_during
+                .is_some_and(|(from, to)| (from..to).contains(&self.now));
+            if !self.drop_ba.contains(&idx) && !down {
                 self.serial += 1;
                 self.inflight
                     .insert((self.now + self.delay, self.serial), (false, t));

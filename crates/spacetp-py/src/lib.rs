@@ -118,6 +118,16 @@ fn protocols() -> Vec<(String, String, String, String)> {
     tcp.chain(quic).collect()
 }
 
+/// `[(settings, where the SCPS Reference Implementation sets them)]` of the `scps-ri*`
+/// profiles.
+#[pyfunction]
+fn scps_ri_base() -> Vec<(String, String)> {
+    spacetp_proto::profiles_ri::SCPS_RI
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
 /// `[(settings, where Linux sets them)]` that the `linux-*` profiles share.
 #[pyfunction]
 fn linux_base() -> Vec<(String, String)> {
@@ -246,6 +256,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(quic_schema, m)?)?;
     m.add_function(wrap_pyfunction!(protocols, m)?)?;
     m.add_function(wrap_pyfunction!(linux_base, m)?)?;
+    m.add_function(wrap_pyfunction!(scps_ri_base, m)?)?;
     m.add_function(wrap_pyfunction!(emulate_check, m)?)?;
     m.add_function(wrap_pyfunction!(emulate, m)?)?;
     m.add_function(wrap_pyfunction!(gateway_check, m)?)?;

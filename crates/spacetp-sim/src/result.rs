@@ -29,6 +29,8 @@ pub struct FlowSummary {
     pub retransmitted_segments: u64,
     pub retransmitted_bytes: u64,
     pub timeouts: u64,
+    /// Timeouts found spurious by the timestamp echo and undone (`tcp.rto_undo`).
+    pub spurious_timeouts: u64,
     pub fast_retransmits: u64,
     /// RFC 8985 tail loss probes sent (`recovery = "rack"`), and those that repaired a loss.
     pub loss_probes: u64,

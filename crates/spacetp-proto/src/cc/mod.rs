@@ -235,6 +235,14 @@ pub trait CongestionControl: Send {
         w.cwnd = w.mss;
     }
 
+    /// A timeout was found spurious (`rto_undo`): Linux's `undo_cwnd` for Reno and CUBIC
+    /// (`tcp_reno_undo_cwnd`), the larger of the window now and before the timeout, and
+    /// ssthresh back to at least what it was (`tcp_undo_cwnd_reduction`).
+    fn undo_cwnd(&mut self, w: &mut Window, prior_cwnd: u64, prior_ssthresh: u64) {
+        w.cwnd = w.cwnd.max(prior_cwnd);
+        w.ssthresh = w.ssthresh.max(prior_ssthresh);
+    }
+
     /// Every valid RTT sample (delay-based controllers use it).
     fn on_rtt_sample(&mut self, _rtt: Time, _now: Time) {}
 

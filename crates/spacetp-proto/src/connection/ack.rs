@@ -156,6 +156,7 @@ impl Connection {
         let sample = self.take_rtt_samples(now, ack, opts);
         self.snd_una = ack;
         self.snd_nxt = self.snd_nxt.max(ack);
+        self.undo_timeout_if_spurious(opts);
         self.board.advance(ack);
         while self.record_ends.front().is_some_and(|&e| e <= ack) {
             self.record_ends.pop_front();

@@ -23,6 +23,12 @@ impl WindowControl {
     pub fn on_timeout(&mut self, snd_max: u64) {
         self.loss_until = snd_max;
     }
+
+    /// The timeout was spurious: the loss state ends (the controller restores its window
+    /// as on leaving it).
+    pub fn on_timeout_undone(&mut self) {
+        self.loss_until = 0;
+    }
 }
 
 impl Connection {

@@ -40,7 +40,8 @@ impl Connection {
             return None;
         }
         if self.ts_ok {
-            self.rx.ts_recent_from(&hdr.options, seg_start, seg_start + len as u64);
+            self.rx
+                .ts_recent_from(&hdr.options, seg_start, seg_start + len as u64);
             if let Some(ts) = hdr.options.timestamps {
                 self.rx.on_echoed_timestamp(now, ts.ecr, len);
             }

@@ -29,6 +29,7 @@ mod recovery;
 pub use recovery::Scoreboard;
 mod recv;
 mod resend;
+mod rto_undo;
 mod scps;
 mod sent;
 mod state;
@@ -178,6 +179,8 @@ pub struct Connection {
     /// RACK-TLP loss detection (`recovery = "rack"`), and a loss probe due: new data (None)
     /// or the last segment resent (its position).
     rack: Option<rack::Rack>,
+    /// What the last timeout changed, until an ACK shows whether it was spurious.
+    rto_undo: Option<rto_undo::RtoUndo>,
     tlp_pending: Option<Option<u64>>,
 
     // Options.
@@ -205,6 +208,7 @@ impl Connection {
             rate: cc.wants_delivery_rate().then(rate::DeliveryRate::default),
             paces: cfg.max_pacing_rate.is_some() || cc.pacing_rate().is_some(),
             control: cc.controls_window().then(Default::default),
+            rto_undo: None,
             rack: (cfg.recovery == crate::config::RecoveryKind::Rack).then(rack::Rack::new),
             tlp_pending: None,
             cc,

@@ -287,6 +287,15 @@ impl Rack {
         self.probe = None;
     }
 
+    /// A spurious timeout was undone: nothing stays marked lost (`tcp_undo_cwnd_reduction`
+    /// unmarks every segment).
+    pub fn on_timeout_undone(&mut self) {
+        self.lost_bytes = 0;
+        for s in self.segs.iter_mut() {
+            s.lost = false;
+        }
+    }
+
     /// Section 7.2: PTO for `flight` bytes in flight of `mss`-byte segments, before the RTO
     /// due at `rto_at`.
     pub fn pto(srtt: Option<Time>, flight: u64, mss: u64, now: Time, rto_at: Option<Time>) -> Time {

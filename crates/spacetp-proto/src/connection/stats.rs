@@ -10,6 +10,8 @@ pub struct ConnStats {
     pub retransmitted_bytes: u64,
     pub pure_acks_sent: u64,
     pub timeouts: u64,
+    /// Timeouts found spurious by the timestamp echo and undone (`rto_undo`).
+    pub spurious_timeouts: u64,
     pub fast_retransmits: u64,
     pub dupacks_received: u64,
     pub segments_received: u64,

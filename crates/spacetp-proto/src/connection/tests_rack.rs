@@ -254,7 +254,64 @@ fn a_loss_among_segments_sent_during_recovery_is_a_second_congestion_event() {
         .collect();
     assert_eq!(halvings.len(), 2, "{halvings:?}");
     let end = p.trace[p.recovery_end(p.first_recovery())].t;
-    assert!(halvings[1].0 >= end, "the second starts after the first ends: {halvings:?}");
+    assert!(
+        halvings[1].0 >= end,
+        "the second starts after the first ends: {halvings:?}"
+    );
     let (_, before, after) = halvings[1];
-    assert!(after * 10 <= before * 6, "the second halves again: {halvings:?}");
+    assert!(
+        after * 10 <= before * 6,
+        "the second halves again: {halvings:?}"
+    );
+}
+
+#[test]
+fn a_timeout_whose_originals_arrived_is_undone_by_the_timestamp_echo() {
+    // The return path is down for 1.5 s while a window is in flight: every segment arrives,
+    // no ACK does, and the RTO fires. The answer to the retransmission echoes the timestamp
+    // of the original data, older than the retransmission: Linux (tcp_try_undo_loss) puts
+    // the window and ssthresh back; without the undo the sender slow-starts from one segment
+    // with ssthresh halved.
+    let run = |undo: bool| {
+        let mut c = cfg(RecoveryKind::Rack);
+        c.rto_undo = undo;
+        let mut p = Pipe::new(&c, SEG, 400 * SEG as u64);
+        p.gap_ab = MS;
+        p.drop_ba_during = Some((300 * MS, 1800 * MS));
+        p.run(60 * SEC);
+        assert!(p.done_at.is_some());
+        assert!(p.a.stats().timeouts >= 1, "the RTO fired");
+        p
+    };
+    let (on, off) = (run(true), run(false));
+    assert_eq!(on.a.stats().spurious_timeouts, 1);
+    assert_eq!(off.a.stats().spurious_timeouts, 0);
+    // One resend per timeout (each backoff resends the first segment), nothing more.
+    assert_eq!(on.retransmissions().len() as u64, on.a.stats().timeouts);
+    let before = |p: &Pipe| {
+        p.trace
+            .iter()
+            .filter(|s| s.t < 300 * MS)
+            .map(|s| s.cwnd)
+            .max()
+            .unwrap()
+    };
+    // The window when the first ACK after the timeouts has been processed.
+    let after = |p: &Pipe| {
+        let s = p.trace.iter().find(|s| s.t > 1800 * MS && s.cwnd > PAYLOAD);
+        s.unwrap().cwnd
+    };
+    assert!(
+        after(&on) >= before(&on),
+        "{} < {}",
+        after(&on),
+        before(&on)
+    );
+    assert!(
+        after(&off) * 2 < before(&off),
+        "{} vs {}",
+        after(&off),
+        before(&off)
+    );
+    assert!(on.done() < off.done());
 }

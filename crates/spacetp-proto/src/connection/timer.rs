@@ -209,6 +209,7 @@ impl Connection {
             self.timers.set(Timer::Rto, now + self.handshake_rto());
         } else {
             let flight = self.snd_max - self.snd_una;
+            self.note_timeout_for_undo(now);
             self.cc.on_timeout(&mut self.win, flight, now);
             self.recovery.on_timeout(self.snd_max);
             if let Some(r) = &mut self.rack {

@@ -229,6 +229,7 @@ impl Transport for TcpEndpoint {
         s.retransmitted_segments = st.retransmitted_segments;
         s.retransmitted_bytes = st.retransmitted_bytes;
         s.timeouts = st.timeouts;
+        s.spurious_timeouts = st.spurious_timeouts;
         s.fast_retransmits = st.fast_retransmits;
         s.loss_probes = st.loss_probes;
         s.loss_probe_recoveries = st.loss_probe_recoveries;

@@ -53,6 +53,12 @@ impl LongTerm {
 }
 
 impl Bbr {
+    /// `bbr_reset_lt_bw_sampling`: forget the policer estimate and start over.
+    pub(super) fn reset_long_term(&mut self) {
+        let (stamp, last) = (self.delivered_stamp, self.last);
+        self.lt.reset(stamp, &last);
+    }
+
     pub(super) fn long_term_sampling(&mut self, app_limited: bool, c: &ControlInput) {
         let stamp = self.delivered_stamp;
         let lt = &mut self.lt;

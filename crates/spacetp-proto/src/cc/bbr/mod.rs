@@ -338,6 +338,15 @@ impl CongestionControl for Bbr {
         }
     }
 
+    /// `bbr_undo_cwnd`: a spurious timeout restarts the full-pipe check and the long-term
+    /// sampler and keeps cwnd as it is (BBR puts back its saved window itself when the loss
+    /// state ends).
+    fn undo_cwnd(&mut self, w: &mut Window, _prior_cwnd: u64, prior_ssthresh: u64) {
+        self.startup.restart_full_bw();
+        self.reset_long_term();
+        w.ssthresh = w.ssthresh.max(prior_ssthresh);
+    }
+
     fn cong_control(&mut self, w: &mut Window, ev: &AckEvent, c: &ControlInput) -> ControlRequest {
         self.mss = w.mss;
         if c.acked_sacked > 0 {

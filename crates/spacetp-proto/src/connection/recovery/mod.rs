@@ -80,6 +80,10 @@ pub(crate) trait LossRecovery: Send {
     /// The retransmission timer expired (the sender goes back to snd_una).
     fn on_timeout(&mut self, snd_max: u64);
 
+    /// The timeout was spurious and undone: recovery may start again at once for a loss
+    /// (Linux returns to Open).
+    fn on_timeout_undone(&mut self) {}
+
     /// A retransmission to send now: the position it starts at.
     fn next_retransmission(&mut self, c: &Ctx) -> Option<u64>;
 

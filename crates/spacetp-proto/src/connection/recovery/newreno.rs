@@ -138,6 +138,10 @@ impl LossRecovery for NewReno {
         self.rtx = None;
     }
 
+    fn on_timeout_undone(&mut self) {
+        self.recover = 0;
+    }
+
     fn next_retransmission(&mut self, _c: &Ctx) -> Option<u64> {
         self.rtx.take()
     }

@@ -161,6 +161,10 @@ impl<P: LossPolicy> LossRecovery for ScoreboardRecovery<P> {
         self.fast_rxt = false;
     }
 
+    fn on_timeout_undone(&mut self) {
+        self.recovery_point = 0;
+    }
+
     fn next_retransmission(&mut self, c: &Ctx) -> Option<u64> {
         if self.in_recovery && std::mem::take(&mut self.fast_rxt) {
             return Some(P::fast_retransmit(c));
