@@ -2,7 +2,7 @@
 //! that name the field, and the quinn `TransportConfig` it makes. Defaults are quinn's.
 
 use quinn_proto::congestion::{BbrConfig, CubicConfig, NewRenoConfig};
-use quinn_proto::{IdleTimeout, MtuDiscoveryConfig, TransportConfig, VarInt};
+use quinn_proto::{AckFrequencyConfig, IdleTimeout, MtuDiscoveryConfig, TransportConfig, VarInt};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use spacetp_proto::units::{Bytes, Duration};
@@ -58,6 +58,36 @@ pub struct QuicSettings {
     /// an HTTP/3 page: a loss holds up only its own stream); the flow completes when every
     /// stream has. 1 (one bulk stream). From 1 to 10000.
     pub streams: u32,
+    /// Ask the peer to ACK less (or more) often: the ACK frequency extension
+    /// (draft-ietf-quic-ack-frequency, as quinn implements it; both ends here support it).
+    /// Absent: RFC 9000's rule, an ACK every second ack-eliciting packet or after the
+    /// peer's max_ack_delay (25 ms). On an ACK-starved return link fewer ACKs leave room.
+    pub ack_frequency: Option<AckFrequency>,
+}
+
+/// What an endpoint asks its peer with the ACK frequency extension.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct AckFrequency {
+    /// Ack-eliciting packets the peer may receive without ACKing at once: 1 (quinn) is an ACK
+    /// every second packet, 0 every packet, 9 every tenth. From 0 to 1000.
+    pub ack_eliciting_threshold: u32,
+    /// The longest the peer waits before ACKing; quinn clamps it to at most max(RTT, 25 ms).
+    /// Absent: the peer's own max_ack_delay (25 ms). From 1 ms to 10 s.
+    pub max_ack_delay: Option<Duration>,
+    /// Out-of-order packets that trigger an ACK at once: 2 (quinn), 0 never, 1 any.
+    /// From 0 to 1000.
+    pub reordering_threshold: u32,
+}
+
+impl Default for AckFrequency {
+    fn default() -> Self {
+        AckFrequency {
+            ack_eliciting_threshold: 1,
+            max_ack_delay: None,
+            reordering_threshold: 2,
+        }
+    }
 }
 
 impl Default for QuicSettings {
@@ -74,6 +104,7 @@ impl Default for QuicSettings {
             max_idle_timeout: Some(Duration(30 * SEC)),
             keep_alive_interval: None,
             streams: 1,
+            ack_frequency: None,
         }
     }
 }
@@ -203,6 +234,25 @@ impl QuicSettings {
                 ));
             }
         }
+        if let Some(a) = &self.ack_frequency {
+            for (name, v) in [
+                (
+                    "ack_frequency.ack_eliciting_threshold",
+                    a.ack_eliciting_threshold,
+                ),
+                ("ack_frequency.reordering_threshold", a.reordering_threshold),
+            ] {
+                if v > 1000 {
+                    return Err(FieldError::new(name, format!("{v} must be from 0 to 1000")));
+                }
+            }
+            if let Some(d) = a.max_ack_delay.filter(|d| !(MS..=10 * SEC).contains(&d.0)) {
+                return Err(FieldError::new(
+                    "ack_frequency.max_ack_delay",
+                    format!("{d} must be from 1 ms to 10 s"),
+                ));
+            }
+        }
         if !(1..=10_000).contains(&self.streams) {
             return Err(FieldError::new(
                 "streams",
@@ -237,6 +287,16 @@ impl QuicSettings {
         );
         // The peer may open every stream of the transfer at once.
         t.max_concurrent_uni_streams(VarInt::from_u32(self.streams.max(100)));
+        t.ack_frequency_config(self.ack_frequency.map(|a| {
+            let mut c = AckFrequencyConfig::default();
+            c.ack_eliciting_threshold(VarInt::from_u32(a.ack_eliciting_threshold));
+            c.reordering_threshold(VarInt::from_u32(a.reordering_threshold));
+            c.max_ack_delay(
+                a.max_ack_delay
+                    .map(|d| std::time::Duration::from_nanos(d.0)),
+            );
+            c
+        }));
         // One datagram per transmit: the links carry packets, not GSO batches.
         t.enable_segmentation_offload(false);
         let w = self.initial_window.map(|b| b.0);
@@ -320,6 +380,24 @@ mod tests {
         assert_eq!(
             bad(|s| s.initial_window = Some(Bytes(1000))),
             "initial_window"
+        );
+        assert_eq!(
+            bad(|s| {
+                s.ack_frequency = Some(AckFrequency {
+                    max_ack_delay: Some(Duration(0)),
+                    ..Default::default()
+                })
+            }),
+            "ack_frequency.max_ack_delay"
+        );
+        assert_eq!(
+            bad(|s| {
+                s.ack_frequency = Some(AckFrequency {
+                    ack_eliciting_threshold: 5000,
+                    ..Default::default()
+                })
+            }),
+            "ack_frequency.ack_eliciting_threshold"
         );
     }
 }

@@ -163,3 +163,33 @@ fn settings_that_do_not_fit_name_their_field() {
         "{e}"
     );
 }
+
+#[test]
+fn asking_the_peer_for_fewer_acks_unloads_an_ack_starved_return_link() {
+    // 10 Mb/s forward, 16 kb/s back: ACKs every second packet fill the return link. With
+    // the ACK frequency extension the sender asks for one ACK per ten packets.
+    let run_with = |quic: &str| {
+        let sc = hosts_a_b("seed = 1", "10 Mb/s", "300 ms", "rate_back = \"16 kb/s\"")
+            + &flow_a_to_b(&format!("protocol = \"quic\"\nbytes = 3000000\n{quic}"));
+        let out = sim(&sc);
+        assert_exact(&out);
+        let f = &out.summary.flows[0];
+        (f.completion_s.unwrap(), out.summary.links[1].tx_packets)
+    };
+    let (t_default, acks_default) = run_with("");
+    let (t_sparse, acks_sparse) =
+        run_with("quic = { ack_frequency = { ack_eliciting_threshold = 9 } }");
+    assert!(
+        acks_sparse * 2 < acks_default,
+        "{acks_sparse} packets back against {acks_default}"
+    );
+    assert!(t_sparse < t_default, "{t_sparse} s against {t_default} s");
+    let e = sim_err(&(hosts_a_b("", "10 Mb/s", "300 ms", "")
+        + &flow_a_to_b(
+            "protocol = \"quic\"\nbytes = 1000\nquic = { ack_frequency = { max_ack_delay = \"0 s\" } }",
+        )));
+    assert!(
+        e.contains("flows[0].quic.ack_frequency.max_ack_delay"),
+        "{e}"
+    );
+}
