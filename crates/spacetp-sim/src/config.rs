@@ -370,6 +370,9 @@ pub struct WorkloadCfg {
     pub send_buffer: Option<Bytes>,
     /// Overrides of any profile setting (see `spacetp protocols`).
     pub tcp: Option<serde_json::Map<String, serde_json::Value>>,
+    /// QUIC settings over a QUIC profile's (`protocol = "quic"`, ...): each file is one QUIC
+    /// connection. Only with a QUIC protocol.
+    pub quic: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]

@@ -193,3 +193,34 @@ fn asking_the_peer_for_fewer_acks_unloads_an_ack_starved_return_link() {
         "{e}"
     );
 }
+
+#[test]
+fn a_file_request_workload_runs_each_file_as_its_own_quic_connection() {
+    let requests = r#"
+[[workloads]]
+kind = "file_requests"
+clients = ["a"]
+server = "b"
+size = { exponential = "200 kB" }
+interval = { exponential = "5 s" }
+count = 4
+protocol = "quic-bbr"
+quic = { initial_rtt = "600 ms" }
+"#;
+    let out =
+        sim(&(hosts_a_b("seed = 3", "10 Mb/s", "300 ms", "rate_back = \"1 Mb/s\"") + requests));
+    assert_eq!(out.summary.flows.len(), 4);
+    assert_exact(&out);
+    for f in &out.summary.flows {
+        assert_eq!(f.workload.as_deref(), Some("workload0"));
+        let q = f.quic.as_ref().expect("each file is a QUIC connection");
+        // Each connection's handshake costs its own round trip.
+        assert!(q.handshake_s.unwrap() >= 0.6, "{}", f.name);
+    }
+    let bad = requests.replace("quic = {", "tcp = { sack = true }\nquic = {");
+    let e = sim_err(&(hosts_a_b("", "10 Mb/s", "300 ms", "") + &bad));
+    assert!(e.contains("workloads[0].tcp"), "{e}");
+    let not_quic = requests.replace("quic-bbr", "newreno");
+    let e = sim_err(&(hosts_a_b("", "10 Mb/s", "300 ms", "") + &not_quic));
+    assert!(e.contains("workloads[0].quic"), "{e}");
+}

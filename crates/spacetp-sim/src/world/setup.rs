@@ -275,13 +275,7 @@ impl World {
             ));
         }
         let mss = build::mss_for(wl.mtu.0, &p)?;
-        let cfg = build::tcp_config(
-            &wl.protocol,
-            wl.tcp.as_ref(),
-            wl.receive_buffer,
-            wl.send_buffer,
-            &p,
-        )?;
+        let spec = self.workload_spec(wl, mss, &p)?;
         let mut rng = Rng::for_component(self.seed, stream::WORKLOAD, i as u64);
         let wi = self.workloads.len() as u32;
         for c in 0..clients.len() {
@@ -300,16 +294,65 @@ impl World {
             server,
             direction: wl.direction,
             protocol: wl.protocol.clone(),
-            spec: TransportSpec::Tcp(TcpSpec {
-                cfg,
-                peer_cfg: None,
-                mss,
-            }),
+            spec,
             stop: wstop,
             count: wl.count,
             rng,
         });
         Ok(())
+    }
+
+    /// What a workload's connections run: a QUIC profile with its `quic` settings (one
+    /// connection per file; the key log is shared, qlogs are written for `[[flows]]` only),
+    /// or a TCP profile with its `tcp` overrides.
+    fn workload_spec(
+        &self,
+        wl: &WorkloadCfg,
+        mss: u32,
+        p: &str,
+    ) -> Result<TransportSpec, FieldError> {
+        if spacetp_quic::is_quic(&wl.protocol) {
+            let not_quic = [
+                (
+                    "tcp",
+                    wl.tcp.is_some(),
+                    "TCP settings do not apply to QUIC; QUIC's are quic",
+                ),
+                (
+                    "receive_buffer",
+                    wl.receive_buffer.is_some(),
+                    "QUIC's receive windows are quic.stream_receive_window and quic.receive_window",
+                ),
+                (
+                    "send_buffer",
+                    wl.send_buffer.is_some(),
+                    "QUIC's send buffer is quic.send_window",
+                ),
+            ];
+            if let Some((field, _, why)) = not_quic.iter().find(|c| c.1) {
+                return Err(FieldError::new(format!("{p}.{field}"), *why));
+            }
+            let outputs = QuicOutputs {
+                key_log: self.key_log.clone(),
+                qlog_prefix: None,
+            };
+            return quic_spec(&wl.protocol, wl.quic.as_ref(), mss, p, outputs);
+        }
+        if wl.quic.is_some() {
+            return Err(not_a_quic_protocol(&wl.protocol, p));
+        }
+        let cfg = build::tcp_config(
+            &wl.protocol,
+            wl.tcp.as_ref(),
+            wl.receive_buffer,
+            wl.send_buffer,
+            p,
+        )?;
+        Ok(TransportSpec::Tcp(TcpSpec {
+            cfg,
+            peer_cfg: None,
+            mss,
+        }))
     }
 
     pub(super) fn add_source(
@@ -455,6 +498,32 @@ struct QuicOutputs {
     qlog_prefix: Option<std::path::PathBuf>,
 }
 
+/// A QUIC profile with its settings, for connections whose MTU gives segments of `mss`.
+fn quic_spec(
+    protocol: &str,
+    overrides: Option<&serde_json::Map<String, serde_json::Value>>,
+    mss: u32,
+    p: &str,
+    outputs: QuicOutputs,
+) -> Result<TransportSpec, FieldError> {
+    // The largest UDP payload the MTU carries (IPv4 and UDP headers: 28 B).
+    let max_payload = (mss + 40 - 28).min(65527) as u16;
+    let settings = spacetp_quic::quic_config(protocol, overrides, max_payload, p)?;
+    Ok(TransportSpec::Quic(QuicSpec {
+        settings,
+        max_payload,
+        key_log: outputs.key_log,
+        qlog_prefix: outputs.qlog_prefix,
+    }))
+}
+
+fn not_a_quic_protocol(protocol: &str, p: &str) -> FieldError {
+    FieldError::new(
+        format!("{p}.quic"),
+        format!("QUIC settings need a QUIC protocol (quic, quic-cubic, quic-newreno, quic-bbr), not \"{protocol}\""),
+    )
+}
+
 /// What a flow's two ends run: a QUIC profile with its `[flows.quic]` settings, or a TCP
 /// profile (and the receiver's, if it differs) with its `[flows.tcp]` overrides.
 fn flow_spec(
@@ -499,21 +568,10 @@ fn flow_spec(
         if let Some((field, _, why)) = not_quic.iter().find(|c| c.1) {
             return Err(FieldError::new(format!("{p}.{field}"), *why));
         }
-        // The largest UDP payload the flow's MTU carries (IPv4 and UDP headers: 28 B).
-        let max_payload = (mss + 40 - 28).min(65527) as u16;
-        let settings = spacetp_quic::quic_config(&f.protocol, f.quic.as_ref(), max_payload, p)?;
-        return Ok(TransportSpec::Quic(QuicSpec {
-            settings,
-            max_payload,
-            key_log: outputs.key_log,
-            qlog_prefix: outputs.qlog_prefix,
-        }));
+        return quic_spec(&f.protocol, f.quic.as_ref(), mss, p, outputs);
     }
     if f.quic.is_some() {
-        return Err(FieldError::new(
-            format!("{p}.quic"),
-            format!("QUIC settings need a QUIC protocol (quic, quic-cubic, quic-newreno, quic-bbr), not \"{}\"", f.protocol),
-        ));
+        return Err(not_a_quic_protocol(&f.protocol, p));
     }
     let cfg = build::tcp_config(
         &f.protocol,
