@@ -18,7 +18,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 /// What the application writes: zeros, at most this much per call into quinn.
-static ZEROS: [u8; 65536] = [0; 65536];
+pub(crate) static ZEROS: [u8; 65536] = [0; 65536];
 /// Bytes written into one stream before the next stream's turn.
 const STREAM_TURN: u64 = 16 * 1024;
 /// Received datagrams are cut from buffers of this size.
@@ -103,7 +103,7 @@ pub struct QuicEnd {
     clock: SimClock,
     endpoint: Endpoint,
     server_config: Option<Arc<ServerConfig>>,
-    conn: Option<(ConnectionHandle, Connection)>,
+    pub(crate) conn: Option<(ConnectionHandle, Connection)>,
     /// A client's configuration until it connects (on its first poll).
     pending_connect: Option<ClientConfig>,
     local: SocketAddr,
@@ -133,6 +133,8 @@ pub struct QuicEnd {
     ended: Option<ConnectionError>,
     /// quinn's next deadline, as of the last call that could move it.
     deadline: Option<Time>,
+    /// Application datagrams (`datagrams.rs`).
+    pub(crate) datagrams: crate::datagrams::Datagrams,
 }
 
 impl QuicEnd {
@@ -208,6 +210,7 @@ impl QuicEnd {
             peer_finished: false,
             ended: None,
             deadline: None,
+            datagrams: Default::default(),
         }
     }
 
@@ -311,7 +314,7 @@ impl QuicEnd {
     }
 
     /// quinn's next deadline may move after any input, output or application call.
-    fn refresh_deadline(&mut self) {
+    pub(crate) fn refresh_deadline(&mut self) {
         self.deadline = match self.conn.as_mut() {
             Some((_, conn)) => conn.poll_timeout().map(|i| self.clock.time(i)),
             None => None,
@@ -355,7 +358,9 @@ impl QuicEnd {
         if self.role == Role::Server {
             self.read_all();
         }
+        self.read_datagrams();
         self.pump();
+        self.pump_datagrams();
         self.refresh_deadline();
     }
 

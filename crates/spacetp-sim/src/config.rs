@@ -385,6 +385,10 @@ pub enum DatagramPattern {
     Onoff,
 }
 
+fn default_datagram_protocol() -> String {
+    "udp".into()
+}
+
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DatagramCfg {
@@ -394,8 +398,15 @@ pub struct DatagramCfg {
     pub to: String,
     /// Rate while sending.
     pub rate: Rate,
-    /// IP packet size.
+    /// IP packet size (`udp`), or each DATAGRAM frame's payload (QUIC).
     pub size: Bytes,
+    /// `udp` (each datagram one packet, never resent, no congestion control) or a QUIC
+    /// profile (`quic`, `quic-cubic`, ...): the datagrams go as RFC 9221 DATAGRAM frames
+    /// over one QUIC connection, under its congestion control, never resent.
+    #[serde(default = "default_datagram_protocol")]
+    pub protocol: String,
+    /// QUIC settings over the profile's (only with a QUIC protocol).
+    pub quic: Option<serde_json::Map<String, serde_json::Value>>,
     /// `cbr` or `onoff`.
     #[serde(default)]
     pub pattern: DatagramPattern,

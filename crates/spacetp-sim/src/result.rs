@@ -92,6 +92,16 @@ pub struct DatagramSummary {
     pub packets_sent: u64,
     pub packets_received: u64,
     pub bytes_received: u64,
+    /// Over QUIC: datagrams quinn took, and those it refused as larger than the path then
+    /// allowed (before MTU discovery raised it, say); absent for UDP.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quic: Option<QuicDatagramSummary>,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct QuicDatagramSummary {
+    pub sent_in_frames: u64,
+    pub too_large: u64,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]

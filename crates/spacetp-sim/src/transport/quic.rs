@@ -22,11 +22,14 @@ pub struct QuicSpec {
     pub max_payload: u16,
     pub key_log: Option<Arc<KeyLogFile>>,
     pub qlog_prefix: Option<std::path::PathBuf>,
+    /// A traffic source: each write is one DATAGRAM frame of that many payload bytes, not
+    /// stream data.
+    pub datagrams: bool,
 }
 
 impl QuicSpec {
     /// The client and server of a flow. `seed` seeds both endpoints' RNGs.
-    pub(super) fn open(&self, ends: Ends, seed: u64) -> (QuicTransport, QuicTransport) {
+    pub(crate) fn open(&self, ends: Ends, seed: u64) -> (QuicTransport, QuicTransport) {
         let c = addr(ends.client_node, ends.client_port);
         let s = addr(ends.server_node, ends.server_port);
         let cfg = EndConfig {
@@ -45,8 +48,8 @@ impl QuicSpec {
         let client = QuicEnd::client(&cfg, c, s);
         let server = QuicEnd::server(&cfg, s, c);
         (
-            QuicTransport::new(client, ends.client_port, ends.server_port),
-            QuicTransport::new(server, ends.server_port, ends.client_port),
+            QuicTransport::new(client, ends.client_port, ends.server_port, self.datagrams),
+            QuicTransport::new(server, ends.server_port, ends.client_port, self.datagrams),
         )
     }
 }
@@ -61,16 +64,24 @@ pub struct QuicTransport {
     peer_port: u16,
     /// The latest time the world told this end (the application's calls carry none).
     now: Time,
+    /// Writes are datagrams (`QuicSpec::datagrams`).
+    datagrams: bool,
 }
 
 impl QuicTransport {
-    fn new(end: QuicEnd, port: u16, peer_port: u16) -> Self {
+    fn new(end: QuicEnd, port: u16, peer_port: u16, datagrams: bool) -> Self {
         QuicTransport {
             end,
             port,
             peer_port,
             now: 0,
+            datagrams,
         }
+    }
+
+    /// Datagram counters (a traffic source's two ends).
+    pub fn datagram_stats(&self) -> spacetp_quic::DatagramStats {
+        self.end.datagram_stats()
     }
 
     fn state_name(&self) -> String {
@@ -124,6 +135,10 @@ impl Transport for QuicTransport {
     }
 
     fn write(&mut self, n: u64) -> u64 {
+        if self.datagrams {
+            self.end.send_datagram(n as usize);
+            return n;
+        }
         self.end.write(n)
     }
 

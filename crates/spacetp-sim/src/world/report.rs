@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::transport::datagram::DatagramEndpoint;
+use crate::transport::quic::QuicTransport;
 
 impl World {
     pub(super) fn sample(&mut self) {
@@ -84,16 +85,28 @@ impl World {
             .sources
             .iter()
             .map(|s| {
+                let sender = self.eps[s.eps.0 as usize].transport.as_any();
                 let receiver = self.eps[s.eps.1 as usize].transport.as_any();
-                let (packets, bytes) = receiver
-                    .downcast_ref::<DatagramEndpoint>()
-                    .map_or((0, 0), DatagramEndpoint::received);
+                let quic = |t: &dyn std::any::Any| {
+                    t.downcast_ref::<QuicTransport>()
+                        .map(QuicTransport::datagram_stats)
+                };
+                let (packets, bytes) = match quic(receiver) {
+                    Some(q) => (q.received, q.bytes_received),
+                    None => receiver
+                        .downcast_ref::<DatagramEndpoint>()
+                        .map_or((0, 0), DatagramEndpoint::received),
+                };
                 DatagramSummary {
                     from: self.b.node_names[s.from as usize].clone(),
                     to: self.b.node_names[s.to as usize].clone(),
                     packets_sent: s.sent,
                     packets_received: packets,
                     bytes_received: bytes,
+                    quic: quic(sender).map(|q| QuicDatagramSummary {
+                        sent_in_frames: q.sent,
+                        too_large: q.too_large,
+                    }),
                 }
             })
             .collect();

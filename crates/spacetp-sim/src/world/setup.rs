@@ -355,6 +355,48 @@ impl World {
         }))
     }
 
+    /// A traffic source over QUIC: the profile, its settings and DATAGRAM frames; None for
+    /// `udp`. A frame's payload (`size`) must fit a packet of 1500 B (or the path's smaller
+    /// MTU).
+    fn source_quic_spec(
+        &self,
+        t: &DatagramCfg,
+        from: u16,
+        to: u16,
+        b: &Built,
+        p: &str,
+    ) -> Result<Option<QuicSpec>, FieldError> {
+        if t.protocol == "udp" {
+            if t.quic.is_some() {
+                return Err(not_a_quic_protocol(&t.protocol, p));
+            }
+            return Ok(None);
+        }
+        if !spacetp_quic::is_quic(&t.protocol) {
+            return Err(FieldError::new(
+                format!("{p}.protocol"),
+                format!("\"{}\" is not udp or a QUIC profile (quic, quic-cubic, quic-newreno, quic-bbr)", t.protocol),
+            ));
+        }
+        // QUIC packets of at most 1500 B, as a flow's default `mtu`, or the path's if smaller.
+        let mtu = path_mtu(b, from, to).min(1500);
+        let max_payload = max_udp_payload(mtu);
+        if t.size.0 < 1 || t.size.0 > max_payload as u64 {
+            return Err(FieldError::new(
+                format!("{p}.size"),
+                format!("{} B must be from 1 B to {max_payload} B, the UDP payload the path's {mtu}-byte MTU carries (less QUIC's own overhead in practice)", t.size.0),
+            ));
+        }
+        let settings = spacetp_quic::quic_config(&t.protocol, t.quic.as_ref(), max_payload, p)?;
+        Ok(Some(QuicSpec {
+            settings,
+            max_payload,
+            key_log: self.key_log.clone(),
+            qlog_prefix: None,
+            datagrams: true,
+        }))
+    }
+
     pub(super) fn add_source(
         &mut self,
         t: &DatagramCfg,
@@ -367,13 +409,16 @@ impl World {
         let from = build::lookup(idx, &t.from, &format!("{p}.from"))?;
         let to = build::lookup(idx, &t.to, &format!("{p}.to"))?;
         check_route(b, from, to, &p)?;
-        if t.size.0 < 28 || t.size.0 > 65535 {
-            return Err(FieldError::new(
-                format!("{p}.size"),
-                format!("{} B must be in [28, 65535] (IP + UDP headers)", t.size.0),
-            ));
+        let quic = self.source_quic_spec(t, from, to, b, &p)?;
+        if quic.is_none() {
+            if t.size.0 < 28 || t.size.0 > 65535 {
+                return Err(FieldError::new(
+                    format!("{p}.size"),
+                    format!("{} B must be in [28, 65535] (IP + UDP headers)", t.size.0),
+                ));
+            }
+            check_path_mtu(b, from, to, t.size.0 as u32, &p)?;
         }
-        check_path_mtu(b, from, to, t.size.0 as u32, &p)?;
         let onoff = match t.pattern {
             DatagramPattern::Cbr => None,
             DatagramPattern::Onoff => {
@@ -390,9 +435,29 @@ impl World {
         let si = self.sources.len() as u32;
         let ep = self.eps.len() as u32;
         let port = 9000 + si as u16;
-        for (node, peer_node, peer_ep) in [(from, to, ep + 1), (to, from, ep)] {
+        let (sender, receiver): (Box<dyn Transport>, Box<dyn Transport>) = match &quic {
+            Some(spec) => {
+                let ends = Ends {
+                    client_node: from,
+                    server_node: to,
+                    client_port: port,
+                    server_port: port,
+                };
+                let seed =
+                    Rng::for_component(self.seed, stream::TRAFFIC, 1 << 32 | i as u64).next_u64();
+                let (c, s) = spec.open(ends, seed);
+                (Box::new(c), Box::new(s))
+            }
+            None => (
+                Box::new(DatagramEndpoint::new(port, port)),
+                Box::new(DatagramEndpoint::new(port, port)),
+            ),
+        };
+        for (transport, node, peer_node, peer_ep) in
+            [(sender, from, to, ep + 1), (receiver, to, from, ep)]
+        {
             self.eps.push(Endpoint {
-                transport: Box::new(DatagramEndpoint::new(port, port)),
+                transport,
                 node,
                 peer_node,
                 peer_ep,
@@ -431,6 +496,17 @@ pub(super) fn check_route(b: &Built, from: u16, to: u16, path: &str) -> Result<(
         ));
     }
     Ok(())
+}
+
+/// The smallest MTU on the route from `from` to `to`.
+fn path_mtu(b: &Built, from: u16, to: u16) -> u32 {
+    let (mut n, mut mtu) = (from, u32::MAX);
+    while n != to {
+        let ld = b.routes[n as usize][to as usize].expect("route checked") as usize;
+        mtu = mtu.min(b.links[ld].mtu);
+        n = b.links[ld].to;
+    }
+    mtu
 }
 
 pub(super) fn check_path_mtu(
@@ -506,14 +582,14 @@ fn quic_spec(
     p: &str,
     outputs: QuicOutputs,
 ) -> Result<TransportSpec, FieldError> {
-    // The largest UDP payload the MTU carries (IPv4 and UDP headers: 28 B).
-    let max_payload = (mss + 40 - 28).min(65527) as u16;
+    let max_payload = max_udp_payload(mss + 40);
     let settings = spacetp_quic::quic_config(protocol, overrides, max_payload, p)?;
     Ok(TransportSpec::Quic(QuicSpec {
         settings,
         max_payload,
         key_log: outputs.key_log,
         qlog_prefix: outputs.qlog_prefix,
+        datagrams: false,
     }))
 }
 
@@ -522,6 +598,11 @@ fn not_a_quic_protocol(protocol: &str, p: &str) -> FieldError {
         format!("{p}.quic"),
         format!("QUIC settings need a QUIC protocol (quic, quic-cubic, quic-newreno, quic-bbr), not \"{protocol}\""),
     )
+}
+
+/// The largest UDP payload a path of `mtu`-byte links carries.
+fn max_udp_payload(mtu: u32) -> u16 {
+    (mtu - 28).min(65527) as u16
 }
 
 /// What a flow's two ends run: a QUIC profile with its `[flows.quic]` settings, or a TCP
