@@ -147,6 +147,7 @@ pub struct World {
 mod apps;
 mod report;
 mod setup;
+mod specs;
 
 impl World {
     /// Run to the end and return the results.

@@ -1,10 +1,9 @@
 //! Building the world from a scenario: flows, workloads, datagram sources, attackers,
 //! traces and capture taps, with the checks whose errors name the scenario's paths.
 
+use super::specs::{flow_spec, source_quic_spec, workload_spec, QuicOutputs};
 use super::*;
 use crate::transport::datagram::DatagramEndpoint;
-use crate::transport::quic::QuicSpec;
-use crate::transport::tcp::TcpSpec;
 use spacetp_proto::FieldError;
 
 impl World {
@@ -275,7 +274,7 @@ impl World {
             ));
         }
         let mss = build::mss_for(wl.mtu.0, &p)?;
-        let spec = self.workload_spec(wl, mss, &p)?;
+        let spec = workload_spec(wl, mss, &p, self.key_log.clone())?;
         let mut rng = Rng::for_component(self.seed, stream::WORKLOAD, i as u64);
         let wi = self.workloads.len() as u32;
         for c in 0..clients.len() {
@@ -302,101 +301,6 @@ impl World {
         Ok(())
     }
 
-    /// What a workload's connections run: a QUIC profile with its `quic` settings (one
-    /// connection per file; the key log is shared, qlogs are written for `[[flows]]` only),
-    /// or a TCP profile with its `tcp` overrides.
-    fn workload_spec(
-        &self,
-        wl: &WorkloadCfg,
-        mss: u32,
-        p: &str,
-    ) -> Result<TransportSpec, FieldError> {
-        if spacetp_quic::is_quic(&wl.protocol) {
-            let not_quic = [
-                (
-                    "tcp",
-                    wl.tcp.is_some(),
-                    "TCP settings do not apply to QUIC; QUIC's are quic",
-                ),
-                (
-                    "receive_buffer",
-                    wl.receive_buffer.is_some(),
-                    "QUIC's receive windows are quic.stream_receive_window and quic.receive_window",
-                ),
-                (
-                    "send_buffer",
-                    wl.send_buffer.is_some(),
-                    "QUIC's send buffer is quic.send_window",
-                ),
-            ];
-            if let Some((field, _, why)) = not_quic.iter().find(|c| c.1) {
-                return Err(FieldError::new(format!("{p}.{field}"), *why));
-            }
-            let outputs = QuicOutputs {
-                key_log: self.key_log.clone(),
-                qlog_prefix: None,
-            };
-            return quic_spec(&wl.protocol, wl.quic.as_ref(), mss, p, outputs);
-        }
-        if wl.quic.is_some() {
-            return Err(not_a_quic_protocol(&wl.protocol, p));
-        }
-        let cfg = build::tcp_config(
-            &wl.protocol,
-            wl.tcp.as_ref(),
-            wl.receive_buffer,
-            wl.send_buffer,
-            p,
-        )?;
-        Ok(TransportSpec::Tcp(TcpSpec {
-            cfg,
-            peer_cfg: None,
-            mss,
-        }))
-    }
-
-    /// A traffic source over QUIC: the profile, its settings and DATAGRAM frames; None for
-    /// `udp`. A frame's payload (`size`) must fit a packet of 1500 B (or the path's smaller
-    /// MTU).
-    fn source_quic_spec(
-        &self,
-        t: &DatagramCfg,
-        from: u16,
-        to: u16,
-        b: &Built,
-        p: &str,
-    ) -> Result<Option<QuicSpec>, FieldError> {
-        if t.protocol == "udp" {
-            if t.quic.is_some() {
-                return Err(not_a_quic_protocol(&t.protocol, p));
-            }
-            return Ok(None);
-        }
-        if !spacetp_quic::is_quic(&t.protocol) {
-            return Err(FieldError::new(
-                format!("{p}.protocol"),
-                format!("\"{}\" is not udp or a QUIC profile (quic, quic-cubic, quic-newreno, quic-bbr)", t.protocol),
-            ));
-        }
-        // QUIC packets of at most 1500 B, as a flow's default `mtu`, or the path's if smaller.
-        let mtu = path_mtu(b, from, to).min(1500);
-        let max_payload = max_udp_payload(mtu);
-        if t.size.0 < 1 || t.size.0 > max_payload as u64 {
-            return Err(FieldError::new(
-                format!("{p}.size"),
-                format!("{} B must be from 1 B to {max_payload} B, the UDP payload the path's {mtu}-byte MTU carries (less QUIC's own overhead in practice)", t.size.0),
-            ));
-        }
-        let settings = spacetp_quic::quic_config(&t.protocol, t.quic.as_ref(), max_payload, p)?;
-        Ok(Some(QuicSpec {
-            settings,
-            max_payload,
-            key_log: self.key_log.clone(),
-            qlog_prefix: None,
-            datagrams: true,
-        }))
-    }
-
     pub(super) fn add_source(
         &mut self,
         t: &DatagramCfg,
@@ -409,7 +313,7 @@ impl World {
         let from = build::lookup(idx, &t.from, &format!("{p}.from"))?;
         let to = build::lookup(idx, &t.to, &format!("{p}.to"))?;
         check_route(b, from, to, &p)?;
-        let quic = self.source_quic_spec(t, from, to, b, &p)?;
+        let quic = source_quic_spec(t, path_mtu(b, from, to), &p, self.key_log.clone())?;
         if quic.is_none() {
             if t.size.0 < 28 || t.size.0 > 65535 {
                 return Err(FieldError::new(
@@ -566,111 +470,4 @@ pub(super) fn select_link(sel: &str, sc: &Scenario, b: &Built) -> Result<usize, 
         format!("--pcap {sel}"),
         format!("no such link; use an index or one of: {}", names.join(", ")),
     ))
-}
-
-/// What a QUIC flow writes besides its packets, if asked for.
-struct QuicOutputs {
-    key_log: Option<std::sync::Arc<spacetp_quic::KeyLogFile>>,
-    qlog_prefix: Option<std::path::PathBuf>,
-}
-
-/// A QUIC profile with its settings, for connections whose MTU gives segments of `mss`.
-fn quic_spec(
-    protocol: &str,
-    overrides: Option<&serde_json::Map<String, serde_json::Value>>,
-    mss: u32,
-    p: &str,
-    outputs: QuicOutputs,
-) -> Result<TransportSpec, FieldError> {
-    let max_payload = max_udp_payload(mss + 40);
-    let settings = spacetp_quic::quic_config(protocol, overrides, max_payload, p)?;
-    Ok(TransportSpec::Quic(QuicSpec {
-        settings,
-        max_payload,
-        key_log: outputs.key_log,
-        qlog_prefix: outputs.qlog_prefix,
-        datagrams: false,
-    }))
-}
-
-fn not_a_quic_protocol(protocol: &str, p: &str) -> FieldError {
-    FieldError::new(
-        format!("{p}.quic"),
-        format!("QUIC settings need a QUIC protocol (quic, quic-cubic, quic-newreno, quic-bbr), not \"{protocol}\""),
-    )
-}
-
-/// The largest UDP payload a path of `mtu`-byte links carries.
-fn max_udp_payload(mtu: u32) -> u16 {
-    (mtu - 28).min(65527) as u16
-}
-
-/// What a flow's two ends run: a QUIC profile with its `[flows.quic]` settings, or a TCP
-/// profile (and the receiver's, if it differs) with its `[flows.tcp]` overrides.
-fn flow_spec(
-    f: &FlowCfg,
-    mss: u32,
-    p: &str,
-    outputs: QuicOutputs,
-) -> Result<TransportSpec, FieldError> {
-    if spacetp_quic::is_quic(&f.protocol) {
-        let not_quic = [
-            (
-                "tcp",
-                f.tcp.is_some(),
-                "TCP settings do not apply to QUIC; QUIC's are [flows.quic]",
-            ),
-            (
-                "peer_protocol",
-                f.peer_protocol.is_some(),
-                "a QUIC flow's two ends run the same QUIC",
-            ),
-            (
-                "record_size",
-                f.record_size.is_some(),
-                "QUIC has no record boundaries",
-            ),
-            (
-                "read_rate",
-                f.read_rate.is_some(),
-                "a rate-limited reader is not modelled for QUIC yet",
-            ),
-            (
-                "receive_buffer",
-                f.receive_buffer.is_some(),
-                "QUIC's receive windows are quic.stream_receive_window and quic.receive_window",
-            ),
-            (
-                "send_buffer",
-                f.send_buffer.is_some(),
-                "QUIC's send buffer is quic.send_window",
-            ),
-        ];
-        if let Some((field, _, why)) = not_quic.iter().find(|c| c.1) {
-            return Err(FieldError::new(format!("{p}.{field}"), *why));
-        }
-        return quic_spec(&f.protocol, f.quic.as_ref(), mss, p, outputs);
-    }
-    if f.quic.is_some() {
-        return Err(not_a_quic_protocol(&f.protocol, p));
-    }
-    let cfg = build::tcp_config(
-        &f.protocol,
-        f.tcp.as_ref(),
-        f.receive_buffer,
-        f.send_buffer,
-        p,
-    )?;
-    let peer_cfg = match &f.peer_protocol {
-        Some(name) => Some(
-            build::tcp_config(name, f.tcp.as_ref(), f.receive_buffer, f.send_buffer, p).map_err(
-                |e| FieldError {
-                    path: e.path.replace(".protocol", ".peer_protocol"),
-                    ..e
-                },
-            )?,
-        ),
-        None => None,
-    };
-    Ok(TransportSpec::Tcp(TcpSpec { cfg, peer_cfg, mss }))
 }

@@ -1,0 +1,203 @@
+//! What the connections of a flow, a workload or a traffic source run, from the scenario: a
+//! TCP profile with its `tcp` overrides, or a QUIC profile with its `quic` settings. A QUIC
+//! connection refuses the settings only TCP takes, naming the first one set.
+
+use super::*;
+use crate::transport::quic::QuicSpec;
+use crate::transport::tcp::TcpSpec;
+use spacetp_proto::FieldError;
+
+/// What a QUIC connection writes besides its packets, if asked for.
+pub(super) struct QuicOutputs {
+    pub key_log: Option<std::sync::Arc<spacetp_quic::KeyLogFile>>,
+    pub qlog_prefix: Option<std::path::PathBuf>,
+}
+
+/// What a flow's two ends run: a QUIC profile with its `[flows.quic]` settings, or a TCP
+/// profile (and the receiver's, if it differs) with its `[flows.tcp]` overrides.
+pub(super) fn flow_spec(
+    f: &FlowCfg,
+    mss: u32,
+    p: &str,
+    outputs: QuicOutputs,
+) -> Result<TransportSpec, FieldError> {
+    if spacetp_quic::is_quic(&f.protocol) {
+        refuse_for_quic(
+            p,
+            &[
+                ("tcp", f.tcp.is_some()),
+                ("peer_protocol", f.peer_protocol.is_some()),
+                ("record_size", f.record_size.is_some()),
+                ("read_rate", f.read_rate.is_some()),
+                ("receive_buffer", f.receive_buffer.is_some()),
+                ("send_buffer", f.send_buffer.is_some()),
+            ],
+        )?;
+        return quic_spec(&f.protocol, f.quic.as_ref(), mss, p, outputs);
+    }
+    if f.quic.is_some() {
+        return Err(not_a_quic_protocol(&f.protocol, p));
+    }
+    let cfg = build::tcp_config(
+        &f.protocol,
+        f.tcp.as_ref(),
+        f.receive_buffer,
+        f.send_buffer,
+        p,
+    )?;
+    let peer_cfg = match &f.peer_protocol {
+        Some(name) => Some(
+            build::tcp_config(name, f.tcp.as_ref(), f.receive_buffer, f.send_buffer, p).map_err(
+                |e| FieldError {
+                    path: e.path.replace(".protocol", ".peer_protocol"),
+                    ..e
+                },
+            )?,
+        ),
+        None => None,
+    };
+    Ok(TransportSpec::Tcp(TcpSpec { cfg, peer_cfg, mss }))
+}
+
+/// What a workload's connections run: one connection per file, QUIC with its `quic`
+/// settings (the run's key log shared; qlogs are written for `[[flows]]` only) or TCP with
+/// its `tcp` overrides.
+pub(super) fn workload_spec(
+    wl: &WorkloadCfg,
+    mss: u32,
+    p: &str,
+    key_log: Option<std::sync::Arc<spacetp_quic::KeyLogFile>>,
+) -> Result<TransportSpec, FieldError> {
+    if spacetp_quic::is_quic(&wl.protocol) {
+        refuse_for_quic(
+            p,
+            &[
+                ("tcp", wl.tcp.is_some()),
+                ("receive_buffer", wl.receive_buffer.is_some()),
+                ("send_buffer", wl.send_buffer.is_some()),
+            ],
+        )?;
+        let outputs = QuicOutputs {
+            key_log,
+            qlog_prefix: None,
+        };
+        return quic_spec(&wl.protocol, wl.quic.as_ref(), mss, p, outputs);
+    }
+    if wl.quic.is_some() {
+        return Err(not_a_quic_protocol(&wl.protocol, p));
+    }
+    let cfg = build::tcp_config(
+        &wl.protocol,
+        wl.tcp.as_ref(),
+        wl.receive_buffer,
+        wl.send_buffer,
+        p,
+    )?;
+    Ok(TransportSpec::Tcp(TcpSpec {
+        cfg,
+        peer_cfg: None,
+        mss,
+    }))
+}
+
+/// A traffic source over QUIC (`protocol = "quic..."`): its settings, its datagrams sent as
+/// DATAGRAM frames; None for `udp`. A frame's payload (`size`) must fit a packet of 1500 B,
+/// as a flow's default `mtu`, or of the path's MTU if smaller.
+pub(super) fn source_quic_spec(
+    t: &DatagramCfg,
+    path_mtu: u32,
+    p: &str,
+    key_log: Option<std::sync::Arc<spacetp_quic::KeyLogFile>>,
+) -> Result<Option<QuicSpec>, FieldError> {
+    if t.protocol == "udp" {
+        if t.quic.is_some() {
+            return Err(not_a_quic_protocol(&t.protocol, p));
+        }
+        return Ok(None);
+    }
+    if !spacetp_quic::is_quic(&t.protocol) {
+        return Err(FieldError::new(
+            format!("{p}.protocol"),
+            format!(
+                "\"{}\" is not udp or a QUIC profile (quic, quic-cubic, quic-newreno, quic-bbr)",
+                t.protocol
+            ),
+        ));
+    }
+    let mtu = path_mtu.min(1500);
+    let max_payload = max_udp_payload(mtu);
+    if t.size.0 < 1 || t.size.0 > max_payload as u64 {
+        return Err(FieldError::new(
+            format!("{p}.size"),
+            format!(
+                "{} B must be from 1 B to {max_payload} B, the UDP payload of a {mtu}-byte \
+                 packet (less QUIC's own overhead in practice)",
+                t.size.0
+            ),
+        ));
+    }
+    let settings = spacetp_quic::quic_config(&t.protocol, t.quic.as_ref(), max_payload, p)?;
+    Ok(Some(QuicSpec {
+        settings,
+        max_payload,
+        key_log,
+        qlog_prefix: None,
+        datagrams: true,
+    }))
+}
+
+/// The settings only TCP takes, refused when a QUIC protocol is asked for: the first one
+/// set is an error naming it and saying why.
+fn refuse_for_quic(p: &str, set: &[(&str, bool)]) -> Result<(), FieldError> {
+    let Some(&(field, _)) = set.iter().find(|s| s.1) else {
+        return Ok(());
+    };
+    let table = p.split('[').next().unwrap_or(p);
+    let tcp = format!("TCP settings do not apply to QUIC; QUIC's are [{table}.quic]");
+    let why = match field {
+        "tcp" => tcp.as_str(),
+        "peer_protocol" => "a QUIC connection's two ends run the same QUIC",
+        "record_size" => "QUIC has no record boundaries",
+        "read_rate" => "a rate-limited reader is not modelled for QUIC yet",
+        "receive_buffer" => {
+            "QUIC's receive windows are quic.stream_receive_window and quic.receive_window"
+        }
+        "send_buffer" => "QUIC's send buffer is quic.send_window",
+        _ => "does not apply to QUIC",
+    };
+    Err(FieldError::new(format!("{p}.{field}"), why))
+}
+
+/// A QUIC profile with its settings, for connections whose MTU gives segments of `mss`.
+fn quic_spec(
+    protocol: &str,
+    overrides: Option<&serde_json::Map<String, serde_json::Value>>,
+    mss: u32,
+    p: &str,
+    outputs: QuicOutputs,
+) -> Result<TransportSpec, FieldError> {
+    let max_payload = max_udp_payload(mss + 40);
+    let settings = spacetp_quic::quic_config(protocol, overrides, max_payload, p)?;
+    Ok(TransportSpec::Quic(QuicSpec {
+        settings,
+        max_payload,
+        key_log: outputs.key_log,
+        qlog_prefix: outputs.qlog_prefix,
+        datagrams: false,
+    }))
+}
+
+fn not_a_quic_protocol(protocol: &str, p: &str) -> FieldError {
+    FieldError::new(
+        format!("{p}.quic"),
+        format!(
+            "QUIC settings need a QUIC protocol (quic, quic-cubic, quic-newreno, quic-bbr), \
+             not \"{protocol}\""
+        ),
+    )
+}
+
+/// The largest UDP payload a packet of `mtu` bytes carries (IPv4 and UDP headers: 28 B).
+fn max_udp_payload(mtu: u32) -> u16 {
+    (mtu - 28).min(65527) as u16
+}
