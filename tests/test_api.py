@@ -108,6 +108,8 @@ PROFILES = [
     "scps-1c",
     "scps-2a",
     "scps-2b",
+    "scps-ri",
+    "scps-ri-gateway",
     "win2000",
     "winnt",
     "quic",
