@@ -4,6 +4,9 @@
 //! timing matter) on `streams` unidirectional streams at once, in turns of `STREAM_TURN`
 //! bytes (as an HTTP/3 server sends the objects of a page), which the other end reads.
 
+mod datagrams;
+pub use datagrams::DatagramStats;
+
 use crate::clock::SimClock;
 use crate::settings::QuicSettings;
 use crate::tls;
@@ -18,7 +21,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 /// What the application writes: zeros, at most this much per call into quinn.
-pub(crate) static ZEROS: [u8; 65536] = [0; 65536];
+static ZEROS: [u8; 65536] = [0; 65536];
 /// Bytes written into one stream before the next stream's turn.
 const STREAM_TURN: u64 = 16 * 1024;
 /// Received datagrams are cut from buffers of this size.
@@ -103,7 +106,7 @@ pub struct QuicEnd {
     clock: SimClock,
     endpoint: Endpoint,
     server_config: Option<Arc<ServerConfig>>,
-    pub(crate) conn: Option<(ConnectionHandle, Connection)>,
+    conn: Option<(ConnectionHandle, Connection)>,
     /// A client's configuration until it connects (on its first poll).
     pending_connect: Option<ClientConfig>,
     local: SocketAddr,
@@ -134,7 +137,7 @@ pub struct QuicEnd {
     /// quinn's next deadline, as of the last call that could move it.
     deadline: Option<Time>,
     /// Application datagrams (`datagrams.rs`).
-    pub(crate) datagrams: crate::datagrams::Datagrams,
+    datagrams: datagrams::Datagrams,
 }
 
 impl QuicEnd {
@@ -314,7 +317,7 @@ impl QuicEnd {
     }
 
     /// quinn's next deadline may move after any input, output or application call.
-    pub(crate) fn refresh_deadline(&mut self) {
+    fn refresh_deadline(&mut self) {
         self.deadline = match self.conn.as_mut() {
             Some((_, conn)) => conn.poll_timeout().map(|i| self.clock.time(i)),
             None => None,

@@ -12,18 +12,16 @@
 //! - `keylog.rs`: the TLS secrets in the NSS key log format, for Wireshark;
 //! - `end.rs`: one end of a connection (client or server): datagrams in and out, timers, and
 //!   the application's streams for the application;
-//! - `datagrams.rs`: unreliable DATAGRAM frames (RFC 9221) for traffic sources.
+//!   `end/datagrams.rs`: unreliable DATAGRAM frames (RFC 9221) for traffic sources.
 
 mod clock;
-mod datagrams;
 mod end;
 mod keylog;
 mod settings;
 mod tls;
 
 pub use clock::SimClock;
-pub use datagrams::DatagramStats;
-pub use end::{EndConfig, EndOutputs, QuicEnd, QuicStats, Role};
+pub use end::{DatagramStats, EndConfig, EndOutputs, QuicEnd, QuicStats, Role};
 pub use keylog::KeyLogFile;
 pub use rustls::KeyLog;
 pub use settings::{is_quic, quic_config, QuicCongestion, QuicSettings, PROFILES};

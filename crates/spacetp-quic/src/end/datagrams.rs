@@ -3,7 +3,7 @@
 //! connection's congestion control, never resends it, and drops the oldest waiting one when
 //! its send buffer is full. What was written before the handshake ended waits for it.
 
-use crate::end::{QuicEnd, ZEROS};
+use super::{QuicEnd, ZEROS};
 use bytes::Bytes;
 use quinn_proto::SendDatagramError;
 use std::collections::VecDeque;
@@ -20,10 +20,10 @@ pub struct DatagramStats {
 }
 
 #[derive(Debug, Default)]
-pub(crate) struct Datagrams {
+pub(super) struct Datagrams {
     /// Payload sizes written before the connection could take them.
     waiting: VecDeque<usize>,
-    pub(crate) stats: DatagramStats,
+    stats: DatagramStats,
 }
 
 impl QuicEnd {
@@ -36,7 +36,7 @@ impl QuicEnd {
     }
 
     /// Hand the waiting datagrams to quinn once the handshake is done.
-    pub(crate) fn pump_datagrams(&mut self) {
+    pub(super) fn pump_datagrams(&mut self) {
         let Some((_, conn)) = self.conn.as_mut() else {
             return;
         };
@@ -58,7 +58,7 @@ impl QuicEnd {
     }
 
     /// Take the datagrams that arrived.
-    pub(crate) fn read_datagrams(&mut self) {
+    pub(super) fn read_datagrams(&mut self) {
         let Some((_, conn)) = self.conn.as_mut() else {
             return;
         };
