@@ -25,23 +25,10 @@ pub fn tcp_config(
             ),
         )
     })?;
-    let mut cfg = base;
-    if let Some(o) = overrides {
-        let mut v = serde_json::to_value(&cfg)
-            .map_err(|e| FieldError::new(format!("{path}.tcp"), e.to_string()))?;
-        if let serde_json::Value::Object(m) = &mut v {
-            merge_tables(m, o);
-        }
-        cfg = serde_path_to_error::deserialize(v).map_err(|e| {
-            let p = e.path().to_string();
-            let inner = e.into_inner().to_string();
-            if p == "." {
-                FieldError::new(format!("{path}.tcp"), inner)
-            } else {
-                FieldError::new(format!("{path}.tcp.{p}"), inner)
-            }
-        })?;
-    }
+    let mut cfg = match overrides {
+        Some(o) => overlay(&base, o, &format!("{path}.tcp"))?,
+        None => base,
+    };
     if let Some(b) = rcv {
         cfg.receive_buffer = b;
     }
@@ -50,6 +37,28 @@ pub fn tcp_config(
     }
     cfg.validate().map_err(|e| e.within("tcp").within(path))?;
     Ok(cfg)
+}
+
+/// `base` with the user's `overrides` table laid over it (`merge_tables`), read back; an
+/// error names the field under `table`, the overrides' own path (`flows[0].tcp`).
+pub fn overlay<T: serde::Serialize + serde::de::DeserializeOwned>(
+    base: &T,
+    overrides: &serde_json::Map<String, serde_json::Value>,
+    table: &str,
+) -> Result<T, FieldError> {
+    let mut v = serde_json::to_value(base).map_err(|e| FieldError::new(table, e.to_string()))?;
+    if let serde_json::Value::Object(m) = &mut v {
+        merge_tables(m, overrides);
+    }
+    serde_path_to_error::deserialize(v).map_err(|e| {
+        let p = e.path().to_string();
+        let inner = e.into_inner().to_string();
+        if p == "." {
+            FieldError::new(table, inner)
+        } else {
+            FieldError::new(format!("{table}.{p}"), inner)
+        }
+    })
 }
 
 /// Overlays `over` on `base`, table by table: `scps = { bets = "1 s" }` changes `scps.bets`

@@ -121,6 +121,9 @@ pub struct QuicEnd {
     /// there are to be, whose turn it is to be written, and which have ended (FIN read by
     /// the server; all acknowledged, for the client).
     streams: Vec<StreamId>,
+    /// The server's streams with something new since it last read (quinn's `Opened` and
+    /// `Readable` events): only these are read, not all of a page's thousands.
+    to_read: Vec<StreamId>,
     n_streams: usize,
     turn: usize,
     streams_done: usize,
@@ -201,6 +204,7 @@ impl QuicEnd {
             started: 0,
             handshake_done: None,
             streams: Vec::new(),
+            to_read: Vec::new(),
             n_streams: cfg.settings.streams as usize,
             turn: 0,
             streams_done: 0,
@@ -349,8 +353,10 @@ impl QuicEnd {
                 Event::Stream(StreamEvent::Opened { dir: Dir::Uni }) => {
                     while let Some(id) = conn.streams().accept(Dir::Uni) {
                         self.streams.push(id);
+                        self.to_read.push(id);
                     }
                 }
+                Event::Stream(StreamEvent::Readable { id }) => self.to_read.push(id),
                 Event::Stream(StreamEvent::Finished { id }) if self.streams.contains(&id) => {
                     // Every byte of one of our streams, its end included, is acknowledged.
                     self.streams_done += 1;
@@ -367,12 +373,13 @@ impl QuicEnd {
         self.refresh_deadline();
     }
 
-    /// Take what arrived in order on the peer's streams.
+    /// Take what arrived in order on the peer's streams that have something new. A stream
+    /// named twice is read once: the second read finds it empty or closed.
     fn read_all(&mut self) {
         let Some((_, conn)) = self.conn.as_mut() else {
             return;
         };
-        for &id in &self.streams {
+        for id in self.to_read.drain(..) {
             let mut rs = conn.recv_stream(id);
             let Ok(mut chunks) = rs.read(true) else {
                 continue; // already finished and read

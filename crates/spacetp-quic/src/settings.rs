@@ -155,28 +155,16 @@ pub fn quic_config(
             format!("\"{protocol}\" is not a QUIC profile"),
         ));
     };
-    let mut s = QuicSettings {
+    let profile = QuicSettings {
         congestion_control: cc,
         ..QuicSettings::default()
     };
-    if let Some(o) = overrides {
-        let mut v = serde_json::to_value(&s)
-            .map_err(|e| FieldError::new(format!("{path}.quic"), e.to_string()))?;
-        if let serde_json::Value::Object(m) = &mut v {
-            spacetp_proto::settings::merge_tables(m, o);
-        }
-        s = serde_path_to_error::deserialize(v).map_err(|e| {
-            let p = e.path().to_string();
-            let inner = e.into_inner().to_string();
-            if p == "." {
-                FieldError::new(format!("{path}.quic"), inner)
-            } else {
-                FieldError::new(format!("{path}.quic.{p}"), inner)
-            }
-        })?;
-    }
+    let s = match overrides {
+        Some(o) => spacetp_proto::settings::overlay(&profile, o, &format!("{path}.quic"))?,
+        None => profile,
+    };
     s.validate(max_payload)
-        .map_err(|e| FieldError::new(format!("{path}.quic.{}", e.path), e.message))?;
+        .map_err(|e| e.within("quic").within(path))?;
     Ok(s)
 }
 

@@ -316,7 +316,7 @@ impl Receiver {
     }
 
     /// How long a delayed ACK waits: `ack_delay`, or Linux's adaptive timeout.
-    fn ack_delay(&self) -> Time {
+    fn delayed_ack_wait(&self) -> Time {
         self.linux_ato
             .as_ref()
             .map_or(self.ack_delay, |a| a.delay(self.srtt))
@@ -478,7 +478,7 @@ impl Receiver {
                     if self.unacked >= self.ack_every {
                         self.ack_now = true;
                     } else if self.delack_deadline.is_none() {
-                        self.delack_deadline = Some(now + self.ack_delay());
+                        self.delack_deadline = Some(now + self.delayed_ack_wait());
                     }
                 }
             }
