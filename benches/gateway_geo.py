@@ -1,5 +1,6 @@
-"""Goodput over a GEO-like link: the `spacetp gateway` pair against kernel TCP end to end
-(reno and cubic), and what the simulator predicts for the gateways' protocol (docs/live.md).
+"""Goodput over a GEO-like link: the `spacetp gateway` pairs (SCPS-TP, and QUIC with quinn's
+CUBIC and BBR) against kernel TCP end to end (reno and cubic), and what the simulator
+predicts for the gateways' protocol (docs/live.md).
 
 The link: 1.5 Mb/s forward, 15 kb/s return, 275 ms one way, BER 1e-5 both ways. Each case
 runs in its own namespaces with its own emulator, all at once (the link is slow, the machine
@@ -24,9 +25,17 @@ def main() -> None:
     ap.add_argument("--bytes", type=int, default=1_000_000)
     ap.add_argument("--cap", type=float, default=150.0)
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--link", type=Path, help="another link table (TOML) instead of GEO")
+    ap.add_argument(
+        "--gateways",
+        default="scps-tp,quic-cubic,quic-bbr",
+        help="the gateway pairs' protocols, comma-separated",
+    )
     a = ap.parse_args()
+    link = a.link.read_text() if a.link else GEO
+    gws = [{"protocol": p} for p in a.gateways.split(",") if p]
     with tempfile.TemporaryDirectory() as d:
-        out = compare(GEO, a.bytes, a.cap, Path(d))
+        out = compare(link, a.bytes, a.cap, Path(d), gateway=gws)
     for k, v in out.items():
         line = f"{k:18s} {v['goodput_bps'] / 1e3:8.1f} kb/s  {v['seconds']:7.1f} s"
         line += "" if v["finished"] else f"  (cut: {v['bytes']} B arrived)"

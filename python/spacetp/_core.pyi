@@ -31,6 +31,10 @@ def emulate(
 def gateway_check(config_json: str) -> None:
     """Validate a gateway configuration; ValueError naming the bad setting."""
 
-def gateway(config_json: str, link_fd: int, link_state_fd: int | None = None) -> str:
-    """Run an SCPS-TP gateway on a packet fd until its duration or a signal; report as JSON.
-    Link-state notices arrive as datagrams on `link_state_fd`."""
+def gateway(config_json: str, link_fd: int | None = None, link_state_fd: int | None = None) -> str:
+    """Run a gateway until its duration or a signal; report as JSON. SCPS-TP: on packet fd
+    `link_fd`; QUIC: on that fd (IPv4 packets) if given, else a UDP socket bound to its
+    tunnel address. Link-state notices arrive as datagrams on `link_state_fd`."""
+
+def gateway_make_cert() -> tuple[str, str]:
+    """A certificate and private key (PEM) for a QUIC gateway pair."""

@@ -33,7 +33,10 @@ def register(app: typer.Typer) -> None:
     def gateway(
         local: Annotated[
             str | None,
-            typer.Option(help="This gateway's IPv4 address on the space link (explicit rules)."),
+            typer.Option(
+                help="This gateway's IPv4 address on the space link (explicit rules; QUIC: "
+                "where its tunnel's UDP socket is bound)."
+            ),
         ] = None,
         peer: Annotated[
             str | None,
@@ -71,12 +74,42 @@ def register(app: typer.Typer) -> None:
             ),
         ] = False,
         protocol: Annotated[
-            str, typer.Option(help="Profile of the SCPS-TP side, as in the simulator.")
+            str,
+            typer.Option(
+                help="What crosses the link: an SCPS-TP or TCP profile, as in the simulator, or "
+                "quic, quic-cubic, quic-bbr, quic-newreno (every connection a stream of one "
+                "QUIC connection between the gateways)."
+            ),
         ] = "scps-tp",
         tcp: Annotated[
             str | None,
             typer.Option(
                 help='Overrides of the profile as JSON, e.g. \'{"scps": {"rate": "10 Mb/s"}}\'.'
+            ),
+        ] = None,
+        quic: Annotated[
+            str | None,
+            typer.Option(
+                help="QUIC: overrides of the profile as JSON, as [flows.quic] in scenarios, "
+                'e.g. \'{"initial_rtt": "600 ms", "stream_receive_window": "8 MB"}\'.'
+            ),
+        ] = None,
+        quic_port: Annotated[
+            int | None,
+            typer.Option(help="QUIC: UDP port of the tunnel on both gateways (default 4433)."),
+        ] = None,
+        tls_cert: Annotated[
+            Path | None,
+            typer.Option(help="QUIC: the PEM certificate both gateways share (--make-cert)."),
+        ] = None,
+        tls_key: Annotated[
+            Path | None, typer.Option(help="QUIC: the private key of --tls-cert (PEM).")
+        ] = None,
+        make_cert: Annotated[
+            Path | None,
+            typer.Option(
+                help="Write a new certificate and key for a QUIC gateway pair into this folder "
+                "(gateway-cert.pem, gateway-key.pem; copy both to both gateways), then exit."
             ),
         ] = None,
         mtu: Annotated[int, typer.Option(help="Largest IP packet on the space link.")] = 1500,
@@ -163,25 +196,37 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option("--check", help="Only validate the configuration.")
         ] = False,
     ) -> None:
-        """SCPS-TP performance-enhancing proxy: splits kernel-TCP connections, carries each
-        across the space link as SCPS-TP (spacetp-proto), and the peer gateway opens the
-        kernel-TCP connection to the destination."""
+        """Performance-enhancing proxy: splits kernel-TCP connections, carries each across the
+        space link as SCPS-TP (spacetp-proto) or as a stream of one QUIC connection between
+        the gateways (--protocol quic...), and the peer gateway opens the kernel-TCP
+        connection to the destination."""
         from spacetp.console import out
         from spacetp.errors import UserError
         from spacetp.live.emulate import EmulateError
-        from spacetp.live.gateway import check_config, host_port, run, udp_link
+        from spacetp.live.gateway import check_config, host_port, is_quic, run, udp_link
 
+        if make_cert is not None:
+            from spacetp.live.gateway import make_cert as make
+
+            c, k = make(make_cert)
+            out.print(f"wrote {c} and {k}: give both to both gateways (--tls-cert, --tls-key)",
+                      highlight=False, markup=False, soft_wrap=True)  # fmt: skip
+            return
+        quic_carrier = is_quic({"protocol": protocol})
         if cleanup:
-            if tun is None:
-                raise UserError("--cleanup needs --tun NAME (the TUN of the gateway to clean up)")
             from spacetp.live.gateway_net import cleanup as clean
+            from spacetp.live.gateway_net import quic_state_name
 
+            if tun is None and not quic_carrier:
+                raise UserError("--cleanup needs --tun NAME (the TUN of the gateway to clean up)")
+            name = tun or quic_state_name(intercept_port)
             try:
-                done = clean(tun)
+                done = clean(name)
             except EmulateError as e:
                 raise UserError(str(e)) from None
             # One line, never wrapped: scripts grep it.
-            line = done or f"nothing to clean for --tun {tun} in this network namespace"
+            what = f"--tun {tun}" if tun else f"a QUIC gateway, --intercept-port {intercept_port}"
+            line = done or f"nothing to clean for {what} in this network namespace"
             out.print(line, highlight=False, markup=False, soft_wrap=True)
             return
         if after_crash not in AFTER_CRASH:
@@ -203,6 +248,11 @@ def register(app: typer.Typer) -> None:
                 cfg["intercept"] = f"0.0.0.0:{intercept_port}"
             if tcp:
                 cfg["tcp"] = json.loads(tcp)
+            if quic:
+                cfg["quic"] = json.loads(quic)
+            for key, v in (("quic_port", quic_port), ("tls_cert", tls_cert), ("tls_key", tls_key)):
+                if v is not None:
+                    cfg[key] = str(v) if isinstance(v, Path) else v
             if duration is not None:
                 cfg["duration_s"] = duration
             if drain is not None:
@@ -220,13 +270,19 @@ def register(app: typer.Typer) -> None:
         if check:
             out.print("configuration ok", highlight=False)
             return
-        if sum(x is not None for x in (link_fd, udp, tun)) != 1:
+        if quic_carrier:
+            if udp is not None or tun is not None or space_if:
+                raise UserError(
+                    "a QUIC gateway's link is a UDP socket at --local:--quic-port (or --link-fd): "
+                    "--tun, --space-if and --udp are for SCPS-TP"
+                )
+        elif sum(x is not None for x in (link_fd, udp, tun)) != 1:
             raise UserError("give the space link as exactly one of --tun, --udp and --link-fd")
         if link_state_fd is not None and link_state_udp is not None:
             raise UserError(
                 "give link-state notices as at most one of --link-state-fd and --link-state-udp"
             )
-        if (space_if or intercept) and tun is None:
+        if (space_if or intercept) and tun is None and not quic_carrier:
             raise UserError("--space-if and --intercept need --tun")
 
         def stop(signum, frame):
@@ -250,11 +306,12 @@ def register(app: typer.Typer) -> None:
                     except (OSError, ValueError) as e:
                         raise UserError(f"--udp {udp}: {e}") from None
                     undo.callback(os.close, fd)
-                if tun is not None:
+                if tun is not None or (quic_carrier and intercept):
                     net = GatewayNet(
                         tun, mtu, space_if or [], intercept or [], intercept_port, after_crash
                     )
-                    fd = undo.enter_context(net).fd
+                    net_fd = undo.enter_context(net).fd
+                    fd = net_fd if tun is not None else fd
                     if net.cleaned is not None:
                         out.print(net.cleaned, highlight=False, markup=False, soft_wrap=True)
                 if link_state_udp is not None:

@@ -24,6 +24,8 @@ QUIC = ("quic-newreno", "quic-cubic", "quic-bbr")
 TCP = ("linux-reno", "linux-cubic", "linux-bbr")
 SCPS = "scps-tp end to end"
 PLOTTED = ("quic-cubic", "quic-bbr", "linux-cubic", "linux-bbr")
+# The QUIC gateway pairs of the live rows.
+GATEWAY_QUIC = ("quic-cubic", "quic-bbr")
 
 
 def _case(name: str, what: str, rate: str, back: str, delay: str, errors: str) -> Case:
@@ -113,6 +115,12 @@ def _live_rows(case: Case, nbytes: int, reps: int, say) -> list[dict]:
                  Path(tmp))) for cc in ("reno", "cubic", "bbr")]  # fmt: skip
         jobs.append(("gateway scps-tp (live)",
                      lambda s: vs_linux.gateway_run(case, s, nbytes, Path(tmp))))  # fmt: skip
+        # The QUIC pair with quinn's defaults, as the simulated QUIC rows: what QUIC
+        # across the link with kernel TCP at both ends gives.
+        for proto in GATEWAY_QUIC:
+            jobs.append((f"gateway {proto} (live)",
+                         lambda s, p=proto: vs_linux.gateway_run(case, s, nbytes, Path(tmp),
+                                                                 {"protocol": p})))  # fmt: skip
         for name, job in jobs:
             secs = [r["total_s"] for r in (job(s) for s in range(1, reps + 1)) if r["complete"]]
             rows.append(_row(case, name, "live", reps, nbytes, secs, float("nan")))

@@ -6,6 +6,7 @@
 pub mod emulator;
 pub mod error;
 pub mod gateway;
+pub mod quic_gateway;
 mod reassembly;
 pub mod selftest;
 pub mod sys;

@@ -197,36 +197,76 @@ fn emulate(
 /// Check a gateway configuration (JSON); a ValueError names the bad setting.
 #[pyfunction]
 fn gateway_check(config_json: &str) -> PyResult<()> {
-    spacetp_live::gateway::config_from_json(config_json)
+    spacetp_live::gateway::any_config_from_json(config_json)
         .map(|_| ())
         .map_err(field_error)
 }
 
-/// Run an SCPS-TP gateway (configuration as JSON) on packet fd `link_fd` until its duration
-/// is over or a signal arrives; link-state notices arrive on datagram fd `link_state_fd`.
-/// Returns the report as JSON text.
+/// Run a gateway (configuration as JSON) until its duration is over or a signal arrives;
+/// returns the report as JSON text. An SCPS-TP gateway's link is packet fd `link_fd`; a QUIC
+/// gateway's is that fd if given (IPv4 packets), else a UDP socket bound to its tunnel
+/// address. Link-state notices arrive on datagram fd `link_state_fd`.
 #[pyfunction]
-#[pyo3(signature = (config_json, link_fd, link_state_fd=None))]
+#[pyo3(signature = (config_json, link_fd=None, link_state_fd=None))]
 fn gateway(
     py: Python<'_>,
     config_json: &str,
-    link_fd: i32,
+    link_fd: Option<i32>,
     link_state_fd: Option<i32>,
 ) -> PyResult<String> {
-    let cfg = spacetp_live::gateway::config_from_json(config_json).map_err(field_error)?;
-    let mut g = spacetp_live::gateway::Gateway::new(cfg, link_fd).map_err(live_error)?;
-    if let Some(fd) = link_state_fd {
-        g.set_link_state_fd(fd).map_err(live_error)?;
-    }
-    // A signal begins an orderly stop (every relayed connection reset on both sides, or
-    // drained for drain_s); a second one while draining resets at once. The loop ends when
-    // the gateway has finished stopping.
-    while py.allow_threads(|| g.run_for(100_000_000)) {
-        if py.check_signals().is_err() {
-            g.begin_stop("signal");
-        }
-    }
-    serde_json::to_string(&g.report()).map_err(|e| PyValueError::new_err(e.to_string()))
+    use spacetp_live::gateway::AnyConfig;
+    use spacetp_live::quic_gateway::{Link, QuicGateway};
+    let report =
+        match spacetp_live::gateway::any_config_from_json(config_json).map_err(field_error)? {
+            AnyConfig::Scps(cfg) => {
+                let fd = link_fd.ok_or_else(|| {
+                    PyValueError::new_err("an SCPS-TP gateway needs the link's packet fd")
+                })?;
+                let mut g = spacetp_live::gateway::Gateway::new(cfg, fd).map_err(live_error)?;
+                if let Some(fd) = link_state_fd {
+                    g.set_link_state_fd(fd).map_err(live_error)?;
+                }
+                // A signal begins an orderly stop (every relayed connection reset on both
+                // sides, or drained for drain_s); a second one while draining resets at once.
+                // The loop ends when the gateway has finished stopping.
+                while py.allow_threads(|| g.run_for(100_000_000)) {
+                    if py.check_signals().is_err() {
+                        g.begin_stop("signal");
+                    }
+                }
+                serde_json::to_string(&g.report())
+            }
+            AnyConfig::Quic(cfg) => {
+                let local = cfg.local;
+                let link = match link_fd {
+                    Some(fd) => Link::packets(fd, local),
+                    None => Link::socket(local),
+                }
+                .map_err(|e| {
+                    live_error(spacetp_live::LiveError::os(
+                        format!("the tunnel at {local}"),
+                        e,
+                    ))
+                })?;
+                let mut g = QuicGateway::new(cfg, link).map_err(live_error)?;
+                if let Some(fd) = link_state_fd {
+                    g.set_link_state_fd(fd).map_err(live_error)?;
+                }
+                while py.allow_threads(|| g.run_for(100_000_000)) {
+                    if py.check_signals().is_err() {
+                        g.begin_stop("signal");
+                    }
+                }
+                serde_json::to_string(&g.report())
+            }
+        };
+    report.map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// A certificate and private key (PEM text) for a QUIC gateway pair: (certificate, key).
+#[pyfunction]
+fn gateway_make_cert() -> (String, String) {
+    spacetp_quic::tls::make_pem_pair(spacetp_quic::tls::GATEWAY_NAME)
 }
 
 /// The JSON Schema of a gateway's settings (the keys `spacetp gateway` builds from its flags).
@@ -263,6 +303,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(gateway, m)?)?;
     m.add_function(wrap_pyfunction!(gateway_selftest, m)?)?;
     m.add_function(wrap_pyfunction!(gateway_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(gateway_make_cert, m)?)?;
     errors::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -18,10 +18,10 @@ mod clock;
 mod end;
 mod keylog;
 mod settings;
-mod tls;
+pub mod tls;
 
 pub use clock::SimClock;
 pub use end::{DatagramStats, EndConfig, EndOutputs, QuicEnd, QuicStats, Role};
 pub use keylog::KeyLogFile;
 pub use rustls::KeyLog;
-pub use settings::{is_quic, quic_config, QuicCongestion, QuicSettings, PROFILES};
+pub use settings::{is_quic, quic_config, quic_config_on, QuicCongestion, QuicSettings, PROFILES};

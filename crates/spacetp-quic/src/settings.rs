@@ -149,6 +149,24 @@ pub fn quic_config(
     max_payload: u16,
     path: &str,
 ) -> Result<QuicSettings, FieldError> {
+    quic_config_on(
+        QuicSettings::default(),
+        protocol,
+        overrides,
+        max_payload,
+        path,
+    )
+}
+
+/// The same with `base` in place of quinn's defaults under the profile (a gateway keeps its
+/// tunnel alive across outages by default, which a flow does not).
+pub fn quic_config_on(
+    base: QuicSettings,
+    protocol: &str,
+    overrides: Option<&serde_json::Map<String, serde_json::Value>>,
+    max_payload: u16,
+    path: &str,
+) -> Result<QuicSettings, FieldError> {
     let Some(&(_, _, cc)) = PROFILES.iter().find(|p| p.0 == protocol) else {
         return Err(FieldError::new(
             format!("{path}.protocol"),
@@ -157,7 +175,7 @@ pub fn quic_config(
     };
     let profile = QuicSettings {
         congestion_control: cc,
-        ..QuicSettings::default()
+        ..base
     };
     let s = match overrides {
         Some(o) => spacetp_proto::settings::overlay(&profile, o, &format!("{path}.quic"))?,

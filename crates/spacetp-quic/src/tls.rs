@@ -1,57 +1,120 @@
-//! TLS 1.3 for both ends (rustls with the ring provider). The server presents a
-//! self-signed certificate for the name `spacetp`, made once per process at run time (no
-//! key material ships with spacetp); the client trusts exactly that certificate. What the
-//! simulator measures does not depend on the handshake's randomness: packet sizes and
-//! timing are the same whatever the keys are.
+//! TLS 1.3 for both ends (rustls with the ring provider).
+//!
+//! In the simulator the server presents a self-signed certificate for the name `spacetp`,
+//! made once per process at run time (no key material ships with spacetp); the client
+//! trusts exactly that certificate. What the simulator measures does not depend on the
+//! handshake's randomness: packet sizes and timing are the same whatever the keys are.
+//!
+//! A gateway pair (`spacetp gateway --protocol quic`) shares one certificate and key that the
+//! operator made (`spacetp gateway --make-cert DIR`, or any PEM pair): each gateway presents
+//! it when the other dials, and trusts exactly it when dialing.
 
 use quinn_proto::crypto::rustls::{QuicClientConfig, QuicServerConfig};
+use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
-/// The name the client asks for and the certificate carries.
+/// The name the simulator's client asks for and its certificate carries.
 pub const SERVER_NAME: &str = "spacetp";
+/// The name `make_identity` puts in a gateway pair's certificate.
+pub const GATEWAY_NAME: &str = "spacetp-gateway";
 const ALPN: &[u8] = b"spacetp";
 
-struct Identity {
-    cert: CertificateDer<'static>,
-    key: PrivatePkcs8KeyDer<'static>,
+/// A certificate and its private key.
+pub struct Identity {
+    pub cert: CertificateDer<'static>,
+    key: PrivateKeyDer<'static>,
 }
 
-fn identity() -> &'static Identity {
-    static ID: OnceLock<Identity> = OnceLock::new();
-    ID.get_or_init(|| {
-        let ck = rcgen::generate_simple_self_signed(vec![SERVER_NAME.to_string()])
-            .expect("rcgen makes a self-signed certificate for a fixed DNS name");
+impl Clone for Identity {
+    fn clone(&self) -> Self {
+        Identity {
+            cert: self.cert.clone(),
+            key: self.key.clone_key(),
+        }
+    }
+}
+
+impl Identity {
+    /// A new self-signed certificate for `name` (an ECDSA P-256 key made now).
+    pub fn generate(name: &str) -> Identity {
+        let ck = rcgen::generate_simple_self_signed(vec![name.to_string()])
+            .expect("rcgen makes a self-signed certificate for a DNS name");
         Identity {
             cert: ck.cert.der().clone(),
-            key: PrivatePkcs8KeyDer::from(ck.signing_key.serialize_der()),
+            key: PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(ck.signing_key.serialize_der())),
         }
-    })
+    }
+
+    /// A certificate (the first of the PEM file `cert`) and its private key (PEM file `key`);
+    /// the error says which file and what is wrong with it.
+    pub fn from_pem_files(cert: &Path, key: &Path) -> Result<Identity, String> {
+        let c = CertificateDer::from_pem_file(cert)
+            .map_err(|e| format!("{}: not a PEM certificate ({e})", cert.display()))?;
+        let k = PrivateKeyDer::from_pem_file(key)
+            .map_err(|e| format!("{}: not a PEM private key ({e})", key.display()))?;
+        let id = Identity { cert: c, key: k };
+        // The pair must sign and verify together: build a server configuration now, so a
+        // mismatch is found at start, not at the first handshake.
+        server_config(&id).map_err(|e| {
+            format!(
+                "{} and {}: the key does not go with the certificate ({e})",
+                cert.display(),
+                key.display()
+            )
+        })?;
+        Ok(id)
+    }
+}
+
+/// A new self-signed certificate for `name` and its private key, as PEM text: the files an
+/// operator copies to both gateways of a pair.
+pub fn make_pem_pair(name: &str) -> (String, String) {
+    let ck = rcgen::generate_simple_self_signed(vec![name.to_string()])
+        .expect("rcgen makes a self-signed certificate for a DNS name");
+    (ck.cert.pem(), ck.signing_key.serialize_pem())
+}
+
+/// The simulator's identity: made once per process.
+fn sim_identity() -> &'static Identity {
+    static ID: OnceLock<Identity> = OnceLock::new();
+    ID.get_or_init(|| Identity::generate(SERVER_NAME))
 }
 
 fn provider() -> Arc<rustls::crypto::CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
 
-pub fn server_crypto() -> Arc<QuicServerConfig> {
-    let id = identity();
+fn server_config(id: &Identity) -> Result<rustls::ServerConfig, rustls::Error> {
     let mut cfg = rustls::ServerConfig::builder_with_provider(provider())
         .with_protocol_versions(&[&rustls::version::TLS13])
         .expect("ring offers TLS 1.3")
         .with_no_client_auth()
-        .with_single_cert(
-            vec![id.cert.clone()],
-            PrivateKeyDer::Pkcs8(id.key.clone_key()),
-        )
-        .expect("the certificate and key were made together");
+        .with_single_cert(vec![id.cert.clone()], id.key.clone_key())?;
     cfg.alpn_protocols = vec![ALPN.to_vec()];
+    Ok(cfg)
+}
+
+/// A server presenting `id`.
+pub fn server_crypto_for(id: &Identity) -> Arc<QuicServerConfig> {
+    let cfg = server_config(id).expect("the identity was checked when it was made or read");
     Arc::new(QuicServerConfig::try_from(cfg).expect("TLS 1.3 with AES-128-GCM"))
 }
 
-pub fn client_crypto(key_log: Option<Arc<dyn rustls::KeyLog>>) -> Arc<QuicClientConfig> {
+/// The simulator's server.
+pub fn server_crypto() -> Arc<QuicServerConfig> {
+    server_crypto_for(sim_identity())
+}
+
+/// A client that trusts exactly certificate `trusted`.
+pub fn client_crypto_trusting(
+    trusted: &CertificateDer<'static>,
+    key_log: Option<Arc<dyn rustls::KeyLog>>,
+) -> Arc<QuicClientConfig> {
     let mut roots = rustls::RootCertStore::empty();
     roots
-        .add(identity().cert.clone())
+        .add(trusted.clone())
         .expect("a well-formed certificate");
     let mut cfg = rustls::ClientConfig::builder_with_provider(provider())
         .with_protocol_versions(&[&rustls::version::TLS13])
@@ -63,4 +126,77 @@ pub fn client_crypto(key_log: Option<Arc<dyn rustls::KeyLog>>) -> Arc<QuicClient
         cfg.key_log = k;
     }
     Arc::new(QuicClientConfig::try_from(cfg).expect("TLS 1.3 with AES-128-GCM"))
+}
+
+/// The simulator's client (trusts the simulator's server).
+pub fn client_crypto(key_log: Option<Arc<dyn rustls::KeyLog>>) -> Arc<QuicClientConfig> {
+    client_crypto_trusting(&sim_identity().cert, key_log)
+}
+
+/// A gateway of a pair when the other dials: it presents the pair's certificate and
+/// demands it back (mutual TLS), so that nobody else can open streams through it.
+pub fn gateway_server_crypto(id: &Identity) -> Arc<QuicServerConfig> {
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(id.cert.clone())
+        .expect("a well-formed certificate");
+    let verifier =
+        rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider())
+            .build()
+            .expect("one trust anchor");
+    let mut cfg = rustls::ServerConfig::builder_with_provider(provider())
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .expect("ring offers TLS 1.3")
+        .with_client_cert_verifier(verifier)
+        .with_single_cert(vec![id.cert.clone()], id.key.clone_key())
+        .expect("the identity was checked when it was read");
+    cfg.alpn_protocols = vec![ALPN.to_vec()];
+    Arc::new(QuicServerConfig::try_from(cfg).expect("TLS 1.3 with AES-128-GCM"))
+}
+
+/// A gateway dialing the other: it trusts exactly the pair's certificate and presents it.
+pub fn gateway_client_crypto(id: &Identity) -> Arc<QuicClientConfig> {
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(id.cert.clone())
+        .expect("a well-formed certificate");
+    let mut cfg = rustls::ClientConfig::builder_with_provider(provider())
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .expect("ring offers TLS 1.3")
+        .with_root_certificates(roots)
+        .with_client_auth_cert(vec![id.cert.clone()], id.key.clone_key())
+        .expect("the identity was checked when it was read");
+    cfg.alpn_protocols = vec![ALPN.to_vec()];
+    Arc::new(QuicClientConfig::try_from(cfg).expect("TLS 1.3 with AES-128-GCM"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_generated_identity_reads_back_from_its_pem_files() {
+        let dir = std::env::temp_dir().join(format!("spacetp-tls-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (c, k) = make_pem_pair(GATEWAY_NAME);
+        std::fs::write(dir.join("c.pem"), &c).unwrap();
+        std::fs::write(dir.join("k.pem"), &k).unwrap();
+        let back = Identity::from_pem_files(&dir.join("c.pem"), &dir.join("k.pem")).unwrap();
+        assert_eq!(
+            back.cert,
+            CertificateDer::from_pem_slice(c.as_bytes()).unwrap()
+        );
+        // A key that is not the certificate's is refused, naming both files.
+        let other = make_pem_pair(GATEWAY_NAME).1;
+        std::fs::write(dir.join("k2.pem"), other).unwrap();
+        let e = Identity::from_pem_files(&dir.join("c.pem"), &dir.join("k2.pem"))
+            .err()
+            .unwrap();
+        assert!(e.contains("does not go with"), "{e}");
+        let e = Identity::from_pem_files(&dir.join("k.pem"), &dir.join("k.pem"))
+            .err()
+            .unwrap();
+        assert!(e.contains("not a PEM certificate"), "{e}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
 }

@@ -6,8 +6,8 @@ use crate::packet::{Body, Packet};
 use crate::transport::{node_addr, Wire};
 use spacetp_proto::Time;
 use spacetp_wire::{
-    encode_ipv4_packet, encode_ipv4_tcp_headers, Ipv4Params, Payload, PcapWriter, PROTO_TCP,
-    PROTO_UDP,
+    encode_ipv4_packet, encode_ipv4_tcp_headers, encode_ipv4_udp, Ipv4Params, Payload, PcapWriter,
+    PROTO_TCP,
 };
 use std::fs::File;
 use std::io::BufWriter;
@@ -66,12 +66,6 @@ impl PcapTap {
                 wire: Wire::Datagram { .. } | Wire::Quic { .. },
                 ..
             } => {
-                ip.protocol = PROTO_UDP;
-                let udp_len = (p.size - 20) as u16;
-                let mut udp = [0u8; 8];
-                udp[0..2].copy_from_slice(&ports.0.to_be_bytes());
-                udp[2..4].copy_from_slice(&ports.1.to_be_bytes());
-                udp[4..6].copy_from_slice(&udp_len.to_be_bytes());
                 // UDP checksum 0 = not computed (allowed over IPv4). A QUIC packet's bytes
                 // are real (tshark decrypts them with the key log); others are zeros.
                 let body = if payload.is_empty() {
@@ -79,7 +73,7 @@ impl PcapTap {
                 } else {
                     Payload::Bytes(payload)
                 };
-                encode_ipv4_packet(&ip, &udp, body, &mut self.buf).map(|_| ())
+                encode_ipv4_udp(&ip, ports.0, ports.1, body, false, &mut self.buf).map(|_| ())
             }
             Body::CorruptionNotice { .. } | Body::LinkNotice { .. } => {
                 // ICMP type 253 (RFC 4727 experimental): SCPS-TP's corruption notice has no

@@ -28,7 +28,7 @@ pub use decode::{
 };
 pub use encode::{
     encode_ipv4_header, encode_ipv4_packet, encode_ipv4_tcp, encode_ipv4_tcp_headers,
-    encode_options, encode_tcp_header, tcp_checksum, Payload,
+    encode_ipv4_udp, encode_options, encode_tcp_header, tcp_checksum, Payload,
 };
 pub use error::{Layer, WireError};
 pub use ip::{

@@ -85,11 +85,13 @@ def kernel_case(link: str, cc: str, nbytes: int, cap: float, tmp: Path, out: dic
     out[f"kernel {cc}"] = _received(r, nbytes)
 
 
-def gateway_case(link: str, gw: dict, nbytes: int, cap: float, tmp: Path, out: dict) -> None:
+def gateway_case(
+    link: str, gw: dict, nbytes: int, cap: float, tmp: Path, out: dict, tag: str = "g"
+) -> None:
     from spacetp.live.gateway import GWA_ADDR, SRV_ADDR, Testbed, predict
 
     name = f"gateway {gw['protocol']}"
-    with Testbed(link, gateway=gw, tag=f"{os.getpid()}g", workdir=tmp) as tb:
+    with Testbed(link, gateway=gw, tag=f"{os.getpid()}{tag}", workdir=tmp) as tb:
         rx = tb.exec(
             "srv", _recv(SRV_ADDR, "5000", cap),
             stdout=subprocess.PIPE, text=True,
@@ -100,12 +102,15 @@ def gateway_case(link: str, gw: dict, nbytes: int, cap: float, tmp: Path, out: d
         tx.wait(timeout=30)
         reps = tb.reports()
     sim = predict(link, gw, nbytes)
+    a = reps.get("gateway_a", {})
     out[name] = {
         **_received(r, nbytes),
         "simulator_goodput_bps": sim["goodput_bps"],
         "simulator_seconds": sim["completion_s"],
-        "retransmitted_segments": reps.get("gateway_a", {}).get("retransmitted_segments"),
-    }
+        # SCPS-TP's retransmitted segments, or the packets QUIC declared lost.
+        "retransmitted_segments": a.get("retransmitted_segments",
+                                        a.get("quic", {}).get("packets_lost")),
+    }  # fmt: skip
 
 
 def compare(
@@ -113,18 +118,22 @@ def compare(
     nbytes: int,
     cap: float,
     tmp: Path,
-    gateway: dict | None = None,
+    gateway: dict | list[dict] | None = None,
     kernel: tuple[str, ...] = ("reno", "cubic"),
 ) -> dict:
     """Run every case at once (one thread each, started a second apart); results by name
-    (`kernel reno`, `kernel cubic`, `gateway scps-tp`)."""
-    gw = gateway or {"protocol": "scps-tp"}
+    (`kernel reno`, `kernel cubic`, `gateway scps-tp`, `gateway quic-bbr`, ...). `gateway`:
+    one gateway configuration or several (default SCPS-TP)."""
+    gws = gateway if isinstance(gateway, list) else [gateway or {"protocol": "scps-tp"}]
     out: dict = {}
     jobs = [
         threading.Thread(target=kernel_case, args=(link, cc, nbytes, cap, tmp, out))
         for cc in kernel
     ]
-    jobs.append(threading.Thread(target=gateway_case, args=(link, gw, nbytes, cap, tmp, out)))
+    jobs += [
+        threading.Thread(target=gateway_case, args=(link, gw, nbytes, cap, tmp, out, f"g{i}"))
+        for i, gw in enumerate(gws)
+    ]
     for j in jobs:
         j.start()
         time.sleep(1)

@@ -65,12 +65,33 @@ def check_config(cfg: dict) -> None:
     _core.gateway_check(json.dumps(cfg))
 
 
-def run(cfg: dict, link_fd: int, link_state_fd: int | None = None) -> dict:
-    """Run a gateway on packet fd `link_fd` until cfg["duration_s"] or a signal; the report.
-    Link-state notices (b"link down", b"link up") arrive as datagrams on `link_state_fd`."""
+def run(cfg: dict, link_fd: int | None, link_state_fd: int | None = None) -> dict:
+    """Run a gateway on packet fd `link_fd` (a QUIC gateway: on a UDP socket at its tunnel
+    address when None) until cfg["duration_s"] or a signal; the report. Link-state notices
+    (b"link down", b"link up") arrive as datagrams on `link_state_fd`."""
     from spacetp import _core
 
     return json.loads(_core.gateway(json.dumps(cfg), link_fd, link_state_fd))
+
+
+def is_quic(gateway: dict) -> bool:
+    """Whether a gateway configuration carries its connections in QUIC."""
+    return str(gateway.get("protocol", "scps-tp")).startswith("quic")
+
+
+def make_cert(directory: Path) -> tuple[Path, Path]:
+    """A certificate and key for a QUIC gateway pair, written into `directory` (the key
+    readable by its owner only): (certificate file, key file)."""
+    from spacetp import _core
+
+    directory.mkdir(parents=True, exist_ok=True)
+    cert, key = _core.gateway_make_cert()
+    c, k = directory / "gateway-cert.pem", directory / "gateway-key.pem"
+    c.write_text(cert)
+    fd = os.open(k, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(key)
+    return c, k
 
 
 def host_port(s: str) -> tuple[str, int]:
@@ -100,10 +121,28 @@ def predict(link_toml: str, gateway: dict, nbytes: int, seed: int = 7) -> dict:
     sc["seed"] = seed
     sc["nodes"] = [{"name": a}, {"name": b}]
     flow = {"from": a, "to": b, "bytes": nbytes, "protocol": gateway.get("protocol", "scps-tp")}
-    if "tcp" in gateway:
-        flow["tcp"] = gateway["tcp"]
+    for key in ("tcp", "quic"):
+        if key in gateway:
+            flow[key] = gateway[key]
     sc["flows"] = [flow]
     return spacetp.run(sc).flows[0]
+
+
+def _one_way_s(link_toml: str) -> float:
+    """The longest one-way delay of the testbed's link (its schedule's largest), seconds."""
+    import tomllib
+
+    from spacetp.units import to_si
+
+    def seconds(v: object) -> float:
+        q = to_si(v)
+        return q[0] if q is not None else 0.0
+
+    link = tomllib.loads(link_toml)["links"][0]
+    d = link.get("delay", "0 s")
+    if isinstance(d, dict):
+        return max(seconds(v) for _, v in d.get("schedule", [["0 s", "0 s"]]))
+    return seconds(d)
 
 
 def _interrupt(signum, frame):
@@ -147,6 +186,18 @@ class Testbed(TornDown):
         t = self.tag[-8:]
         return f"sg{t}{left[0]}{right[2]}", f"sg{t}{right[2]}{left[0]}"
 
+    def _tls(self) -> dict:
+        """A QUIC pair's certificate and key (made once per testbed), as settings."""
+        if not is_quic(self.gateway):
+            return {}
+        c, k = self.workdir / f"gw-{self.tag}-cert.pem", self.workdir / f"gw-{self.tag}-key.pem"
+        if not c.exists():
+            made = make_cert(self.workdir / f"gw-{self.tag}-tls")
+            made[0].replace(c)
+            made[1].replace(k)
+            made[0].parent.rmdir()
+        return {"tls_cert": str(c), "tls_key": str(k)}
+
     def _setup(self) -> None:
         check_machine()
         for role in ("cli", "gwa", "gwb", "srv"):
@@ -177,6 +228,11 @@ class Testbed(TornDown):
         else:
             self._setup_sockets()
         self._wait_listening(self._a_port)
+        if is_quic(self.gateway):
+            # A pair's tunnel is up long before traffic on a real link: let the handshake
+            # (one round trip, two if the certificate exceeds the amplification limit) end
+            # before the first connection, so it is not counted against the transfer.
+            time.sleep(4 * _one_way_s(self.link_toml) + 0.5)
 
     def _emulate(self, fa: int, fb: int) -> list[int]:
         """Start the emulator between fds `fa` and `fb`; the gateways' ends of its link-state
@@ -224,20 +280,28 @@ class Testbed(TornDown):
         common = ["--protocol", self.gateway.get("protocol", "scps-tp")]
         if self.drain is not None:
             common += ["--drain", str(self.drain)]
-        if "tcp" in self.gateway:
-            common += ["--tcp", json.dumps(self.gateway["tcp"])]
+        for key in ("tcp", "quic"):
+            if key in self.gateway:
+                common += [f"--{key}", json.dumps(self.gateway[key])]
+        quic = is_quic(self.gateway)
+        if quic:
+            tls = self._tls()
+            common += ["--tls-cert", tls["tls_cert"], "--tls-key", tls["tls_key"]]
         lan = self._veth("cli", "gwa")[1]
         self.gw_stats = []
         for i, (role, args) in enumerate(
             (
-                ("gwa", ["--intercept", lan, "--intercept-port", str(self._a_port)]),
-                ("gwb", ["--forward-original"]),
+                ("gwa", ["--intercept", lan, "--intercept-port", str(self._a_port)]
+                 + (["--local", LINK_A, "--peer", LINK_B] if quic else [])),
+                ("gwb", ["--forward-original"] + (["--local", LINK_B] if quic else [])),
             )
-        ):
+        ):  # fmt: skip
             f = self.workdir / f"gw-{self.tag}-{role}.json"
             self.gw_stats.append(f)
-            cmd = [sys.executable, "-m", "spacetp.cli", "gateway", "--tun", "scps0"]
-            cmd += ["--space-if", "space0", *common, *args, "--stats", str(f)]
+            cmd = [sys.executable, "-m", "spacetp.cli", "gateway"]
+            # QUIC rides the kernel's UDP across space0; SCPS-TP needs the TUN.
+            cmd += [] if quic else ["--tun", "scps0", "--space-if", "space0"]
+            cmd += [*common, *args, "--stats", str(f)]
             fds = tuple(notice[i : i + 1])
             cmd += [x for fd in fds for x in ("--link-state-fd", str(fd))]
             self._spawn(self.ns(role), cmd, fds, stdout=subprocess.DEVNULL)
@@ -257,7 +321,7 @@ class Testbed(TornDown):
         notice: list[int] = []
         try:
             notice = self._emulate(ea.fileno(), eb.fileno())
-            common = dict(self.gateway)
+            common = {**self.gateway, **self._tls()}
             if self.drain is not None:
                 common.setdefault("drain_s", self.drain)
             a = {
@@ -298,15 +362,24 @@ class Testbed(TornDown):
                 capture_output=True,
                 text=True,
             )
-            b_ready = not self.transparent or (
-                _ip("-n", self.ns("gwb"), "link", "show", "scps0", check=False).returncode == 0
-            )
+            b_ready = not self.transparent or self._b_ready()
             if r.stdout.strip() and b_ready:
                 return
             if any(p.poll() is not None for p in self.procs):
                 break
             time.sleep(0.05)
         raise EmulateError("the gateways did not start")
+
+    def _b_ready(self) -> bool:
+        """Gateway B (routed testbed) is up: its TUN exists, or its QUIC socket is bound."""
+        if is_quic(self.gateway):
+            r = subprocess.run(
+                ["ip", "netns", "exec", self.ns("gwb"), "ss", "-Hlun", "sport = :4433"],
+                capture_output=True,
+                text=True,
+            )
+            return bool(r.stdout.strip())
+        return _ip("-n", self.ns("gwb"), "link", "show", "scps0", check=False).returncode == 0
 
     def _spawn(self, ns: str | None, cmd: list[str], fds: tuple[int, ...], **kw) -> None:
         """Start `cmd` (in namespace `ns`, or here) with inherited `fds`."""

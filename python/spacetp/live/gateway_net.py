@@ -172,9 +172,18 @@ def _tables_user(table: int) -> str:
     )
 
 
+def quic_state_name(intercept_port: int) -> str:
+    """The state file's name for a QUIC gateway, which has no TUN device: by its transparent
+    socket's port (one gateway per port and network namespace)."""
+    return f"quic{intercept_port}"
+
+
 @dataclass
 class GatewayNet(TornDown):
-    tun: str
+    """`tun` None: interception only (a QUIC gateway, whose tunnel is a kernel UDP socket);
+    its state file is named `quic_state_name(intercept_port)`."""
+
+    tun: str | None
     mtu: int = 1500
     space: list[str] = field(default_factory=list)
     intercept: list[str] = field(default_factory=list)
@@ -189,15 +198,20 @@ class GatewayNet(TornDown):
     cleaned: str | None = None
 
     @property
+    def name(self) -> str:
+        """What names this gateway's state file and nft table."""
+        return self.tun or quic_state_name(self.intercept_port)
+
+    @property
     def nft_table(self) -> str:
-        return f"spacetp_{self.tun}"
+        return f"spacetp_{self.name}"
 
     def _record(self) -> None:
         """Write the state file: everything changed so far, and how to undo it."""
         STATE_DIR.mkdir(parents=True, exist_ok=True)
-        f = state_file(self.tun)
+        f = state_file(self.name)
         tmp = f.with_suffix(".tmp")
-        state = {"pid": os.getpid(), "tun": self.tun, "netns": netns_id(),
+        state = {"pid": os.getpid(), "tun": self.name, "netns": netns_id(),
                  "netns_cookie": netns_cookie(), "sysctl": self.restore,
                  "undo": self.undo}  # fmt: skip
         tmp.write_text(json.dumps(state, indent=1) + "\n")
@@ -205,15 +219,17 @@ class GatewayNet(TornDown):
 
     def _check(self) -> None:
         if os.geteuid() != 0:
-            raise EmulateError("--tun needs root (a TUN device, routing rules)")
-        if not os.path.exists("/dev/net/tun"):
-            raise EmulateError("/dev/net/tun does not exist (modprobe tun?)")
-        if not 1 <= len(self.tun) <= 15:
-            raise EmulateError(f"--tun {self.tun!r}: a device name has 1 to 15 characters")
+            what = "--tun" if self.tun else "--intercept"
+            raise EmulateError(f"{what} needs root (routing rules, nftables)")
         if self.after_crash not in AFTER_CRASH:
             raise EmulateError(f"--after-crash {self.after_crash}: use one of open, closed")
-        self.cleaned = cleanup(self.tun)
-        if _ip("link", "show", "dev", self.tun, check=False).returncode == 0:
+        if self.tun is not None:
+            if not os.path.exists("/dev/net/tun"):
+                raise EmulateError("/dev/net/tun does not exist (modprobe tun?)")
+            if not 1 <= len(self.tun) <= 15:
+                raise EmulateError(f"--tun {self.tun!r}: a device name has 1 to 15 characters")
+        self.cleaned = cleanup(self.name)
+        if self.tun and _ip("link", "show", "dev", self.tun, check=False).returncode == 0:
             raise EmulateError(f"--tun {self.tun}: a device of that name exists already")
         for opt, devs in (("--space-if", self.space), ("--intercept", self.intercept)):
             for d in devs:
@@ -252,6 +268,10 @@ class GatewayNet(TornDown):
     def _setup(self) -> None:
         self._check()
         self._record()
+        if self.tun is None:
+            self._set("net.ipv4.ip_forward", "1")
+            self._intercept()
+            return
         self.fd = open_tun(self.tun)
         _ip("link", "set", "dev", self.tun, "mtu", str(self.mtu), "up")
         # A router: the packets the gateway writes carry other hosts' addresses (transparent
@@ -272,6 +292,12 @@ class GatewayNet(TornDown):
             # ports as the intercepted kernel socket. TCP early demux would attach that socket
             # to them, and the kernel drops a forwarded packet that has a socket attached.
             self._set("net.ipv4.tcp_early_demux", "0")
+            self._intercept()
+
+    def _intercept(self) -> None:
+        """Intercepted TCP delivered to the transparent socket: the local route, the fwmark
+        rule and the nft table."""
+        if self.intercept:
             local = ["local", "0.0.0.0/0", "dev", "lo", "table", str(TABLE_LOCAL)]
             self._do(["route", "add", *local], ["route", "del", *local])
             rule = ["fwmark", hex(MARK), "lookup", str(TABLE_LOCAL), "priority", str(TABLE_LOCAL)]
@@ -319,7 +345,7 @@ table ip {self.nft_table} {{
                 _sysctl(key).write_text(value)
         self.restore = {}
         with contextlib.suppress(OSError):
-            f = state_file(self.tun)
+            f = state_file(self.name)
             # Only our own: a refused start must not delete a running gateway's record.
             if json.loads(f.read_text()).get("pid") == os.getpid():
                 f.unlink()

@@ -250,14 +250,14 @@ def _total_s(got: dict, sent: dict) -> float:
     return got["accept_wall"] + got["seconds"] - sent["start_wall"]
 
 
-def gateway_run(case: Case, seed: int, nbytes: int, tmp: Path) -> dict:
+def gateway_run(case: Case, seed: int, nbytes: int, tmp: Path, gateway: dict | None = None) -> dict:
     """One transfer through the `spacetp gateway` pair across the emulated link of `case`
-    (kernel TCP from the client to gateway A, SCPS-TP across the link, kernel TCP from
-    gateway B to the server), and the simulator's prediction of the gateways' SCPS-TP
-    connection on the same link and seed."""
-    from spacetp.live.gateway import GWA_ADDR, SRV_ADDR, Testbed
+    (kernel TCP from the client to gateway A, `gateway`'s carrier across the link, by default
+    SCPS-TP set up for the case, kernel TCP from gateway B to the server), and the
+    simulator's prediction of the gateways' connection on the same link and seed."""
+    from spacetp.live.gateway import GWA_ADDR, SRV_ADDR, Testbed, is_quic
 
-    gw = {"protocol": "scps-tp", "tcp": case.scps_settings()}
+    gw = gateway or {"protocol": "scps-tp", "tcp": case.scps_settings()}
     me = [sys.executable, "-m", "spacetp.live.kernel_tcp"]
     with Testbed(f"seed = {seed}\n{case.link}", gateway=gw,
                  tag=f"{os.getpid() % 100000}v", workdir=tmp) as tb:  # fmt: skip
@@ -277,7 +277,12 @@ def gateway_run(case: Case, seed: int, nbytes: int, tmp: Path) -> dict:
     emu = reps.get("emulator", {})
     start_s = _start_on_emulator_clock(sent, emu, stop_wall)
     # Gateway B connects to the server when the SCPS-TP SYN reaches it: one one-way delay.
-    sim = sim_run(case, "scps-tp", seed, nbytes, start_s, "scps-tp", gw["tcp"], 1)
+    # A QUIC pair's tunnel is up before the transfer: its prediction is a QUIC flow.
+    sim = (
+        None
+        if is_quic(gw)
+        else sim_run(case, "scps-tp", seed, nbytes, start_s, "scps-tp", gw.get("tcp"), 1)
+    )
     return {
         "bytes": got["bytes"],
         "complete": got["bytes"] == nbytes,

@@ -66,12 +66,29 @@ pub struct GatewayConfig {
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GatewaySettings {
-    /// Profile of the SCPS-TP side, as in scenarios (`spacetp protocols`).
+    /// What carries the relayed connections across the link: an SCPS-TP or TCP profile, as
+    /// in scenarios (`spacetp protocols`), or a QUIC one (`quic`, `quic-cubic`, `quic-bbr`,
+    /// `quic-newreno`: every connection a stream of one QUIC connection between the
+    /// gateways, as QPEP does).
     #[serde(default = "default_protocol")]
     pub protocol: String,
-    /// Overrides of the profile's fields, as `[flows.tcp]` in scenarios.
+    /// Overrides of the profile's fields, as `[flows.tcp]` in scenarios (SCPS-TP and TCP).
     #[serde(default)]
     pub tcp: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Overrides of a QUIC profile, as `[flows.quic]` in scenarios (QUIC only).
+    #[serde(default)]
+    pub quic: Option<serde_json::Map<String, serde_json::Value>>,
+    /// UDP port of the QUIC connection between the gateways on both sides (QUIC only;
+    /// default 4433).
+    pub quic_port: Option<u16>,
+    /// The PEM certificate both gateways of a QUIC pair present, and its private key
+    /// (`spacetp gateway --make-cert DIR` makes a pair); each gateway trusts exactly this
+    /// certificate when it dials the other (QUIC only).
+    pub tls_cert: Option<std::path::PathBuf>,
+    pub tls_key: Option<std::path::PathBuf>,
+    /// The name the certificate carries (default "spacetp-gateway", what --make-cert
+    /// writes) (QUIC only).
+    pub tls_name: Option<String>,
     /// Largest IP packet on the space link, bytes, in [200, 65535]; the MSS is `mtu - 80`
     /// (IPv4 and TCP headers and 40 bytes of options: SNACK, SACK).
     #[serde(default = "default_mtu")]
@@ -116,7 +133,7 @@ pub fn schema() -> String {
 }
 
 /// Seconds as `Time`, if `v` is a number of seconds in [`min`, 1e9).
-fn seconds(v: Option<f64>, key: &str, min: f64) -> Result<Option<Time>, FieldError> {
+pub(crate) fn seconds(v: Option<f64>, key: &str, min: f64) -> Result<Option<Time>, FieldError> {
     match v {
         None => Ok(None),
         Some(x) if x.is_finite() && x >= min && x < 1e9 => Ok(Some((x * 1e9) as Time)),
@@ -131,8 +148,32 @@ fn seconds(v: Option<f64>, key: &str, min: f64) -> Result<Option<Time>, FieldErr
 /// `{"protocol": "scps-tp", "tcp": {"scps": {"rate": "10 Mb/s"}}, "local": "10.77.0.1",
 ///   "peer": "10.77.0.2", "listen": [["0.0.0.0:5000", 7000]]}`.
 pub fn config_from_json(text: &str) -> Result<GatewayConfig, FieldError> {
+    settings_to_config(parse_settings(text)?)
+}
+
+/// What a gateway runs: SCPS-TP (or TCP) connections across the link, or one QUIC
+/// connection carrying every relayed connection as a stream.
+// One per gateway, built once.
+#[allow(clippy::large_enum_variant)]
+pub enum AnyConfig {
+    Scps(GatewayConfig),
+    Quic(crate::quic_gateway::QuicGatewayConfig),
+}
+
+/// A gateway's configuration from JSON, for either carrier (chosen by `protocol`).
+pub fn any_config_from_json(text: &str) -> Result<AnyConfig, FieldError> {
+    let s = parse_settings(text)?;
+    if spacetp_quic::is_quic(&s.protocol) {
+        crate::quic_gateway::config_from_settings(s).map(AnyConfig::Quic)
+    } else {
+        settings_to_config(s).map(AnyConfig::Scps)
+    }
+}
+
+/// The settings from JSON text; errors name the key's path under `gateway`.
+pub(crate) fn parse_settings(text: &str) -> Result<GatewaySettings, FieldError> {
     let de = &mut serde_json::Deserializer::from_str(text);
-    let s: GatewaySettings = serde_path_to_error::deserialize(de).map_err(|e| {
+    serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
         // serde_json appends " at line 1 column 42": the path says where.
@@ -146,12 +187,81 @@ pub fn config_from_json(text: &str) -> Result<GatewayConfig, FieldError> {
         } else {
             FieldError::new(format!("gateway.{path}"), inner)
         }
-    })?;
-    settings_to_config(s)
+    })
+}
+
+/// The keys a carrier does not take: each one set is an error naming it.
+pub(crate) fn refuse_keys(keys: &[(&str, bool)], carrier: &str) -> Result<(), FieldError> {
+    match keys.iter().find(|(_, set)| *set) {
+        Some((k, _)) => Err(FieldError::new(
+            format!("gateway.{k}"),
+            format!("is not a setting of {carrier}"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The destination rules shared by both carriers, checked: (local, peer) addresses.
+pub(crate) fn check_rules(
+    s: &GatewaySettings,
+    port_name: &str,
+    peer_needed: bool,
+) -> Result<([u8; 4], [u8; 4]), FieldError> {
+    for (i, (_, port)) in s.listen.iter().enumerate() {
+        if *port == 0 {
+            return Err(FieldError::new(
+                format!("gateway.listen[{i}]"),
+                format!("{port_name} port 0 is not a port"),
+            ));
+        }
+    }
+    for (i, (port, _)) in s.forward.iter().enumerate() {
+        if *port == 0 {
+            return Err(FieldError::new(
+                format!("gateway.forward[{i}]"),
+                format!("{port_name} port 0 is not a port"),
+            ));
+        }
+    }
+    // The gateways' own addresses are needed by the explicit rules only.
+    let explicit = !s.listen.is_empty() || !s.forward.is_empty();
+    let addr = |a: Option<Ipv4Addr>, key: &str, needed: bool| match (a, needed) {
+        (Some(a), _) => Ok(a.octets()),
+        (None, false) => Ok([0; 4]),
+        (None, true) => Err(FieldError::new(
+            format!("gateway.{key}"),
+            "needed by the listen and forward rules (this gateway's and the \
+             peer's IPv4 addresses on the space link)",
+        )),
+    };
+    let (local_ip, peer_ip) = (
+        addr(s.local, "local", explicit)?,
+        addr(s.peer, "peer", explicit && peer_needed)?,
+    );
+    if !explicit && s.intercept.is_none() && !s.forward_original {
+        return Err(FieldError::new(
+            "gateway",
+            "nothing to do (no listen, forward or intercept rule, and forward_original is off)",
+        ));
+    }
+    Ok((local_ip, peer_ip))
 }
 
 /// The rules between settings, then the configuration the gateway runs with.
 fn settings_to_config(s: GatewaySettings) -> Result<GatewayConfig, FieldError> {
+    refuse_keys(
+        &[
+            ("quic", s.quic.is_some()),
+            ("quic_port", s.quic_port.is_some()),
+            ("tls_cert", s.tls_cert.is_some()),
+            ("tls_key", s.tls_key.is_some()),
+            ("tls_name", s.tls_name.is_some()),
+        ],
+        &format!(
+            "an SCPS-TP or TCP gateway (protocol \"{}\"); QUIC only",
+            s.protocol
+        ),
+    )?;
     let tcp =
         spacetp_proto::settings::tcp_config(&s.protocol, s.tcp.as_ref(), None, None, "gateway")?;
     if tcp.scps.bets.is_some() {
@@ -167,40 +277,7 @@ fn settings_to_config(s: GatewaySettings) -> Result<GatewayConfig, FieldError> {
             format!("{} must be in [200, 65535]", s.mtu),
         ));
     }
-    for (i, (_, port)) in s.listen.iter().enumerate() {
-        if *port == 0 {
-            return Err(FieldError::new(
-                format!("gateway.listen[{i}]"),
-                "SCPS-TP port 0 is not a port",
-            ));
-        }
-    }
-    for (i, (port, _)) in s.forward.iter().enumerate() {
-        if *port == 0 {
-            return Err(FieldError::new(
-                format!("gateway.forward[{i}]"),
-                "SCPS-TP port 0 is not a port",
-            ));
-        }
-    }
-    // The gateways' own addresses are needed by the explicit rules only.
-    let explicit = !s.listen.is_empty() || !s.forward.is_empty();
-    let addr = |a: Option<Ipv4Addr>, key: &str| match (a, explicit) {
-        (Some(a), _) => Ok(a.octets()),
-        (None, false) => Ok([0; 4]),
-        (None, true) => Err(FieldError::new(
-            format!("gateway.{key}"),
-            "needed by the listen and forward rules (this gateway's and the \
-             peer's IPv4 addresses on the space link)",
-        )),
-    };
-    let (local_ip, peer_ip) = (addr(s.local, "local")?, addr(s.peer, "peer")?);
-    if !explicit && s.intercept.is_none() && !s.forward_original {
-        return Err(FieldError::new(
-            "gateway",
-            "nothing to do (no listen, forward or intercept rule, and forward_original is off)",
-        ));
-    }
+    let (local_ip, peer_ip) = check_rules(&s, "SCPS-TP", true)?;
     let d = Keepalive::default();
     let keepalive = Keepalive {
         idle: seconds(s.keepalive_s, "keepalive_s", 1.0)?.unwrap_or(d.idle),

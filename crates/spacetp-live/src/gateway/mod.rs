@@ -48,12 +48,16 @@ mod opening;
 mod report;
 mod sockets;
 
-pub use config::{config_from_json, schema, GatewayConfig, GatewaySettings, Keepalive};
+pub use config::{
+    any_config_from_json, config_from_json, schema, AnyConfig, GatewayConfig, GatewaySettings,
+    Keepalive,
+};
+pub(crate) use config::{check_rules, refuse_keys, seconds};
 use flow::{comp_context, Flow};
 use link::LinkOut;
 pub use report::GatewayReport;
 pub(crate) use sockets::linger_zero;
-use sockets::{connect_nonblocking, transparent_listener};
+pub(crate) use sockets::{connect_nonblocking, transparent_listener};
 
 /// IP protocol number the SCPS-TP segments travel as (TCP with SCPS options, as the RI gateway).
 pub(crate) const PROTO: u8 = 6;

@@ -83,7 +83,7 @@ pub(super) fn to_addr(
 /// A listening socket with IP_TRANSPARENT set before bind, so it accepts connections that
 /// nftables `tproxy` redirects to it; each accepted socket's local address is the original
 /// destination. Needs CAP_NET_ADMIN.
-pub(super) fn transparent_listener(at: SocketAddrV4) -> Result<TcpListener, LiveError> {
+pub(crate) fn transparent_listener(at: SocketAddrV4) -> Result<TcpListener, LiveError> {
     let err = |what: &str, e: std::io::Error| LiveError::os(format!("intercept {at}: {what}"), e);
     let fd = tcp_socket().map_err(|e| err("socket", e))?;
     let one: libc::c_int = 1;
@@ -100,7 +100,7 @@ pub(super) fn transparent_listener(at: SocketAddrV4) -> Result<TcpListener, Live
 }
 
 /// Start a non-blocking kernel-TCP connect.
-pub(super) fn connect_nonblocking(to: SocketAddrV4) -> std::io::Result<TcpStream> {
+pub(crate) fn connect_nonblocking(to: SocketAddrV4) -> std::io::Result<TcpStream> {
     let s = TcpStream::from(tcp_socket()?);
     if let Err(e) = to_addr(s.as_raw_fd(), to, libc::connect) {
         if e.raw_os_error() != Some(libc::EINPROGRESS) {

@@ -1,0 +1,314 @@
+//! The QUIC side of a gateway: one quinn endpoint on the link, the connection this gateway
+//! dials to its peer (redialed with backoff when it fails or ends), and the connections the
+//! peer dialed to it. Every relayed TCP connection is a bidirectional stream of one of
+//! them.
+
+use super::link::{Link, Received};
+use super::report::TunnelStats;
+use super::QuicGatewayConfig;
+use bytes::BytesMut;
+use quinn_proto::{
+    ClientConfig, Connection, ConnectionHandle, DatagramEvent, Endpoint, EndpointConfig,
+    ServerConfig, VarInt,
+};
+use std::collections::HashMap;
+use std::net::{SocketAddr, SocketAddrV4};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Datagrams read from the link before the relays are serviced again.
+const READ_BATCH: usize = 256;
+/// Received datagrams are cut from buffers of this size (one allocation per many).
+const RX_ARENA: usize = 256 * 1024;
+/// First wait before dialing again after a failed or ended connection, and the longest.
+const REDIAL_FIRST: Duration = Duration::from_secs(1);
+const REDIAL_MAX: Duration = Duration::from_secs(30);
+
+pub struct Tun {
+    pub conn: Connection,
+    pub peer: SocketAddrV4,
+    /// This gateway dialed it (it opens the streams of the connections it accepted).
+    pub dialed: bool,
+    pub established: bool,
+}
+
+pub struct Tunnel {
+    endpoint: Endpoint,
+    pub conns: HashMap<ConnectionHandle, Tun>,
+    /// Our connection to the peer, once dialed.
+    pub dialed: Option<ConnectionHandle>,
+    client: Option<ClientConfig>,
+    dial_to: Option<SocketAddrV4>,
+    tls_name: String,
+    redial_at: Option<Instant>,
+    backoff: Duration,
+    link: Link,
+    rx: Vec<u8>,
+    rx_arena: BytesMut,
+    tx: Vec<u8>,
+    /// What ended connections counted (quinn's counters go with the connection).
+    ended: TunnelStats,
+    /// Why each ended connection ended, as quinn said (a handful are kept).
+    pub failures: Vec<String>,
+}
+
+impl Tunnel {
+    pub fn new(cfg: &QuicGatewayConfig, link: Link) -> Tunnel {
+        let transport = Arc::new(transport(cfg));
+        let mut ec = EndpointConfig::default();
+        ec.max_udp_payload_size(cfg.max_payload)
+            .expect("max_payload is between 1200 and 65527");
+        let mut sc =
+            ServerConfig::with_crypto(spacetp_quic::tls::gateway_server_crypto(&cfg.identity));
+        sc.transport_config(transport.clone());
+        let client = cfg.peer.map(|_| {
+            let mut cc = ClientConfig::new(spacetp_quic::tls::gateway_client_crypto(&cfg.identity));
+            cc.transport_config(transport);
+            cc
+        });
+        Tunnel {
+            endpoint: Endpoint::new(Arc::new(ec), Some(Arc::new(sc)), true, None),
+            conns: HashMap::new(),
+            dialed: None,
+            client,
+            dial_to: cfg.peer,
+            tls_name: cfg.tls_name.clone(),
+            redial_at: cfg.peer.map(|_| Instant::now()),
+            backoff: REDIAL_FIRST,
+            link,
+            rx: vec![0; 65_536],
+            rx_arena: BytesMut::new(),
+            tx: Vec::with_capacity(2048),
+            ended: TunnelStats::default(),
+            failures: Vec::new(),
+        }
+    }
+
+    pub fn link_fd(&self) -> std::os::fd::RawFd {
+        self.link.fd()
+    }
+
+    /// Dial the peer if this gateway dials and has no connection (and the backoff is over).
+    pub fn dial(&mut self, now: Instant) -> bool {
+        let (Some(to), Some(cc)) = (self.dial_to, &self.client) else {
+            return false;
+        };
+        if self.dialed.is_some() || self.redial_at.is_some_and(|t| t > now) {
+            return false;
+        }
+        self.redial_at = None;
+        match self
+            .endpoint
+            .connect(now, cc.clone(), SocketAddr::V4(to), &self.tls_name)
+        {
+            Ok((ch, conn)) => {
+                self.conns.insert(
+                    ch,
+                    Tun {
+                        conn,
+                        peer: to,
+                        dialed: true,
+                        established: false,
+                    },
+                );
+                self.dialed = Some(ch);
+                true
+            }
+            Err(e) => {
+                self.note_failure(format!("dial {to}: {e}"));
+                self.redial_at = Some(now + self.backoff);
+                self.backoff = (self.backoff * 2).min(REDIAL_MAX);
+                false
+            }
+        }
+    }
+
+    /// Our dialed connection completed its handshake: the next failure waits the first
+    /// backoff again.
+    pub fn established(&mut self, ch: ConnectionHandle) {
+        if let Some(t) = self.conns.get_mut(&ch) {
+            t.established = true;
+            if t.dialed {
+                self.backoff = REDIAL_FIRST;
+            }
+        }
+    }
+
+    fn note_failure(&mut self, why: String) {
+        if self.failures.len() < 20 {
+            self.failures.push(why);
+        }
+    }
+
+    /// Read what the link has (a batch); the number of packets read, and of those that were
+    /// not for the tunnel.
+    pub fn read(&mut self, now: Instant) -> std::io::Result<(u64, u64)> {
+        let (mut n, mut foreign) = (0, 0);
+        for _ in 0..READ_BATCH {
+            let (from, range) = match self.link.recv(&mut self.rx)? {
+                Received::Empty => break,
+                Received::Foreign => {
+                    n += 1;
+                    foreign += 1;
+                    continue;
+                }
+                Received::Datagram { from, range } => (from, range),
+            };
+            n += 1;
+            let data = &self.rx[range];
+            if self.rx_arena.capacity() < data.len() {
+                self.rx_arena = BytesMut::with_capacity(RX_ARENA.max(data.len()));
+            }
+            self.rx_arena.extend_from_slice(data);
+            let datagram = self.rx_arena.split();
+            self.tx.clear();
+            match self.endpoint.handle(
+                now,
+                SocketAddr::V4(from),
+                None,
+                None,
+                datagram,
+                &mut self.tx,
+            ) {
+                Some(DatagramEvent::ConnectionEvent(ch, ev)) => {
+                    if let Some(t) = self.conns.get_mut(&ch) {
+                        t.conn.handle_event(ev);
+                    }
+                }
+                Some(DatagramEvent::NewConnection(incoming)) => {
+                    self.tx.clear();
+                    match self.endpoint.accept(incoming, now, &mut self.tx, None) {
+                        Ok((ch, conn)) => {
+                            self.conns.insert(
+                                ch,
+                                Tun {
+                                    conn,
+                                    peer: from,
+                                    dialed: false,
+                                    established: false,
+                                },
+                            );
+                        }
+                        Err(e) => {
+                            if let Some(t) = e.response {
+                                let d = self.tx[..t.size].to_vec();
+                                self.link.send(from, &d).ok();
+                            }
+                            self.note_failure(format!(
+                                "refused a connection from {from}: {}",
+                                e.cause
+                            ));
+                        }
+                    }
+                }
+                Some(DatagramEvent::Response(t)) => {
+                    let d = self.tx[..t.size].to_vec();
+                    self.link.send(from, &d).ok();
+                }
+                None => {}
+            }
+        }
+        Ok((n, foreign))
+    }
+
+    /// Timers that are due, and what connections tell the endpoint.
+    pub fn drive(&mut self, now: Instant) {
+        for (&ch, t) in self.conns.iter_mut() {
+            if t.conn.poll_timeout().is_some_and(|d| d <= now) {
+                t.conn.handle_timeout(now);
+            }
+            while let Some(ev) = t.conn.poll_endpoint_events() {
+                if let Some(back) = self.endpoint.handle_event(ch, ev) {
+                    t.conn.handle_event(back);
+                }
+            }
+        }
+    }
+
+    /// Send what every connection has to send now; the number of datagrams, and of write
+    /// errors.
+    pub fn transmit(&mut self, now: Instant) -> (u64, u64) {
+        let (mut sent, mut errors) = (0, 0);
+        for t in self.conns.values_mut() {
+            loop {
+                self.tx.clear();
+                let Some(tr) = t.conn.poll_transmit(now, 1, &mut self.tx) else {
+                    break;
+                };
+                let to = match tr.destination {
+                    SocketAddr::V4(a) => a,
+                    SocketAddr::V6(_) => t.peer,
+                };
+                match self.link.send(to, &self.tx[..tr.size]) {
+                    Ok(()) => sent += 1,
+                    Err(_) => errors += 1,
+                }
+            }
+        }
+        (sent, errors)
+    }
+
+    /// When `drive` next has work: the earliest connection timer or the next dial.
+    pub fn next_timeout(&mut self) -> Option<Instant> {
+        let t = self
+            .conns
+            .values_mut()
+            .filter_map(|t| t.conn.poll_timeout())
+            .min();
+        match (t, self.redial_at.filter(|_| self.dialed.is_none())) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Forget connections quinn is done with; the handles removed (their streams are gone).
+    /// A lost dialed connection is dialed again after the backoff.
+    pub fn reap(&mut self, now: Instant) -> Vec<ConnectionHandle> {
+        let gone: Vec<ConnectionHandle> = self
+            .conns
+            .iter()
+            .filter(|(_, t)| t.conn.is_drained())
+            .map(|(&ch, _)| ch)
+            .collect();
+        for ch in &gone {
+            let t = self.conns.remove(ch).expect("listed above");
+            self.ended.add(&t.conn);
+            if self.dialed == Some(*ch) {
+                self.dialed = None;
+                self.redial_at = Some(now + self.backoff);
+                self.backoff = (self.backoff * 2).min(REDIAL_MAX);
+            }
+        }
+        gone
+    }
+
+    /// Close every connection (the gateway stops): peers see an application close, not a
+    /// timeout. No more dialing.
+    pub fn close_all(&mut self, now: Instant, why: &str) {
+        self.dial_to = None;
+        for t in self.conns.values_mut() {
+            t.conn.close(
+                now,
+                VarInt::from_u32(0),
+                bytes::Bytes::copy_from_slice(why.as_bytes()),
+            );
+        }
+    }
+
+    pub fn stats(&self) -> TunnelStats {
+        let mut s = self.ended.clone();
+        for t in self.conns.values() {
+            s.add(&t.conn);
+        }
+        s
+    }
+}
+
+/// quinn's transport configuration for the tunnel: the user's settings, and room for every
+/// relayed connection as a stream.
+fn transport(cfg: &QuicGatewayConfig) -> quinn_proto::TransportConfig {
+    let mut t = cfg.quic.transport_config(cfg.max_payload);
+    t.max_concurrent_bidi_streams(VarInt::from_u32(cfg.max_streams));
+    t.max_concurrent_uni_streams(VarInt::from_u32(0));
+    t
+}
