@@ -46,6 +46,8 @@ pub struct EndConfig {
     pub seed: u64,
     pub clock: SimClock,
     pub out: EndOutputs,
+    /// TLS sessions shared by the connections of one flow definition (`zero_rtt`).
+    pub resumption: Option<tls::Resumption>,
 }
 
 impl EndConfig {
@@ -99,6 +101,9 @@ pub struct QuicStats {
     /// Streams whose every byte the peer has (acknowledged, for the client; read to their
     /// end, for the server).
     pub streams_completed: u64,
+    /// The client resumed a session and sent 0-RTT data: whether the server accepted it
+    /// (None: no 0-RTT attempted).
+    pub zero_rtt_accepted: Option<bool>,
 }
 
 pub struct QuicEnd {
@@ -141,13 +146,22 @@ pub struct QuicEnd {
     deadline: Option<Time>,
     /// Application datagrams (`datagrams.rs`).
     datagrams: datagrams::Datagrams,
+    /// The client sent 0-RTT data; once the handshake is over, whether it was accepted.
+    zero_rtt: Option<bool>,
+    /// The server has checked whether to close since its handshake ended.
+    close_sent: bool,
 }
 
 impl QuicEnd {
     /// A client at `local` that connects to `remote` when first polled.
     pub fn client(cfg: &EndConfig, local: SocketAddr, remote: SocketAddr) -> Self {
         let mut end = QuicEnd::new(Role::Client, cfg, local, remote, None);
-        let mut cc = ClientConfig::new(tls::client_crypto(cfg.out.key_log.clone()));
+        let key_log = cfg.out.key_log.clone();
+        let crypto = match &cfg.resumption {
+            Some(r) => r.crypto(local.ip(), remote.ip(), key_log).0,
+            None => tls::client_crypto(key_log),
+        };
+        let mut cc = ClientConfig::new(crypto);
         cc.transport_config(cfg.transport("client"));
         end.pending_connect = Some(cc);
         end
@@ -168,7 +182,11 @@ impl QuicEnd {
 
     /// A server at `local` that accepts the first connection from `remote`.
     pub fn server(cfg: &EndConfig, local: SocketAddr, remote: SocketAddr) -> Self {
-        let mut sc = ServerConfig::with_crypto(tls::server_crypto());
+        let crypto = match &cfg.resumption {
+            Some(r) => r.crypto(remote.ip(), local.ip(), cfg.out.key_log.clone()).1,
+            None => tls::server_crypto(),
+        };
+        let mut sc = ServerConfig::with_crypto(crypto);
         sc.transport_config(cfg.transport("server"));
         QuicEnd::new(Role::Server, cfg, local, remote, Some(Arc::new(sc)))
     }
@@ -218,6 +236,8 @@ impl QuicEnd {
             ended: None,
             deadline: None,
             datagrams: Default::default(),
+            zero_rtt: None,
+            close_sent: false,
         }
     }
 
@@ -348,7 +368,22 @@ impl QuicEnd {
         }
         while let Some(ev) = conn.poll() {
             match ev {
-                Event::Connected => self.handshake_done = Some(now - self.started),
+                Event::Connected => {
+                    self.handshake_done = Some(now - self.started);
+                    if self.zero_rtt.is_some() {
+                        let accepted = conn.accepted_0rtt();
+                        self.zero_rtt = Some(accepted);
+                        if !accepted {
+                            // quinn dropped the streams and what was written on them: it is
+                            // written again on new ones.
+                            self.backlog += self.written;
+                            self.written = 0;
+                            self.streams.clear();
+                            self.turn = 0;
+                            self.stream_finished = false;
+                        }
+                    }
+                }
                 Event::ConnectionLost { reason } => self.ended = Some(reason),
                 Event::Stream(StreamEvent::Opened { dir: Dir::Uni }) => {
                     while let Some(id) = conn.streams().accept(Dir::Uni) {
@@ -366,6 +401,10 @@ impl QuicEnd {
         }
         if self.role == Role::Server {
             self.read_all();
+            if self.handshake_done.is_some() && !self.close_sent {
+                self.close_sent = true;
+                self.close_server(now);
+            }
         }
         self.read_datagrams();
         self.pump();
@@ -408,9 +447,17 @@ impl QuicEnd {
         let Some((_, conn)) = self.conn.as_mut() else {
             return;
         };
-        while self.streams.len() < self.n_streams && !conn.is_handshaking() {
+        // With 0-RTT keys (a resumed session) the streams open and carry data before the
+        // handshake ends.
+        let early = conn.is_handshaking() && conn.has_0rtt();
+        while self.streams.len() < self.n_streams && (!conn.is_handshaking() || early) {
             match conn.streams().open(Dir::Uni) {
-                Some(id) => self.streams.push(id),
+                Some(id) => {
+                    self.streams.push(id);
+                    if early {
+                        self.zero_rtt.get_or_insert(false);
+                    }
+                }
                 None => break,
             }
         }
@@ -463,13 +510,20 @@ impl QuicEnd {
             return;
         }
         self.close_requested = true;
-        if self.role == Role::Server {
-            if let Some((_, conn)) = self.conn.as_mut() {
-                conn.close(self.clock.instant(now), VarInt::from_u32(0), "done".into());
-            }
-        }
+        self.close_server(now);
         self.pump();
         self.refresh_deadline();
+    }
+
+    /// A server closes once its handshake is over: with 0-RTT every byte may be in before
+    /// it, and a close during the handshake is an error to the client (RFC 9000 10.2.3).
+    fn close_server(&mut self, now: Time) {
+        if self.role != Role::Server || !self.close_requested || self.handshake_done.is_none() {
+            return;
+        }
+        if let Some((_, conn)) = self.conn.as_mut() {
+            conn.close(self.clock.instant(now), VarInt::from_u32(0), "done".into());
+        }
     }
 
     /// Bytes of the peer's streams received in order.
@@ -513,6 +567,7 @@ impl QuicEnd {
             stream_bytes_written: self.written,
             stream_bytes_read: self.received,
             streams_completed: self.streams_done as u64,
+            zero_rtt_accepted: self.zero_rtt.filter(|_| self.handshake_done.is_some()),
             ..Default::default()
         };
         if let Some((_, c)) = &self.conn {

@@ -63,6 +63,11 @@ pub struct QuicSettings {
     /// Absent: RFC 9000's rule, an ACK every second ack-eliciting packet or after the
     /// peer's max_ack_delay (25 ms). On an ACK-starved return link fewer ACKs leave room.
     pub ack_frequency: Option<AckFrequency>,
+    /// 0-RTT on resumption (RFC 9001 4.6): a connection between two nodes that an earlier
+    /// connection of the same flow definition (a workload's files, say) already joined
+    /// resumes that TLS session and sends its first bytes with its first flight, one round
+    /// trip sooner. The first connection between two nodes has no session to resume. false.
+    pub zero_rtt: bool,
 }
 
 /// What an endpoint asks its peer with the ACK frequency extension.
@@ -105,6 +110,7 @@ impl Default for QuicSettings {
             keep_alive_interval: None,
             streams: 1,
             ack_frequency: None,
+            zero_rtt: false,
         }
     }
 }

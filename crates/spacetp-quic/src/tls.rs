@@ -12,6 +12,7 @@
 use quinn_proto::crypto::rustls::{QuicClientConfig, QuicServerConfig};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use std::net::IpAddr;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
@@ -112,6 +113,16 @@ pub fn client_crypto_trusting(
     trusted: &CertificateDer<'static>,
     key_log: Option<Arc<dyn rustls::KeyLog>>,
 ) -> Arc<QuicClientConfig> {
+    Arc::new(
+        QuicClientConfig::try_from(client_config(trusted, key_log))
+            .expect("TLS 1.3 with AES-128-GCM"),
+    )
+}
+
+fn client_config(
+    trusted: &CertificateDer<'static>,
+    key_log: Option<Arc<dyn rustls::KeyLog>>,
+) -> rustls::ClientConfig {
     let mut roots = rustls::RootCertStore::empty();
     roots
         .add(trusted.clone())
@@ -125,12 +136,59 @@ pub fn client_crypto_trusting(
     if let Some(k) = key_log {
         cfg.key_log = k;
     }
-    Arc::new(QuicClientConfig::try_from(cfg).expect("TLS 1.3 with AES-128-GCM"))
+    cfg
 }
 
 /// The simulator's client (trusts the simulator's server).
 pub fn client_crypto(key_log: Option<Arc<dyn rustls::KeyLog>>) -> Arc<QuicClientConfig> {
     client_crypto_trusting(&sim_identity().cert, key_log)
+}
+
+/// TLS state that outlives a connection, for 0-RTT on resumption: for each (client, server)
+/// pair of addresses, the client's session cache (with early data enabled) and the server's
+/// session store (accepting early data). Connections of one run opened with the same
+/// `Resumption` resume the session an earlier one obtained and send their first bytes in
+/// 0-RTT packets, as a browser does with a server it has visited.
+#[derive(Clone, Default)]
+pub struct Resumption {
+    pairs: Arc<std::sync::Mutex<ResumedPairs>>,
+}
+
+type ResumedPairs =
+    std::collections::HashMap<(IpAddr, IpAddr), (Arc<QuicClientConfig>, Arc<QuicServerConfig>)>;
+
+impl std::fmt::Debug for Resumption {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Resumption")
+    }
+}
+
+impl Resumption {
+    /// The client's and the server's TLS configurations between `client` and `server`,
+    /// the same objects for every connection between them.
+    pub fn crypto(
+        &self,
+        client: IpAddr,
+        server: IpAddr,
+        key_log: Option<Arc<dyn rustls::KeyLog>>,
+    ) -> (Arc<QuicClientConfig>, Arc<QuicServerConfig>) {
+        let mut pairs = self.pairs.lock().expect("no panic while held");
+        pairs
+            .entry((client, server))
+            .or_insert_with(|| {
+                let id = sim_identity();
+                let mut sc = server_config(id).expect("the simulator's identity is sound");
+                // quinn takes early data only with the largest limit (RFC 9001 4.6.1).
+                sc.max_early_data_size = u32::MAX;
+                let mut cc = client_config(&id.cert, key_log);
+                cc.enable_early_data = true;
+                (
+                    Arc::new(QuicClientConfig::try_from(cc).expect("TLS 1.3 with AES-128-GCM")),
+                    Arc::new(QuicServerConfig::try_from(sc).expect("TLS 1.3 with AES-128-GCM")),
+                )
+            })
+            .clone()
+    }
 }
 
 /// A gateway of a pair when the other dials: it presents the pair's certificate and

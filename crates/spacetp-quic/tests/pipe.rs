@@ -22,6 +22,7 @@ struct Outcome {
     packets_lost: u64,
     handshake: Option<Time>,
     dropped: u64,
+    zero_rtt_accepted: Option<bool>,
 }
 
 /// A datagram on its way: arrival time, sequence, destination end, bytes.
@@ -47,6 +48,19 @@ fn transfer(
     seed: u64,
     cap: Time,
 ) -> Outcome {
+    transfer_resuming(bytes, fwd, back, settings, seed, cap, None)
+}
+
+/// A transfer whose ends keep their TLS sessions in `resumption` (0-RTT).
+fn transfer_resuming(
+    bytes: u64,
+    fwd: Link,
+    back: Link,
+    settings: &QuicSettings,
+    seed: u64,
+    cap: Time,
+    resumption: Option<spacetp_quic::tls::Resumption>,
+) -> Outcome {
     let a: SocketAddr = "10.0.0.1:40000".parse().unwrap();
     let b: SocketAddr = "10.0.0.2:443".parse().unwrap();
     let cfg = EndConfig {
@@ -55,6 +69,7 @@ fn transfer(
         seed,
         clock: SimClock::new(),
         out: Default::default(),
+        resumption,
     };
     let mut ends = [QuicEnd::client(&cfg, a, b), QuicEnd::server(&cfg, b, a)];
     let links = [fwd, back];
@@ -119,6 +134,7 @@ fn transfer(
         packets_lost: cs.packets_lost,
         handshake: cs.handshake,
         dropped,
+        zero_rtt_accepted: cs.zero_rtt_accepted,
     }
 }
 
@@ -208,4 +224,29 @@ fn a_round_trip_of_eight_minutes_completes() {
         "completed after {} RTTs",
         done as f64 / rtt as f64
     );
+}
+
+#[test]
+fn a_resumed_session_sends_its_first_bytes_in_0_rtt_and_arrives_a_round_trip_sooner() {
+    // 5 kB fits the first flight's congestion window (12 kB, the Initial included).
+    let s = QuicSettings::default();
+    let run = |r: Option<spacetp_quic::tls::Resumption>| {
+        let (f, b) = geo(0.0);
+        transfer_resuming(5_000, f, b, &s, 1, 60 * SEC, r)
+    };
+    let shared = spacetp_quic::tls::Resumption::default();
+    let first = run(Some(shared.clone()));
+    let second = run(Some(shared.clone()));
+    let fresh = run(Some(Default::default()));
+    // RFC 9001 4.6: the first connection has no session to resume; the second resumes the
+    // first's and its data arrives with its first flight, half a round trip after the
+    // start instead of one and a half; a connection without the first's session cannot.
+    assert_eq!(first.zero_rtt_accepted, None);
+    assert_eq!(second.zero_rtt_accepted, Some(true));
+    assert_eq!(fresh.zero_rtt_accepted, None);
+    let (t1, t2) = (first.completed.unwrap(), second.completed.unwrap());
+    assert!((900 * MS..1000 * MS).contains(&t1), "first: {t1} ns");
+    assert!((300 * MS..400 * MS).contains(&t2), "second: {t2} ns");
+    assert_eq!(fresh.completed, first.completed);
+    assert_eq!(second.delivered, 5_000);
 }

@@ -83,6 +83,10 @@ pub struct QuicSummary {
     pub streams_completed: u64,
     /// Why the connection failed (quinn's reason: idle timeout, handshake failure...).
     pub failure: Option<String>,
+    /// The connection resumed a session and sent 0-RTT data (`quic.zero_rtt`): whether the
+    /// server accepted it. Absent when no 0-RTT was sent (the first connection).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zero_rtt_accepted: Option<bool>,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]

@@ -25,6 +25,10 @@ pub struct QuicSpec {
     /// A traffic source: each write is one DATAGRAM frame of that many payload bytes, not
     /// stream data.
     pub datagrams: bool,
+    /// TLS sessions the connections of this spec share (`quic.zero_rtt`): every connection
+    /// of a workload or a flow is opened from one spec, so a later one resumes an earlier
+    /// one's session.
+    pub resumption: Option<spacetp_quic::tls::Resumption>,
 }
 
 impl QuicSpec {
@@ -44,6 +48,7 @@ impl QuicSpec {
                     .map(|k| k as Arc<dyn spacetp_quic::KeyLog>),
                 qlog_prefix: self.qlog_prefix.clone(),
             },
+            resumption: self.resumption.clone(),
         };
         let client = QuicEnd::client(&cfg, c, s);
         let server = QuicEnd::server(&cfg, s, c);
@@ -214,6 +219,7 @@ impl Transport for QuicTransport {
             udp_bytes_sent: st.udp_bytes_sent,
             streams_completed: st.streams_completed,
             failure: self.end.failure(),
+            zero_rtt_accepted: st.zero_rtt_accepted,
         });
     }
 

@@ -138,6 +138,7 @@ pub(super) fn source_quic_spec(
     }
     let settings = spacetp_quic::quic_config(&t.protocol, t.quic.as_ref(), max_payload, p)?;
     Ok(Some(QuicSpec {
+        resumption: settings.zero_rtt.then(Default::default),
         settings,
         max_payload,
         key_log,
@@ -179,6 +180,7 @@ fn quic_spec(
     let max_payload = max_udp_payload(mss + 40);
     let settings = spacetp_quic::quic_config(protocol, overrides, max_payload, p)?;
     Ok(TransportSpec::Quic(QuicSpec {
+        resumption: settings.zero_rtt.then(Default::default),
         settings,
         max_payload,
         key_log: outputs.key_log,
