@@ -1,0 +1,1 @@
+//! Fuzz bodies: placeholder until written.
