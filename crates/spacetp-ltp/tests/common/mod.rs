@@ -226,7 +226,10 @@ impl Sim {
             .flatten()
             .min();
             let Some(next) = next else {
-                self.now = self.now.max(until.min(self.now));
+                // Nothing left to happen: an explicit end time is reached all the same.
+                if until < Time::MAX / 2 {
+                    self.now = until;
+                }
                 return;
             };
             if next > until {
