@@ -48,7 +48,10 @@ impl Block {
 
     /// Appends bytes `[start, end)` of the block to `out`.
     pub fn copy_range(&self, start: u64, end: u64, out: &mut Vec<u8>) {
-        let mut i = self.starts.partition_point(|&s| s <= start).saturating_sub(1);
+        let mut i = self
+            .starts
+            .partition_point(|&s| s <= start)
+            .saturating_sub(1);
         let mut at = start;
         while at < end && i < self.sdus.len() {
             let s = self.starts[i];

@@ -233,7 +233,10 @@ impl SpanConfig {
             }
         }
         if self.max_block_size.0 == 0 {
-            return Err(FieldError::new("max_block_size", "0 B must be at least 1 B"));
+            return Err(FieldError::new(
+                "max_block_size",
+                "0 B must be at least 1 B",
+            ));
         }
         Ok(())
     }
@@ -322,7 +325,11 @@ mod tests {
         s.max_segment_size = Bytes(20);
         let e = s.validate().unwrap_err();
         assert_eq!(e.path, "max_segment_size");
-        assert!(e.to_string().starts_with("max_segment_size: 20 B must be at least 64 B"), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("max_segment_size: 20 B must be at least 64 B"),
+            "{e}"
+        );
         let mut s = SpanConfig::new(2, SEC);
         s.max_export_sessions = 0;
         assert_eq!(

@@ -153,7 +153,11 @@ impl Engine {
                 format!("{peer}: a span to this engine exists already, or it is the local engine"),
             ));
         }
-        let span = Span::new(config, self.sh.cfg.own_queuing_latency.0, self.sh.cfg.max_ber);
+        let span = Span::new(
+            config,
+            self.sh.cfg.own_queuing_latency.0,
+            self.sh.cfg.max_ber,
+        );
         self.spans.insert(peer, span);
         Ok(())
     }
@@ -230,7 +234,7 @@ impl Engine {
         span.stats.bytes_received += bytes.len() as u64;
         let sh = &mut self.sh;
         match (seg.kind, &seg.content) {
-            (k, Content::Data(d)) => span.on_data(sh, now, k.is_red(), sid, d, k.is_eorp(), k.is_eob()),
+            (k, Content::Data(d)) => span.on_data(sh, now, k, sid, d),
             (SegmentType::ReportAck, Content::ReportAck { report_serial }) => {
                 span.on_report_ack(now, sid.number, *report_serial)
             }
@@ -247,7 +251,14 @@ impl Engine {
     }
 
     /// A segment about a session this engine originated: RS, CAS or CR.
-    fn on_own_session(&mut self, now: Time, kind: SegmentType, content: &Content, number: u64, len: usize) {
+    fn on_own_session(
+        &mut self,
+        now: Time,
+        kind: SegmentType,
+        content: &Content,
+        number: u64,
+        len: usize,
+    ) {
         let Some(&peer) = self.sh.export_index.get(&number) else {
             // Closed: acknowledge a late report or cancel, a bounded number of times.
             match (kind, content, self.sh.closed_exports.get_mut(&number)) {
@@ -374,14 +385,18 @@ impl Engine {
                 continue;
             };
             match what {
-                TimerRef::Checkpoint { session, serial, .. } => {
-                    span.on_checkpoint_timer(sh, now, at, session, serial)
+                TimerRef::Checkpoint {
+                    session, serial, ..
+                } => span.on_checkpoint_timer(sh, now, at, session, serial),
+                TimerRef::Report {
+                    session, serial, ..
+                } => span.on_report_timer(sh, now, at, session, serial),
+                TimerRef::ExportCancel { session, .. } => {
+                    span.on_export_cancel_timer(sh, at, session)
                 }
-                TimerRef::Report { session, serial, .. } => {
-                    span.on_report_timer(sh, now, at, session, serial)
+                TimerRef::ImportCancel { session, .. } => {
+                    span.on_import_cancel_timer(now, at, session)
                 }
-                TimerRef::ExportCancel { session, .. } => span.on_export_cancel_timer(sh, at, session),
-                TimerRef::ImportCancel { session, .. } => span.on_import_cancel_timer(now, at, session),
                 TimerRef::Aggregation { block, .. } => span.on_aggregation_timer(sh, now, block),
             }
         }
@@ -446,7 +461,12 @@ impl Engine {
                 break;
             }
             self.sh.closed_export_order.pop_front();
-            if self.sh.closed_exports.get(&n).is_some_and(|c| c.until == until) {
+            if self
+                .sh
+                .closed_exports
+                .get(&n)
+                .is_some_and(|c| c.until == until)
+            {
                 self.sh.closed_exports.remove(&n);
             }
         }

@@ -41,7 +41,10 @@ pub(crate) struct Checkpoint {
 pub(crate) enum ExportState {
     Active,
     /// Canceled here; the CS waits for its CAS.
-    Canceling { reason: CancelReason, timer: Timer },
+    Canceling {
+        reason: CancelReason,
+        timer: Timer,
+    },
 }
 
 pub(crate) struct ExportSession {
@@ -137,7 +140,13 @@ impl Span {
     }
 
     /// A report segment for one of our sessions (RFC 5326 section 6.13; ION's handleRS).
-    pub(crate) fn on_report(&mut self, sh: &mut Shared, now: Time, session: u64, rs: &ReportSegment) {
+    pub(crate) fn on_report(
+        &mut self,
+        sh: &mut Shared,
+        now: Time,
+        session: u64,
+        rs: &ReportSegment,
+    ) {
         self.stats.reports_received += 1;
         let Some(s) = self.exports.get_mut(&session).filter(|s| s.is_active()) else {
             return;
@@ -161,7 +170,10 @@ impl Span {
                 None => return,
             }
         }
-        if rs.upper_bound > s.block.red_len || rs.lower_bound >= rs.upper_bound || rs.claims.is_empty() {
+        if rs.upper_bound > s.block.red_len
+            || rs.lower_bound >= rs.upper_bound
+            || rs.claims.is_empty()
+        {
             return;
         }
         for c in rs.claims.iter() {
@@ -220,7 +232,11 @@ impl Span {
         serial: u64,
     ) {
         let max = self.max_timeouts;
-        let Some(s) = self.exports.get_mut(&session).filter(|s| s.is_active() && !s.red_done) else {
+        let Some(s) = self
+            .exports
+            .get_mut(&session)
+            .filter(|s| s.is_active() && !s.red_done)
+        else {
             return;
         };
         let Some(cp) = s.checkpoints.iter_mut().find(|c| c.serial == serial) else {
@@ -240,7 +256,13 @@ impl Span {
 
     /// Cancels an export session here (RFC 5326 section 6.19): a CS is queued, the client
     /// gets its SDUs back, and the session no longer counts against the window.
-    pub(crate) fn cancel_export(&mut self, sh: &mut Shared, _now: Time, session: u64, reason: CancelReason) {
+    pub(crate) fn cancel_export(
+        &mut self,
+        sh: &mut Shared,
+        _now: Time,
+        session: u64,
+        reason: CancelReason,
+    ) {
         let Some(s) = self.exports.get_mut(&session).filter(|s| s.is_active()) else {
             return;
         };
@@ -251,7 +273,8 @@ impl Span {
         let sdus = std::mem::take(&mut s.block.sdus);
         let red = s.block.red_len > 0;
         let client_service_id = s.block.client_service_id;
-        self.ctrl.push_back(Out::CancelFromSender { session, reason });
+        self.ctrl
+            .push_back(Out::CancelFromSender { session, reason });
         self.stats.export_canceled_locally.add(reason);
         sh.events.push_back(Event::ExportCanceled {
             peer: self.peer,
@@ -287,7 +310,8 @@ impl Span {
         }
         timer.expirations += 1;
         let reason = *reason;
-        self.ctrl.push_back(Out::CancelFromSender { session, reason });
+        self.ctrl
+            .push_back(Out::CancelFromSender { session, reason });
     }
 
     /// A CAS: our cancellation is acknowledged (RFC 5326 section 6.18).

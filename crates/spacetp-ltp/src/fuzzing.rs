@@ -26,7 +26,10 @@ pub fn decode(data: &[u8]) {
     let mut out2 = Vec::new();
     wire::encode(&again, &mut out2).unwrap();
     assert_eq!(out, out2, "encoding is not stable");
-    assert!(out.len() <= data.len(), "minimal SDNVs never grow a segment");
+    assert!(
+        out.len() <= data.len(),
+        "minimal SDNVs never grow a segment"
+    );
 }
 
 struct Input<'a> {
@@ -49,9 +52,10 @@ struct Flight {
 /// Runs `data` as operations on engines 1 and 2.
 pub fn engines(data: &[u8]) {
     let mut input = Input { data };
-    let mut span = |peer| {
+    let span = |peer| {
         let mut s = SpanConfig::new(peer, 100 * MS);
-        s.max_segment_size = spacetp_proto::units::Bytes(64 + (data.first().copied().unwrap_or(0) as u64) * 4);
+        s.max_segment_size =
+            spacetp_proto::units::Bytes(64 + (data.first().copied().unwrap_or(0) as u64) * 4);
         s.aggregation_size_limit = spacetp_proto::units::Bytes(1);
         s.max_export_sessions = 3;
         s.max_import_sessions = 3;
@@ -83,7 +87,11 @@ pub fn engines(data: &[u8]) {
                 let red = input.byte().unwrap_or(255) as usize * len / 255;
                 let fill = input.byte().unwrap_or(0);
                 let sdu: Vec<u8> = (0..len).map(|i| fill.wrapping_add(i as u8)).collect();
-                let (from, to) = if op & 0x80 == 0 { (&mut a, 2) } else { (&mut b, 1) };
+                let (from, to) = if op & 0x80 == 0 {
+                    (&mut a, 2)
+                } else {
+                    (&mut b, 1)
+                };
                 if red > 0 && to == 2 {
                     sent_blocks.push(sdu[..red].to_vec());
                 }
@@ -144,11 +152,17 @@ pub fn engines(data: &[u8]) {
             pump(&mut a, &mut b, now, &mut flight, &mut buf);
         }
         check(&mut a, &mut b, &sent_blocks, tampered);
-        let next = [a.poll_timeout(), b.poll_timeout()].into_iter().flatten().min();
+        let next = [a.poll_timeout(), b.poll_timeout()]
+            .into_iter()
+            .flatten()
+            .min();
         let Some(next) = next else {
             return;
         };
-        assert!(next > now, "a deadline at or before now was left after on_timeout");
+        assert!(
+            next > now,
+            "a deadline at or before now was left after on_timeout"
+        );
         now = next;
         a.on_timeout(now);
         b.on_timeout(now);
@@ -156,11 +170,20 @@ pub fn engines(data: &[u8]) {
     panic!("the engines did not come to rest");
 }
 
-fn pump(a: &mut Engine, b: &mut Engine, now: Time, flight: &mut VecDeque<Flight>, buf: &mut Vec<u8>) {
+fn pump(
+    a: &mut Engine,
+    b: &mut Engine,
+    now: Time,
+    flight: &mut VecDeque<Flight>,
+    buf: &mut Vec<u8>,
+) {
     for (e, to) in [(a, 2u64), (b, 1u64)] {
         while let Some(peer) = e.poll_transmit(now, buf) {
             assert_eq!(peer, to);
-            assert!(wire::decode(buf).is_ok(), "an engine sent an undecodable segment");
+            assert!(
+                wire::decode(buf).is_ok(),
+                "an engine sent an undecodable segment"
+            );
             if flight.len() < 20_000 {
                 flight.push_back(Flight {
                     to,

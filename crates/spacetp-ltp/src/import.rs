@@ -28,7 +28,7 @@ use crate::event::{CanceledBy, Event};
 use crate::ranges::RangeSet;
 use crate::span::{Out, Span};
 use crate::timer::Timer;
-use crate::wire::{data_overhead, sdnv, CancelReason, Claim, DataSegment, SessionId};
+use crate::wire::{data_overhead, sdnv, CancelReason, Claim, DataSegment, SegmentType, SessionId};
 
 /// ION's MAX_CLAIMS_PER_RS.
 pub const MAX_CLAIMS_PER_REPORT: usize = 20;
@@ -49,7 +49,10 @@ pub(crate) struct Report {
 pub(crate) enum ImportState {
     Active,
     /// Canceled here; the CR waits for its CAR.
-    Canceling { reason: CancelReason, timer: Timer },
+    Canceling {
+        reason: CancelReason,
+        timer: Timer,
+    },
 }
 
 pub(crate) struct ImportSession {
@@ -130,10 +133,20 @@ impl ImportSession {
 
 impl Span {
     /// A data segment of a session the peer originated.
-    pub(crate) fn on_data(&mut self, sh: &mut Shared, now: Time, kind_red: bool, session: SessionId, d: &DataSegment, eorp: bool, eob: bool) {
+    pub(crate) fn on_data(
+        &mut self,
+        sh: &mut Shared,
+        now: Time,
+        kind: SegmentType,
+        session: SessionId,
+        d: &DataSegment,
+    ) {
+        let (eorp, eob) = (kind.is_eorp(), kind.is_eob());
         self.max_recv_segment = self.max_recv_segment.max(d.data.len() as u64);
         let number = session.number;
-        if !sh.cfg.client_services.is_empty() && !sh.cfg.client_services.contains(&d.client_service_id) {
+        if !sh.cfg.client_services.is_empty()
+            && !sh.cfg.client_services.contains(&d.client_service_id)
+        {
             // ION's handleDataSegment: an unknown client service cancels the session.
             if self.imports.contains_key(&number) {
                 self.cancel_import(sh, now, number, CancelReason::Unreachable);
@@ -142,11 +155,13 @@ impl Span {
                     session: number,
                     reason: CancelReason::Unreachable,
                 });
-                self.stats.import_canceled_locally.add(CancelReason::Unreachable);
+                self.stats
+                    .import_canceled_locally
+                    .add(CancelReason::Unreachable);
             }
             return;
         }
-        if kind_red {
+        if kind.is_red() {
             self.on_red(sh, now, number, d, eorp, eob);
         } else {
             self.on_green(sh, now, number, d, eob);
@@ -181,14 +196,25 @@ impl Span {
         });
     }
 
-    fn on_red(&mut self, sh: &mut Shared, now: Time, number: u64, d: &DataSegment, eorp: bool, eob: bool) {
+    fn on_red(
+        &mut self,
+        sh: &mut Shared,
+        now: Time,
+        number: u64,
+        d: &DataSegment,
+        eorp: bool,
+        eob: bool,
+    ) {
         self.stats.red_segments_received += 1;
         if self.closed_import_set.contains_key(&number) {
             self.stats.redundant_segments_received += 1;
             return;
         }
         // RFC 5326 section 6.21 (a): red data at or after green data of the same session.
-        if self.last_green.is_some_and(|(s, g)| s == number && d.end() > g) {
+        if self
+            .last_green
+            .is_some_and(|(s, g)| s == number && d.end() > g)
+        {
             if self.imports.contains_key(&number) {
                 self.cancel_import(sh, now, number, CancelReason::Miscolored);
             } else {
@@ -196,7 +222,9 @@ impl Span {
                     session: number,
                     reason: CancelReason::Miscolored,
                 });
-                self.stats.import_canceled_locally.add(CancelReason::Miscolored);
+                self.stats
+                    .import_canceled_locally
+                    .add(CancelReason::Miscolored);
             }
             return;
         }
@@ -209,11 +237,14 @@ impl Span {
                         session: number,
                         reason: CancelReason::SystemCanceled,
                     });
-                    self.stats.import_canceled_locally.add(CancelReason::SystemCanceled);
+                    self.stats
+                        .import_canceled_locally
+                        .add(CancelReason::SystemCanceled);
                 }
                 return;
             }
-            self.imports.insert(number, ImportSession::new(d.client_service_id));
+            self.imports
+                .insert(number, ImportSession::new(d.client_service_id));
             self.stats.import_sessions_started += 1;
         }
         let s = self.imports.get_mut(&number).expect("inserted above");
@@ -269,7 +300,15 @@ impl Span {
     }
 
     /// Issues a reception report for a checkpoint (RFC 5326 section 6.11; ION's sendReport).
-    fn send_report(&mut self, sh: &mut Shared, now: Time, number: u64, cp: u64, rpt: u64, upper: u64) {
+    fn send_report(
+        &mut self,
+        sh: &mut Shared,
+        now: Time,
+        number: u64,
+        cp: u64,
+        rpt: u64,
+        upper: u64,
+    ) {
         let max_cycles = {
             let s = &self.imports[&number];
             self.cfg.max_retransmission_cycles.unwrap_or_else(|| {
@@ -380,7 +419,14 @@ impl Span {
     }
 
     /// A report segment's timer ran out (RFC 5326 section 6.8; ION's ltpResendReport).
-    pub(crate) fn on_report_timer(&mut self, sh: &mut Shared, now: Time, at: Time, number: u64, serial: u64) {
+    pub(crate) fn on_report_timer(
+        &mut self,
+        sh: &mut Shared,
+        now: Time,
+        at: Time,
+        number: u64,
+        serial: u64,
+    ) {
         let max = self.max_timeouts;
         let Some(s) = self.imports.get_mut(&number).filter(|s| s.is_active()) else {
             return;
@@ -423,7 +469,13 @@ impl Span {
     }
 
     /// Cancels an import session here (RFC 5326 section 6.19): a CR is queued.
-    pub(crate) fn cancel_import(&mut self, sh: &mut Shared, _now: Time, number: u64, reason: CancelReason) {
+    pub(crate) fn cancel_import(
+        &mut self,
+        sh: &mut Shared,
+        _now: Time,
+        number: u64,
+        reason: CancelReason,
+    ) {
         let Some(s) = self.imports.get_mut(&number).filter(|s| s.is_active()) else {
             return;
         };
@@ -475,9 +527,16 @@ impl Span {
 
     /// A CS: the sender canceled (RFC 5326 section 6.19; ION's handleCS). Always
     /// acknowledged with a CAS.
-    pub(crate) fn on_cancel_from_sender(&mut self, sh: &mut Shared, now: Time, number: u64, reason: CancelReason) {
+    pub(crate) fn on_cancel_from_sender(
+        &mut self,
+        sh: &mut Shared,
+        now: Time,
+        number: u64,
+        reason: CancelReason,
+    ) {
         self.stats.cancel_segments_received += 1;
-        self.ctrl.push_back(Out::CancelAckToSender { session: number });
+        self.ctrl
+            .push_back(Out::CancelAckToSender { session: number });
         let Some(s) = self.imports.remove(&number) else {
             return;
         };

@@ -15,8 +15,8 @@ use crate::export::Checkpoint;
 use crate::span::{EndMark, Out, Span};
 use crate::timer::{Timer, TimerRef};
 use crate::wire::{
-    data_overhead, write_cancel, write_data_fields, write_header, write_report,
-    write_report_ack, Claims, Extensions, ReportSegment, SegmentType, Serials, SessionId,
+    data_overhead, write_cancel, write_data_fields, write_header, write_report, write_report_ack,
+    Claims, Extensions, ReportSegment, SegmentType, Serials, SessionId,
 };
 
 /// What to do once the segment's departure time is known.
@@ -70,7 +70,8 @@ impl Span {
                     .and_then(|s| s.checkpoints.iter_mut().find(|c| c.serial == serial))
                 {
                     let at = cp.timer.start(sent, &d);
-                    sh.timers.push(at, self.checkpoint_timer_ref(session, serial));
+                    sh.timers
+                        .push(at, self.checkpoint_timer_ref(session, serial));
                 }
             }
             After::ReportTimer { session, serial } => {
@@ -80,17 +81,32 @@ impl Span {
                     .and_then(|s| s.reports.iter_mut().find(|r| r.serial == serial))
                 {
                     let at = r.timer.start(sent, &d);
-                    sh.timers.push(at, TimerRef::Report { peer, session, serial });
+                    sh.timers.push(
+                        at,
+                        TimerRef::Report {
+                            peer,
+                            session,
+                            serial,
+                        },
+                    );
                 }
             }
             After::ExportCancelTimer { session } => {
-                if let Some(t) = self.exports.get_mut(&session).and_then(|s| s.cancel_timer_mut()) {
+                if let Some(t) = self
+                    .exports
+                    .get_mut(&session)
+                    .and_then(|s| s.cancel_timer_mut())
+                {
                     let at = t.start(sent, &d);
                     sh.timers.push(at, TimerRef::ExportCancel { peer, session });
                 }
             }
             After::ImportCancelTimer { session } => {
-                if let Some(t) = self.imports.get_mut(&session).and_then(|s| s.cancel_timer_mut()) {
+                if let Some(t) = self
+                    .imports
+                    .get_mut(&session)
+                    .and_then(|s| s.cancel_timer_mut())
+                {
                     let at = t.start(sent, &d);
                     sh.timers.push(at, TimerRef::ImportCancel { peer, session });
                 }
@@ -150,8 +166,14 @@ impl Span {
                     After::Nothing
                 }
                 Out::CancelFromSender { session, reason } => {
-                    write_header(SegmentType::CancelFromSender, ours(session), &no_ext, 0, out)
-                        .ok()?;
+                    write_header(
+                        SegmentType::CancelFromSender,
+                        ours(session),
+                        &no_ext,
+                        0,
+                        out,
+                    )
+                    .ok()?;
                     write_cancel(reason, out);
                     let again = self
                         .exports
@@ -162,8 +184,14 @@ impl Span {
                     After::ExportCancelTimer { session }
                 }
                 Out::CancelFromReceiver { session, reason } => {
-                    write_header(SegmentType::CancelFromReceiver, theirs(session), &no_ext, 0, out)
-                        .ok()?;
+                    write_header(
+                        SegmentType::CancelFromReceiver,
+                        theirs(session),
+                        &no_ext,
+                        0,
+                        out,
+                    )
+                    .ok()?;
                     write_cancel(reason, out);
                     let again = self
                         .imports
@@ -174,14 +202,26 @@ impl Span {
                     After::ImportCancelTimer { session }
                 }
                 Out::CancelAckToSender { session } => {
-                    write_header(SegmentType::CancelAckToSender, theirs(session), &no_ext, 0, out)
-                        .ok()?;
+                    write_header(
+                        SegmentType::CancelAckToSender,
+                        theirs(session),
+                        &no_ext,
+                        0,
+                        out,
+                    )
+                    .ok()?;
                     self.stats.cancel_acks_sent += 1;
                     After::Nothing
                 }
                 Out::CancelAckToReceiver { session } => {
-                    write_header(SegmentType::CancelAckToReceiver, ours(session), &no_ext, 0, out)
-                        .ok()?;
+                    write_header(
+                        SegmentType::CancelAckToReceiver,
+                        ours(session),
+                        &no_ext,
+                        0,
+                        out,
+                    )
+                    .ok()?;
                     self.stats.cancel_acks_sent += 1;
                     After::Nothing
                 }
@@ -193,7 +233,10 @@ impl Span {
         match item {
             Out::Checkpoint { session, serial } => {
                 self.data.pop_front();
-                let Some(s) = self.exports.get(&session).filter(|s| s.is_active() && !s.red_done)
+                let Some(s) = self
+                    .exports
+                    .get(&session)
+                    .filter(|s| s.is_active() && !s.red_done)
                 else {
                     return Some(After::Nothing);
                 };
@@ -269,7 +312,8 @@ impl Span {
             }),
             _ => None,
         };
-        let last_fits = data_overhead(session, csid, start, rest, serials) as u64 + rest <= mss as u64;
+        let last_fits =
+            data_overhead(session, csid, start, rest, serials) as u64 + rest <= mss as u64;
         let (len, last) = if last_fits {
             (rest, true)
         } else {

@@ -11,6 +11,7 @@ impl RangeSet {
         RangeSet { v: Vec::new() }
     }
 
+    #[cfg(test)]
     pub fn ranges(&self) -> &[(u64, u64)] {
         &self.v
     }
@@ -72,6 +73,7 @@ impl RangeSet {
     }
 
     /// Bytes held in all.
+    #[cfg(test)]
     pub fn total(&self) -> u64 {
         self.v.iter().map(|&(s, e)| e - s).sum()
     }

@@ -25,7 +25,10 @@ use crate::wire::CancelReason;
 pub(crate) enum EndMark {
     None,
     /// The extent ends a transmission cycle: its last segment is a checkpoint.
-    Checkpoint { serial: u64, report: u64 },
+    Checkpoint {
+        serial: u64,
+        report: u64,
+    },
     /// The extent ends the green part: its last segment is a green EOB.
     Eob,
 }
@@ -42,15 +45,34 @@ pub(crate) enum Out {
         retransmission: bool,
     },
     /// A checkpoint sent again on its timer.
-    Checkpoint { session: u64, serial: u64 },
+    Checkpoint {
+        session: u64,
+        serial: u64,
+    },
     /// A report segment of an import session (sent again on its timer, too).
-    Report { session: u64, serial: u64 },
+    Report {
+        session: u64,
+        serial: u64,
+    },
     /// A report acknowledgment for one of our export sessions.
-    ReportAck { session: u64, serial: u64 },
-    CancelFromSender { session: u64, reason: CancelReason },
-    CancelAckToSender { session: u64 },
-    CancelFromReceiver { session: u64, reason: CancelReason },
-    CancelAckToReceiver { session: u64 },
+    ReportAck {
+        session: u64,
+        serial: u64,
+    },
+    CancelFromSender {
+        session: u64,
+        reason: CancelReason,
+    },
+    CancelAckToSender {
+        session: u64,
+    },
+    CancelFromReceiver {
+        session: u64,
+        reason: CancelReason,
+    },
+    CancelAckToReceiver {
+        session: u64,
+    },
 }
 
 pub(crate) struct Span {
@@ -125,8 +147,7 @@ impl Span {
         self.cfg.closed_session_retention.map_or_else(
             || {
                 10 * spacetp_proto::SEC
-                    + 2 * self.max_timeouts as Time
-                        * (self.delays.owlt_out + self.delays.owlt_back)
+                    + 2 * self.max_timeouts as Time * (self.delays.owlt_out + self.delays.owlt_back)
             },
             |d| d.0,
         )

@@ -101,24 +101,55 @@ impl SpanStats {
             ($($f:ident),*) => { $( self.$f += o.$f; )* };
         }
         add!(
-            sdus_sent, blocks_exported, export_sessions_started, export_sessions_completed,
-            data_segments_sent, data_bytes_sent, red_bytes_sent, green_bytes_sent,
-            data_segments_retransmitted, data_bytes_retransmitted, checkpoints_sent,
-            checkpoints_retransmitted, reports_received, positive_reports_received,
-            report_acks_sent, blocks_waited_for_session, session_wait_total,
-            import_sessions_started, import_sessions_completed, red_segments_received,
-            green_segments_received, redundant_segments_received, checkpoints_received,
-            reports_sent, reports_retransmitted, report_acks_received, blocks_delivered,
-            red_bytes_delivered, green_bytes_delivered, segments_refused_session_limit,
-            cancel_segments_sent, cancel_segments_retransmitted, cancel_segments_received,
-            cancel_acks_sent, cancel_acks_received, segments_sent, bytes_sent,
-            segments_received, bytes_received
+            sdus_sent,
+            blocks_exported,
+            export_sessions_started,
+            export_sessions_completed,
+            data_segments_sent,
+            data_bytes_sent,
+            red_bytes_sent,
+            green_bytes_sent,
+            data_segments_retransmitted,
+            data_bytes_retransmitted,
+            checkpoints_sent,
+            checkpoints_retransmitted,
+            reports_received,
+            positive_reports_received,
+            report_acks_sent,
+            blocks_waited_for_session,
+            session_wait_total,
+            import_sessions_started,
+            import_sessions_completed,
+            red_segments_received,
+            green_segments_received,
+            redundant_segments_received,
+            checkpoints_received,
+            reports_sent,
+            reports_retransmitted,
+            report_acks_received,
+            blocks_delivered,
+            red_bytes_delivered,
+            green_bytes_delivered,
+            segments_refused_session_limit,
+            cancel_segments_sent,
+            cancel_segments_retransmitted,
+            cancel_segments_received,
+            cancel_acks_sent,
+            cancel_acks_received,
+            segments_sent,
+            bytes_sent,
+            segments_received,
+            bytes_received
         );
         self.session_wait_max = self.session_wait_max.max(o.session_wait_max);
-        self.export_canceled_locally.merge(&o.export_canceled_locally);
-        self.export_canceled_by_peer.merge(&o.export_canceled_by_peer);
-        self.import_canceled_locally.merge(&o.import_canceled_locally);
-        self.import_canceled_by_peer.merge(&o.import_canceled_by_peer);
+        self.export_canceled_locally
+            .merge(&o.export_canceled_locally);
+        self.export_canceled_by_peer
+            .merge(&o.export_canceled_by_peer);
+        self.import_canceled_locally
+            .merge(&o.import_canceled_locally);
+        self.import_canceled_by_peer
+            .merge(&o.import_canceled_by_peer);
     }
 }
 

@@ -92,11 +92,28 @@ impl Timer {
 /// What a deadline belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum TimerRef {
-    Checkpoint { peer: u64, session: u64, serial: u64 },
-    Report { peer: u64, session: u64, serial: u64 },
-    ExportCancel { peer: u64, session: u64 },
-    ImportCancel { peer: u64, session: u64 },
-    Aggregation { peer: u64, block: u64 },
+    Checkpoint {
+        peer: u64,
+        session: u64,
+        serial: u64,
+    },
+    Report {
+        peer: u64,
+        session: u64,
+        serial: u64,
+    },
+    ExportCancel {
+        peer: u64,
+        session: u64,
+    },
+    ImportCancel {
+        peer: u64,
+        session: u64,
+    },
+    Aggregation {
+        peer: u64,
+        block: u64,
+    },
 }
 
 /// Every deadline of the engine; stale entries are skipped when they come up.
@@ -117,10 +134,6 @@ impl Timers {
     pub fn pop(&mut self) -> Option<(Time, TimerRef)> {
         self.heap.pop().map(|r| r.0)
     }
-
-    pub fn len(&self) -> usize {
-        self.heap.len()
-    }
 }
 
 #[cfg(test)]
@@ -138,7 +151,10 @@ mod tests {
     #[test]
     fn the_deadline_is_both_light_times_plus_both_turnarounds() {
         let mut t = Timer::new();
-        assert_eq!(t.start(100 * SEC, &D), 100 * SEC + 10 * SEC + 12 * SEC + SEC + 2 * SEC);
+        assert_eq!(
+            t.start(100 * SEC, &D),
+            100 * SEC + 10 * SEC + 12 * SEC + SEC + 2 * SEC
+        );
         assert_eq!(t.arrival, 100 * SEC + 10 * SEC + SEC / 2);
         assert!(t.is_due(t.deadline));
     }

@@ -5,7 +5,7 @@ mod common;
 
 use common::*;
 use spacetp_ltp::wire::{self, SegmentType, SessionId};
-use spacetp_ltp::{CanceledBy, CancelReason, EngineConfig, Event, ImportLimitPolicy};
+use spacetp_ltp::{CancelReason, CanceledBy, EngineConfig, Event, ImportLimitPolicy};
 use spacetp_proto::SEC;
 
 fn canceled(sim: &Sim, id: u64) -> Vec<(CancelReason, CanceledBy)> {
@@ -47,7 +47,15 @@ fn checkpoints_unanswered_past_the_limit_cancel_with_rlexc_and_the_cs_is_acknowl
             reason: CancelReason::RetransmissionLimit
         }
     );
-    assert!(cs[0].t > sim.sent(A).filter(|s| s.kind.is_checkpoint()).last().unwrap().t);
+    assert!(
+        cs[0].t
+            > sim
+                .sent(A)
+                .filter(|s| s.kind.is_checkpoint())
+                .last()
+                .unwrap()
+                .t
+    );
     assert!(sim.kinds(B).contains(&SegmentType::CancelAckToSender));
     assert_eq!(
         canceled(&sim, A),
@@ -61,7 +69,11 @@ fn checkpoints_unanswered_past_the_limit_cancel_with_rlexc_and_the_cs_is_acknowl
     // reception notice is final), and then the session was canceled.
     assert_eq!(sim.delivered().len(), 1);
     let sa = sim.a.span_stats(B).unwrap();
-    assert_eq!(sa.export_canceled_locally.get(CancelReason::RetransmissionLimit), 1);
+    assert_eq!(
+        sa.export_canceled_locally
+            .get(CancelReason::RetransmissionLimit),
+        1
+    );
     assert_eq!(sa.cancel_acks_received, 1);
     assert_eq!(sim.a.open_sessions(B), Some((0, 0)));
     assert_eq!(sim.b.open_sessions(A), Some((0, 0)));
@@ -81,7 +93,10 @@ fn an_unacknowledged_cs_is_resent_on_its_timer_then_given_up() {
         .filter(|s| s.kind == SegmentType::CancelFromSender)
         .count();
     assert_eq!(cs, 1 + 2);
-    assert_eq!(sim.a.span_stats(B).unwrap().cancel_segments_retransmitted, 2);
+    assert_eq!(
+        sim.a.span_stats(B).unwrap().cancel_segments_retransmitted,
+        2
+    );
     assert_eq!(sim.a.open_sessions(B), Some((0, 0)));
     assert_eq!(sim.a.poll_timeout(), None, "nothing left to wait for");
 }
@@ -229,7 +244,10 @@ fn red_data_after_green_data_of_the_same_block_is_miscolored() {
 fn red_data_beyond_the_end_of_the_red_part_cancels_the_session() {
     let mut sim = Sim::new(span(B, SEC, None), 26);
     sim.b
-        .on_segment(0, &data_seg(SegmentType::RedCheckpointEorpEob, 4, b"tail", Some(5)))
+        .on_segment(
+            0,
+            &data_seg(SegmentType::RedCheckpointEorpEob, 4, b"tail", Some(5)),
+        )
         .unwrap();
     sim.b
         .on_segment(0, &data_seg(SegmentType::RedData, 6, b"beyond", None))
@@ -259,7 +277,10 @@ fn a_red_segment_for_an_unregistered_client_service_is_refused_with_unreach() {
         27,
     );
     sim.b
-        .on_segment(0, &data_seg(SegmentType::RedCheckpointEorpEob, 0, b"x", Some(9)))
+        .on_segment(
+            0,
+            &data_seg(SegmentType::RedCheckpointEorpEob, 0, b"x", Some(9)),
+        )
         .unwrap();
     assert_eq!(cr_reasons(&mut sim), [CancelReason::Unreachable]);
     assert_eq!(sim.b.open_sessions(A), Some((0, 0)));

@@ -17,7 +17,11 @@ fn nothing_leaves_while_the_link_is_down_and_everything_does_once_it_is_up() {
     sim.send(A, 1, pattern(5_000, 1), 5_000);
     sim.run_until(100 * SEC);
     assert!(sim.log.is_empty());
-    assert_eq!(sim.a.poll_timeout(), None, "a down link has no send deadline");
+    assert_eq!(
+        sim.a.poll_timeout(),
+        None,
+        "a down link has no send deadline"
+    );
     sim.set_link(true);
     sim.run();
     assert_eq!(sim.log[0].t, 100 * SEC);
@@ -55,7 +59,9 @@ fn an_outage_suspends_the_checkpoint_timer_so_it_does_not_fire_during_it() {
 fn a_lost_checkpoint_is_resent_later_by_exactly_the_outage_that_held_its_answer() {
     let run = |outage: bool| {
         let mut sim = Sim::new(span(B, SEC, Some(8e6)), 43);
-        sim.drop = Box::new(|s, log| s.kind.is_checkpoint() && !log.iter().any(|x| x.kind.is_checkpoint()));
+        sim.drop = Box::new(|s, log| {
+            s.kind.is_checkpoint() && !log.iter().any(|x| x.kind.is_checkpoint())
+        });
         sim.send(A, 1, pattern(2_000, 3), 2_000);
         if outage {
             // Down from 1 s to 31 s. The answer to the checkpoint could leave B from
@@ -67,7 +73,11 @@ fn a_lost_checkpoint_is_resent_later_by_exactly_the_outage_that_held_its_answer(
             sim.set_link(true);
         }
         sim.run();
-        let cps: Vec<_> = sim.sent(A).filter(|s| s.kind.is_checkpoint()).map(|s| s.t).collect();
+        let cps: Vec<_> = sim
+            .sent(A)
+            .filter(|s| s.kind.is_checkpoint())
+            .map(|s| s.t)
+            .collect();
         assert_eq!(sim.delivered().len(), 1);
         cps
     };
@@ -106,7 +116,11 @@ fn forty_minutes_of_light_time_and_a_block_of_tens_of_megabytes() {
         .expect("completed")
         .0;
     // Sending takes ~19.5 s; each round of repair is a round trip of 80 min.
-    assert!(done > 2 * owlt && done < 8 * owlt, "done at {} s", done / SEC);
+    assert!(
+        done > 2 * owlt && done < 8 * owlt,
+        "done at {} s",
+        done / SEC
+    );
     let sa = sim.a.span_stats(B).unwrap();
     assert!(sa.data_segments_retransmitted > 0);
     // A checkpoint timer is longer than the round trip: none fired for want of patience.

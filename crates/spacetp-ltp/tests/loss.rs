@@ -15,7 +15,11 @@ fn drop_nth(from: u64, kind: fn(SegmentType) -> bool, n: usize) -> DropRule {
     Box::new(move |s, log| {
         s.from == from
             && kind(s.kind)
-            && log.iter().filter(|x| x.from == from && kind(x.kind)).count() == n
+            && log
+                .iter()
+                .filter(|x| x.from == from && kind(x.kind))
+                .count()
+                == n
     })
 }
 
@@ -133,7 +137,10 @@ fn a_lost_checkpoint_is_resent_when_its_timer_runs_out_and_not_before() {
     let cps: Vec<_> = sim.sent(A).filter(|s| s.kind.is_checkpoint()).collect();
     assert_eq!(cps.len(), 2);
     assert!(cps[0].dropped && !cps[1].dropped);
-    assert_eq!(cps[0].bytes, cps[1].bytes, "a checkpoint is resent as it was");
+    assert_eq!(
+        cps[0].bytes, cps[1].bytes,
+        "a checkpoint is resent as it was"
+    );
     // Deadline (ION's setTimer; RFC 5326 section 6.2): last bit out + light time out and
     // back + both engines' queuing latency (1 s each by default).
     let airtime = (cps[0].bytes.len() as f64 * 1e9 / 1e6).ceil() as u64;
@@ -176,10 +183,10 @@ fn a_lost_report_acknowledgment_is_recovered_and_nobody_cancels() {
     assert_eq!(ras.len(), 2);
     assert_eq!(ras[0].ra_serial(), ras[1].ra_serial());
     assert_eq!(sim.reports().len(), 2);
-    assert!(!sim
-        .events
-        .iter()
-        .any(|e| matches!(e.2, Event::ImportCanceled { .. } | Event::ExportCanceled { .. })));
+    assert!(!sim.events.iter().any(|e| matches!(
+        e.2,
+        Event::ImportCanceled { .. } | Event::ExportCanceled { .. }
+    )));
     assert_eq!(sim.b.open_sessions(A), Some((0, 0)));
     assert_eq!(sim.b.span_stats(A).unwrap().import_sessions_completed, 1);
 }
@@ -189,7 +196,12 @@ fn late_duplicates_of_a_closed_session_do_not_reopen_it() {
     let mut sim = Sim::new(span(B, SEC, Some(8e6)), 15);
     sim.send(A, 1, pattern(3_000, 5), 3_000);
     sim.run();
-    let first = sim.sent(A).find(|s| s.kind.is_data()).unwrap().bytes.clone();
+    let first = sim
+        .sent(A)
+        .find(|s| s.kind.is_data())
+        .unwrap()
+        .bytes
+        .clone();
     let cp = sim
         .sent(A)
         .find(|s| s.kind.is_checkpoint())

@@ -13,9 +13,7 @@ fn started(sim: &Sim) -> Vec<(Time, u64, u64)> {
     sim.events
         .iter()
         .filter_map(|(t, id, e)| match e {
-            Event::ExportStarted {
-                length, waited, ..
-            } if *id == A => Some((*t, *length, *waited)),
+            Event::ExportStarted { length, waited, .. } if *id == A => Some((*t, *length, *waited)),
             _ => None,
         })
         .collect()
@@ -24,7 +22,9 @@ fn started(sim: &Sim) -> Vec<(Time, u64, u64)> {
 fn completed(sim: &Sim) -> Vec<Time> {
     sim.events
         .iter()
-        .filter_map(|(t, id, e)| matches!(e, Event::ExportCompleted { .. } if *id == A).then_some(*t))
+        .filter_map(|(t, id, e)| {
+            matches!(e, Event::ExportCompleted { .. } if *id == A).then_some(*t)
+        })
         .collect()
 }
 
@@ -111,9 +111,7 @@ fn an_sdu_with_green_data_or_for_another_client_closes_the_block() {
         .iter()
         .filter_map(|e| match e {
             Event::ExportStarted {
-                length,
-                red_length,
-                ..
+                length, red_length, ..
             } => Some((*length, *red_length)),
             _ => None,
         })
@@ -130,7 +128,10 @@ fn a_report_with_more_than_twenty_gaps_is_split_into_segments_acknowledged_one_b
     let mut sim = Sim::new(cfg, 35);
     // Every other data segment of the first transmission is lost.
     sim.drop = Box::new(|s, log| {
-        let n = log.iter().filter(|x| x.from == A && x.kind.is_data()).count();
+        let n = log
+            .iter()
+            .filter(|x| x.from == A && x.kind.is_data())
+            .count();
         s.from == A && s.kind == SegmentType::RedData && s.t < SEC && n % 2 == 1
     });
     let block = pattern(60 * 1_300, 8);
@@ -160,8 +161,9 @@ fn a_report_with_more_than_twenty_gaps_is_split_into_segments_acknowledged_one_b
     for r in &first {
         assert!(sim.sent(A).any(|s| s.ra_serial() == Some(r.0)));
         // Each report drew a retransmission ending in a checkpoint that cites it.
-        assert!(sim.sent(A).any(|s| s.kind.is_checkpoint()
-            && s.data().unwrap().2.unwrap().report == r.0));
+        assert!(sim
+            .sent(A)
+            .any(|s| s.kind.is_checkpoint() && s.data().unwrap().2.unwrap().report == r.0));
     }
     assert_eq!(sim.delivered(), [block]);
 }

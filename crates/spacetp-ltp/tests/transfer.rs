@@ -19,7 +19,10 @@ fn a_red_block_crosses_with_one_checkpoint_one_report_and_one_acknowledgment() {
     // the RA. B -> A: one report.
     let a = sim.kinds(A);
     let n = a.len();
-    assert!(a[..n - 2].iter().all(|&k| k == SegmentType::RedData), "{a:?}");
+    assert!(
+        a[..n - 2].iter().all(|&k| k == SegmentType::RedData),
+        "{a:?}"
+    );
     assert_eq!(a[n - 2], SegmentType::RedCheckpointEorpEob);
     assert_eq!(a[n - 1], SegmentType::ReportAck);
     assert_eq!(sim.kinds(B), [SegmentType::Report]);
@@ -32,7 +35,13 @@ fn a_red_block_crosses_with_one_checkpoint_one_report_and_one_acknowledgment() {
     let (rs_serial, rs_cp, lower, upper, claims) = sim.reports()[0].report().unwrap();
     assert_eq!(rs_cp, serials.checkpoint);
     assert_eq!((lower, upper), (0, 10_000));
-    assert_eq!(claims, [Claim { offset: 0, length: 10_000 }]);
+    assert_eq!(
+        claims,
+        [Claim {
+            offset: 0,
+            length: 10_000
+        }]
+    );
     assert_eq!(sim.sent(A).last().unwrap().ra_serial(), Some(rs_serial));
 
     // Data segments tile the block exactly, each within the segment size.
@@ -55,7 +64,10 @@ fn a_red_block_crosses_with_one_checkpoint_one_report_and_one_acknowledgment() {
     let (sa, sb) = (sim.a.span_stats(B).unwrap(), sim.b.span_stats(A).unwrap());
     assert_eq!(sa.export_sessions_completed, 1);
     assert_eq!(sb.import_sessions_completed, 1);
-    assert_eq!((sa.checkpoints_sent, sa.data_segments_retransmitted), (1, 0));
+    assert_eq!(
+        (sa.checkpoints_sent, sa.data_segments_retransmitted),
+        (1, 0)
+    );
     assert_eq!((sb.reports_sent, sb.report_acks_received), (1, 1));
     assert_eq!(sb.red_bytes_delivered, 10_000);
 }
@@ -141,7 +153,11 @@ fn a_mixed_block_delivers_its_red_part_whole_and_its_green_part_as_it_comes() {
         .iter()
         .all(|&k| k == SegmentType::GreenData));
     let (_, _, lower, upper, claims) = sim.reports()[0].report().unwrap();
-    assert_eq!((lower, upper, claims.len()), (0, 2_500, 1), "reports cover the red part only");
+    assert_eq!(
+        (lower, upper, claims.len()),
+        (0, 2_500, 1),
+        "reports cover the red part only"
+    );
     assert_eq!(sim.delivered(), [block[..2_500].to_vec()]);
     let red_event_eob = sim.events_of(B).iter().find_map(|e| match e {
         Event::RedPartReceived {
@@ -215,7 +231,11 @@ fn the_client_can_cancel_an_export_and_gets_its_sdu_back() {
     });
     assert_eq!(
         back,
-        Some((spacetp_ltp::CancelReason::UserCanceled, CanceledBy::Local, sdu))
+        Some((
+            spacetp_ltp::CancelReason::UserCanceled,
+            CanceledBy::Local,
+            sdu
+        ))
     );
     assert!(sim.kinds(A).contains(&SegmentType::CancelFromSender));
     assert!(sim.kinds(B).contains(&SegmentType::CancelAckToSender));

@@ -174,12 +174,10 @@ fn report<'a>(r: &mut Reader<'a>) -> Result<ReportSegment<'a>, DecodeError> {
     for i in 0..count {
         let off = r.sdnv(Field::ClaimOffset(i))?;
         let len = r.sdnv(Field::ClaimLength(i))?;
-        let abs = lower_bound
-            .checked_add(off)
-            .ok_or(DecodeError::invalid(
-                Field::ClaimOffset(i),
-                "lower bound + offset exceeds 2^64 - 1",
-            ))?;
+        let abs = lower_bound.checked_add(off).ok_or(DecodeError::invalid(
+            Field::ClaimOffset(i),
+            "lower bound + offset exceeds 2^64 - 1",
+        ))?;
         if len == 0 {
             // ION's loadClaimsArray discards such a report.
             return Err(DecodeError::invalid(

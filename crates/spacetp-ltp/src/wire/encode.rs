@@ -90,7 +90,9 @@ pub fn write_report(r: &ReportSegment<'_>, out: &mut Vec<u8>) -> Result<(), Enco
     for (i, c) in r.claims.iter().enumerate() {
         if c.offset < r.lower_bound
             || c.length == 0
-            || c.offset.checked_add(c.length).is_none_or(|e| e > r.upper_bound)
+            || c.offset
+                .checked_add(c.length)
+                .map_or(true, |e| e > r.upper_bound)
         {
             return Err(EncodeError {
                 field: Field::ClaimOffset(i as u64),
@@ -177,10 +179,9 @@ fn encode_inner(seg: &Segment<'_>, out: &mut Vec<u8>) -> Result<(), EncodeError>
             SegmentType::CancelFromSender | SegmentType::CancelFromReceiver,
             Content::Cancel { reason },
         ) => write_cancel(*reason, out),
-        (
-            SegmentType::CancelAckToSender | SegmentType::CancelAckToReceiver,
-            Content::CancelAck,
-        ) => write_cancel_ack(out),
+        (SegmentType::CancelAckToSender | SegmentType::CancelAckToReceiver, Content::CancelAck) => {
+            write_cancel_ack(out)
+        }
         _ => return Err(mismatch(Field::SegmentType)),
     }
     write_extensions(&seg.trailer_extensions, out);

@@ -284,7 +284,11 @@ impl Claim {
 /// The reception claims of a report: as read (checked at decode time), or a list to write.
 #[derive(Clone, Copy, Debug)]
 pub enum Claims<'a> {
-    Wire { count: u64, raw: &'a [u8], lower: u64 },
+    Wire {
+        count: u64,
+        raw: &'a [u8],
+        lower: u64,
+    },
     List(&'a [Claim]),
 }
 

@@ -85,7 +85,7 @@ mod tests {
     fn a_value_beyond_64_bits_is_an_overflow_not_a_wrap() {
         // 2^64 = 0x82 0x80 ... 0x00 (10 bytes after the leading group).
         let mut b = vec![0x82];
-        b.extend(std::iter::repeat_n(0x80, 8));
+        b.extend([0x80; 8]);
         b.push(0x00);
         assert_eq!(decode(&b), Err(SdnvError::Overflow));
         assert_eq!(decode(&[0xff; 11]), Err(SdnvError::Overflow));

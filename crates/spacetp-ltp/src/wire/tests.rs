@@ -55,7 +55,10 @@ fn plain_red_and_green_data_carry_no_serial_numbers() {
     let Content::Data(d) = s.content else {
         panic!()
     };
-    assert_eq!((d.offset, d.data, d.serials), (128, &[0xaa, 0xbb][..], None));
+    assert_eq!(
+        (d.offset, d.data, d.serials),
+        (128, &[0xaa, 0xbb][..], None)
+    );
     let green_eob = [0x07, 0x02, 0x05, 0x00, 0x01, 0x10, 0x01, 0xcc];
     let s = seg(&green_eob);
     assert_eq!(s.kind, SegmentType::GreenEob);
@@ -196,11 +199,7 @@ fn header_and_trailer_extensions_are_kept_and_written_back() {
 fn every_type_code_reads_as_rfc_5326_section_3_1_3_defines_it() {
     for code in 0..16u8 {
         let t = SegmentType::from_code(code);
-        assert_eq!(
-            t.is_none(),
-            matches!(code, 5 | 6 | 10 | 11),
-            "code {code}"
-        );
+        assert_eq!(t.is_none(), matches!(code, 5 | 6 | 10 | 11), "code {code}");
         if let Some(t) = t {
             assert_eq!(t.code(), code);
             assert_eq!(t.is_data(), code & 0x08 == 0);
@@ -221,7 +220,10 @@ fn malformed_segments_name_the_field_and_the_reason() {
     assert_eq!(err(&[0x13, 0x01, 0x01, 0x00]).field, Field::Version);
     let e = err(&[0x05, 0x01, 0x01, 0x00]);
     assert_eq!(e.field, Field::SegmentType);
-    assert!(e.to_string().starts_with("header.type: is 5, 6, 10 or 11"), "{e}");
+    assert!(
+        e.to_string().starts_with("header.type: is 5, 6, 10 or 11"),
+        "{e}"
+    );
     assert_eq!(err(&[0x0a, 0x01, 0x01, 0x00]).field, Field::SegmentType);
     assert_eq!(err(&[0x00, 0x81]).field, Field::Originator);
     let mut overflow = vec![0x00, 0x01];
@@ -234,7 +236,10 @@ fn malformed_segments_name_the_field_and_the_reason() {
     assert_eq!(err(&[0x00, 0x01, 0x01]).field, Field::ExtensionCounts);
     // Data length says 5, 2 bytes follow.
     let e = err(&[0x00, 0x01, 0x01, 0x00, 0x01, 0x00, 0x05, 0xaa, 0xbb]);
-    assert_eq!(e, DecodeError::new(Field::ClientServiceData, Problem::Truncated));
+    assert_eq!(
+        e,
+        DecodeError::new(Field::ClientServiceData, Problem::Truncated)
+    );
     assert_eq!(
         e.to_string(),
         "data.client_service_data: the segment ends inside this field"
@@ -342,7 +347,10 @@ fn built_segments_of_every_type_round_trip() {
                 claims: Claims::List(&claims),
             }),
         ),
-        (SegmentType::ReportAck, Content::ReportAck { report_serial: 3 }),
+        (
+            SegmentType::ReportAck,
+            Content::ReportAck { report_serial: 3 },
+        ),
         (
             SegmentType::CancelFromSender,
             Content::Cancel {
@@ -438,6 +446,9 @@ fn data_overhead_is_the_length_written_before_the_data() {
         )
         .unwrap();
         write_data_fields(7, 123_456_789, 1400, serials, &mut out);
-        assert_eq!(out.len(), data_overhead(session, 7, 123_456_789, 1400, serials));
+        assert_eq!(
+            out.len(),
+            data_overhead(session, 7, 123_456_789, 1400, serials)
+        );
     }
 }

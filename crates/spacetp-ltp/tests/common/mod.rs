@@ -59,6 +59,9 @@ impl Sent {
     }
 }
 
+/// A segment on its way: arrival time, order sent, destination, bytes.
+type InFlight = (Time, u64, u64, Vec<u8>);
+
 pub type DropRule = Box<dyn FnMut(&Sent, &[Sent]) -> bool>;
 
 pub struct Sim {
@@ -74,7 +77,7 @@ pub struct Sim {
     pub drop: DropRule,
     rng: u64,
     pub loss: f64,
-    flight: BinaryHeap<Reverse<(Time, u64, u64, Vec<u8>)>>,
+    flight: BinaryHeap<Reverse<InFlight>>,
     seq: u64,
     buf: Vec<u8>,
 }
@@ -196,7 +199,11 @@ impl Sim {
                 let airtime = self
                     .rate
                     .map_or(0, |r| (buf.len() as f64 * 1e9 / r).ceil() as Time);
-                let owlt = if from == A { self.owlt_ab } else { self.owlt_ba };
+                let owlt = if from == A {
+                    self.owlt_ab
+                } else {
+                    self.owlt_ba
+                };
                 if !sent.dropped {
                     self.seq += 1;
                     self.flight
@@ -265,7 +272,9 @@ impl Sim {
     }
 
     pub fn reports(&self) -> Vec<&Sent> {
-        self.sent(B).filter(|s| s.kind == SegmentType::Report).collect()
+        self.sent(B)
+            .filter(|s| s.kind == SegmentType::Report)
+            .collect()
     }
 
     pub fn events_of(&self, id: u64) -> Vec<&Event> {
