@@ -131,7 +131,7 @@ impl Span {
         };
         self.stats.blocks_exported += 1;
         if open.block.red_len == 0 {
-            self.start_export(sh, now, open.block, 0);
+            self.start_export(sh, open.block, 0);
         } else {
             self.waiting.push_back((open.block, now));
             self.start_waiting(sh, now);
@@ -150,7 +150,7 @@ impl Span {
                 self.stats.session_wait_total += waited;
                 self.stats.session_wait_max = self.stats.session_wait_max.max(waited);
             }
-            self.start_export(sh, now, block, waited);
+            self.start_export(sh, block, waited);
         }
     }
 }

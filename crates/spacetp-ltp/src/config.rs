@@ -313,6 +313,22 @@ mod tests {
     }
 
     #[test]
+    fn the_json_schema_names_every_setting() {
+        let schema = serde_json::to_string(&schemars::schema_for!(SpanConfig)).unwrap();
+        for f in [
+            "max_export_sessions",
+            "aggregation_time_limit",
+            "queuing_latency",
+            "transmission_rate",
+            "on_import_limit",
+        ] {
+            assert!(schema.contains(f), "{f}");
+        }
+        let e = serde_json::to_string(&schemars::schema_for!(EngineConfig)).unwrap();
+        assert!(e.contains("own_queuing_latency"));
+    }
+
+    #[test]
     fn an_unknown_setting_is_refused() {
         let e = span(r#"{"peer_engine_id": 1, "one_way_light_time": "1 s", "max_sessions": 3}"#)
             .unwrap_err();

@@ -81,7 +81,7 @@ impl Span {
     /// Opens an export session for a closed block and queues its first transmission: the
     /// red part ending in a checkpoint (EORP, and EOB without green data), then the green
     /// part ending in a green EOB (RFC 5326 section 6.1; ION's ltpmeter).
-    pub(crate) fn start_export(&mut self, sh: &mut Shared, now: Time, block: Block, waited: Time) {
+    pub(crate) fn start_export(&mut self, sh: &mut Shared, block: Block, waited: Time) {
         let session = sh.new_session_number();
         let first_serial = sh.rng.serial();
         let max_cycles = self.cfg.max_retransmission_cycles.unwrap_or_else(|| {
@@ -121,7 +121,6 @@ impl Span {
             self.open_exports += 1;
         }
         sh.export_index.insert(session, self.peer);
-        let _started = now;
         self.exports.insert(
             session,
             ExportSession {
@@ -259,7 +258,7 @@ impl Span {
     pub(crate) fn cancel_export(
         &mut self,
         sh: &mut Shared,
-        _now: Time,
+        now: Time,
         session: u64,
         reason: CancelReason,
     ) {
@@ -286,7 +285,7 @@ impl Span {
         });
         if red {
             self.open_exports -= 1;
-            self.start_waiting(sh, _now);
+            self.start_waiting(sh, now);
         }
     }
 

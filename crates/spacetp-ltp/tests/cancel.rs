@@ -80,6 +80,23 @@ fn checkpoints_unanswered_past_the_limit_cancel_with_rlexc_and_the_cs_is_acknowl
 }
 
 #[test]
+fn a_report_past_the_retransmission_cycle_limit_cancels_with_rlexc_as_ion_does() {
+    // One cycle allowed: the first checkpoint. A negative report would need a second.
+    let mut cfg = span(B, SEC, Some(8e6));
+    cfg.max_retransmission_cycles = Some(1);
+    let mut sim = Sim::new(cfg, 30);
+    sim.drop = Box::new(|s, log| s.kind == SegmentType::RedData && !log.iter().any(|x| x.dropped));
+    sim.send(A, 1, pattern(5_000, 1), 5_000);
+    sim.run();
+    // ION's handleRS cancels with RLEXC (RFC 5326 also has RXMTCYCEXC; ION does not use it).
+    assert_eq!(
+        canceled(&sim, A)[0],
+        (CancelReason::RetransmissionLimit, CanceledBy::Local)
+    );
+    assert_eq!(sim.a.span_stats(B).unwrap().data_segments_retransmitted, 0);
+}
+
+#[test]
 fn an_unacknowledged_cs_is_resent_on_its_timer_then_given_up() {
     let mut cfg = span(B, SEC, Some(8e6));
     cfg.max_retransmissions = Some(2);
