@@ -391,7 +391,8 @@ impl Span {
         // (each SDNV bounded by the report's upper bound).
         let fixed = data_overhead(session, 0, 0, 0, None) - 3
             + 3 * sdnv::len(upper)
-            + 2 * sdnv::len(u32::MAX as u64)
+            + sdnv::len(cp)
+            + sdnv::len(u32::MAX as u64).max(sdnv::len(s.last_report_serial + 64))
             + sdnv::len(MAX_CLAIMS_PER_REPORT as u64);
         let per_claim = 2 * sdnv::len(upper);
         let fit = (mss as usize).saturating_sub(fixed) / per_claim;
