@@ -146,3 +146,64 @@ fn a_segment_that_does_not_decode_is_counted_and_reported_by_field() {
     assert_eq!(b.stats().unknown_engine_segments, 1);
     assert!(drain(&mut b).is_empty());
 }
+
+#[test]
+fn one_engine_serves_several_spans_in_turn_and_each_block_reaches_its_peer() {
+    let mut a = Engine::new(1, EngineConfig::default()).unwrap();
+    let mut peers: Vec<Engine> = (2..=3)
+        .map(|id| {
+            let mut e = Engine::new(id, EngineConfig::default()).unwrap();
+            e.add_span(SpanConfig::new(1, SEC)).unwrap();
+            a.add_span(SpanConfig::new(id, SEC)).unwrap();
+            e
+        })
+        .collect();
+    a.send(0, 2, 1, Bytes::from(vec![2u8; 20_000]), 20_000)
+        .unwrap();
+    a.send(0, 3, 1, Bytes::from(vec![3u8; 20_000]), 20_000)
+        .unwrap();
+    // Both blocks close at once (64 kB size limit not reached: the 1 s time limit).
+    a.on_timeout(SEC);
+    let mut order = Vec::new();
+    let mut buf = Vec::new();
+    let mut now = SEC;
+    for _ in 0..1000 {
+        while let Some(to) = a.poll_transmit(now, &mut buf) {
+            order.push(to);
+            peers[(to - 2) as usize].on_segment(now, &buf).unwrap();
+        }
+        for p in &mut peers {
+            while p.poll_transmit(now, &mut buf).is_some() {
+                a.on_segment(now, &buf).unwrap();
+            }
+        }
+        let next = [
+            a.poll_timeout(),
+            peers[0].poll_timeout(),
+            peers[1].poll_timeout(),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
+        match next {
+            Some(t) if a.open_sessions(2) != Some((0, 0)) || a.open_sessions(3) != Some((0, 0)) => {
+                now = now.max(t);
+                a.on_timeout(now);
+                peers.iter_mut().for_each(|p| p.on_timeout(now));
+            }
+            _ => break,
+        }
+    }
+    // Spans take turns while both have segments queued.
+    assert_eq!(&order[..4], [2, 3, 2, 3]);
+    for (i, p) in peers.iter_mut().enumerate() {
+        let got = std::iter::from_fn(|| p.poll_event())
+            .find_map(|e| match e {
+                Event::RedPartReceived { data, .. } => Some(data),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(got, vec![i as u8 + 2; 20_000]);
+    }
+    assert_eq!(a.stats().spans.export_sessions_completed, 2);
+}
