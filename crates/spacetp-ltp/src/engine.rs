@@ -221,10 +221,9 @@ impl Engine {
         self.forget(now);
         let sid = seg.session;
         if sid.originator == self.sh.local {
-            return {
-                self.on_own_session(now, seg.kind, &seg.content, sid.number, bytes.len());
-                Ok(())
-            };
+            // RS, CAS and CR name this engine as the originator of their session.
+            self.on_own_session(now, seg.kind, &seg.content, sid.number, bytes.len());
+            return Ok(());
         }
         let Some(span) = self.spans.get_mut(&sid.originator) else {
             self.sh.stats.unknown_engine_segments += 1;
