@@ -39,6 +39,7 @@ impl Span {
         loop {
             out.clear();
             let Some(after) = self.write_next(sh, out) else {
+                self.note_if_starved(self.next_tx.min(now));
                 return false;
             };
             if out.is_empty() {
@@ -46,6 +47,9 @@ impl Span {
             }
             let len = out.len() as u64;
             let start = self.next_tx.max(now);
+            if let Some(t) = self.starved_since.take() {
+                self.stats.session_limited_time += start.saturating_sub(t);
+            }
             let airtime = self
                 .rate
                 .map_or(0, |r| (len as f64 * 1e9 / r).ceil() as Time);
@@ -54,7 +58,17 @@ impl Span {
             self.stats.segments_sent += 1;
             self.stats.bytes_sent += len;
             self.after_sent(sh, now, sent, after);
+            self.note_if_starved(sent);
             return true;
+        }
+    }
+
+    /// Nothing left to send while blocks wait for an export session: every session awaits
+    /// its report and the link is not the limit (session-limited) from `idle_at`, when the
+    /// last segment's transmission ends.
+    fn note_if_starved(&mut self, idle_at: Time) {
+        if !self.has_output() && !self.waiting.is_empty() && self.starved_since.is_none() {
+            self.starved_since = Some(idle_at);
         }
     }
 

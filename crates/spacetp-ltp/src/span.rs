@@ -86,6 +86,9 @@ pub(crate) struct Span {
     pub link_up: bool,
     /// When the next segment may start to leave.
     pub next_tx: Time,
+    /// Since when the span has had nothing to send while blocks waited for an export
+    /// session (session-limited), if it is so now.
+    pub starved_since: Option<Time>,
     pub ctrl: VecDeque<Out>,
     pub data: VecDeque<Out>,
     pub agg: Option<OpenBlock>,
@@ -124,6 +127,7 @@ impl Span {
             rate: cfg.transmission_rate.map(|r| r.0 / 8.0),
             link_up: true,
             next_tx: 0,
+            starved_since: None,
             ctrl: VecDeque::new(),
             data: VecDeque::new(),
             agg: None,

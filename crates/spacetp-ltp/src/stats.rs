@@ -65,6 +65,10 @@ pub struct SpanStats {
     /// Time those blocks waited, in all and at most.
     pub session_wait_total: Time,
     pub session_wait_max: Time,
+    /// Time the span had nothing to send while blocks waited for an export session: every
+    /// session was waiting for its report and the link sat idle (too few sessions for the
+    /// bandwidth-delay product).
+    pub session_limited_time: Time,
     // Receiving (import sessions).
     pub import_sessions_started: u64,
     pub import_sessions_completed: u64,
@@ -118,6 +122,7 @@ impl SpanStats {
             report_acks_sent,
             blocks_waited_for_session,
             session_wait_total,
+            session_limited_time,
             import_sessions_started,
             import_sessions_completed,
             red_segments_received,

@@ -301,6 +301,11 @@ pub struct FlowCfg {
     /// QUIC settings over the QUIC profile's (`protocol = "quic"`, "quic-cubic",
     /// "quic-newreno", "quic-bbr").
     pub quic: Option<serde_json::Map<String, serde_json::Value>>,
+    /// LTP settings (`protocol = "ltp"`): the span's, named as ION's `ltprc` names them
+    /// (`max_export_sessions`, `max_segment_size`, `aggregation_size_limit`, ...), and
+    /// `block_size`, `red_share`, `own_queuing_latency`, `max_ber`. The one-way light time,
+    /// transmission rate and segment size default to the path's (`spacetp schema --ltp`).
+    pub ltp: Option<serde_json::Map<String, serde_json::Value>>,
     /// Also report the goodput over this interval of simulated time, `[from, to]`: bytes
     /// delivered in it x 8 / (to - from), as users compare "bytes in [10 s, 100 s] / 90 s".
     pub goodput_window: Option<(Duration, Duration)>,

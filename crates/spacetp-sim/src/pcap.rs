@@ -63,7 +63,7 @@ impl PcapTap {
                 ..
             } => return, // never on a link: filled before it is sent
             Body::Transport {
-                wire: Wire::Datagram { .. } | Wire::Quic { .. },
+                wire: Wire::Datagram { .. } | Wire::Udp { .. },
                 ..
             } => {
                 // UDP checksum 0 = not computed (allowed over IPv4). A QUIC packet's bytes

@@ -63,6 +63,44 @@ pub struct FlowSummary {
     /// QUIC's own counters (QUIC flows only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub quic: Option<QuicSummary>,
+    /// LTP's own counters (LTP flows only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ltp: Option<LtpSummary>,
+}
+
+/// What an LTP flow's two engines report beside the common fields.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct LtpSummary {
+    /// Export sessions the sender opened, those that completed (red part acknowledged),
+    /// and those canceled (their data went again in new sessions).
+    pub sessions: u64,
+    pub sessions_completed: u64,
+    pub sessions_canceled: u64,
+    /// The span's limit on export sessions open at once.
+    pub max_export_sessions: u32,
+    pub checkpoints_sent: u64,
+    /// Checkpoints sent again because their timer ran out (a lost checkpoint or report).
+    pub checkpoints_retransmitted: u64,
+    /// Report segments the receiver sent (and resent on their timer), and the sender got.
+    pub report_segments_sent: u64,
+    pub reports_retransmitted: u64,
+    pub report_segments_received: u64,
+    pub report_acks_sent: u64,
+    pub cancel_segments_sent: u64,
+    pub blocks_delivered: u64,
+    /// Red segments that brought nothing new (duplicates, late ones).
+    pub redundant_segments_received: u64,
+    /// Blocks that found every export session busy and waited for one, and how long.
+    pub blocks_waited_for_session: u64,
+    pub session_wait_mean_s: Option<f64>,
+    pub session_wait_max_s: f64,
+    /// Time the link sat idle while blocks waited for a session (every session awaiting
+    /// its report), and whether that was over 5% of the transfer: too few export sessions
+    /// for the bandwidth-delay product (`ltp.max_export_sessions`).
+    pub session_limited_s: f64,
+    pub session_limited: bool,
+    /// Segments that did not decode (never expected on a simulated link).
+    pub segments_undecodable: u64,
 }
 
 /// What a QUIC flow's sender reports beside the common fields (quinn's counters).

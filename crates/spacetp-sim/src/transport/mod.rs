@@ -9,6 +9,7 @@
 //! that selects it ([`TransportSpec`]).
 
 pub mod datagram;
+pub mod ltp;
 pub mod quic;
 pub mod tcp;
 
@@ -44,9 +45,9 @@ pub enum Wire {
         dst_port: u16,
         size: u32,
     },
-    /// A QUIC packet: a UDP datagram whose `len` payload bytes (real, encrypted) travel in
-    /// the packet's payload buffer.
-    Quic {
+    /// A UDP datagram whose `len` payload bytes are real and travel in the packet's
+    /// payload buffer: QUIC's encrypted packets, LTP's segments.
+    Udp {
         src_port: u16,
         dst_port: u16,
         len: u32,
@@ -64,7 +65,7 @@ impl Wire {
             Wire::Datagram {
                 src_port, dst_port, ..
             }
-            | Wire::Quic {
+            | Wire::Udp {
                 src_port, dst_port, ..
             } => (*src_port, *dst_port),
             Wire::Unfilled => (0, 0),
@@ -150,6 +151,12 @@ pub trait Transport {
     fn takes_signals(&self) -> bool {
         true
     }
+    /// Whether a ground station tells this end of link outages now: while it runs. A
+    /// connectionless transport (LTP) keeps listening between its sessions: a notice it
+    /// missed would leave it believing a link down that came back.
+    fn listens_for_link_state(&self) -> bool {
+        self.takes_signals() && !self.is_finished()
+    }
     /// Our link layer discarded a corrupted packet addressed to this end.
     fn on_corruption_detected(&mut self) {}
     /// A router reports that a packet this end sent was corrupted on the way.
@@ -177,6 +184,7 @@ pub trait Transport {
 pub enum TransportSpec {
     Tcp(tcp::TcpSpec),
     Quic(quic::QuicSpec),
+    Ltp(ltp::LtpSpec),
 }
 
 /// Where the two ends of a flow are: node indices and ports.
@@ -207,6 +215,11 @@ impl TransportSpec {
                 let (client, server) = spec.open(ends, seed);
                 (Box::new(client), Box::new(server))
             }
+            TransportSpec::Ltp(spec) => {
+                let seed = (isn() as u64) << 32 | isn() as u64;
+                let (client, server) = spec.open(ends, seed);
+                (Box::new(client), Box::new(server))
+            }
         }
     }
 
@@ -215,6 +228,7 @@ impl TransportSpec {
         match self {
             TransportSpec::Tcp(spec) => spec.mss,
             TransportSpec::Quic(spec) => spec.max_payload as u32,
+            TransportSpec::Ltp(spec) => spec.span.max_segment_size.0 as u32,
         }
     }
 }

@@ -101,7 +101,7 @@ impl QuicTransport {
 impl Transport for QuicTransport {
     fn on_packet(&mut self, now: Time, wire: &Wire, payload: &[u8]) {
         self.now = now;
-        if let Wire::Quic { len, .. } = wire {
+        if let Wire::Udp { len, .. } = wire {
             self.end.on_datagram(now, &payload[..*len as usize]);
         }
     }
@@ -117,7 +117,7 @@ impl Transport for QuicTransport {
             return None;
         }
         let len = payload.len() as u32;
-        *wire = Wire::Quic {
+        *wire = Wire::Udp {
             src_port: self.port,
             dst_port: self.peer_port,
             len,

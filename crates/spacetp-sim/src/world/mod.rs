@@ -354,7 +354,7 @@ impl World {
     fn link_state(&mut self, link: u32, up: bool) {
         for ep in 0..self.eps.len() as u32 {
             let e = &self.eps[ep as usize];
-            if e.dead || e.transport.is_finished() || !e.transport.takes_signals() {
+            if e.dead || !e.transport.listens_for_link_state() {
                 continue;
             }
             let (mut n, dst) = (e.node, e.peer_node);

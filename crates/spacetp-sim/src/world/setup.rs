@@ -167,7 +167,7 @@ impl World {
             key_log: self.key_log.clone(),
             qlog_prefix: self.qlog_dir.as_ref().map(|d| d.join(&name)),
         };
-        let spec = flow_spec(f, mss, &p, outputs)?;
+        let spec = flow_spec(f, mss, &p, outputs, &path_defaults(b, from, to, f.mtu.0))?;
         let fstop = f.stop.map(|d| d.0).or(stop);
         if f.bytes.is_none() && fstop.is_none() {
             return Err(FieldError::new(
@@ -400,6 +400,25 @@ pub(super) fn check_route(b: &Built, from: u16, to: u16, path: &str) -> Result<(
         ));
     }
     Ok(())
+}
+
+/// What the path from `from` to `to` tells a transport that has no congestion control (LTP):
+/// its one-way propagation delay at the start, its bottleneck rate, and the largest UDP
+/// payload of a packet of the flow's `mtu`.
+fn path_defaults(b: &Built, from: u16, to: u16, mtu: u64) -> crate::transport::ltp::PathDefaults {
+    let (mut n, mut one_way, mut rate) = (from, 0, f64::INFINITY);
+    while n != to {
+        let ld = b.routes[n as usize][to as usize].expect("route checked") as usize;
+        let l = &b.links[ld];
+        one_way += l.delay.at(0);
+        rate = rate.min(l.rate_bps);
+        n = l.to;
+    }
+    crate::transport::ltp::PathDefaults {
+        one_way,
+        rate_bps: rate,
+        max_segment: mtu.saturating_sub(28),
+    }
 }
 
 /// The smallest MTU on the route from `from` to `to`.

@@ -3,6 +3,7 @@
 //! connection refuses the settings only TCP takes, naming the first one set.
 
 use super::*;
+use crate::transport::ltp::{LtpSpec, PathDefaults};
 use crate::transport::quic::QuicSpec;
 use crate::transport::tcp::TcpSpec;
 use spacetp_proto::FieldError;
@@ -20,7 +21,38 @@ pub(super) fn flow_spec(
     mss: u32,
     p: &str,
     outputs: QuicOutputs,
+    path: &PathDefaults,
 ) -> Result<TransportSpec, FieldError> {
+    if f.protocol == "ltp" {
+        refuse_for(
+            p,
+            "LTP",
+            "ltp",
+            &[
+                ("tcp", f.tcp.is_some()),
+                ("quic", f.quic.is_some()),
+                ("peer_protocol", f.peer_protocol.is_some()),
+                ("record_size", f.record_size.is_some()),
+                ("read_rate", f.read_rate.is_some()),
+                ("receive_buffer", f.receive_buffer.is_some()),
+                ("send_buffer", f.send_buffer.is_some()),
+            ],
+        )?;
+        return Ok(TransportSpec::Ltp(LtpSpec::from_settings(
+            f.ltp.as_ref(),
+            path,
+            p,
+        )?));
+    }
+    if f.ltp.is_some() {
+        return Err(FieldError::new(
+            format!("{p}.ltp"),
+            format!(
+                "LTP settings need protocol = \"ltp\", not \"{}\"",
+                f.protocol
+            ),
+        ));
+    }
     if spacetp_quic::is_quic(&f.protocol) {
         refuse_for_quic(
             p,
@@ -150,21 +182,30 @@ pub(super) fn source_quic_spec(
 /// The settings only TCP takes, refused when a QUIC protocol is asked for: the first one
 /// set is an error naming it and saying why.
 fn refuse_for_quic(p: &str, set: &[(&str, bool)]) -> Result<(), FieldError> {
+    refuse_for(p, "QUIC", "quic", set)
+}
+
+/// The settings another protocol takes, refused for `name` (whose own table is `[...key]`):
+/// the first one set is an error naming it and saying why.
+fn refuse_for(p: &str, name: &str, key: &str, set: &[(&str, bool)]) -> Result<(), FieldError> {
     let Some(&(field, _)) = set.iter().find(|s| s.1) else {
         return Ok(());
     };
     let table = p.split('[').next().unwrap_or(p);
-    let tcp = format!("TCP settings do not apply to QUIC; QUIC's are [{table}.quic]");
-    let why = match field {
-        "tcp" => tcp.as_str(),
-        "peer_protocol" => "a QUIC connection's two ends run the same QUIC",
-        "record_size" => "QUIC has no record boundaries",
-        "read_rate" => "a rate-limited reader is not modelled for QUIC yet",
-        "receive_buffer" => {
-            "QUIC's receive windows are quic.stream_receive_window and quic.receive_window"
+    let own = format!("these are not {name} settings; {name}'s are [{table}.{key}]");
+    let why = match (field, name) {
+        ("peer_protocol", _) => format!("both ends of a {name} flow run the same {name}"),
+        ("record_size", _) => format!("{name} has no record boundaries"),
+        ("read_rate", _) => format!("a rate-limited reader is not modelled for {name} yet"),
+        ("receive_buffer", "QUIC") => {
+            "QUIC's receive windows are quic.stream_receive_window and quic.receive_window".into()
         }
-        "send_buffer" => "QUIC's send buffer is quic.send_window",
-        _ => "does not apply to QUIC",
+        ("send_buffer", "QUIC") => "QUIC's send buffer is quic.send_window".into(),
+        ("receive_buffer" | "send_buffer", _) => {
+            format!("{name}'s buffering is its sessions: [{table}.{key}] max_export_sessions")
+        }
+        ("tcp", "QUIC") => format!("TCP settings do not apply to QUIC; QUIC's are [{table}.quic]"),
+        _ => own,
     };
     Err(FieldError::new(format!("{p}.{field}"), why))
 }
