@@ -29,9 +29,11 @@ def test_series_equals_the_alternating_sum(p):
         assert ltp.rounds_max_geometric(n, float(p)) == pytest.approx(float(exact), rel=1e-13)
 
 
-def test_eisenberg_bounds_and_approximation():
-    # Eisenberg (Stat. Prob. Letters 78, 2008): H_n/lambda <= E[max] <= 1 + H_n/lambda and
-    # E[max] ~ 1/2 + H_n/lambda, lambda = ln(1/p).
+def test_bounds_and_approximation():
+    # Spivey's blog post on the expected maximum of IID geometric variables: the series lies
+    # between Riemann sums of an integral equal to H_n/lambda, lambda = ln(1/p), so
+    # H_n/lambda <= E[max] <= 1 + H_n/lambda; first-order Euler-Maclaurin gives
+    # E[max] ~ 1/2 + H_n/lambda (see also Eisenberg, Stat. Prob. Letters 78, 2008).
     n = np.array([1, 2, 10, 46, 1000, 100_000])[:, None]
     p = np.array([1e-4, 1e-3, 0.01, 0.05, 0.1, 0.3, 0.5, 0.9])[None, :]
     exact = ltp.rounds_max_geometric(n, p)

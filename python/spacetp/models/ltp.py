@@ -24,9 +24,12 @@ Sources
   available to us, so no equation of theirs is quoted here). With every segment lost
   independently, the rounds a block needs are the maximum of N geometric variables; its exact
   mean is the series (L4) (M. Spivey's answer to MathOverflow question 41604 gives the
-  equivalent alternating sum), and B. Eisenberg, "On the expectation of the maximum of IID
-  geometric random variables", Statistics & Probability Letters 78 (2008) 135-143, gives the
-  bounds and the approximation (L5).
+  equivalent alternating sum). The bounds and the approximation (L5) follow the method of
+  Spivey's blog post on the same question (mikespivey.wordpress.com): the series read as
+  left and right Riemann sums of an integral that equals H_N / lambda, then first-order
+  Euler-Maclaurin (the post's formulas did not survive in the copy we read, so they are
+  re-derived here); B. Eisenberg, "On the expectation of the maximum of IID geometric random
+  variables", Statistics & Probability Letters 78 (2008) 135-143, analyses the remainder.
 * The file model over M export sessions is the mean-value (asymptotic-bound) argument of
   operational analysis (Lazowska et al., Quantitative System Performance, 1984, ch. 5): the
   link is a single server that every block needs for W seconds, a session is held for C_s
@@ -53,7 +56,7 @@ Model
      segment is lost independently in every round, so the rounds are the maximum of N
      geometric variables, E[R] = sum_{k>=0} (1 - (1 - p^k)^N), and the data segments sent are
      E[S] = N / (1 - p).
-(L5) Bounds and approximation (Eisenberg 2008), with lambda = ln(1/p) and H_N the N-th harmonic
+(L5) Bounds and approximation (Spivey's method), with lambda = ln(1/p) and H_N the N-th harmonic
      number: H_N / lambda <= E[R] <= 1 + H_N / lambda, E[R] ~ 1/2 + H_N / lambda (good for large
      N and p not small; at p -> 0 the bounds tend to [0, 1] and the approximation to 1/2
      while E[R] -> 1).
@@ -204,7 +207,7 @@ def segments_per_block(block, segment, header=DEFAULT_HEADER):
             f"segment must be larger than header (got segment={segment}, header={header} "
             "bytes): a segment carries its header and at least one byte of data"
         )
-    return result(np.ceil(block / (segment - header) - 1e-12))
+    return result(np.maximum(np.ceil(block / (segment - header) - 1e-12), 1.0))
 
 
 def segment_time(rate, block, segment, header=DEFAULT_HEADER):
@@ -271,7 +274,8 @@ def rounds_max_geometric(n, p):
 
 
 def rounds_max_geometric_bounds(n, p):
-    """(L5) Eisenberg's bounds (H_n/lambda, 1 + H_n/lambda), lambda = ln(1/p), on (L4)."""
+    """(L5) Bounds (H_n/lambda, 1 + H_n/lambda), lambda = ln(1/p), on (L4): the series
+    between its right and left Riemann sums of int_0^inf 1 - (1 - e^(-lambda x))^n dx."""
     h = harmonic(n)
     p = _check("p", p, 0.0, 1.0, high_open=True)
     h, p = as_arrays(h, p)
@@ -439,7 +443,7 @@ def file_delivery_time(
     kw = dict(header=header, margin=margin, p_ctrl=p_ctrl, structure=structure)
     full = block_times(rate, rtt, p, block_, segment, **kw)
     file, block_, m = as_arrays(file, block_, sessions)
-    n_blocks = np.ceil(file / block_ - 1e-12)
+    n_blocks = np.maximum(np.ceil(file / block_ - 1e-12), 1.0)
     last = block_times(rate, rtt, p, file - (n_blocks - 1.0) * block_, segment, **kw)
     k = np.ceil(n_blocks / m - 1e-12)
     j = n_blocks - (k - 1.0) * m
