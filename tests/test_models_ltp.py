@@ -396,7 +396,7 @@ def test_registry_entries_match_the_module():
         ("ltp-block", {"rate": 1e6, "rtt": 10, "ber": 0.5}, "loses every segment"),
         ("ltp", {"rate": 1e6, "rtt": 10, "p": 0.1}, "missing parameter 'file'"),
         ("ltp", {"rate": 1e6, "rtt": 10, "p": 0.1, "file": 1e6, "sessions": 0.5}, "^sessions"),
-        ("ltp", {"rate": 1e6, "rtt": 10, "p": 0.1, "file": 1e6, "sessions": 2.5}, "whole"),
+        ("ltp", {"rate": 1e6, "rtt": 10, "p": 0.1, "file": 1e6, "sessions": 2.5}, "as a list"),
         ("ltp-rounds", {"n": 0, "p": 0.1}, r"^n = 0 .*\[1, inf\) segments"),
         ("ltp-rounds-ion", {"n": 2e5, "p": 0.1}, r"^n = 200000 .*whole number in \[1, 100000\]"),
         ("ltp-rounds", {"n": 10, "p": 1 - 1e-9}, "too close to 1"),

@@ -159,7 +159,7 @@ _EULER_GAMMA = 0.5772156649015329
 # ------------------------------------------------------------------------------ validation
 
 
-def _check(name, x, low=None, high=None, low_open=False, high_open=False, whole=False):
+def _check(name, x, low=None, high=None, low_open=False, high_open=False, whole=False, hint=""):
     """Raise ValueError naming ``name`` if any element of ``x`` is outside the range."""
     x = np.asarray(x, dtype=float)
     ok = np.isfinite(x) | ((high is None) & (x == np.inf))
@@ -175,7 +175,7 @@ def _check(name, x, low=None, high=None, low_open=False, high_open=False, whole=
         hi = "inf" if high is None else f"{high:g}"
         rng = f"{'(' if low_open else '['}{lo}, {hi}{')' if high_open or high is None else ']'}"
         kind = "a whole number in " if whole else ""
-        raise ValueError(f"{name} = {float(bad):g} is out of range: allowed {kind}{rng}")
+        raise ValueError(f"{name} = {float(bad):g} is out of range: allowed {kind}{rng}{hint}")
     return x
 
 
@@ -438,7 +438,9 @@ def file_delivery_time(
     """(L11) E[T_file] (s): a file of ``file`` bytes cut into blocks of ``block`` bytes over
     ``sessions`` export sessions, from the first bit leaving to the last block delivered."""
     file = _check("file", file, 0.0, low_open=True)
-    sessions = _check("sessions", sessions, 1.0, whole=True)
+    sessions = _check(
+        "sessions", sessions, 1.0, whole=True, hint=" (sweep it as a list: sessions=1,2,5,10)"
+    )
     block_ = _check("block", block, 0.0, low_open=True)
     kw = dict(header=header, margin=margin, p_ctrl=p_ctrl, structure=structure)
     full = block_times(rate, rtt, p, block_, segment, **kw)
