@@ -7,7 +7,8 @@ from spacetp.models import MODELS, evaluate, parse_sweep, pftk
 
 NAMES = [
     "pftk", "pftk-approx", "mathis", "slowstart", "vegas", "scps-liu", "scps-liu-nt",
-    "scalable", "scalable-iid", "scalable-markov",
+    "scalable", "scalable-iid", "scalable-markov", "ltp", "ltp-goodput", "ltp-block",
+    "ltp-rounds", "ltp-rounds-ion", "ltp-segment-loss",
 ]  # fmt: skip
 
 MINIMAL = {
@@ -21,6 +22,12 @@ MINIMAL = {
     "scalable": {"q": 1e-4, "rtt": 0.12},
     "scalable-iid": {"p": 0.02, "rtt": 0.12},
     "scalable-markov": {"p_a": 0.02, "burstiness": 0.5, "rtt": 0.12},
+    "ltp": {"rate": 1e6, "rtt": 2400, "p": 1e-3, "file": 1e8},
+    "ltp-goodput": {"rate": 1e6, "rtt": 2400, "ber": 1e-6, "file": 1e8},
+    "ltp-block": {"rate": 1e6, "rtt": 2400, "p": 1e-3},
+    "ltp-rounds": {"n": 46, "p": 0.1},
+    "ltp-rounds-ion": {"n": 46, "p": 0.1},
+    "ltp-segment-loss": {"ber": 1e-6},
 }
 
 

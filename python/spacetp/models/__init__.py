@@ -3,7 +3,8 @@
 Modules (numpy only, each documents its equations, units and corrections):
 :mod:`.pftk` (Padhye et al.; Akan et al. eq. 1; square-root law), :mod:`.slowstart`
 (Akan et al. eq. 2), :mod:`.vegas` (Liu & Liu eq. 1 and a derived loss model),
-:mod:`.scps_liu` (Liu & Liu eqs. 1-24, corrected), :mod:`.scalable` (Altman et al.).
+:mod:`.scps_liu` (Liu & Liu eqs. 1-24, corrected), :mod:`.scalable` (Altman et al.),
+:mod:`.ltp` (LTP block and file delivery time: RFC 5326 rounds, timers, export sessions).
 
 ``MODELS`` maps a CLI name to a :class:`ModelSpec`; :func:`evaluate` validates parameters and
 calls the model; :func:`parse_sweep` turns ``"p=1e-4:1e-1:log20"`` into ``("p", array)``.
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import pftk, scalable, scps_liu, slowstart, vegas
+from . import ltp, pftk, scalable, scps_liu, slowstart, vegas
 from ._common import to_bits_per_second
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "ModelSpec",
     "Param",
     "evaluate",
+    "ltp",
     "parse_sweep",
     "pftk",
     "scalable",
@@ -155,6 +157,132 @@ def _check_vegas(v):
 def _check_bounds(v):
     if np.any(v["b_u"] <= v["b_l"]):
         raise ValueError(f"b_u must be greater than b_l (got b_u={v['b_u']}, b_l={v['b_l']})")
+
+
+# LTP (ltp.py): a data-segment loss p, or a bit error rate from which p and the loss of the
+# (small) report and RA segments follow.
+LTP_REPORT_BYTES = 25.0  # ION's LTP configuration worksheet: "25 bytes is a reasonable estimate"
+
+
+def _ltp_losses(p, ber, segment, p_ctrl):
+    """(p, p_ctrl) from whichever of p and ber was given (checked by _check_ltp)."""
+    if p is None:
+        p = ltp.segment_loss(ber, segment)
+        if p_ctrl is None:
+            p_ctrl = ltp.segment_loss(ber, LTP_REPORT_BYTES)
+    return p, p_ctrl
+
+
+def _check_ltp(v):
+    if ("p" in v) == ("ber" in v):
+        raise ValueError(
+            "give exactly one of p (per-segment loss probability) and ber (bit error rate)"
+        )
+    if np.any(v["segment"] <= v["header"]):
+        raise ValueError(
+            f"segment must be larger than header (got segment={v['segment']}, "
+            f"header={v['header']} bytes)"
+        )
+    if "ber" in v:
+        p = np.asarray(ltp.segment_loss(v["ber"], v["segment"]))
+        if np.any(p >= 1.0):
+            raise ValueError(
+                f"ber = {v['ber']} loses every segment of {v['segment']} bytes (p = 1); "
+                "lower ber or segment"
+            )
+
+
+def _ltp_params(file=False, sessions=False):
+    out = {
+        "rate": Param("bits/s", "link rate, data direction", required=True, low=0.0),
+        "rtt": Param(
+            "s", "round trip of a checkpoint and its report (2 x one-way light time)",
+            required=True, low=0.0,
+        ),
+        "p": Param(
+            "1", "per-segment loss probability (give p or ber)",
+            low=0.0, high=1.0, low_open=False,
+        ),
+        "ber": Param(
+            "1", "bit error rate, p = 1-(1-ber)^(8 segment) (give p or ber)",
+            low=0.0, high=1.0, low_open=False,
+        ),
+        "block": Param("bytes", "block (red part) size", default=64000.0, low=0.0),
+        "segment": Param(
+            "bytes", "whole segment size, header included", default=1400.0, low=0.0
+        ),
+        "header": Param(
+            "bytes", "segment bytes that carry no block data",
+            default=ltp.DEFAULT_HEADER, low=0.0, low_open=False,
+        ),
+        "margin": Param(
+            "s", "timer = rtt + margin (ION: 1 s own + 1 s remote queuing)",
+            default=ltp.DEFAULT_MARGIN, low=0.0, low_open=False,
+        ),
+        "p_ctrl": Param(
+            "1", "report/RA loss probability (default p; with ber, a 25-byte report's)",
+            low=0.0, high=1.0, low_open=False,
+        ),
+    }  # fmt: skip
+    if sessions:
+        out["sessions"] = Param(
+            "sessions", "export sessions open at once (ION max_export_sessions)",
+            default=10.0, low=1.0, low_open=False,
+        )  # fmt: skip
+    if file:
+        out["file"] = Param("bytes", "file size", required=True, low=0.0)
+    return out
+
+
+def _ltp_block(
+    rate,
+    rtt,
+    p=None,
+    ber=None,
+    block=64000.0,
+    segment=1400.0,
+    header=ltp.DEFAULT_HEADER,
+    margin=ltp.DEFAULT_MARGIN,
+    p_ctrl=None,
+):
+    p, p_ctrl = _ltp_losses(p, ber, segment, p_ctrl)
+    return ltp.block_delivery_time(
+        rate, rtt, p, block, segment, header=header, margin=margin, p_ctrl=p_ctrl
+    )
+
+
+def _ltp_file(goodput):
+    def f(
+        rate,
+        rtt,
+        file,
+        p=None,
+        ber=None,
+        block=64000.0,
+        segment=1400.0,
+        header=ltp.DEFAULT_HEADER,
+        margin=ltp.DEFAULT_MARGIN,
+        p_ctrl=None,
+        sessions=10.0,
+    ):
+        p, p_ctrl = _ltp_losses(p, ber, segment, p_ctrl)
+        fn = ltp.file_goodput if goodput else ltp.file_delivery_time
+        return fn(
+            file, rate, rtt, p, block=block, segment=segment, header=header, margin=margin,
+            sessions=sessions, p_ctrl=p_ctrl,
+        )  # fmt: skip
+
+    return f
+
+
+def _segments_param():
+    return Param("segments", "data segments in the block", required=True, low=1.0, low_open=False)
+
+
+def _p_round():
+    return Param(
+        "1", "per-segment loss probability", required=True, low=0.0, high=1.0, low_open=False
+    )
 
 
 MODELS: dict[str, ModelSpec] = {
@@ -298,6 +426,48 @@ MODELS: dict[str, ModelSpec] = {
         returns="packets/s",
         description="Scalable TCP, two-state Markov losses of Altman et al. eq. (14), section 4",
         check=_check_bounds,
+    ),
+    "ltp": ModelSpec(
+        func=_ltp_file(goodput=False),
+        params=_ltp_params(file=True, sessions=True),
+        returns="s",
+        description="LTP file delivery time over M export sessions (RFC 5326 rounds, ltp.py L11)",
+        check=_check_ltp,
+    ),
+    "ltp-goodput": ModelSpec(
+        func=_ltp_file(goodput=True),
+        params=_ltp_params(file=True, sessions=True),
+        returns="bits/s",
+        description="LTP file goodput 8 file / delivery time (ltp.py L12)",
+        check=_check_ltp,
+    ),
+    "ltp-block": ModelSpec(
+        func=_ltp_block,
+        params=_ltp_params(),
+        returns="s",
+        description="LTP expected delivery time of one block, ION rounds and timers (ltp.py L7)",
+        check=_check_ltp,
+    ),
+    "ltp-rounds": ModelSpec(
+        func=ltp.rounds_max_geometric,
+        params={"n": _segments_param(), "p": _p_round()},
+        returns="rounds",
+        description="LTP rounds per block, max of n geometric variables (ltp.py L4)",
+    ),
+    "ltp-rounds-ion": ModelSpec(
+        func=ltp.rounds_ion,
+        params={"n": _segments_param(), "p": _p_round()},
+        returns="rounds",
+        description="LTP rounds per block when the checkpoint is resent by its timer (L6)",
+    ),
+    "ltp-segment-loss": ModelSpec(
+        func=ltp.segment_loss,
+        params={
+            "ber": Param("1", "bit error rate", required=True, low=0.0, high=1.0, low_open=False),
+            "size": Param("bytes", "segment size", default=1400.0, low=0.0),
+        },  # fmt: skip
+        returns="1",
+        description="probability that a segment is lost, 1-(1-ber)^(8 size) (ltp.py L1)",
     ),
 }
 
