@@ -44,6 +44,10 @@ def _quic_schema() -> dict:
     return json.loads(_core.quic_schema())
 
 
+def _ltp_schema() -> dict:
+    return json.loads(_core.ltp_schema())
+
+
 def _alternatives(node: dict, owner: str, rel: str, root: dict) -> list[tuple[dict, str, str]]:
     """The concrete schema nodes behind `node` (through $ref, anyOf, oneOf, allOf), each with
     the definition that owns it and the path relative to that definition."""
@@ -103,6 +107,10 @@ def valid_paths() -> set[str]:
         for p in full:
             for pre in _prefixes(p):
                 paths.add(f"flows[].quic.{pre}")
+    for full in schema_fields(_ltp_schema()).values():
+        for p in full:
+            for pre in _prefixes(p):
+                paths.add(f"flows[].ltp.{pre}")
     return paths
 
 
@@ -197,6 +205,12 @@ def test_every_tcp_setting_is_documented():
         "transport settings without a `flows[i].tcp.NAME` row in docs/scenario.md: "
         + ", ".join(missing)
     )
+
+
+def test_every_ltp_setting_is_documented():
+    documented = documented_paths(_doc_text())
+    missing = sorted(p for p in _ltp_schema()["properties"] if f"flows[].ltp.{p}" not in documented)
+    assert not missing, "LTP settings without a `flows[i].ltp.NAME` row: " + ", ".join(missing)
 
 
 def test_every_quic_setting_is_documented_with_quinns_default():

@@ -28,6 +28,9 @@ def emulate(
     Link-state notices (b"link down", b"link up") go to the datagram fds `notify`, and with
     notify_udp=(port, address_a, address_b) as UDP datagrams on the link to each end."""
 
+def ltp_schema() -> str:
+    """JSON Schema of the `[flows.ltp]` settings."""
+
 def gateway_check(config_json: str) -> None:
     """Validate a gateway configuration; ValueError naming the bad setting."""
 

@@ -213,11 +213,14 @@ def protocols(
 def schema(
     tcp: Annotated[bool, typer.Option(help="The \\[flows.tcp] settings instead.")] = False,
     quic: Annotated[bool, typer.Option(help="The \\[flows.quic] settings instead.")] = False,
+    ltp: Annotated[bool, typer.Option(help="The \\[flows.ltp] settings instead.")] = False,
 ) -> None:
     """Print the JSON Schema of scenarios."""
     from spacetp import _core
 
-    print(_core.tcp_schema() if tcp else _core.quic_schema() if quic else _core.schema())
+    which = _core.tcp_schema if tcp else _core.quic_schema if quic else None
+    which = which or (_core.ltp_schema if ltp else _core.schema)
+    print(which())
 
 
 from spacetp.cli_bench import register as register_bench  # noqa: E402  (bench)

@@ -90,7 +90,7 @@ def register(app: typer.Typer) -> None:
         quic: Annotated[
             str | None,
             typer.Option(
-                help="QUIC: overrides of the profile as JSON, as [flows.quic] in scenarios, "
+                help="QUIC: overrides of the profile as JSON, as \\[flows.quic] in scenarios, "
                 'e.g. \'{"initial_rtt": "600 ms", "stream_receive_window": "8 MB"}\'.'
             ),
         ] = None,

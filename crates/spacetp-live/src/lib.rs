@@ -1,8 +1,10 @@
 //! spacetp-live: the simulator's models in real time, on real packets. Two programs share
-//! the crate: the link emulator (`spacetp emulate`, [`emulator`]) and the SCPS-TP gateway
-//! (`spacetp gateway`, [`gateway`]); [`selftest`] runs a gateway pair over the emulator
-//! inside one process.
+//! the crate: the link emulator (`spacetp emulate`, [`emulator`]) and the gateway
+//! (`spacetp gateway`): SCPS-TP across the link ([`gateway`]) or QUIC ([`quic_gateway`]),
+//! chosen by [`carrier`]; [`selftest`] runs a gateway pair over the emulator inside one
+//! process.
 
+pub mod carrier;
 pub mod emulator;
 pub mod error;
 pub mod gateway;

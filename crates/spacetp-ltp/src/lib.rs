@@ -12,27 +12,27 @@
 //! - [`config`]: engine and span settings in human units (ION's `ltprc` names), validated.
 //! - [`engine`]: the public face: `send`, `on_segment`, `poll_transmit`, `poll_timeout`,
 //!   `on_timeout`, `set_link_up`, `poll_event`, statistics.
-//! - `span`: one peer's sessions, queues, link state and closed-session memory.
-//! - `aggregation`: SDUs into blocks (size and time limits), blocks waiting for a session.
-//! - `export`: sending sessions: reports, retransmission, checkpoint timers, cancels.
-//! - `import`: receiving sessions: reassembly, reports, delivery, cancels.
-//! - `output`: what leaves next, cut to the segment size and paced to the span's rate.
+//! - `shared`: what the spans of an engine share (seeded numbers, timers, notices, session
+//!   numbers).
+//! - `span`: one peer's sessions, queues, link state and closed-session memory; its
+//!   children split it by concern: `span/aggregation.rs` (SDUs into blocks, blocks waiting
+//!   for a session), `span/export.rs` (sending sessions: reports, retransmission,
+//!   checkpoint timers, cancels), `span/import.rs` (receiving sessions: reassembly, reports,
+//!   delivery, cancels), `span/output.rs` (what leaves next, cut to the segment size and
+//!   paced to the span's rate).
 //! - `timer`: acknowledgment deadlines, suspension while a link is down, the timer heap.
 //! - `ranges`: sorted disjoint byte ranges (receptions, claims).
 //! - [`stats`]: counters per span and per engine.
 //! - [`event`]: notices to client services (RFC 5326 section 7).
 //! - `fuzzing` (hidden): the decoder and engine fuzz bodies, shared by `fuzz/` and the tests.
 
-mod aggregation;
 pub mod config;
 pub mod engine;
 pub mod event;
-mod export;
 #[doc(hidden)]
 pub mod fuzzing;
-mod import;
-mod output;
 mod ranges;
+mod shared;
 mod span;
 pub mod stats;
 mod timer;
@@ -41,6 +41,6 @@ pub mod wire;
 pub use config::{EngineConfig, ImportLimitPolicy, SpanConfig};
 pub use engine::{Engine, SendError};
 pub use event::{CanceledBy, Event};
-pub use import::MAX_CLAIMS_PER_REPORT;
+pub use span::import::MAX_CLAIMS_PER_REPORT;
 pub use stats::{CancelCounts, EngineStats, SpanStats};
 pub use wire::{CancelReason, DecodeError};

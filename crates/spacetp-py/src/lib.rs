@@ -90,6 +90,12 @@ fn quic_schema() -> String {
     serde_json::to_string_pretty(&s).unwrap_or_default()
 }
 
+/// JSON Schema of the LTP settings (`[flows.ltp]`).
+#[pyfunction]
+fn ltp_schema() -> String {
+    serde_json::to_string_pretty(&spacetp_sim::transport::ltp::ltp_schema()).unwrap_or_default()
+}
+
 /// `[(name, description, settings as JSON, family)]` for every protocol profile, TCP's and
 /// QUIC's (family "quic").
 #[pyfunction]
@@ -197,7 +203,7 @@ fn emulate(
 /// Check a gateway configuration (JSON); a ValueError names the bad setting.
 #[pyfunction]
 fn gateway_check(config_json: &str) -> PyResult<()> {
-    spacetp_live::gateway::any_config_from_json(config_json)
+    spacetp_live::carrier::any_config_from_json(config_json)
         .map(|_| ())
         .map_err(field_error)
 }
@@ -214,10 +220,10 @@ fn gateway(
     link_fd: Option<i32>,
     link_state_fd: Option<i32>,
 ) -> PyResult<String> {
-    use spacetp_live::gateway::AnyConfig;
+    use spacetp_live::carrier::AnyConfig;
     use spacetp_live::quic_gateway::{Link, QuicGateway};
     let report =
-        match spacetp_live::gateway::any_config_from_json(config_json).map_err(field_error)? {
+        match spacetp_live::carrier::any_config_from_json(config_json).map_err(field_error)? {
             AnyConfig::Scps(cfg) => {
                 let fd = link_fd.ok_or_else(|| {
                     PyValueError::new_err("an SCPS-TP gateway needs the link's packet fd")
@@ -294,6 +300,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(tcp_schema, m)?)?;
     m.add_function(wrap_pyfunction!(quic_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(ltp_schema, m)?)?;
     m.add_function(wrap_pyfunction!(protocols, m)?)?;
     m.add_function(wrap_pyfunction!(linux_base, m)?)?;
     m.add_function(wrap_pyfunction!(scps_ri_base, m)?)?;

@@ -151,25 +151,6 @@ pub fn config_from_json(text: &str) -> Result<GatewayConfig, FieldError> {
     settings_to_config(parse_settings(text)?)
 }
 
-/// What a gateway runs: SCPS-TP (or TCP) connections across the link, or one QUIC
-/// connection carrying every relayed connection as a stream.
-// One per gateway, built once.
-#[allow(clippy::large_enum_variant)]
-pub enum AnyConfig {
-    Scps(GatewayConfig),
-    Quic(crate::quic_gateway::QuicGatewayConfig),
-}
-
-/// A gateway's configuration from JSON, for either carrier (chosen by `protocol`).
-pub fn any_config_from_json(text: &str) -> Result<AnyConfig, FieldError> {
-    let s = parse_settings(text)?;
-    if spacetp_quic::is_quic(&s.protocol) {
-        crate::quic_gateway::config_from_settings(s).map(AnyConfig::Quic)
-    } else {
-        settings_to_config(s).map(AnyConfig::Scps)
-    }
-}
-
 /// The settings from JSON text; errors name the key's path under `gateway`.
 pub(crate) fn parse_settings(text: &str) -> Result<GatewaySettings, FieldError> {
     let de = &mut serde_json::Deserializer::from_str(text);
@@ -248,7 +229,7 @@ pub(crate) fn check_rules(
 }
 
 /// The rules between settings, then the configuration the gateway runs with.
-fn settings_to_config(s: GatewaySettings) -> Result<GatewayConfig, FieldError> {
+pub(crate) fn settings_to_config(s: GatewaySettings) -> Result<GatewayConfig, FieldError> {
     refuse_keys(
         &[
             ("quic", s.quic.is_some()),

@@ -48,11 +48,8 @@ mod opening;
 mod report;
 mod sockets;
 
-pub use config::{
-    any_config_from_json, config_from_json, schema, AnyConfig, GatewayConfig, GatewaySettings,
-    Keepalive,
-};
-pub(crate) use config::{check_rules, refuse_keys, seconds};
+pub(crate) use config::{check_rules, parse_settings, refuse_keys, seconds, settings_to_config};
+pub use config::{config_from_json, schema, GatewayConfig, GatewaySettings, Keepalive};
 use flow::{comp_context, Flow};
 use link::LinkOut;
 pub use report::GatewayReport;

@@ -2,7 +2,7 @@
 //! ends on loopback, the tunnel's IPv4/UDP packets on datagram socket pairs.
 
 use super::*;
-use crate::gateway::{any_config_from_json, AnyConfig};
+use crate::carrier::{any_config_from_json, AnyConfig};
 use crate::selftest::{free_port, pattern, wait_for};
 use crate::{Emulator, Options};
 use spacetp_proto::MS;

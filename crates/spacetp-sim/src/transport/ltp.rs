@@ -169,6 +169,30 @@ impl LtpSpec {
     }
 }
 
+/// The JSON Schema of `[flows.ltp]`: the span's settings (but the peer, which is the flow's
+/// other end) and the keys of the flow's own.
+pub fn ltp_schema() -> serde_json::Value {
+    let mut span = serde_json::to_value(schemars::schema_for!(SpanConfig)).unwrap_or_default();
+    let own = serde_json::to_value(schemars::schema_for!(LtpFlowKeys)).unwrap_or_default();
+    if let Some(props) = span.get_mut("properties").and_then(|p| p.as_object_mut()) {
+        props.remove("peer_engine_id");
+        if let Some(o) = own.get("properties").and_then(|p| p.as_object()) {
+            props.extend(o.clone());
+        }
+    }
+    if let Some(req) = span.get_mut("required").and_then(|r| r.as_array_mut()) {
+        req.retain(|r| r != "peer_engine_id" && r != "one_way_light_time");
+    }
+    if let (Some(d), Some(o)) = (
+        span.get_mut("definitions").and_then(|d| d.as_object_mut()),
+        own.get("definitions").and_then(|d| d.as_object()),
+    ) {
+        d.extend(o.clone());
+    }
+    span["title"] = "LtpFlowSettings".into();
+    span
+}
+
 fn from_map<T: serde::de::DeserializeOwned>(
     m: serde_json::Map<String, serde_json::Value>,
     p: &str,

@@ -12,7 +12,7 @@
 use bytes::Bytes;
 use spacetp_proto::Time;
 
-use crate::engine::Shared;
+use crate::shared::Shared;
 use crate::span::Span;
 use crate::timer::TimerRef;
 

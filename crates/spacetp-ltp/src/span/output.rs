@@ -10,8 +10,8 @@
 
 use spacetp_proto::Time;
 
-use crate::engine::Shared;
-use crate::export::Checkpoint;
+use crate::shared::Shared;
+use crate::span::export::Checkpoint;
 use crate::span::{EndMark, Out, Span};
 use crate::timer::{Timer, TimerRef};
 use crate::wire::{

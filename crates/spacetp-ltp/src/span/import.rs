@@ -23,9 +23,9 @@ use bytes::Bytes;
 use spacetp_proto::Time;
 
 use crate::config::{derived_max_cycles, ImportLimitPolicy};
-use crate::engine::Shared;
 use crate::event::{CanceledBy, Event};
 use crate::ranges::RangeSet;
+use crate::shared::Shared;
 use crate::span::{Out, Span};
 use crate::timer::Timer;
 use crate::wire::{data_overhead, sdnv, CancelReason, Claim, DataSegment, SegmentType, SessionId};

@@ -16,11 +16,11 @@ use std::collections::BTreeSet;
 
 use spacetp_proto::Time;
 
-use crate::aggregation::Block;
 use crate::config::derived_max_cycles;
-use crate::engine::{ClosedExport, Shared};
 use crate::event::{CanceledBy, Event};
 use crate::ranges::RangeSet;
+use crate::shared::{ClosedExport, Shared};
+use crate::span::aggregation::Block;
 use crate::span::{EndMark, Out, Span};
 use crate::timer::{Timer, TimerRef};
 use crate::wire::{CancelReason, ReportSegment, SegmentType};

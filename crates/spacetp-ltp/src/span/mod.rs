@@ -7,15 +7,20 @@
 //! Queued items are small descriptions; the bytes are written when the segment leaves
 //! (`output.rs`), and a data extent is cut into segments only then.
 
+pub(crate) mod aggregation;
+pub(crate) mod export;
+pub(crate) mod import;
+mod output;
+
 use std::collections::{BTreeMap, VecDeque};
 
 use spacetp_proto::Time;
 
-use crate::aggregation::{Block, OpenBlock};
 use crate::config::{derived_max_retransmissions, SpanConfig};
-use crate::engine::Shared;
-use crate::export::ExportSession;
-use crate::import::ImportSession;
+use crate::shared::Shared;
+use crate::span::aggregation::{Block, OpenBlock};
+use crate::span::export::ExportSession;
+use crate::span::import::ImportSession;
 use crate::stats::SpanStats;
 use crate::timer::{Delays, Timer, TimerRef};
 use crate::wire::CancelReason;
