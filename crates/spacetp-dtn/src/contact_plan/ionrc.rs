@@ -2,9 +2,11 @@
 //! ones that make the contact plan and count the others.
 //!
 //! As ionadmin 4.1.3 (ici/utils/ionadmin.c `processLine`): at most 9 tokens a line
-//! (`'...'` and `{...}` are one token); the command is the first character of the first
-//! token; `#` starts a comment only as the first token (there are no end-of-line
-//! comments: ION reads a trailing `#` as a value); `q` ends the file.
+//! (`'...'` and `{...}` are one token; ionadmin also says "Too many tokens" of a comment
+//! of more than 9 words, and ignores it as a comment, which is what we do); the command is
+//! the first character of the first token; `#` starts a comment only as the first token
+//! (there are no end-of-line comments: ION reads a trailing `#` as a value); `q` ends the
+//! file.
 //!
 //! Applied: `a contact`, `a range`, `c contact`, `d contact`, `d range`, `@` (reference
 //! time), `^` (region: only region 1 may hold contacts here). Counted and not applied:
@@ -54,7 +56,8 @@ fn tokens(line: &str) -> Result<Vec<&str>, String> {
         out.push(tok);
         rest = after.trim_start();
     }
-    if out.len() > 9 {
+    let comment = out.first().is_some_and(|t| t.starts_with('#'));
+    if out.len() > 9 && !comment {
         return Err(format!(
             "{} tokens: ionadmin reads at most 9 on a line (\"Too many tokens\"); ION has \
              no end-of-line comments",
@@ -303,5 +306,6 @@ mod tests {
             .unwrap_err()
             .starts_with("11 tokens"));
         assert!(tokens("").unwrap().is_empty());
+        assert_eq!(tokens("# a comment of more than nine words is still a comment").unwrap().len(), 11);
     }
 }

@@ -20,18 +20,19 @@ fn rel(t: Time) -> String {
 }
 
 impl ContactPlan {
-    /// The plan as `ionrc` commands: `@` with the epoch when known, registrations,
+    /// The plan as `ionrc` commands (comments of at most 9 words, which ionadmin reads
+    /// without complaint): `@` with the epoch when known, registrations,
     /// hypothetical contacts, scheduled contacts, ranges. Values ION cannot hold exactly
     /// (sub-second times and light times, fractional rates) are written with decimals,
     /// which [`ContactPlan::parse`] reads back exactly and ION would truncate; see
     /// [`ContactPlan::to_ion_strict`].
     pub fn to_ion(&self) -> String {
-        let mut s = String::from("# contact plan (ION 4.1.3 ionrc syntax), written by spacetp-dtn\n");
+        let mut s = String::from("# ION contact plan, written by spacetp-dtn\n");
         match self.epoch {
             Some(e) => {
                 let _ = writeln!(s, "# relative times count from the @ line\n@ {}", format_utc(e));
             }
-            None => s.push_str("# relative times count from the moment ionadmin reads this\n"),
+            None => s.push_str("# relative times count from when ionadmin reads this\n"),
         }
         for n in &self.registrations {
             let _ = writeln!(s, "a contact -1 -1 {n} {n} 0");
