@@ -270,7 +270,13 @@ impl<'p> Cgr<'p> {
 
     /// The route ION would forward `bundle` on from `source` to `dest` at `now`, with no
     /// backlog and no excluded neighbor. None: no route delivers it before it expires.
-    pub fn best_route(&mut self, source: u64, dest: u64, now: Time, bundle: &Bundle) -> Option<Forwarding> {
+    pub fn best_route(
+        &mut self,
+        source: u64,
+        dest: u64,
+        now: Time,
+        bundle: &Bundle,
+    ) -> Option<Forwarding> {
         self.best_route_with(source, dest, now, bundle, &Conditions::default())
     }
 
@@ -309,9 +315,21 @@ impl<'p> Cgr<'p> {
             {
                 continue;
             }
-            let prior = conditions.backlog.get(&route.neighbor).copied().unwrap_or(0);
-            let Some(p) = pbat::project(&self.graph, &self.mtv, route, source, now, bundle, consumption, prior)
-            else {
+            let prior = conditions
+                .backlog
+                .get(&route.neighbor)
+                .copied()
+                .unwrap_or(0);
+            let Some(p) = pbat::project(
+                &self.graph,
+                &self.mtv,
+                route,
+                source,
+                now,
+                bundle,
+                consumption,
+                prior,
+            ) else {
                 continue;
             };
             let improves = match &best {
@@ -347,6 +365,12 @@ impl<'p> Cgr<'p> {
 }
 
 /// The route ION would forward `bundle` on, with a fresh router (no bookings).
-pub fn best_route(plan: &ContactPlan, source: u64, dest: u64, now: Time, bundle: &Bundle) -> Option<Forwarding> {
+pub fn best_route(
+    plan: &ContactPlan,
+    source: u64,
+    dest: u64,
+    now: Time,
+    bundle: &Bundle,
+) -> Option<Forwarding> {
     Cgr::new(plan).best_route(source, dest, now, bundle)
 }

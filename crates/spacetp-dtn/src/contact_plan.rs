@@ -138,7 +138,10 @@ impl ContactPlan {
 
     /// A plan from values, by the same rules as a text; errors name `contacts[i]` or
     /// `ranges[i]`. Ranges are asserted ranges (ION's rule adds the implied reverses).
-    pub fn from_parts(contacts: Vec<Contact>, ranges: Vec<Range>) -> Result<ContactPlan, PlanError> {
+    pub fn from_parts(
+        contacts: Vec<Contact>,
+        ranges: Vec<Range>,
+    ) -> Result<ContactPlan, PlanError> {
         let mut b = Builder::new(None);
         for (i, c) in contacts.into_iter().enumerate() {
             let at = format!("contacts[{i}]");
@@ -170,8 +173,12 @@ impl ContactPlan {
 
     /// The indices of the contacts from `from` to `to`, in start order.
     pub fn ids_between(&self, from: u64, to: u64) -> std::ops::Range<usize> {
-        let lo = self.contacts.partition_point(|c| (c.from, c.to) < (from, to));
-        let hi = self.contacts.partition_point(|c| (c.from, c.to) <= (from, to));
+        let lo = self
+            .contacts
+            .partition_point(|c| (c.from, c.to) < (from, to));
+        let hi = self
+            .contacts
+            .partition_point(|c| (c.from, c.to) <= (from, to));
         lo..hi
     }
 
@@ -218,8 +225,12 @@ impl ContactPlan {
     }
 
     fn pair_ranges(&self, from: u64, to: u64) -> &[RangeEntry] {
-        let lo = self.ranges.partition_point(|e| (e.range.from, e.range.to) < (from, to));
-        let hi = self.ranges.partition_point(|e| (e.range.from, e.range.to) <= (from, to));
+        let lo = self
+            .ranges
+            .partition_point(|e| (e.range.from, e.range.to) < (from, to));
+        let hi = self
+            .ranges
+            .partition_point(|e| (e.range.from, e.range.to) <= (from, to));
         &self.ranges[lo..hi]
     }
 
@@ -300,8 +311,20 @@ mod tests {
                 Contact::new(1, 3, 50 * SEC, 60 * SEC, 10.0),
             ],
             vec![
-                Range { from: 1, to: 2, start: 0, end: 150 * SEC, owlt: 5 * SEC },
-                Range { from: 3, to: 1, start: 0, end: 150 * SEC, owlt: 7 * SEC },
+                Range {
+                    from: 1,
+                    to: 2,
+                    start: 0,
+                    end: 150 * SEC,
+                    owlt: 5 * SEC,
+                },
+                Range {
+                    from: 3,
+                    to: 1,
+                    start: 0,
+                    end: 150 * SEC,
+                    owlt: 7 * SEC,
+                },
             ],
         )
         .unwrap()
@@ -310,13 +333,26 @@ mod tests {
     #[test]
     fn contacts_are_kept_in_ions_index_order_and_queried_by_node_and_pair() {
         let p = plan();
-        let order: Vec<(u64, u64, Time)> = p.contacts().iter().map(|c| (c.from, c.to, c.start)).collect();
-        assert_eq!(order, vec![(1, 2, 0), (1, 2, 200 * SEC), (1, 3, 50 * SEC), (2, 1, 0)]);
+        let order: Vec<(u64, u64, Time)> = p
+            .contacts()
+            .iter()
+            .map(|c| (c.from, c.to, c.start))
+            .collect();
+        assert_eq!(
+            order,
+            vec![(1, 2, 0), (1, 2, 200 * SEC), (1, 3, 50 * SEC), (2, 1, 0)]
+        );
         assert_eq!(p.contacts_from(1).len(), 3);
         assert_eq!(p.contacts_from(3).len(), 0);
-        assert_eq!(p.up_intervals(1, 2), vec![(0, 100 * SEC), (200 * SEC, 300 * SEC)]);
+        assert_eq!(
+            p.up_intervals(1, 2),
+            vec![(0, 100 * SEC), (200 * SEC, 300 * SEC)]
+        );
         assert!(p.is_up(1, 2, 0));
-        assert!(!p.is_up(1, 2, 100 * SEC), "the end is exclusive for transmission");
+        assert!(
+            !p.is_up(1, 2, 100 * SEC),
+            "the end is exclusive for transmission"
+        );
         assert!(p.is_up(1, 2, 299 * SEC));
         assert!(!p.is_up(2, 3, 0));
         assert_eq!(p.horizon(), 300 * SEC);
@@ -332,7 +368,11 @@ mod tests {
         assert_eq!(p.owlt(2, 1, 10 * SEC), Some(5 * SEC));
         assert_eq!(p.owlt(3, 1, 10 * SEC), Some(7 * SEC));
         assert_eq!(p.owlt(1, 3, 10 * SEC), None);
-        assert_eq!(p.owlt(1, 2, 150 * SEC), None, "the range's end is exclusive");
+        assert_eq!(
+            p.owlt(1, 2, 150 * SEC),
+            None,
+            "the range's end is exclusive"
+        );
         assert_eq!(p.asserted_ranges().count(), 2);
         assert_eq!(p.range_table().len(), 3);
     }
@@ -349,7 +389,13 @@ mod tests {
         // ION's quirk: a range that ends exactly when the contact starts still applies.
         let q = ContactPlan::from_parts(
             vec![Contact::new(1, 2, 100 * SEC, 200 * SEC, 1.0)],
-            vec![Range { from: 1, to: 2, start: 0, end: 100 * SEC, owlt: 3 * SEC }],
+            vec![Range {
+                from: 1,
+                to: 2,
+                start: 0,
+                end: 100 * SEC,
+                owlt: 3 * SEC,
+            }],
         )
         .unwrap();
         assert_eq!(q.contact_owlt(ContactId(0)), Some(3 * SEC));
@@ -372,7 +418,10 @@ mod tests {
              (+0 to +10); ION ignores a contact that overlaps or touches another between the \
              same two nodes in the same direction"
         );
-        let e = ContactPlan::from_parts(vec![Contact::new(1, 2, 0, 10 * SEC, 0.0)], vec![]).unwrap_err();
-        assert!(e.to_string().starts_with("contacts[0]: contact 1 -> 2 from +0 to +10: rate 0"));
+        let e = ContactPlan::from_parts(vec![Contact::new(1, 2, 0, 10 * SEC, 0.0)], vec![])
+            .unwrap_err();
+        assert!(e
+            .to_string()
+            .starts_with("contacts[0]: contact 1 -> 2 from +0 to +10: rate 0"));
     }
 }

@@ -39,7 +39,10 @@ mod tests {
 
     #[test]
     fn a_line_error_reads_line_colon_rule_and_a_field_error_its_path() {
-        let e = PlanError::line(7, "contact 2 -> 3 from +600 to +300: its end is before its start");
+        let e = PlanError::line(
+            7,
+            "contact 2 -> 3 from +600 to +300: its end is before its start",
+        );
         assert_eq!(
             e.to_string(),
             "line 7: contact 2 -> 3 from +600 to +300: its end is before its start"

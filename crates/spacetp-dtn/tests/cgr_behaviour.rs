@@ -40,15 +40,23 @@ fn a_contact_too_small_for_the_bundle_is_skipped() {
     // overhead, 9500 bytes occupy 9500 + 9500/16 = 10093 > 10000: A is refused and the
     // bundle leaves on B: last byte 200 + 10.093, arrival 211.093 s. 9000 bytes occupy
     // 9562 and fit A: last byte 109.562, arrival 110.562 s.
-    let p = plan("a contact +100 +110 1 2 1000\na contact +200 +300 1 2 1000\na range +0 +1000 1 2 1\n");
-    let f = Cgr::new(&p).best_route(1, 2, 0, &Bundle::new(9500, 1000 * SEC)).unwrap();
+    let p = plan(
+        "a contact +100 +110 1 2 1000\na contact +200 +300 1 2 1000\na range +0 +1000 1 2 1\n",
+    );
+    let f = Cgr::new(&p)
+        .best_route(1, 2, 0, &Bundle::new(9500, 1000 * SEC))
+        .unwrap();
     assert_eq!(p.contact(f.route.hops[0]).start, 200 * SEC);
     assert_eq!((f.consumption, f.projected_arrival), (10_093, 211_093 * MS));
-    let f = Cgr::new(&p).best_route(1, 2, 0, &Bundle::new(9000, 1000 * SEC)).unwrap();
+    let f = Cgr::new(&p)
+        .best_route(1, 2, 0, &Bundle::new(9000, 1000 * SEC))
+        .unwrap();
     assert_eq!(p.contact(f.route.hops[0]).start, 100 * SEC);
     assert_eq!((f.consumption, f.projected_arrival), (9_562, 110_562 * MS));
     // A bundle no contact can hold has no route.
-    assert!(Cgr::new(&p).best_route(1, 2, 0, &Bundle::new(95_000, 1000 * SEC)).is_none());
+    assert!(Cgr::new(&p)
+        .best_route(1, 2, 0, &Bundle::new(95_000, 1000 * SEC))
+        .is_none());
 }
 
 #[test]
@@ -56,7 +64,9 @@ fn booking_fills_a_contact_so_the_tenth_bundle_takes_the_later_one() {
     // A [100, 110) holds 10000 bytes; each 1000-byte bundle occupies 1000 + 62 = 1062
     // (ION: 1/16 of the size, at least 36). After 9 bookings 10000 - 9558 = 442 bytes are
     // left: less than one bundle, so the 10th goes on B [200, 300).
-    let p = plan("a contact +100 +110 1 2 1000\na contact +200 +300 1 2 1000\na range +0 +1000 1 2 1\n");
+    let p = plan(
+        "a contact +100 +110 1 2 1000\na contact +200 +300 1 2 1000\na range +0 +1000 1 2 1\n",
+    );
     let mut cgr = Cgr::new(&p);
     for n in 1..=11 {
         let f = cgr.forward(1, 2, 0, &kb(), &Conditions::default()).unwrap();
@@ -64,7 +74,10 @@ fn booking_fills_a_contact_so_the_tenth_bundle_takes_the_later_one() {
         assert_eq!(start, if n <= 9 { 100 } else { 200 }, "bundle {n}");
     }
     assert_eq!(cgr.residual_volume(ContactId(0), Priority::Standard), 442.0);
-    assert_eq!(cgr.residual_volume(ContactId(1), Priority::Standard), 100_000.0 - 2.0 * 1062.0);
+    assert_eq!(
+        cgr.residual_volume(ContactId(1), Priority::Standard),
+        100_000.0 - 2.0 * 1062.0
+    );
 }
 
 #[test]
@@ -75,14 +88,26 @@ fn bookings_count_for_their_priority_and_every_lower_one() {
     cgr.book_contact(ContactId(0), 3000.0, Priority::Standard);
     cgr.book_contact(ContactId(0), 500.0, Priority::Expedited);
     cgr.book_contact(ContactId(0), 100.0, Priority::Bulk);
-    assert_eq!(cgr.residual_volume(ContactId(0), Priority::Bulk), 10_000.0 - 3600.0);
-    assert_eq!(cgr.residual_volume(ContactId(0), Priority::Standard), 10_000.0 - 3500.0);
-    assert_eq!(cgr.residual_volume(ContactId(0), Priority::Expedited), 10_000.0 - 500.0);
+    assert_eq!(
+        cgr.residual_volume(ContactId(0), Priority::Bulk),
+        10_000.0 - 3600.0
+    );
+    assert_eq!(
+        cgr.residual_volume(ContactId(0), Priority::Standard),
+        10_000.0 - 3500.0
+    );
+    assert_eq!(
+        cgr.residual_volume(ContactId(0), Priority::Expedited),
+        10_000.0 - 500.0
+    );
     // 6400 more standard bytes leave 100 for standard (a 100-byte bundle occupies 136),
     // 0 for bulk (ION refuses a contact whose residual volume is 0 or less), 9500 for
     // expedited.
     cgr.book_contact(ContactId(0), 6400.0, Priority::Standard);
-    let at = |prio| Bundle { priority: prio, ..Bundle::new(100, 100 * SEC) };
+    let at = |prio| Bundle {
+        priority: prio,
+        ..Bundle::new(100, 100 * SEC)
+    };
     assert!(cgr.best_route(1, 2, 0, &at(Priority::Standard)).is_none());
     assert!(cgr.best_route(1, 2, 0, &at(Priority::Bulk)).is_none());
     assert!(cgr.best_route(1, 2, 0, &at(Priority::Expedited)).is_some());
@@ -98,7 +123,10 @@ fn the_backlog_ahead_delays_the_first_byte_and_earlier_contacts_drain_it() {
     let mut c = Conditions::default();
     c.backlog.insert(2, 50_000);
     let f = cgr.best_route_with(1, 2, 0, &kb(), &c).unwrap();
-    assert_eq!((f.first_byte_time, f.projected_arrival), (150 * SEC, 152 * SEC));
+    assert_eq!(
+        (f.first_byte_time, f.projected_arrival),
+        (150 * SEC, 152 * SEC)
+    );
     // 99500 queued: the first byte at 199.5 s is before the end, but only 0.5 s (500
     // bytes) remain for a 1000-byte bundle: refused (effective volume limit).
     c.backlog.insert(2, 99_500);
@@ -106,17 +134,26 @@ fn the_backlog_ahead_delays_the_first_byte_and_earlier_contacts_drain_it() {
     // A queue for another neighbor does not matter.
     c.backlog.clear();
     c.backlog.insert(3, 99_500);
-    assert_eq!(cgr.best_route_with(1, 2, 0, &kb(), &c).unwrap().first_byte_time, 100 * SEC);
+    assert_eq!(
+        cgr.best_route_with(1, 2, 0, &kb(), &c)
+            .unwrap()
+            .first_byte_time,
+        100 * SEC
+    );
 
     // An earlier contact A0 [50, 60) carries 10000 of 15000 queued bytes before A: with
     // the bundle on A (A0's 10 s are too few once 15000 bytes are ahead: first byte 65 s
     // is after its end), 5000 remain: first byte 105, arrival 107 s.
-    let p = plan("a contact +50 +60 1 2 1000\na contact +100 +200 1 2 1000\na range +0 +1000 1 2 1\n");
+    let p =
+        plan("a contact +50 +60 1 2 1000\na contact +100 +200 1 2 1000\na range +0 +1000 1 2 1\n");
     let mut c = Conditions::default();
     c.backlog.insert(2, 15_000);
     let f = exact(&p).best_route_with(1, 2, 0, &kb(), &c).unwrap();
     assert_eq!(p.contact(f.route.hops[0]).start, 100 * SEC);
-    assert_eq!((f.first_byte_time, f.projected_arrival), (105 * SEC, 107 * SEC));
+    assert_eq!(
+        (f.first_byte_time, f.projected_arrival),
+        (105 * SEC, 107 * SEC)
+    );
 }
 
 #[test]
@@ -126,18 +163,24 @@ fn a_direct_contact_beats_a_relay_when_it_arrives_earlier_and_loses_when_it_does
     let relay = "a contact +0 +100 1 2 1000\na contact +0 +500 2 3 1000\n\
                  a range +0 +1000 1 2 1\na range +0 +1000 2 3 1\n";
     // A direct contact at 1000 s (light time 10): best case 1010, bundle 1011 s: loses.
-    let late = plan(&format!("{relay}a contact +1000 +2000 1 3 1000\na range +0 +3000 1 3 10\n"));
+    let late = plan(&format!(
+        "{relay}a contact +1000 +2000 1 3 1000\na range +0 +3000 1 3 10\n"
+    ));
     let f = exact(&late).best_route(1, 3, 0, &kb()).unwrap();
     assert_eq!(path(&late, &f.route.hops), vec![1, 2, 3]);
     assert_eq!(f.projected_arrival, 4 * SEC);
     // A direct contact now (light time 1): best case 1, bundle 0 + 1 + 1 = 2 s: wins.
-    let now = plan(&format!("{relay}a contact +0 +100 1 3 1000\na range +0 +3000 1 3 1\n"));
+    let now = plan(&format!(
+        "{relay}a contact +0 +100 1 3 1000\na range +0 +3000 1 3 1\n"
+    ));
     let f = exact(&now).best_route(1, 3, 0, &kb()).unwrap();
     assert_eq!(path(&now, &f.route.hops), vec![1, 3]);
     assert_eq!(f.projected_arrival, 2 * SEC);
     // A direct contact whose best case ties the relay's (light time 2: best case 2 s):
     // Dijkstra prefers fewer hops, and the bundle arrives at 0 + 1 + 2 = 3 s.
-    let tie = plan(&format!("{relay}a contact +0 +100 1 3 1000\na range +0 +3000 1 3 2\n"));
+    let tie = plan(&format!(
+        "{relay}a contact +0 +100 1 3 1000\na range +0 +3000 1 3 2\n"
+    ));
     let f = exact(&tie).best_route(1, 3, 0, &kb()).unwrap();
     assert_eq!(path(&tie, &f.route.hops), vec![1, 3]);
     assert_eq!(f.projected_arrival, 3 * SEC);
@@ -156,10 +199,16 @@ fn alternatives_are_computed_only_while_no_known_route_qualifies() {
     );
     let mut cgr = exact(&p);
     let f = cgr.best_route(1, 3, 0, &kb()).unwrap();
-    assert_eq!((path(&p, &f.route.hops), f.projected_arrival), (vec![1, 2, 3], 4 * SEC));
+    assert_eq!(
+        (path(&p, &f.route.hops), f.projected_arrival),
+        (vec![1, 2, 3], 4 * SEC)
+    );
     assert_eq!(cgr.routes(1, 3, 0, 2).len(), 2);
     let f = cgr.best_route(1, 3, 0, &kb()).unwrap();
-    assert_eq!((path(&p, &f.route.hops), f.projected_arrival), (vec![1, 3], 3500 * MS));
+    assert_eq!(
+        (path(&p, &f.route.hops), f.projected_arrival),
+        (vec![1, 3], 3500 * MS)
+    );
 }
 
 #[test]
@@ -177,7 +226,10 @@ fn equal_projections_prefer_the_later_forfeit_then_the_smaller_neighbor() {
     assert_eq!(cgr.best_route(1, 3, 0, &kb()).unwrap().route.neighbor, 2);
     cgr.routes(1, 3, 0, 2);
     let f = cgr.best_route(1, 3, 0, &kb()).unwrap();
-    assert_eq!((f.route.neighbor, f.route.forfeit_time, f.projected_arrival), (4, 200 * SEC, 4 * SEC));
+    assert_eq!(
+        (f.route.neighbor, f.route.forfeit_time, f.projected_arrival),
+        (4, 200 * SEC, 4 * SEC)
+    );
     // Equal forfeit times too: the smaller neighbor (2 over 4).
     let q = plan(
         "a contact +0 +100 1 2 1000\na contact +0 +100 2 3 1000\n\
@@ -203,10 +255,18 @@ fn routes_come_in_yens_order_and_never_visit_a_node_twice() {
          a range +0 +1000 1 4 1\na range +0 +1000 2 3 1\na range +0 +1000 2 4 1\na range +0 +1000 3 4 1\n",
     );
     let routes = Cgr::new(&p).routes(1, 4, 0, 10);
-    let got: Vec<(Vec<u64>, Time)> = routes.iter().map(|r| (path(&p, &r.hops), r.best_delivery_time / SEC)).collect();
+    let got: Vec<(Vec<u64>, Time)> = routes
+        .iter()
+        .map(|r| (path(&p, &r.hops), r.best_delivery_time / SEC))
+        .collect();
     assert_eq!(
         got,
-        vec![(vec![1, 2, 4], 2), (vec![1, 2, 3, 4], 3), (vec![1, 3, 4], 6), (vec![1, 4], 51)]
+        vec![
+            (vec![1, 2, 4], 2),
+            (vec![1, 2, 3, 4], 3),
+            (vec![1, 3, 4], 6),
+            (vec![1, 4], 51)
+        ]
     );
     assert_eq!(routes[2].forfeit_time, 100 * SEC);
     assert_eq!(routes[3].from_time, 50 * SEC);
@@ -224,9 +284,14 @@ fn the_first_contact_must_be_certain_and_excluded_neighbors_are_not_used() {
     );
     let f = exact(&p).best_route(1, 3, 0, &kb()).unwrap();
     assert_eq!((f.route.neighbor, f.projected_arrival), (4, 14 * SEC));
-    assert_eq!(f.route.confidence, 0.8, "a later uncertain contact only lowers the route's confidence");
-    let mut c = Conditions::default();
-    c.excluded = vec![4];
+    assert_eq!(
+        f.route.confidence, 0.8,
+        "a later uncertain contact only lowers the route's confidence"
+    );
+    let c = Conditions {
+        excluded: vec![4],
+        ..Conditions::default()
+    };
     assert!(exact(&p).best_route_with(1, 3, 0, &kb(), &c).is_none());
 }
 
@@ -247,22 +312,52 @@ fn long_light_times_carry_ions_margin_for_the_receivers_motion() {
     assert_eq!(owlt_margin(1490 * SEC), 0);
     assert_eq!(owlt_margin(1491 * SEC), SEC);
     let p = plan("a contact +0 +100 1 2 1000\na range +0 +10000 1 2 3000\n");
-    assert_eq!(Cgr::new(&p).routes(1, 2, 0, 1)[0].best_delivery_time, 3002 * SEC);
-    let plain = Cgr::with_settings(&p, CgrSettings { ion_overhead: true, owlt_margin: false }).routes(1, 2, 0, 1);
+    assert_eq!(
+        Cgr::new(&p).routes(1, 2, 0, 1)[0].best_delivery_time,
+        3002 * SEC
+    );
+    let plain = Cgr::with_settings(
+        &p,
+        CgrSettings {
+            ion_overhead: true,
+            owlt_margin: false,
+        },
+    )
+    .routes(1, 2, 0, 1);
     assert_eq!(plain[0].best_delivery_time, 3000 * SEC);
 }
 
 #[test]
 fn routes_expire_as_time_passes_and_the_router_moves_on() {
-    let p = plan("a contact +0 +100 1 2 1000\na contact +200 +300 1 2 1000\na range +0 +1000 1 2 1\n");
+    let p =
+        plan("a contact +0 +100 1 2 1000\na contact +200 +300 1 2 1000\na range +0 +1000 1 2 1\n");
     let mut cgr = exact(&p);
-    assert_eq!(cgr.best_route(1, 2, 50 * SEC, &kb()).unwrap().projected_arrival, 52 * SEC);
+    assert_eq!(
+        cgr.best_route(1, 2, 50 * SEC, &kb())
+            .unwrap()
+            .projected_arrival,
+        52 * SEC
+    );
     // At 100 s the first contact has ended: its route is dropped, the next found.
-    assert_eq!(cgr.best_route(1, 2, 100 * SEC, &kb()).unwrap().projected_arrival, 202 * SEC);
+    assert_eq!(
+        cgr.best_route(1, 2, 100 * SEC, &kb())
+            .unwrap()
+            .projected_arrival,
+        202 * SEC
+    );
     assert_eq!(cgr.routes(1, 2, 100 * SEC, 5).len(), 1);
     // Time going back starts afresh rather than using routes computed later.
-    assert_eq!(cgr.best_route(1, 2, 0, &kb()).unwrap().projected_arrival, 2 * SEC);
+    assert_eq!(
+        cgr.best_route(1, 2, 0, &kb()).unwrap().projected_arrival,
+        2 * SEC
+    );
     assert!(cgr.best_route(1, 2, 300 * SEC, &kb()).is_none());
-    assert!(cgr.best_route(1, 1, 0, &kb()).is_none(), "no route to oneself");
-    assert!(cgr.best_route(1, 9, 0, &kb()).is_none(), "no route to an unknown node");
+    assert!(
+        cgr.best_route(1, 1, 0, &kb()).is_none(),
+        "no route to oneself"
+    );
+    assert!(
+        cgr.best_route(1, 9, 0, &kb()).is_none(),
+        "no route to an unknown node"
+    );
 }

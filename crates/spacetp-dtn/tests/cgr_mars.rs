@@ -94,7 +94,9 @@ fn a_pass_too_short_for_the_rest_of_the_bundle_gives_way_to_the_next_pass() {
     // on [P2, E2]: last byte at the orbiter side 7004.25, at the orbiter 7005.25, on E2
     // last byte 9017, on Earth 9497 s.
     let p = plan(480);
-    let f = Cgr::new(&p).best_route(1, 3, 1596 * SEC, &bundle()).unwrap();
+    let f = Cgr::new(&p)
+        .best_route(1, 3, 1596 * SEC, &bundle())
+        .unwrap();
     assert_eq!(hops(&p, &f), vec![(1, 2, 7000), (2, 3, 9000)]);
     assert_eq!(f.projected_arrival, 9497 * SEC);
 
@@ -131,7 +133,10 @@ fn the_pass_whose_orbiter_reaches_earth_first_wins_over_an_earlier_pass() {
     assert_eq!(f.projected_arrival, 4488 * SEC + 500 * MS);
     // The two best routes in Yen's order: via 4 (4480), then via 2 (5480).
     let routes = Cgr::new(&p).routes(1, 3, 0, 2);
-    let best: Vec<(u64, u64)> = routes.iter().map(|r| (r.neighbor, r.best_delivery_time / SEC)).collect();
+    let best: Vec<(u64, u64)> = routes
+        .iter()
+        .map(|r| (r.neighbor, r.best_delivery_time / SEC))
+        .collect();
     assert_eq!(best, vec![(4, 4480), (2, 5480)]);
 }
 
@@ -151,7 +156,11 @@ fn a_sol_of_bundles_fills_the_first_downlink_then_moves_to_the_next_pass() {
         let f = cgr.forward(1, 3, 0, &bundle(), &conditions).unwrap();
         if n <= 58 {
             assert_eq!(hops(&p, &f), vec![(1, 2, 1000), (2, 3, 5000)], "bundle {n}");
-            assert_eq!(s(f.first_byte_time), 1000.0 + (n - 1) as f64 * 4.25, "bundle {n}");
+            assert_eq!(
+                s(f.first_byte_time),
+                1000.0 + (n - 1) as f64 * 4.25,
+                "bundle {n}"
+            );
             assert_eq!(f.projected_arrival, 5497 * SEC, "bundle {n}");
         } else {
             assert_eq!(hops(&p, &f), vec![(1, 2, 7000), (2, 3, 9000)], "bundle {n}");
@@ -164,21 +173,37 @@ fn a_sol_of_bundles_fills_the_first_downlink_then_moves_to_the_next_pass() {
     // two bundles' worth less than their volumes.
     let e1 = ContactId(p.ids_between(2, 3).start);
     let p1 = ContactId(p.ids_between(1, 2).start);
-    assert_eq!(cgr.residual_volume(e1, spacetp_dtn::Priority::Standard), 875_000.0);
-    assert_eq!(cgr.residual_volume(p1, spacetp_dtn::Priority::Standard), 88_375_000.0);
+    assert_eq!(
+        cgr.residual_volume(e1, spacetp_dtn::Priority::Standard),
+        875_000.0
+    );
+    assert_eq!(
+        cgr.residual_volume(p1, spacetp_dtn::Priority::Standard),
+        88_375_000.0
+    );
 }
 
 #[test]
 fn nothing_reaches_earth_after_the_last_downlink_or_before_expiry() {
     let p = plan(480);
     // After E3 has ended (23000 s) there is no route.
-    assert!(Cgr::new(&p).best_route(1, 3, 23_000 * SEC, &bundle()).is_none());
+    assert!(Cgr::new(&p)
+        .best_route(1, 3, 23_000 * SEC, &bundle())
+        .is_none());
     // After P4 ended (19600 s) nothing leaves the lander, though E3 is still ahead.
-    assert!(Cgr::new(&p).best_route(1, 3, 19_600 * SEC, &bundle()).is_none());
+    assert!(Cgr::new(&p)
+        .best_route(1, 3, 19_600 * SEC, &bundle())
+        .is_none());
     // A bundle that expires at 5496 s: the best case (5480) passes ION's first check but
     // the projection (5497) does not, and every other route arrives later still.
     let short = Bundle::new(1_000_000, 5496 * SEC);
     assert!(Cgr::new(&p).best_route(1, 3, 0, &short).is_none());
     let enough = Bundle::new(1_000_000, 5497 * SEC);
-    assert_eq!(Cgr::new(&p).best_route(1, 3, 0, &enough).unwrap().projected_arrival, 5497 * SEC);
+    assert_eq!(
+        Cgr::new(&p)
+            .best_route(1, 3, 0, &enough)
+            .unwrap()
+            .projected_arrival,
+        5497 * SEC
+    );
 }

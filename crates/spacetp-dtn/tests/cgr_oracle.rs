@@ -33,12 +33,24 @@ fn random_plan(rng: &mut Rng, nodes: u64) -> ContactPlan {
             let mut t = rng.below(50);
             for _ in 0..rng.below(3) + 1 {
                 let len = rng.below(40) + 1;
-                contacts.push(Contact::new(a, b, t * SEC, (t + len) * SEC, 1000.0 + rng.below(5) as f64 * 500.0));
+                contacts.push(Contact::new(
+                    a,
+                    b,
+                    t * SEC,
+                    (t + len) * SEC,
+                    1000.0 + rng.below(5) as f64 * 500.0,
+                ));
                 t += len + 1 + rng.below(60);
             }
             // Most pairs get a range from the smaller node (holding both ways).
             if a < b && rng.below(6) != 0 {
-                ranges.push(Range { from: a, to: b, start: 0, end: 10_000 * SEC, owlt: rng.below(8) * SEC });
+                ranges.push(Range {
+                    from: a,
+                    to: b,
+                    start: 0,
+                    end: 10_000 * SEC,
+                    owlt: rng.below(8) * SEC,
+                });
             }
         }
     }
@@ -46,14 +58,23 @@ fn random_plan(rng: &mut Rng, nodes: u64) -> ContactPlan {
 }
 
 /// Earliest arrival over every loopless path, by exhaustive depth-first search.
-fn brute_force(p: &ContactPlan, node: u64, dest: u64, t: Time, now: Time, seen: &mut Vec<u64>) -> Option<Time> {
+fn brute_force(
+    p: &ContactPlan,
+    node: u64,
+    dest: u64,
+    t: Time,
+    now: Time,
+    seen: &mut Vec<u64>,
+) -> Option<Time> {
     let mut best: Option<Time> = None;
     for i in p.ids_from(node) {
         let c = p.contact(ContactId(i));
         if c.end <= now || c.end <= t || seen.contains(&c.to) {
             continue;
         }
-        let Some(owlt) = p.contact_owlt(ContactId(i)) else { continue };
+        let Some(owlt) = p.contact_owlt(ContactId(i)) else {
+            continue;
+        };
         let a = c.start.max(t) + owlt;
         let candidate = if c.to == dest {
             Some(a)
@@ -85,7 +106,10 @@ fn arrival_along(p: &ContactPlan, hops: &[ContactId], now: Time) -> Option<Time>
 #[test]
 fn the_first_route_is_the_earliest_of_all_paths_and_every_route_is_sound() {
     let mut rng = Rng(0x5eed_cafe_f00d_0001);
-    let settings = CgrSettings { ion_overhead: true, owlt_margin: false };
+    let settings = CgrSettings {
+        ion_overhead: true,
+        owlt_margin: false,
+    };
     let (mut with_route, mut alternatives) = (0, 0);
     for _ in 0..300 {
         let nodes = 3 + rng.below(4);
@@ -98,30 +122,51 @@ fn the_first_route_is_the_earliest_of_all_paths_and_every_route_is_sound() {
         let mut cgr = Cgr::with_settings(&p, settings.clone());
         let routes = cgr.routes(src, dst, now, 12);
         let oracle = brute_force(&p, src, dst, now, now, &mut vec![src]);
-        assert_eq!(routes.first().map(|r| r.best_delivery_time), oracle, "plan:\n{}", p.to_ion());
+        assert_eq!(
+            routes.first().map(|r| r.best_delivery_time),
+            oracle,
+            "plan:\n{}",
+            p.to_ion()
+        );
         for (i, r) in routes.iter().enumerate() {
             let mut visited = vec![src];
             for &h in &r.hops {
                 let c = p.contact(h);
                 assert_eq!(c.from, *visited.last().unwrap(), "contacts chain");
-                assert!(!visited.contains(&c.to), "route visits {} twice:\n{}", c.to, p.to_ion());
+                assert!(
+                    !visited.contains(&c.to),
+                    "route visits {} twice:\n{}",
+                    c.to,
+                    p.to_ion()
+                );
                 visited.push(c.to);
             }
             assert_eq!(*visited.last().unwrap(), dst);
             assert_eq!(Some(r.best_delivery_time), arrival_along(&p, &r.hops, now));
-            assert!(routes[..i].iter().all(|o| o.hops != r.hops), "duplicate route");
+            assert!(
+                routes[..i].iter().all(|o| o.hops != r.hops),
+                "duplicate route"
+            );
             assert!(r.best_delivery_time >= routes[0].best_delivery_time);
         }
         if let Some(r) = routes.first() {
             with_route += 1;
             alternatives += routes.len() - 1;
             // A bundle's projected arrival is never before the best case.
-            if let Some(f) = Cgr::with_settings(&p, settings.clone()).best_route(src, dst, now, &Bundle::new(500, 1_000_000 * SEC)) {
+            if let Some(f) = Cgr::with_settings(&p, settings.clone()).best_route(
+                src,
+                dst,
+                now,
+                &Bundle::new(500, 1_000_000 * SEC),
+            ) {
                 assert!(f.projected_arrival >= f.route.best_delivery_time);
                 assert!(f.route.best_delivery_time >= r.best_delivery_time);
             }
         }
     }
     // The generator must exercise the search: many plans with routes, and alternatives.
-    assert!(with_route > 100 && alternatives > 100, "{with_route} {alternatives}");
+    assert!(
+        with_route > 100 && alternatives > 100,
+        "{with_route} {alternatives}"
+    );
 }

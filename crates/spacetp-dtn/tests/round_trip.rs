@@ -59,11 +59,20 @@ d range +0 7 6
 fn sub_second_values_round_trip_exactly_and_the_strict_writer_refuses_them() {
     let p = ContactPlan::from_parts(
         vec![Contact::new(1, 2, 1500 * MS, 90 * SEC + 1, 187_500.5)],
-        vec![Range { from: 1, to: 2, start: 0, end: 100 * SEC, owlt: 5 * MS }],
+        vec![Range {
+            from: 1,
+            to: 2,
+            start: 0,
+            end: 100 * SEC,
+            owlt: 5 * MS,
+        }],
     )
     .unwrap();
     let text = p.to_ion();
-    assert!(text.contains("a contact +1.5 +90.000000001 1 2 187500.5\n"), "{text}");
+    assert!(
+        text.contains("a contact +1.5 +90.000000001 1 2 187500.5\n"),
+        "{text}"
+    );
     assert!(text.contains("a range +0 +100 1 2 0.005\n"), "{text}");
     assert_eq!(ContactPlan::parse(&text).unwrap(), p);
     let e: PlanError = p.to_ion_strict().unwrap_err();
@@ -76,11 +85,19 @@ fn sub_second_values_round_trip_exactly_and_the_strict_writer_refuses_them() {
         vec![],
     )
     .unwrap();
-    assert!(whole.to_ion_strict().unwrap_err().to_string().starts_with("contacts[0].rate_bytes_per_s: 187500.5 bytes/s"));
+    assert!(whole
+        .to_ion_strict()
+        .unwrap_err()
+        .to_string()
+        .starts_with("contacts[0].rate_bytes_per_s: 187500.5 bytes/s"));
     let late = ContactPlan::from_parts(vec![Contact::new(1, 2, 0, 100 * SEC, 1.0)], vec![])
         .unwrap()
         .with_epoch(parse_utc("2038/01/19-03:14:00").ok());
-    assert!(late.to_ion_strict().unwrap_err().to_string().contains("after 2038/01/19-03:14:07"));
+    assert!(late
+        .to_ion_strict()
+        .unwrap_err()
+        .to_string()
+        .contains("after 2038/01/19-03:14:07"));
 }
 
 #[test]

@@ -74,7 +74,11 @@ pub(crate) fn project(
         if mtv[hop.0][p] <= 0.0 {
             return None;
         }
-        let stop = route.hops[k..].iter().map(|h| contacts[h.0].end).min().unwrap_or(c.end);
+        let stop = route.hops[k..]
+            .iter()
+            .map(|h| contacts[h.0].end)
+            .min()
+            .unwrap_or(c.end);
         if stop <= first_byte {
             return None;
         }

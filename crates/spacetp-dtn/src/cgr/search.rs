@@ -78,7 +78,13 @@ pub(crate) struct Found {
 
 const NONE: usize = usize::MAX;
 
-pub(crate) fn search(g: &Graph, start: &Start, dest: u64, now: Time, excluded_first: &[usize]) -> Option<Found> {
+pub(crate) fn search(
+    g: &Graph,
+    start: &Start,
+    dest: u64,
+    now: Time,
+    excluded_first: &[usize],
+) -> Option<Found> {
     let contacts = g.plan.contacts();
     let n = contacts.len();
     let mut arrival = vec![Time::MAX; n];

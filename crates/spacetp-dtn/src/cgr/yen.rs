@@ -69,12 +69,18 @@ pub(crate) fn first_route(g: &Graph, source: u64, dest: u64, now: Time) -> Optio
 
 /// Computes the spur routes of `lists.selected[k]` into list B and moves the best of B to
 /// list A; false when B is then empty (no more routes).
-pub(crate) fn compute_another(g: &Graph, lists: &mut RouteLists, k: usize, source: u64, dest: u64, now: Time) -> bool {
+pub(crate) fn compute_another(
+    g: &Graph,
+    lists: &mut RouteLists,
+    k: usize,
+    source: u64,
+    dest: u64,
+    now: Time,
+) -> bool {
     let hops: Vec<usize> = lists.selected[k].route.hops.iter().map(|h| h.0).collect();
     let first_root = lists.selected[k].spur_root;
-    let roots = std::iter::once(first_root).chain(
-        (first_root.map_or(0, |i| i + 1)..hops.len().saturating_sub(1)).map(Some),
-    );
+    let roots = std::iter::once(first_root)
+        .chain((first_root.map_or(0, |i| i + 1)..hops.len().saturating_sub(1)).map(Some));
     for root in roots {
         let path = &hops[..root.map_or(0, |i| i + 1)];
         if path.len() == hops.len() {
@@ -91,17 +97,25 @@ pub(crate) fn compute_another(g: &Graph, lists: &mut RouteLists, k: usize, sourc
             .filter(|h| h.len() > path.len() && h.iter().zip(path).all(|(a, b)| a.0 == *b))
             .map(|h| h[path.len()].0)
             .collect();
-        let start = Start { node, arrival, path };
+        let start = Start {
+            node,
+            arrival,
+            path,
+        };
         let Some(found) = search(g, &start, dest, now, &excluded) else {
             continue;
         };
         let full: Vec<usize> = path.iter().copied().chain(found.hops).collect();
-        let duplicate = lists.known.iter().any(|(r, _)| r.hops.iter().map(|h| h.0).eq(full.iter().copied()));
+        let duplicate = lists
+            .known
+            .iter()
+            .any(|(r, _)| r.hops.iter().map(|h| h.0).eq(full.iter().copied()));
         if !duplicate {
             lists.known.push((make_route(g, full, found.arrival), root));
         }
     }
-    let Some(best) = (0..lists.known.len()).min_by_key(|&i| lists.known[i].0.best_delivery_time) else {
+    let Some(best) = (0..lists.known.len()).min_by_key(|&i| lists.known[i].0.best_delivery_time)
+    else {
         return false;
     };
     let (route, spur_root) = lists.known.remove(best);

@@ -248,11 +248,10 @@ impl Reader {
                 let [_, n] = t else {
                     return Err("`^` takes one region number".into());
                 };
-                self.region = n
-                    .parse()
-                    .ok()
-                    .filter(|r| *r > 0)
-                    .ok_or_else(|| format!("region \"{n}\" is not a region number (1 or more)"))?;
+                self.region =
+                    n.parse().ok().filter(|r| *r > 0).ok_or_else(|| {
+                        format!("region \"{n}\" is not a region number (1 or more)")
+                    })?;
             }
             'q' => return Ok(false),
             '1' => {
@@ -300,12 +299,20 @@ mod tests {
     #[test]
     fn the_tokenizer_keeps_quoted_tokens_whole_and_counts_like_ionadmin() {
         assert_eq!(tokens("  a contact +0 +10 1 2 100 ").unwrap().len(), 7);
-        assert_eq!(tokens("r 'echo hi there'").unwrap(), vec!["r", "echo hi there"]);
+        assert_eq!(
+            tokens("r 'echo hi there'").unwrap(),
+            vec!["r", "echo hi there"]
+        );
         assert_eq!(tokens("m alarm {a b}").unwrap(), vec!["m", "alarm", "a b"]);
         assert!(tokens("a contact +0 +10 1 2 100 # the main link")
             .unwrap_err()
             .starts_with("11 tokens"));
         assert!(tokens("").unwrap().is_empty());
-        assert_eq!(tokens("# a comment of more than nine words is still a comment").unwrap().len(), 11);
+        assert_eq!(
+            tokens("# a comment of more than nine words is still a comment")
+                .unwrap()
+                .len(),
+            11
+        );
     }
 }

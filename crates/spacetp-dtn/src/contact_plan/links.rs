@@ -31,7 +31,14 @@ pub struct LinkWindows {
 
 impl LinkWindows {
     /// A link always up over [`start`, `end`), the same rate both ways.
-    pub fn always_up(a: u64, b: u64, rate_bytes_per_s: f64, owlt: Time, start: Time, end: Time) -> Self {
+    pub fn always_up(
+        a: u64,
+        b: u64,
+        rate_bytes_per_s: f64,
+        owlt: Time,
+        start: Time,
+        end: Time,
+    ) -> Self {
         LinkWindows {
             a,
             b,
@@ -50,24 +57,43 @@ impl LinkWindows {
             return Err(FieldError::new(f, "node numbers start at 1"));
         }
         if self.a == self.b {
-            return Err(FieldError::new("b", format!("a link joins two different nodes, not {} to itself", self.a)));
+            return Err(FieldError::new(
+                "b",
+                format!("a link joins two different nodes, not {} to itself", self.a),
+            ));
         }
-        for (f, r) in [("rate_a_to_b", self.rate_a_to_b), ("rate_b_to_a", self.rate_b_to_a)] {
+        for (f, r) in [
+            ("rate_a_to_b", self.rate_a_to_b),
+            ("rate_b_to_a", self.rate_b_to_a),
+        ] {
             if !(r.is_finite() && r >= 0.0) {
-                return Err(FieldError::new(f, format!("{r} bytes/s: a rate is finite and 0 or more")));
+                return Err(FieldError::new(
+                    f,
+                    format!("{r} bytes/s: a rate is finite and 0 or more"),
+                ));
             }
         }
         if self.rate_a_to_b == 0.0 && self.rate_b_to_a == 0.0 {
-            return Err(FieldError::new("rate_a_to_b", "both rates are 0: the link would never carry data"));
+            return Err(FieldError::new(
+                "rate_a_to_b",
+                "both rates are 0: the link would never carry data",
+            ));
         }
         if self.end <= self.start {
-            return Err(FieldError::new("end", "the horizon's end must be after its start"));
+            return Err(FieldError::new(
+                "end",
+                "the horizon's end must be after its start",
+            ));
         }
         for (i, (from, to)) in self.outages.iter().enumerate() {
             if to <= from {
                 return Err(FieldError::new(
                     format!("outages[{i}]"),
-                    format!("ends at {} s, not after it starts at {} s", spacetp_proto::time::secs(*to), spacetp_proto::time::secs(*from)),
+                    format!(
+                        "ends at {} s, not after it starts at {} s",
+                        spacetp_proto::time::secs(*to),
+                        spacetp_proto::time::secs(*from)
+                    ),
                 ));
             }
         }
@@ -130,8 +156,16 @@ mod tests {
     #[test]
     fn up_windows_are_the_complement_of_the_union_of_outages_within_the_horizon() {
         let mut l = LinkWindows::always_up(1, 2, 100.0, SEC, 0, 100 * SEC);
-        l.outages = vec![(50 * SEC, 60 * SEC), (10 * SEC, 20 * SEC), (15 * SEC, 30 * SEC), (90 * SEC, 200 * SEC)];
-        assert_eq!(l.up_windows(), vec![(0, 10 * SEC), (30 * SEC, 50 * SEC), (60 * SEC, 90 * SEC)]);
+        l.outages = vec![
+            (50 * SEC, 60 * SEC),
+            (10 * SEC, 20 * SEC),
+            (15 * SEC, 30 * SEC),
+            (90 * SEC, 200 * SEC),
+        ];
+        assert_eq!(
+            l.up_windows(),
+            vec![(0, 10 * SEC), (30 * SEC, 50 * SEC), (60 * SEC, 90 * SEC)]
+        );
         l.outages = vec![(0, 5 * SEC)];
         assert_eq!(l.up_windows(), vec![(5 * SEC, 100 * SEC)]);
         l.outages = vec![(0, 100 * SEC)];

@@ -46,7 +46,9 @@ pub fn node(s: &str) -> Result<u64, String> {
         .parse()
         .map_err(|_| format!("node number \"{s}\" does not fit in 64 bits"))?;
     if n == 0 {
-        return Err("node number 0 is not a node: ipn node numbers start at 1 (ION refuses 0)".into());
+        return Err(
+            "node number 0 is not a node: ipn node numbers start at 1 (ION refuses 0)".into(),
+        );
     }
     Ok(n)
 }
@@ -152,7 +154,15 @@ fn civil_from_days(z: i64) -> (i64, i64, i64) {
     let mp = (5 * doy + 2) / 153;
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (if m <= 2 { yoe + era * 400 + 1 } else { yoe + era * 400 }, m, d)
+    (
+        if m <= 2 {
+            yoe + era * 400 + 1
+        } else {
+            yoe + era * 400
+        },
+        m,
+        d,
+    )
 }
 
 fn days_in_month(y: i64, m: i64) -> i64 {
@@ -169,9 +179,7 @@ fn days_in_month(y: i64, m: i64) -> i64 {
 /// the next field as `mktime` does; times ION cannot hold (from 2038/01/19-03:14:08) are
 /// refused.
 pub fn utc(s: &str) -> Result<i64, String> {
-    let bad = || {
-        format!("time \"{s}\" is neither +seconds nor yyyy/mm/dd-hh:mm:ss (UTC)")
-    };
+    let bad = || format!("time \"{s}\" is neither +seconds nor yyyy/mm/dd-hh:mm:ss (UTC)");
     let (date, clock) = s.split_once('-').ok_or_else(bad)?;
     let field = |t: &str, max_len: usize| -> Result<i64, String> {
         if t.is_empty() || t.len() > max_len || !t.bytes().all(|b| b.is_ascii_digit()) {
@@ -253,7 +261,10 @@ mod tests {
         assert_eq!(utc("2038/01/19-03:14:07"), Ok(2_147_483_647));
         assert_eq!(utc("2024/02/29-12:00:00"), Ok(1_709_208_000));
         assert_eq!(utc("1970/01/01-00:00:00"), Ok(0));
-        assert_eq!(utc("2024/2/9-1:2:3"), Ok(days_from_civil(2024, 2, 9) * 86_400 + 3723));
+        assert_eq!(
+            utc("2024/2/9-1:2:3"),
+            Ok(days_from_civil(2024, 2, 9) * 86_400 + 3723)
+        );
         for t in [0, 946_684_800, 1_709_208_000, 2_147_483_647, 1_234_567_890] {
             assert_eq!(utc(&format_utc(t)), Ok(t));
         }
@@ -263,8 +274,12 @@ mod tests {
     #[test]
     fn utc_times_mktime_would_normalize_are_refused() {
         assert!(utc("2025/13/01-00:00:00").unwrap_err().contains("no day"));
-        assert!(utc("2023/02/29-00:00:00").unwrap_err().contains("no day 29"));
-        assert!(utc("2025/01/01-24:00:00").unwrap_err().contains("hours are 0-23"));
+        assert!(utc("2023/02/29-00:00:00")
+            .unwrap_err()
+            .contains("no day 29"));
+        assert!(utc("2025/01/01-24:00:00")
+            .unwrap_err()
+            .contains("hours are 0-23"));
         assert!(utc("2038/01/19-03:14:08").unwrap_err().contains("2038"));
         assert!(utc("2025/01/01 00:00:00").is_err());
         assert!(utc("2025/01/01-00:00:00x").is_err());
@@ -276,10 +291,14 @@ mod tests {
         assert_eq!(seconds("0", "t"), Ok(0));
         assert_eq!(seconds("0.005", "t"), Ok(5_000_000));
         assert_eq!(seconds("1.000000001", "t"), Ok(SEC + 1));
-        assert!(seconds("1.0000000001", "t").unwrap_err().contains("9 decimals"));
+        assert!(seconds("1.0000000001", "t")
+            .unwrap_err()
+            .contains("9 decimals"));
         assert!(seconds("010", "t").unwrap_err().contains("octal (8)"));
         assert!(seconds("09", "t").unwrap_err().contains("octal;"));
-        assert!(seconds("-5", "light time").unwrap_err().contains("negative"));
+        assert!(seconds("-5", "light time")
+            .unwrap_err()
+            .contains("negative"));
         assert!(seconds("12a", "t").unwrap_err().contains("not a number"));
         assert!(seconds("1e3", "t").is_err());
         assert_eq!(format_seconds(5_000_000), "0.005");
@@ -295,7 +314,9 @@ mod tests {
         assert!(rate("4294967296").unwrap_err().contains("32 bits"));
         assert!(rate("010").unwrap_err().contains("octal (8)"));
         assert_eq!(confidence("0.5"), Ok(0.5));
-        assert!(confidence("#").unwrap_err().contains("end-of-line comments"));
+        assert!(confidence("#")
+            .unwrap_err()
+            .contains("end-of-line comments"));
         assert!(confidence("1.5").unwrap_err().contains("outside [0, 1]"));
         assert!(confidence("nan").is_err());
         assert_eq!(node("42"), Ok(42));

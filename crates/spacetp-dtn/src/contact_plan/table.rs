@@ -32,11 +32,23 @@ pub(crate) fn t(time: Time) -> String {
 }
 
 pub(crate) fn describe_contact(c: &Contact) -> String {
-    format!("contact {} -> {} from {} to {}", c.from, c.to, t(c.start), t(c.end))
+    format!(
+        "contact {} -> {} from {} to {}",
+        c.from,
+        c.to,
+        t(c.start),
+        t(c.end)
+    )
 }
 
 pub(crate) fn describe_range(r: &Range) -> String {
-    format!("range {} -> {} from {} to {}", r.from, r.to, t(r.start), t(r.end))
+    format!(
+        "range {} -> {} from {} to {}",
+        r.from,
+        r.to,
+        t(r.start),
+        t(r.end)
+    )
 }
 
 /// Closed intervals, as ION compares contacts: a contact that starts when the other ends
@@ -62,7 +74,9 @@ fn matches_start(wanted: Option<Time>, start: Time) -> bool {
 pub(crate) fn check_contact(c: &Contact) -> Result<(), String> {
     let what = describe_contact(c);
     if c.from == 0 || c.to == 0 {
-        return Err(format!("{what}: node numbers start at 1 (ION refuses node 0)"));
+        return Err(format!(
+            "{what}: node numbers start at 1 (ION refuses node 0)"
+        ));
     }
     if c.from == c.to {
         return Err(format!(
@@ -84,7 +98,10 @@ pub(crate) fn check_contact(c: &Contact) -> Result<(), String> {
         ));
     }
     if !(0.0..=1.0).contains(&c.confidence) {
-        return Err(format!("{what}: confidence {} is outside [0, 1]", c.confidence));
+        return Err(format!(
+            "{what}: confidence {} is outside [0, 1]",
+            c.confidence
+        ));
     }
     Ok(())
 }
@@ -246,7 +263,12 @@ impl Builder {
     }
 
     /// `d contact start|* from to` (scheduled contacts).
-    pub fn delete_contacts(&mut self, from: u64, to: u64, start: Option<Time>) -> Result<(), String> {
+    pub fn delete_contacts(
+        &mut self,
+        from: u64,
+        to: u64,
+        start: Option<Time>,
+    ) -> Result<(), String> {
         let pair = self.pair_contacts(from, to);
         let before = self.contacts.len();
         let mut i = pair.start;
@@ -260,7 +282,8 @@ impl Builder {
             }
         }
         let hypothetical = start.is_none() && self.hypothetical.contains(&(from, to));
-        self.hypothetical.retain(|&p| !(start.is_none() && p == (from, to)));
+        self.hypothetical
+            .retain(|&p| !(start.is_none() && p == (from, to)));
         if self.contacts.len() == before && !hypothetical {
             return Err(match start {
                 Some(s) => format!("no contact {from} -> {to} starts at {}", t(s)),
@@ -283,7 +306,9 @@ impl Builder {
         let before = self.hypothetical.len();
         self.hypothetical.retain(|&p| p != (from, to));
         if before == self.hypothetical.len() {
-            return Err(format!("there is no hypothetical contact {from} -> {to} to delete"));
+            return Err(format!(
+                "there is no hypothetical contact {from} -> {to} to delete"
+            ));
         }
         Ok(())
     }
@@ -336,7 +361,10 @@ impl Builder {
             let whose = if other.asserted {
                 format!("of {at}")
             } else {
-                format!("implied by the range {} -> {} of {at}", other.range.to, other.range.from)
+                format!(
+                    "implied by the range {} -> {} of {at}",
+                    other.range.to, other.range.from
+                )
             };
             return Err(format!(
                 "{what}: overlaps the range {} -> {} from {} to {} {whose}; ION refuses \
@@ -375,7 +403,13 @@ impl Builder {
                 origin.clone(),
             );
         }
-        self.insert_range(RangeEntry { range: r, asserted: true }, origin);
+        self.insert_range(
+            RangeEntry {
+                range: r,
+                asserted: true,
+            },
+            origin,
+        );
         Ok(())
     }
 

@@ -30,7 +30,11 @@ impl ContactPlan {
         let mut s = String::from("# ION contact plan, written by spacetp-dtn\n");
         match self.epoch {
             Some(e) => {
-                let _ = writeln!(s, "# relative times count from the @ line\n@ {}", format_utc(e));
+                let _ = writeln!(
+                    s,
+                    "# relative times count from the @ line\n@ {}",
+                    format_utc(e)
+                );
             }
             None => s.push_str("# relative times count from when ionadmin reads this\n"),
         }
@@ -89,14 +93,20 @@ impl ContactPlan {
             if t % SEC != 0 {
                 return Err(FieldError::new(
                     path,
-                    format!("{what} {} s is not a whole number of seconds (ION reads whole seconds)", format_seconds(t)),
+                    format!(
+                        "{what} {} s is not a whole number of seconds (ION reads whole seconds)",
+                        format_seconds(t)
+                    ),
                 ));
             }
             if let Some(e) = self.epoch {
                 if e + (t / SEC) as i64 > ION_MAX_POSIX_TIME && what != "light time" {
                     return Err(FieldError::new(
                         path,
-                        format!("{what} {} is after 2038/01/19-03:14:07, the last time ION 4.1.3 holds", format_utc(e + (t / SEC) as i64)),
+                        format!(
+                            "{what} {} is after 2038/01/19-03:14:07, the last time ION 4.1.3 holds",
+                            format_utc(e + (t / SEC) as i64)
+                        ),
                     ));
                 }
             }
@@ -109,7 +119,10 @@ impl ContactPlan {
             if r.fract() != 0.0 || r > ION_MAX_RATE {
                 return Err(FieldError::new(
                     format!("contacts[{i}].rate_bytes_per_s"),
-                    format!("{} bytes/s: ION holds a rate as a whole number below 2^32", format_number(r)),
+                    format!(
+                        "{} bytes/s: ION holds a rate as a whole number below 2^32",
+                        format_number(r)
+                    ),
                 )
                 .into());
             }
