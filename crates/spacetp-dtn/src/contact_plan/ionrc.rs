@@ -312,7 +312,7 @@ mod tests {
             tokens("# a comment of more than nine words is still a comment")
                 .unwrap()
                 .len(),
-            11
+            12
         );
     }
 }
