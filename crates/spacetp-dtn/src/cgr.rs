@@ -6,8 +6,9 @@
 //!
 //! Two stages, as in ION:
 //! 1. **Routes** (bundle-independent; `search`, `yen`): Dijkstra over the contact graph
-//!    (contacts are vertices) gives the route of earliest best-case arrival; Yen's
-//!    algorithm with Lawler's modification gives the next ones on demand. A [`Route`]
+//!    (contacts are vertices) gives the route of earliest best-case arrival; the next ones
+//!    come on demand, as ION 4.1.3 finds them (a different first contact each) or by Yen's
+//!    algorithm with Lawler's modification ([`Alternatives`]). A [`Route`]
 //!    carries its contacts, its first hop (the neighbor), its best-case delivery time and
 //!    its forfeit time (the earliest end of its contacts, after which it is unusable).
 //! 2. **Selection** for one bundle (`pbat`; ION's `loadBestRoutesList`, `checkRoute`,
@@ -121,7 +122,24 @@ pub struct Forwarding {
     pub consumption: u64,
 }
 
-/// Choices where ION's behaviour can be turned off.
+/// How the routes after the first are found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Alternatives {
+    /// What ION 4.1.3 computes: each next route is the earliest one that starts with a
+    /// contact no selected route starts with. libcgr.c means to run Yen's algorithm, but
+    /// its spur searches from a route's contacts start from the arrival time the previous
+    /// search left in the spur contact's work area, which that search had reset, so they
+    /// find nothing and only the spurs from the local node remain. Seen with cgrfetch on
+    /// the plan of the `routes_in_ion_4_1_3s_order` test: ION proposed 1-2-4, 1-3-4, 1-4
+    /// and never 1-2-3-4 ("IGNORE contact ends before data arrives" at every spur).
+    #[default]
+    Ion,
+    /// Yen's algorithm with Lawler's modification, as published and as libcgr.c's comments
+    /// describe it: spurs from the local node and from every contact of the route.
+    Yen,
+}
+
+/// Choices where ION's behaviour can be changed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CgrSettings {
     /// Add ION's estimate of convergence-layer overhead to a bundle's size when it
@@ -131,6 +149,8 @@ pub struct CgrSettings {
     /// Add ION's margin for the receiver's motion to light times ([`owlt_margin`]).
     /// Default true.
     pub owlt_margin: bool,
+    /// How the routes after the first are found. Default [`Alternatives::Ion`].
+    pub alternatives: Alternatives,
 }
 
 impl Default for CgrSettings {
@@ -138,6 +158,7 @@ impl Default for CgrSettings {
         CgrSettings {
             ion_overhead: true,
             owlt_margin: true,
+            alternatives: Alternatives::Ion,
         }
     }
 }
@@ -244,7 +265,11 @@ impl<'p> Cgr<'p> {
             return false;
         };
         lists.selected[k].spurs_computed = true;
-        yen::compute_another(graph, lists, k, source, dest, now)
+        let spurs = match self.settings.alternatives {
+            Alternatives::Ion => yen::Spurs::LocalNodeOnly,
+            Alternatives::Yen => yen::Spurs::Lawler,
+        };
+        yen::compute_another(graph, lists, k, (source, dest, now), spurs)
     }
 
     /// Up to `k` routes from `source` to `dest` at `now`, in the order ION's Yen search

@@ -13,7 +13,7 @@ pub mod cgr;
 pub mod contact_plan;
 pub mod error;
 
-pub use cgr::{Bundle, Cgr, CgrSettings, Conditions, Forwarding, Priority, Route};
+pub use cgr::{Alternatives, Bundle, Cgr, CgrSettings, Conditions, Forwarding, Priority, Route};
 pub use contact_plan::{
     from_links, Contact, ContactId, ContactPlan, LinkWindows, ParseOptions, Range, RangeEntry,
 };

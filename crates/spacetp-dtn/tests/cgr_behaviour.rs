@@ -6,7 +6,9 @@
 //! per hop), time in seconds.
 
 use spacetp_dtn::cgr::owlt_margin;
-use spacetp_dtn::{Bundle, Cgr, CgrSettings, Conditions, ContactId, ContactPlan, Priority};
+use spacetp_dtn::{
+    Alternatives, Bundle, Cgr, CgrSettings, Conditions, ContactId, ContactPlan, Priority,
+};
 use spacetp_proto::{Time, MS, SEC};
 
 fn plan(text: &str) -> ContactPlan {
@@ -18,7 +20,7 @@ fn exact(p: &ContactPlan) -> Cgr<'_> {
         p,
         CgrSettings {
             ion_overhead: false,
-            owlt_margin: true,
+            ..CgrSettings::default()
         },
     )
 }
@@ -241,26 +243,52 @@ fn equal_projections_prefer_the_later_forfeit_then_the_smaller_neighbor() {
     assert_eq!(cgr.best_route(1, 3, 0, &kb()).unwrap().route.neighbor, 2);
 }
 
-#[test]
-fn routes_come_in_yens_order_and_never_visit_a_node_twice() {
-    // Light times 1 s except 1 -> 3 (5 s); all contacts [0, 100) except 1 -> 4 [50, 100).
-    // Best cases: 1-2-4: 1, 2; 1-2-3-4: 1, 2, 3; 1-3-4: 5, 6; 1-4: 51.
-    // A contact 3 -> 1 would let a spur from [1 -> 3] return to 1 and take 1-2-4 again
-    // (ION suppresses only the root path's contacts); no route here passes a node twice.
-    let p = plan(
-        "a contact +0 +100 1 2 1000\na contact +0 +100 1 3 1000\na contact +50 +100 1 4 1000\n\
-         a contact +0 +100 2 3 1000\na contact +0 +100 2 4 1000\na contact +0 +100 3 1 1000\n\
-         a contact +0 +100 3 4 1000\n\
-         a range +0 +1000 1 2 1\na range +0 +1000 1 3 5\na range +0 +1000 3 1 1\n\
-         a range +0 +1000 1 4 1\na range +0 +1000 2 3 1\na range +0 +1000 2 4 1\na range +0 +1000 3 4 1\n",
-    );
-    let routes = Cgr::new(&p).routes(1, 4, 0, 10);
-    let got: Vec<(Vec<u64>, Time)> = routes
+/// Light times 1 s except 1 -> 3 (5 s); all contacts [0, 100) except 1 -> 4 [50, 100).
+/// Best cases: 1-2-4: 1, 2; 1-2-3-4: 1, 2, 3; 1-3-4: 5, 6; 1-4: 51. A contact 3 -> 1
+/// would let a spur from [1 -> 3] return to 1 and take 1-2-4 again.
+const FOUR_ROUTES: &str = "\
+a contact +0 +100 1 2 1000\na contact +0 +100 1 3 1000\na contact +50 +100 1 4 1000
+a contact +0 +100 2 3 1000\na contact +0 +100 2 4 1000\na contact +0 +100 3 1 1000
+a contact +0 +100 3 4 1000
+a range +0 +1000 1 2 1\na range +0 +1000 1 3 5\na range +0 +1000 3 1 1\na range +0 +1000 1 4 1
+a range +0 +1000 2 3 1\na range +0 +1000 2 4 1\na range +0 +1000 3 4 1
+";
+
+fn listed(p: &ContactPlan, settings: CgrSettings) -> Vec<(Vec<u64>, Time)> {
+    Cgr::with_settings(p, settings)
+        .routes(1, 4, 0, 10)
         .iter()
-        .map(|r| (path(&p, &r.hops), r.best_delivery_time / SEC))
-        .collect();
+        .map(|r| (path(p, &r.hops), r.best_delivery_time / SEC))
+        .collect()
+}
+
+#[test]
+fn routes_in_ion_4_1_3s_order_each_start_with_a_new_contact() {
+    // cgrfetch 4 on this plan (ION 4.1.3, every route too slow for the bundle so that ION
+    // computes them all) proposed, in order: first hop 2 arriving +2, first hop 3 arriving
+    // +6, first hop 4 arriving +51, then "NO MORE"; its spur searches from 1 -> 2 and
+    // 1 -> 3 each logged "IGNORE contact ends before data arrives".
+    let p = plan(FOUR_ROUTES);
     assert_eq!(
-        got,
+        listed(&p, CgrSettings::default()),
+        vec![(vec![1, 2, 4], 2), (vec![1, 3, 4], 6), (vec![1, 4], 51)]
+    );
+}
+
+#[test]
+fn routes_in_yens_order_never_visit_a_node_twice() {
+    // Yen (Lawler): after 1-2-4, the spur from 1 -> 2 (2 -> 4 excluded) gives 1-2-3-4 at
+    // 3 s, before 1-3-4 (6 s) and 1-4 (51 s). No route passes a node twice: ION suppresses
+    // only the root path's contacts, so the spur from [1 -> 3] (3 -> 4 excluded) could
+    // take 3 -> 1 and 1-2-4 again; we refuse to re-enter a node of the path.
+    let p = plan(FOUR_ROUTES);
+    let yen = CgrSettings {
+        alternatives: Alternatives::Yen,
+        ..CgrSettings::default()
+    };
+    let routes = listed(&p, yen.clone());
+    assert_eq!(
+        routes,
         vec![
             (vec![1, 2, 4], 2),
             (vec![1, 2, 3, 4], 3),
@@ -268,8 +296,9 @@ fn routes_come_in_yens_order_and_never_visit_a_node_twice() {
             (vec![1, 4], 51)
         ]
     );
-    assert_eq!(routes[2].forfeit_time, 100 * SEC);
-    assert_eq!(routes[3].from_time, 50 * SEC);
+    let all = Cgr::with_settings(&p, yen).routes(1, 4, 0, 10);
+    assert_eq!(all[2].forfeit_time, 100 * SEC);
+    assert_eq!(all[3].from_time, 50 * SEC);
 }
 
 #[test]
@@ -319,8 +348,8 @@ fn long_light_times_carry_ions_margin_for_the_receivers_motion() {
     let plain = Cgr::with_settings(
         &p,
         CgrSettings {
-            ion_overhead: true,
             owlt_margin: false,
+            ..CgrSettings::default()
         },
     )
     .routes(1, 2, 0, 1);

@@ -14,7 +14,9 @@
 //!   (ION's estimate of convergence-layer overhead): 4.25 s on a pass, 17 s on a
 //!   downlink.
 
-use spacetp_dtn::{Bundle, Cgr, Conditions, ContactId, ContactPlan, Forwarding};
+use spacetp_dtn::{
+    Alternatives, Bundle, Cgr, CgrSettings, Conditions, ContactId, ContactPlan, Forwarding,
+};
 use spacetp_proto::{Time, MS, SEC};
 
 const SOL: u64 = 88_775;
@@ -88,17 +90,27 @@ fn when_mars_is_far_the_light_time_alone_moves_the_arrival() {
 #[test]
 fn a_pass_too_short_for_the_rest_of_the_bundle_gives_way_to_the_next_pass() {
     // At 1596 s P1 has 4 s left: 4 * 250000 = 1000000 bytes < 1062500, so a bundle that
-    // may not be fragmented cannot use it. The next routes (Yen, from [P1, E1]): without
-    // P1, P2 reaches the orbiter at 7001, after E1 has ended, and E2 delivers at
-    // 9000 + 480 = 9480; [P1, E2] delivers at 9480 too but was found second. The bundle
-    // on [P2, E2]: last byte at the orbiter side 7004.25, at the orbiter 7005.25, on E2
-    // last byte 9017, on Earth 9497 s.
+    // may not be fragmented cannot use it. The next route (ION: the earliest that starts
+    // with another contact than P1): P2 reaches the orbiter at 7001, after E1 has ended,
+    // and E2 delivers at 9000 + 480 = 9480. The bundle on [P2, E2]: last byte 7004.25, at
+    // the orbiter 7005.25, on E2 last byte 9017, on Earth 9497 s. (Yen also finds
+    // [P1, E2], 9480 in the best case too, but after [P2, E2]; the choice is the same.)
     let p = plan(480);
-    let f = Cgr::new(&p)
-        .best_route(1, 3, 1596 * SEC, &bundle())
-        .unwrap();
-    assert_eq!(hops(&p, &f), vec![(1, 2, 7000), (2, 3, 9000)]);
-    assert_eq!(f.projected_arrival, 9497 * SEC);
+    for alternatives in [Alternatives::Ion, Alternatives::Yen] {
+        let settings = CgrSettings {
+            alternatives,
+            ..CgrSettings::default()
+        };
+        let f = Cgr::with_settings(&p, settings)
+            .best_route(1, 3, 1596 * SEC, &bundle())
+            .unwrap();
+        assert_eq!(
+            hops(&p, &f),
+            vec![(1, 2, 7000), (2, 3, 9000)],
+            "{alternatives:?}"
+        );
+        assert_eq!(f.projected_arrival, 9497 * SEC);
+    }
 
     // A bundle that may be fragmented keeps P1: ION would send the 1000000 bytes that fit
     // (the projection is still the whole bundle's: 1596 + 4.25 + 1 at the orbiter, then

@@ -4,7 +4,7 @@
 //! no range, cannot be used) must be the first route's delivery time; and every route Yen
 //! lists must be loopless, distinct, and arrive when its own contacts say.
 
-use spacetp_dtn::{Bundle, Cgr, CgrSettings, Contact, ContactId, ContactPlan, Range};
+use spacetp_dtn::{Alternatives, Bundle, Cgr, CgrSettings, Contact, ContactId, ContactPlan, Range};
 use spacetp_proto::{Time, SEC};
 
 struct Rng(u64);
@@ -105,11 +105,18 @@ fn arrival_along(p: &ContactPlan, hops: &[ContactId], now: Time) -> Option<Time>
 
 #[test]
 fn the_first_route_is_the_earliest_of_all_paths_and_every_route_is_sound() {
+    for alternatives in [Alternatives::Ion, Alternatives::Yen] {
+        let settings = CgrSettings {
+            owlt_margin: false,
+            alternatives,
+            ..CgrSettings::default()
+        };
+        check_generated_plans(&settings);
+    }
+}
+
+fn check_generated_plans(settings: &CgrSettings) {
     let mut rng = Rng(0x5eed_cafe_f00d_0001);
-    let settings = CgrSettings {
-        ion_overhead: true,
-        owlt_margin: false,
-    };
     let (mut with_route, mut alternatives) = (0, 0);
     for _ in 0..300 {
         let nodes = 3 + rng.below(4);
@@ -167,6 +174,6 @@ fn the_first_route_is_the_earliest_of_all_paths_and_every_route_is_sound() {
     // The generator must exercise the search: many plans with routes, and alternatives.
     assert!(
         with_route > 100 && alternatives > 100,
-        "{with_route} {alternatives}"
+        "{settings:?}: {with_route} plans with a route, {alternatives} alternatives"
     );
 }

@@ -9,11 +9,14 @@
 //! selected route that shares the root path. The best candidate (earliest best-case
 //! arrival; the first found among equals, as ION) moves from B to A.
 //!
-//! Where ION's bookkeeping differs from the published algorithm we follow the algorithm:
-//! ION keeps a route's spur root as an element of the hop list of the route it branched
-//! from, and starts a spur search from the arrival time its previous search left in that
-//! contact's work area; we index the route's own hops and recompute the root path's
-//! arrival from `now`. Candidates already in list B are not added twice.
+//! ION 4.1.3's spur searches from a route's contacts start from the arrival time the
+//! previous search left in the spur contact's work area (`clearWorkAreas(rootContact)`
+//! keeps it), and the previous search had reset it and never reached that contact (it was
+//! the excluded one), so they find nothing: only the spurs from the local node produce
+//! routes ([`Spurs::LocalNodeOnly`], the default, checked against cgrfetch). With
+//! [`Spurs::Lawler`] every spur is searched, from the root path's arrival recomputed from
+//! `now`, indexing the route's own hops (ION keeps the spur root as an element of the hop
+//! list of the route it branched from). Candidates already in list B are not added twice.
 
 use super::search::{search, Graph, Start};
 use super::Route;
@@ -67,20 +70,32 @@ pub(crate) fn first_route(g: &Graph, source: u64, dest: u64, now: Time) -> Optio
     search(g, &start, dest, now, &[]).map(|f| make_route(g, f.hops, f.arrival))
 }
 
+/// Which spur searches run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Spurs {
+    /// From the local node only (what ION 4.1.3's searches amount to).
+    LocalNodeOnly,
+    /// From the branch point of the route and each later contact (Yen with Lawler).
+    Lawler,
+}
+
 /// Computes the spur routes of `lists.selected[k]` into list B and moves the best of B to
 /// list A; false when B is then empty (no more routes).
 pub(crate) fn compute_another(
     g: &Graph,
     lists: &mut RouteLists,
     k: usize,
-    source: u64,
-    dest: u64,
-    now: Time,
+    (source, dest, now): (u64, u64, Time),
+    spurs: Spurs,
 ) -> bool {
     let hops: Vec<usize> = lists.selected[k].route.hops.iter().map(|h| h.0).collect();
     let first_root = lists.selected[k].spur_root;
-    let roots = std::iter::once(first_root)
-        .chain((first_root.map_or(0, |i| i + 1)..hops.len().saturating_sub(1)).map(Some));
+    let last = match spurs {
+        Spurs::LocalNodeOnly => 0,
+        Spurs::Lawler => hops.len().saturating_sub(1),
+    };
+    let roots =
+        std::iter::once(first_root).chain((first_root.map_or(0, |i| i + 1)..last).map(Some));
     for root in roots {
         let path = &hops[..root.map_or(0, |i| i + 1)];
         if path.len() == hops.len() {

@@ -78,11 +78,6 @@ pub(crate) fn check_contact(c: &Contact) -> Result<(), String> {
             "{what}: node numbers start at 1 (ION refuses node 0)"
         ));
     }
-    if c.from == c.to {
-        return Err(format!(
-            "{what}: a contact from a node to itself can only be a registration (start -1)"
-        ));
-    }
     if c.end < c.start {
         return Err(format!("{what}: its end is before its start"));
     }
@@ -110,9 +105,6 @@ pub(crate) fn check_range(r: &Range) -> Result<(), String> {
     let what = describe_range(r);
     if r.from == 0 || r.to == 0 {
         return Err(format!("{what}: node numbers start at 1"));
-    }
-    if r.from == r.to {
-        return Err(format!("{what}: a range is between two different nodes"));
     }
     if r.end <= r.start {
         return Err(format!("{what}: its end is not after its start"));
