@@ -25,20 +25,27 @@
 //! ones, so successive bundles fill contacts and later ones move to later routes.
 //!
 //! Implemented from ION: Dijkstra with ION's tie-breaking (arrival, hops, contact order);
-//! ION's light-time margin for the receiver's motion; contacts without a range unusable;
-//! Yen/Lawler alternatives; the checks and order of candidate routes; earliest
-//! transmission opportunity from the caller's backlog; per-hop transmission time;
-//! residual volume per priority (ION's "MTV"); the effective volume limit and proactive
-//! fragmentation's volume; ION's estimate of convergence-layer overhead (`computeECCC`,
-//! optional); exclusion of nodes (ION excludes the node a bundle came from).
+//! ION's light-time margin for the receiver's motion; ION's range lookup for a contact
+//! (`getApplicableRange`) and contacts without a range unusable; the next routes as ION
+//! 4.1.3 finds them, or Yen/Lawler; the checks and the order of candidate routes; the
+//! earliest transmission opportunity from the caller's backlog, less what earlier contacts
+//! to the same neighbor carry first; per-hop transmission time; residual volume per
+//! priority (ION's "MTV") and booking; the effective volume limit, and the volume a
+//! fragmentable bundle would be cut to; ION's estimate of convergence-layer overhead
+//! (`computeECCC`, can be turned off); excluded neighbors (ION excludes the node a bundle
+//! came from).
+//!
+//! Ours: a route never visits a node twice (ION only avoids the root path's contacts; see
+//! `search`); times are to the nanosecond where ION truncates to seconds.
 //!
 //! Not implemented: overbooking management (bumping queued lower-priority bundles,
 //! `manageOverbooking`); minimum-latency ("critical") bundles sent on every route;
-//! confidence-based forwarding of extra copies (`MIN_CONFIDENCE_IMPROVEMENT`); the
-//! throttle's commitment of the current second in prior claims; hypothetical, discovered
-//! and predicted contacts (opportunistic CGR); egress plans that are missing or blocked
-//! (every neighbor is assumed to have one); multiple regions; the bundle's expiration
-//! during queueing at later hops. Times are to the nanosecond where ION uses seconds.
+//! forwarding extra copies for confidence (`MIN_CONFIDENCE_IMPROVEMENT`); the throttle's
+//! commitment of the current second in prior claims; hypothetical, discovered and
+//! predicted contacts (opportunistic CGR; ION's Dijkstra walks hypothetical contacts but
+//! can never select a route through them, their volume being 0); egress plans missing or
+//! blocked (every neighbor is assumed to have one); regions; proactive fragmentation
+//! itself (the caller cuts the bundle to `Forwarding::volume`); routing to the local node.
 
 mod pbat;
 mod search;

@@ -386,7 +386,8 @@ mod tests {
         assert_eq!(p.contact_owlt(ContactId(1)), None);
         // 1 -> 3: no range 1 -> 3 at all (3 -> 1 implies nothing).
         assert_eq!(p.contact_owlt(ContactId(2)), None);
-        // ION's quirk: a range that ends exactly when the contact starts still applies.
+        // ION's quirk: a range that ends exactly when the contact starts still applies
+        // (cgrfetch: a contact at +200 with a range +100..+200 of 7 s, "COST ... owlt:7").
         let q = ContactPlan::from_parts(
             vec![Contact::new(1, 2, 100 * SEC, 200 * SEC, 1.0)],
             vec![Range {

@@ -194,7 +194,8 @@ fn alternatives_are_computed_only_while_no_known_route_qualifies() {
     // none qualifies. Direct 1 -> 3 with light time 2.5 s: best case 2.5 > the relay's 2,
     // so the relay is found first and qualifies (bundle at 4 s) although the direct
     // contact would deliver at 0 + 1 + 2.5 = 3.5 s. Once both routes are known (here by
-    // asking for two), the better projection wins.
+    // asking for two), the better projection wins. (cgrfetch on the same plan with a light
+    // time of 3 s, as ION reads whole seconds: one route proposed, the relay, and added.)
     let p = plan(
         "a contact +0 +100 1 2 1000\na contact +0 +500 2 3 1000\na contact +0 +100 1 3 1000\n\
          a range +0 +1000 1 2 1\na range +0 +1000 2 3 1\na range +0 +1000 1 3 2.5\n",
@@ -218,7 +219,8 @@ fn equal_projections_prefer_the_later_forfeit_then_the_smaller_neighbor() {
     // Via 2: 1 -> 2 [0, 100), 2 -> 3 [0, 100); via 4: 1 -> 4 [0, 200), 4 -> 3 [0, 200);
     // light times 1 s: both best cases 2 s and both bundles at 4 s. Dijkstra takes the
     // first contact in ION's order (2 -> 3 before 4 -> 3), so a fresh router forwards
-    // via 2; with both routes known, ION's tryRoute prefers the later forfeit time (200).
+    // via 2 (cgrfetch proposed first hop 2, arrival +2); with both routes known, ION's
+    // tryRoute prefers the later forfeit time (200).
     let p = plan(
         "a contact +0 +100 1 2 1000\na contact +0 +100 2 3 1000\n\
          a contact +0 +200 1 4 1000\na contact +0 +200 4 3 1000\n\
@@ -326,7 +328,8 @@ fn the_first_contact_must_be_certain_and_excluded_neighbors_are_not_used() {
 
 #[test]
 fn a_contact_without_a_range_is_unusable() {
-    // ION's getApplicableRange finds no range 1 -> 3 ("3 1" implies nothing about 1 -> 3).
+    // ION's getApplicableRange finds no range 1 -> 3 ("3 1" implies nothing about 1 -> 3);
+    // cgrfetch: "IGNORE no range for contact".
     let p = plan("a contact +0 +100 1 3 1000\na range +0 +1000 3 1 1\n");
     assert!(Cgr::new(&p).best_route(1, 3, 0, &kb()).is_none());
     let q = plan("a contact +0 +100 1 3 1000\na range +0 +1000 1 3 1\n");
@@ -336,7 +339,8 @@ fn a_contact_without_a_range_is_unusable() {
 #[test]
 fn long_light_times_carry_ions_margin_for_the_receivers_motion() {
     // libcgr.c: margin = (450000 / 3600) * owlt / 186282 whole seconds: 125 * 3000 /
-    // 186282 = 2 s for 3000 s (Jupiter); 0 up to 1490 s.
+    // 186282 = 2 s for 3000 s (Jupiter); 0 up to 1490 s. cgrfetch on this plan:
+    // "COST ... owlt:3002", arrival +3002.
     assert_eq!(owlt_margin(3000 * SEC), 2 * SEC);
     assert_eq!(owlt_margin(1490 * SEC), 0);
     assert_eq!(owlt_margin(1491 * SEC), SEC);
