@@ -110,3 +110,29 @@ fn a_plan_from_links_round_trips_through_text() {
     assert_eq!(p, q);
     assert_eq!(q.contacts().len(), 6);
 }
+
+#[test]
+fn an_asserted_reverse_range_is_written_before_the_ranges_that_imply_one() {
+    // ionadmin 4.1.3 given "a range +100 +200 1 7 5", "a range +300 +400 1 7 5", then
+    // "a range +100 +200 7 1 7" logged "Overlapping start of range for node: 7" and kept
+    // no 7 -> 1 range for +100..+200 at all (`l range`). Given the writer's order (7 1
+    // first) it listed 7 -> 1 at 7 s for +100..+200 and 5 s (implied) for +300..+400, as
+    // this plan holds.
+    let p = ContactPlan::parse(
+        "a range +100 +200 1 7 5\na range +300 +400 1 7 5\na range +100 +200 7 1 7\n",
+    )
+    .unwrap();
+    assert_eq!(p.owlt(7, 1, 150 * SEC), Some(7 * SEC));
+    assert_eq!(p.owlt(7, 1, 350 * SEC), Some(5 * SEC));
+    let text = p.to_ion();
+    let ranges: Vec<&str> = text.lines().filter(|l| l.starts_with("a range")).collect();
+    assert_eq!(
+        ranges,
+        vec![
+            "a range +100 +200 7 1 7",
+            "a range +100 +200 1 7 5",
+            "a range +300 +400 1 7 5"
+        ]
+    );
+    assert_eq!(ContactPlan::parse(&text).unwrap(), p);
+}
