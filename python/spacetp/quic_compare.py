@@ -113,12 +113,12 @@ def _live_rows(case: Case, nbytes: int, reps: int, say) -> list[dict]:
     with tempfile.TemporaryDirectory(prefix="spacetp-quic-cmp-") as tmp:
         jobs = [(f"kernel {cc}", lambda s, cc=cc: vs_linux.kernel_run(case, cc, s, nbytes,
                  Path(tmp))) for cc in ("reno", "cubic", "bbr")]  # fmt: skip
-        jobs.append(("gateway scps-tp (live)",
+        jobs.append(("gateway scps-tp",
                      lambda s: vs_linux.gateway_run(case, s, nbytes, Path(tmp))))  # fmt: skip
         # The QUIC pair with quinn's defaults, as the simulated QUIC rows: what QUIC
         # across the link with kernel TCP at both ends gives.
         for proto in GATEWAY_QUIC:
-            jobs.append((f"gateway {proto} (live)",
+            jobs.append((f"gateway {proto}",
                          lambda s, p=proto: vs_linux.gateway_run(case, s, nbytes, Path(tmp),
                                                                  {"protocol": p})))  # fmt: skip
         for name, job in jobs:
