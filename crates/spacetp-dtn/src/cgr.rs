@@ -182,29 +182,36 @@ pub struct Conditions {
 
 /// A CGR router over one contact plan: residual volumes, and the routes found so far per
 /// (source, destination). Deterministic: the same calls give the same answers.
-pub struct Cgr<'p> {
-    graph: Graph<'p>,
+pub struct Cgr {
+    graph: Graph,
     settings: CgrSettings,
     mtv: Vec<[f64; 3]>,
     lists: BTreeMap<(u64, u64), RouteLists>,
 }
 
-impl<'p> Cgr<'p> {
-    pub fn new(plan: &'p ContactPlan) -> Self {
+impl Cgr {
+    /// A router over a copy of `plan`.
+    pub fn new(plan: &ContactPlan) -> Self {
         Self::with_settings(plan, CgrSettings::default())
     }
 
-    pub fn with_settings(plan: &'p ContactPlan, settings: CgrSettings) -> Self {
+    pub fn with_settings(plan: &ContactPlan, settings: CgrSettings) -> Self {
+        Self::shared(std::sync::Arc::new(plan.clone()), settings)
+    }
+
+    /// A router over a plan it shares with others (each node of a network routes over
+    /// the same plan, with volumes booked of its own).
+    pub fn shared(plan: std::sync::Arc<ContactPlan>, settings: CgrSettings) -> Self {
         Cgr {
-            graph: Graph::new(plan, settings.owlt_margin),
             mtv: plan.contacts().iter().map(|c| [c.volume(); 3]).collect(),
+            graph: Graph::new(plan, settings.owlt_margin),
             settings,
             lists: BTreeMap::new(),
         }
     }
 
-    pub fn plan(&self) -> &'p ContactPlan {
-        self.graph.plan
+    pub fn plan(&self) -> &ContactPlan {
+        &self.graph.plan
     }
 
     /// The volume a bundle occupies on a contact.

@@ -15,7 +15,7 @@ fn plan(text: &str) -> ContactPlan {
     ContactPlan::parse(text).unwrap()
 }
 
-fn exact(p: &ContactPlan) -> Cgr<'_> {
+fn exact(p: &ContactPlan) -> Cgr {
     Cgr::with_settings(
         p,
         CgrSettings {

@@ -31,13 +31,13 @@ pub fn owlt_margin(owlt: Time) -> Time {
 }
 
 /// The contact graph of a plan: each contact's light time for CGR, margin included.
-pub(crate) struct Graph<'p> {
-    pub plan: &'p ContactPlan,
+pub(crate) struct Graph {
+    pub plan: std::sync::Arc<ContactPlan>,
     pub owlt: Vec<Option<Time>>,
 }
 
-impl<'p> Graph<'p> {
-    pub fn new(plan: &'p ContactPlan, margin: bool) -> Self {
+impl Graph {
+    pub fn new(plan: std::sync::Arc<ContactPlan>, margin: bool) -> Self {
         let owlt = (0..plan.contacts().len())
             .map(|i| {
                 plan.contact_owlt(ContactId(i))

@@ -1,0 +1,555 @@
+//! A bundle protocol agent (RFC 9171 section 5), one per node, sans-IO: it takes bundles
+//! from its application and from its convergence layers, keeps them while no contact is
+//! open (store and forward), forwards each by Contact Graph Routing over the node's contact
+//! plan, fragments one that a contact cannot carry whole, delivers those addressed to its
+//! node (reassembling fragments), and deletes expired ones. The caller moves bytes: it
+//! asks [`Agent::poll_forward`] for the next bundle to hand to a neighbor's convergence
+//! layer, and gives back what a convergence layer could not deliver.
+//!
+//! As ION's forwarder does: a bundle is routed when it arrives (or is created), its route
+//! booked on the contacts' volumes; it waits in the queue of the route's first neighbor
+//! until that contact opens, and leaves at the contact's rate; one still queued when the
+//! contact ends, or given back by the convergence layer, is routed again. ION keeps a
+//! bundle with no route in limbo until it expires; with a fixed plan no route now means no
+//! route ever (routes only close as time passes), so the agent reports it at once.
+
+use crate::bundle::{Bundle, BundleId, Eid};
+use crate::cgr::{self, Cgr, CgrSettings, Conditions, Priority};
+use crate::contact_plan::ContactPlan;
+use spacetp_proto::{Time, MS, SEC};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+
+/// Bytes a contact may be ahead of its rate: the convergence layer is handed up to a
+/// second of the contact's data at once, so that its own pacing keeps the link busy.
+const LOOKAHEAD: Time = SEC;
+/// A fragment smaller than this is not worth its headers: the rest waits for a contact.
+const MIN_FRAGMENT: u64 = 1024;
+/// Bytes of a bundle that are not payload, as ours are encoded (primary block with a
+/// CRC, previous node, age and hop count blocks, the payload's header).
+const HEADER_ESTIMATE: u64 = 80;
+
+/// What an agent tells its node.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AgentEvent {
+    /// An application data unit for a service of this node arrived whole (its fragments
+    /// joined).
+    Delivered {
+        id: BundleId,
+        service: u64,
+        bytes: u64,
+        /// The bundle's age on delivery (RFC 9171 4.4.2), and the time it spent stored at
+        /// nodes on the way (the sum of residences, without the links' light times).
+        age_ms: u64,
+    },
+    /// A bundle (or fragment) reached the end of its lifetime here and was deleted.
+    Expired {
+        id: BundleId,
+        destination: Eid,
+        bytes: u64,
+    },
+    /// No route reaches the destination before the bundle expires: deleted here.
+    NoRoute {
+        id: BundleId,
+        destination: Eid,
+        bytes: u64,
+    },
+}
+
+/// Counters of one agent.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AgentStats {
+    pub bundles_created: u64,
+    pub bundles_received: u64,
+    pub bundles_forwarded: u64,
+    pub bundles_delivered: u64,
+    /// Application data units delivered whole, and their bytes.
+    pub adus_delivered: u64,
+    pub bytes_delivered: u64,
+    pub bundles_expired: u64,
+    pub bundles_no_route: u64,
+    /// Bundles split to fit a contact (each split makes two fragments).
+    pub fragmentations: u64,
+    /// Bundles routed again (their contact ended first, or the convergence layer gave
+    /// them back).
+    pub reroutes: u64,
+    /// Bundles received twice (a convergence layer's retry after delivery), dropped.
+    pub duplicates: u64,
+    pub undecodable: u64,
+    /// Time bundles were stored here before leaving: in all, and at most.
+    pub storage_time_total: Time,
+    pub storage_time_max: Time,
+    /// The most bytes stored at once.
+    pub stored_bytes_max: u64,
+}
+
+struct Stored {
+    bundle: Bundle,
+    size: u64,
+    arrived: Time,
+    expires: Time,
+    /// The neighbor it came from: not routed back there (ION excludes it).
+    from: Option<u64>,
+    /// Its first neighbor and the contact booked for it there (start, end), once routed.
+    neighbor: Option<u64>,
+    from_time: Time,
+    until: Time,
+}
+
+/// Fragments of one application data unit collected at its destination.
+#[derive(Default)]
+struct Reassembly {
+    total: u64,
+    have: BTreeMap<u64, u64>,
+}
+
+impl Reassembly {
+    /// Add [offset, offset + len); whether the unit is whole.
+    fn add(&mut self, offset: u64, len: u64) -> bool {
+        self.have.insert(offset, len);
+        let mut covered = 0;
+        for (&o, &l) in &self.have {
+            if o > covered {
+                return false;
+            }
+            covered = covered.max(o + l);
+        }
+        covered >= self.total
+    }
+}
+
+/// One node's bundle agent.
+pub struct Agent {
+    node: u64,
+    cgr: Cgr,
+    plan: Arc<ContactPlan>,
+    /// DTN time (ms since 2000) at time 0, for a node with a clock; None: creation time 0
+    /// and the age block.
+    clock_ms: Option<u64>,
+    seq: u64,
+    store: BTreeMap<u64, Stored>,
+    next_key: u64,
+    stored_bytes: u64,
+    /// Bundles routed to each neighbor, waiting for its contact, in order.
+    queues: BTreeMap<u64, VecDeque<u64>>,
+    /// Per neighbor, the contact being used (its start) and the bytes handed out in it.
+    released: BTreeMap<u64, (Time, u64)>,
+    reassembly: HashMap<BundleId, Reassembly>,
+    seen: HashSet<(BundleId, u64)>,
+    events: VecDeque<AgentEvent>,
+    stats: AgentStats,
+}
+
+impl Agent {
+    /// The agent of `node`, routing over `plan` (shared by the network's nodes); with
+    /// `clock_ms`, bundles carry creation times (DTN ms at time 0 plus the time).
+    pub fn new(node: u64, plan: Arc<ContactPlan>, clock_ms: Option<u64>) -> Agent {
+        Agent {
+            node,
+            cgr: Cgr::shared(plan.clone(), CgrSettings::default()),
+            plan,
+            clock_ms,
+            seq: 0,
+            store: BTreeMap::new(),
+            next_key: 0,
+            stored_bytes: 0,
+            queues: BTreeMap::new(),
+            released: BTreeMap::new(),
+            reassembly: HashMap::new(),
+            seen: HashSet::new(),
+            events: VecDeque::new(),
+            stats: AgentStats::default(),
+        }
+    }
+
+    pub fn node(&self) -> u64 {
+        self.node
+    }
+
+    pub fn stats(&self) -> &AgentStats {
+        &self.stats
+    }
+
+    /// Bytes stored here now (waiting for a contact or a route).
+    pub fn stored_bytes(&self) -> u64 {
+        self.stored_bytes
+    }
+
+    pub fn poll_event(&mut self) -> Option<AgentEvent> {
+        self.events.pop_front()
+    }
+
+    /// The application sends `payload` to `destination` with `lifetime`: one bundle,
+    /// routed at once. Returns its ID.
+    pub fn send(
+        &mut self,
+        now: Time,
+        service: u64,
+        destination: Eid,
+        payload: Vec<u8>,
+        lifetime: Time,
+    ) -> BundleId {
+        self.seq += 1;
+        let created = self.clock_ms.map_or(0, |c| c + now / MS);
+        let source = Eid {
+            node: self.node,
+            service,
+        };
+        let b = Bundle::new(
+            source,
+            destination,
+            created,
+            self.seq,
+            lifetime / MS,
+            payload,
+        );
+        let id = b.header.id;
+        self.stats.bundles_created += 1;
+        self.admit(now, b, None);
+        id
+    }
+
+    /// A bundle arrived from `neighbor`'s convergence layer.
+    pub fn on_bundle(&mut self, now: Time, neighbor: u64, mut bundle: Bundle) {
+        self.stats.bundles_received += 1;
+        // The age block counts residences; the link's light time is added as it arrives.
+        if let Some(owlt) = self.plan.owlt(neighbor, self.node, now) {
+            bundle.add_age(owlt / MS);
+        }
+        let key = (bundle.header.id, bundle.header.fragment.map_or(0, |f| f.0));
+        if bundle.header.destination.node == self.node {
+            if !self.seen.insert(key) {
+                self.stats.duplicates += 1;
+                return;
+            }
+            self.deliver(bundle);
+            return;
+        }
+        self.admit(now, bundle, Some(neighbor));
+    }
+
+    /// The bytes of an LTP block from `neighbor`: every bundle in it.
+    pub fn on_block(&mut self, now: Time, neighbor: u64, block: &[u8]) {
+        for b in crate::bundle::split_block(block) {
+            match b {
+                Ok(b) => self.on_bundle(now, neighbor, b),
+                Err(_) => self.stats.undecodable += 1,
+            }
+        }
+    }
+
+    fn deliver(&mut self, b: Bundle) {
+        self.stats.bundles_delivered += 1;
+        let h = &b.header;
+        let (whole, total) = match h.fragment {
+            None => (true, h.payload_len),
+            Some((offset, total)) => {
+                let r = self.reassembly.entry(h.id).or_default();
+                r.total = total;
+                (r.add(offset, h.payload_len), total)
+            }
+        };
+        if whole {
+            self.reassembly.remove(&h.id);
+            self.stats.adus_delivered += 1;
+            self.stats.bytes_delivered += total;
+            self.events.push_back(AgentEvent::Delivered {
+                id: h.id,
+                service: h.destination.service,
+                bytes: total,
+                age_ms: h.age_ms.unwrap_or(0),
+            });
+        }
+    }
+
+    /// Keep a bundle and route it; deleted at once if it has expired.
+    fn admit(&mut self, now: Time, bundle: Bundle, from: Option<u64>) {
+        let h = &bundle.header;
+        let left_ms = h.lifetime_ms.saturating_sub(h.age_ms.unwrap_or(0));
+        let expires = now + left_ms * MS;
+        let mut bundle = bundle;
+        let size = bundle.encoded_len();
+        let key = self.next_key;
+        self.next_key += 1;
+        self.stored_bytes += size;
+        self.stats.stored_bytes_max = self.stats.stored_bytes_max.max(self.stored_bytes);
+        self.store.insert(
+            key,
+            Stored {
+                bundle,
+                size,
+                arrived: now,
+                expires,
+                from,
+                neighbor: None,
+                from_time: 0,
+                until: 0,
+            },
+        );
+        if expires <= now {
+            self.expire(key);
+            return;
+        }
+        self.route(now, key);
+    }
+
+    fn remove(&mut self, key: u64) -> Option<Stored> {
+        let s = self.store.remove(&key)?;
+        self.stored_bytes -= s.size;
+        if let Some(n) = s.neighbor {
+            if let Some(q) = self.queues.get_mut(&n) {
+                q.retain(|&k| k != key);
+            }
+        }
+        Some(s)
+    }
+
+    fn expire(&mut self, key: u64) {
+        if let Some(s) = self.remove(key) {
+            self.stats.bundles_expired += 1;
+            self.events.push_back(AgentEvent::Expired {
+                id: s.bundle.header.id,
+                destination: s.bundle.header.destination,
+                bytes: s.bundle.header.payload_len,
+            });
+        }
+    }
+
+    /// Bytes queued to each neighbor (ION's backlog ahead of a new bundle).
+    fn backlog(&self) -> BTreeMap<u64, u64> {
+        self.queues
+            .iter()
+            .map(|(&n, q)| (n, q.iter().map(|k| self.store[k].size).sum()))
+            .collect()
+    }
+
+    /// Choose the bundle's route (fragmenting it if the route carries only part), book it,
+    /// queue it to the route's first neighbor; report and delete it if no route arrives in
+    /// time.
+    fn route(&mut self, now: Time, key: u64) {
+        let s = &self.store[&key];
+        let dest = s.bundle.header.destination.node;
+        let want = cgr::Bundle {
+            size: s.size,
+            priority: Priority::Standard,
+            expiration: s.expires,
+            fragmentable: s.bundle.header.payload_len > 2 * MIN_FRAGMENT,
+        };
+        let conditions = Conditions {
+            backlog: self.backlog(),
+            excluded: s.from.into_iter().collect(),
+        };
+        let mut found = self
+            .cgr
+            .best_route_with(self.node, dest, now, &want, &conditions);
+        if let Some(f) = &found {
+            let payload = s.bundle.header.payload_len;
+            let fit = self.fragment_fit(f, payload);
+            if f.volume + 0.5 < f.consumption as f64 && fit.is_none() {
+                // Too little room on the best route to be worth a fragment: the bundle
+                // whole, on a route that takes it whole.
+                let whole = cgr::Bundle {
+                    fragmentable: false,
+                    ..want.clone()
+                };
+                found = self
+                    .cgr
+                    .best_route_with(self.node, dest, now, &whole, &conditions);
+            }
+        }
+        let Some(f) = found else {
+            let s = self.remove(key).expect("routed bundles are stored");
+            self.stats.bundles_no_route += 1;
+            self.events.push_back(AgentEvent::NoRoute {
+                id: s.bundle.header.id,
+                destination: s.bundle.header.destination,
+                bytes: s.bundle.header.payload_len,
+            });
+            return;
+        };
+        if f.volume + 0.5 < f.consumption as f64 {
+            // The route's contacts take only part: send a fragment that fits, route the
+            // rest again (RFC 9171 5.8, proactive fragmentation as ION does it).
+            let payload = self.store[&key].bundle.header.payload_len;
+            if let Some(fit) = self.fragment_fit(&f, payload) {
+                self.split(now, key, fit);
+                return;
+            }
+        }
+        let mut booked = want.clone();
+        booked.fragmentable = false;
+        self.cgr.book(&f.route, &booked);
+        let n = f.route.neighbor;
+        let first = self.plan.contact(f.route.hops[0]);
+        let (from_time, until) = (first.start, first.end);
+        let s = self.store.get_mut(&key).expect("stored");
+        s.neighbor = Some(n);
+        s.from_time = from_time;
+        s.until = until;
+        self.queues.entry(n).or_default().push_back(key);
+    }
+
+    /// The payload bytes of a fragment that fits what route `f` can carry, if such a
+    /// fragment is worth sending (at least `MIN_FRAGMENT`, less than the whole).
+    fn fragment_fit(&self, f: &cgr::Forwarding, payload: u64) -> Option<u64> {
+        let share = f.volume / f.consumption as f64;
+        let fit = ((payload as f64 * share) as u64).saturating_sub(HEADER_ESTIMATE);
+        (fit >= MIN_FRAGMENT && fit < payload).then_some(fit)
+    }
+
+    /// Replace stored bundle `key` by two fragments split at `at` payload bytes, and route
+    /// each.
+    fn split(&mut self, now: Time, key: u64, at: u64) {
+        let s = self.remove(key).expect("stored");
+        self.stats.fragmentations += 1;
+        let (a, b) = s.bundle.fragment(at);
+        for part in [a, b] {
+            let mut part = part;
+            let size = part.encoded_len();
+            let k = self.next_key;
+            self.next_key += 1;
+            self.stored_bytes += size;
+            self.store.insert(
+                k,
+                Stored {
+                    bundle: part,
+                    size,
+                    arrived: s.arrived,
+                    expires: s.expires,
+                    from: s.from,
+                    neighbor: None,
+                    from_time: 0,
+                    until: 0,
+                },
+            );
+            self.route(now, k);
+        }
+    }
+
+    /// The contact from this node to `neighbor` open at `now`: (start, end, bytes/s).
+    fn open_contact(&self, neighbor: u64, now: Time) -> Option<(Time, Time, f64)> {
+        self.plan
+            .contacts_between(self.node, neighbor)
+            .iter()
+            .find(|c| c.start <= now && now < c.end)
+            .map(|c| (c.start, c.end, c.rate_bytes_per_s))
+    }
+
+    /// The next bundle to hand to a neighbor's convergence layer now, as (neighbor,
+    /// bytes): one whose first contact is open, at that contact's rate (a second ahead).
+    pub fn poll_forward(&mut self, now: Time) -> Option<(u64, Vec<u8>)> {
+        let neighbors: Vec<u64> = self
+            .queues
+            .iter()
+            .filter(|(_, q)| !q.is_empty())
+            .map(|(&n, _)| n)
+            .collect();
+        for n in neighbors {
+            let Some((start, _, rate)) = self.open_contact(n, now) else {
+                continue;
+            };
+            let key = *self.queues[&n].front().expect("non-empty");
+            // Booked on a later contact with this neighbor: it waits for that one.
+            if self.store[&key].from_time > start {
+                continue;
+            }
+            let size = self.store[&key].size;
+            let (since, sent) = match self.released.get(&n) {
+                Some(&(s, b)) if s == start => (s, b),
+                _ => (start, 0),
+            };
+            // The bundle may leave once what went before it in this contact would be sent
+            // within the look-ahead at the contact's rate.
+            let allowed = rate * spacetp_proto::time::secs(now - since + LOOKAHEAD);
+            if sent as f64 > allowed {
+                continue;
+            }
+            self.released.insert(n, (since, sent + size));
+            let mut s = self.remove(key).expect("queued bundles are stored");
+            let residence = now - s.arrived;
+            self.stats.storage_time_total += residence;
+            self.stats.storage_time_max = self.stats.storage_time_max.max(residence);
+            let me = Eid {
+                node: self.node,
+                service: 0,
+            };
+            if !s.bundle.forwarded_by(me, residence / MS) {
+                // Past its hop limit (a routing loop): deleted, as RFC 9171 4.4.3 says.
+                self.stats.bundles_no_route += 1;
+                continue;
+            }
+            self.stats.bundles_forwarded += 1;
+            return Some((n, s.bundle.to_bytes()));
+        }
+        None
+    }
+
+    /// A convergence layer could not deliver `bytes` to `neighbor` (an LTP session
+    /// canceled): the bundles in them are routed again, not back to that neighbor first.
+    pub fn on_forward_failed(&mut self, now: Time, neighbor: u64, bytes: &[u8]) {
+        let _ = neighbor;
+        for b in crate::bundle::split_block(bytes).into_iter().flatten() {
+            self.stats.reroutes += 1;
+            self.admit(now, b, None);
+        }
+    }
+
+    /// When `on_timeout` next has work: the first expiry, the next opening of a contact a
+    /// queue waits for, the end of an open one, or a paced release.
+    pub fn poll_timeout(&self, now: Time) -> Option<Time> {
+        let mut next = self.store.values().map(|s| s.expires).min();
+        let mut at = |t: Time| next = Some(next.map_or(t, |n: Time| n.min(t)));
+        for (&n, q) in &self.queues {
+            let Some(&key) = q.front() else { continue };
+            let booked = (self.store[&key].from_time, self.store[&key].until);
+            at(booked.1);
+            match self.open_contact(n, now).filter(|c| c.0 >= booked.0) {
+                Some((start, _, rate)) => {
+                    let sent = match self.released.get(&n) {
+                        Some(&(s, b)) if s == start => b,
+                        _ => 0,
+                    };
+                    let t = start + (sent as f64 / rate * 1e9) as Time;
+                    at(t.saturating_sub(LOOKAHEAD).max(now));
+                }
+                None => at(booked.0.max(now)),
+            }
+        }
+        next
+    }
+
+    /// Delete what expired; route again what waits for a contact that has ended.
+    pub fn on_timeout(&mut self, now: Time) {
+        let expired: Vec<u64> = self
+            .store
+            .iter()
+            .filter(|(_, s)| s.expires <= now)
+            .map(|(&k, _)| k)
+            .collect();
+        for k in expired {
+            self.expire(k);
+        }
+        // Bundles still queued when the contact booked for them ended: route again.
+        let stale: Vec<u64> = self
+            .queues
+            .values()
+            .flatten()
+            .filter(|k| self.store[k].until <= now)
+            .copied()
+            .collect();
+        for k in stale {
+            if let Some(mut s) = self.remove(k) {
+                self.stats.reroutes += 1;
+                s.neighbor = None;
+                let key = self.next_key;
+                self.next_key += 1;
+                self.stored_bytes += s.size;
+                self.store.insert(key, s);
+                self.route(now, key);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
