@@ -352,6 +352,19 @@ impl Engine {
         }
     }
 
+    /// The rate the span to `peer` paces its segments to from now on, bits per second
+    /// (None: unpaced): ION meters each contact at the contact plan's rate. Returns false
+    /// when there is no such span.
+    pub fn set_transmission_rate(&mut self, peer: u64, bits_per_s: Option<f64>) -> bool {
+        match self.spans.get_mut(&peer) {
+            Some(span) => {
+                span.rate = bits_per_s.map(|r| r / 8.0);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// The next notice for the client services.
     pub fn poll_event(&mut self) -> Option<Event> {
         self.sh.events.pop_front()

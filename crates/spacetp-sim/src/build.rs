@@ -49,6 +49,7 @@ pub fn expand_topology(sc: &mut Scenario) -> Result<Vec<String>, FieldError> {
         sc.nodes.push(NodeCfg {
             name,
             kind: Some(kind),
+            dtn_node: None,
         });
     };
     match t.kind {

@@ -51,6 +51,8 @@ pub struct Scenario {
     /// Simulated attackers: spoofed segments handed to one end of a flow.
     #[serde(default)]
     pub attacks: Vec<crate::attack::AttackCfg>,
+    /// The delay-tolerant network of `bp` flows: its contact plan and its hops' LTP.
+    pub dtn: Option<crate::dtn_config::DtnCfg>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
@@ -67,6 +69,9 @@ pub struct NodeCfg {
     pub name: String,
     /// `host` or `router`; inferred when absent (a node that is a flow endpoint is a host).
     pub kind: Option<NodeKind>,
+    /// Its ipn node number in a delay-tolerant network (contact plans, bundle endpoints,
+    /// LTP engine IDs). Default: its index + 1.
+    pub dtn_node: Option<u64>,
 }
 
 /// Propagation delay: a constant, or a piecewise-linear schedule over simulated time.
@@ -306,6 +311,9 @@ pub struct FlowCfg {
     /// `block_size`, `red_share`, `own_queuing_latency`, `max_ber`. The one-way light time,
     /// transmission rate and segment size default to the path's (`spacetp schema --ltp`).
     pub ltp: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Bundle settings (`protocol = "bp"`: the Bundle Protocol over LTP through the
+    /// `[dtn]` network's agents): `bundle_size`, `lifetime`.
+    pub bp: Option<crate::dtn_config::BpCfg>,
     /// Also report the goodput over this interval of simulated time, `[from, to]`: bytes
     /// delivered in it x 8 / (to - from), as users compare "bytes in [10 s, 100 s] / 90 s".
     pub goodput_window: Option<(Duration, Duration)>,

@@ -29,6 +29,10 @@ pub enum Event {
     LinkState(u32, bool),
     /// Attack `0` hands its next spoofed segment to its victim.
     Attack(u32),
+    /// The bundle agent of node `0` has work (an expiry, a contact, a paced release).
+    DtnAgent(u16),
+    /// Contact `0` of the contact plan starts (`true`) or ends.
+    Contact(u32, bool),
     /// Sample the time series.
     Sample,
     /// End of the run.

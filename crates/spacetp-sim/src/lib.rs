@@ -10,6 +10,7 @@ pub mod build;
 pub mod channel;
 pub mod config;
 pub mod dist;
+pub mod dtn_config;
 pub mod engine;
 pub mod link;
 pub mod packet;

@@ -66,6 +66,67 @@ pub struct FlowSummary {
     /// LTP's own counters (LTP flows only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ltp: Option<LtpSummary>,
+    /// The Bundle Protocol's (bp flows only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bp: Option<BpSummary>,
+}
+
+/// What became of a bp flow's bundles.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct BpSummary {
+    /// Bundles the source's agent made of the file, those delivered whole (fragments
+    /// joined), those deleted because they expired on the way, and those no route could
+    /// deliver before they would expire (reported, never waited on).
+    pub bundles: u64,
+    pub bundles_delivered: u64,
+    pub bundles_expired: u64,
+    pub bundles_no_route: u64,
+    pub bytes_dropped: u64,
+    /// Bundle age on delivery (RFC 9171 4.4.2: time since creation, stored at nodes and
+    /// on links), mean and most.
+    pub delivery_age_mean_s: Option<f64>,
+    pub delivery_age_max_s: f64,
+}
+
+/// The delay-tolerant network of a run's bp flows.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct DtnSummary {
+    pub contacts: u64,
+    pub nodes: Vec<DtnNodeSummary>,
+    pub hops: Vec<DtnHopSummary>,
+}
+
+/// One node's bundle agent.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct DtnNodeSummary {
+    pub node: String,
+    pub ipn: u64,
+    pub bundles_created: u64,
+    pub bundles_received: u64,
+    pub bundles_forwarded: u64,
+    pub bundles_delivered: u64,
+    pub bundles_expired: u64,
+    pub bundles_no_route: u64,
+    pub fragmentations: u64,
+    pub reroutes: u64,
+    pub duplicates: u64,
+    /// Custody: how long bundles were stored here before leaving (mean, most), and the
+    /// most bytes stored at once.
+    pub storage_time_mean_s: Option<f64>,
+    pub storage_time_max_s: f64,
+    pub stored_bytes_max: u64,
+}
+
+/// One LTP hop (both directions).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct DtnHopSummary {
+    pub between: [String; 2],
+    pub sessions: u64,
+    pub sessions_canceled: u64,
+    pub segments_sent: u64,
+    pub data_segments_retransmitted: u64,
+    pub report_segments: u64,
+    pub blocks_delivered: u64,
 }
 
 /// What an LTP flow's two engines report beside the common fields.
@@ -167,6 +228,9 @@ pub struct Summary {
     /// What each `[[attacks]]` entry did (absent without attacks).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub attacks: Vec<crate::attack::AttackSummary>,
+    /// The delay-tolerant network (absent without bp flows or `[dtn]`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dtn: Option<DtnSummary>,
 }
 
 /// A column-oriented table of f64 values.

@@ -21,9 +21,10 @@ use std::collections::{HashMap, VecDeque};
 pub const LTP_PORT: u16 = 1113;
 /// IPv4 and UDP headers around a segment.
 const IP_UDP_HEADERS: u32 = 28;
-/// The LTP client service of plain data (ION's test client, ltpdriver / ltpcounter, uses 2;
-/// the Bundle Protocol is 1).
+/// The LTP client service of plain data (ION's test client, ltpdriver / ltpcounter, uses 2).
 const CLIENT_SERVICE: u64 = 2;
+/// The Bundle Protocol's LTP client service (ION's LTP convergence layer).
+pub const BP_CLIENT_SERVICE: u64 = 1;
 /// Closed blocks kept waiting in the engine beyond those in sessions: enough to keep the
 /// span busy, few enough that a large flow is not held in memory at once.
 const BLOCKS_AHEAD: usize = 2;
@@ -152,7 +153,21 @@ impl LtpSpec {
     /// The two ends of a flow: engine IDs are the nodes' numbers (index + 1), `seed` seeds
     /// both engines' session and serial numbers.
     pub(crate) fn open(&self, ends: Ends, seed: u64) -> (LtpTransport, LtpTransport) {
-        let (a, b) = (ends.client_node as u64 + 1, ends.server_node as u64 + 1);
+        self.open_engines(
+            ends.client_node as u64 + 1,
+            ends.server_node as u64 + 1,
+            seed,
+        )
+    }
+
+    /// The two ends of a Bundle Protocol hop between engines `a` and `b` (the nodes' ipn
+    /// numbers), in hop mode.
+    pub(crate) fn open_hop(&self, a: u64, b: u64, seed: u64) -> (LtpTransport, LtpTransport) {
+        let (x, y) = self.open_engines(a, b, seed);
+        (x.into_hop(), y.into_hop())
+    }
+
+    fn open_engines(&self, a: u64, b: u64, seed: u64) -> (LtpTransport, LtpTransport) {
         let end = |me: u64, peer: u64, salt: u64| {
             let mut engine = self.engine.clone();
             engine.seed = seed ^ salt;
@@ -245,6 +260,17 @@ pub struct LtpTransport {
     last_completed: Time,
     /// The engine's next deadline, as of the last call that could move it.
     deadline: Option<Time>,
+    /// A hop of the Bundle Protocol (a convergence layer): its client hands it bundles
+    /// (`send_sdu`) and takes the blocks that arrived and the units canceled sessions gave
+    /// back, instead of a flow's bytes.
+    hop: Option<HopIo>,
+}
+
+/// What a convergence-layer hop collects for its bundle agent.
+#[derive(Default)]
+struct HopIo {
+    blocks_in: Vec<Bytes>,
+    given_back: Vec<Bytes>,
 }
 
 impl LtpTransport {
@@ -266,6 +292,7 @@ impl LtpTransport {
             blocks_canceled: 0,
             delivered: 0,
             segments_undecodable: 0,
+            hop: None,
             first_sent: None,
             last_completed: 0,
             green_settles: 0,
@@ -294,6 +321,49 @@ impl LtpTransport {
                 .send(now, self.peer, CLIENT_SERVICE, sdu, red.min(len))
                 .expect("the span exists and the unit is not empty");
         }
+    }
+
+    /// Make this end a Bundle Protocol hop (a convergence layer): see `send_sdu`.
+    pub fn into_hop(mut self) -> Self {
+        self.hop = Some(HopIo::default());
+        self
+    }
+
+    /// A bundle agent hands a bundle to this hop (all red, client service 1).
+    pub fn send_sdu(&mut self, now: Time, data: Vec<u8>) {
+        let len = data.len() as u64;
+        self.engine
+            .send(now, self.peer, BP_CLIENT_SERVICE, Bytes::from(data), len)
+            .expect("the span exists and a bundle is not empty");
+        self.handed += len;
+        self.refresh();
+    }
+
+    /// The blocks that arrived whole since the last call, and the units of canceled
+    /// sessions given back (a hop's client).
+    pub fn take_hop_io(&mut self) -> (Vec<Bytes>, Vec<Bytes>) {
+        match &mut self.hop {
+            Some(h) => (
+                std::mem::take(&mut h.blocks_in),
+                std::mem::take(&mut h.given_back),
+            ),
+            None => (Vec::new(), Vec::new()),
+        }
+    }
+
+    /// The contact plan's cues: the span's link up or down, and its rate (bits/s).
+    pub fn set_contact(&mut self, now: Time, up: bool, rate_bps: Option<f64>) {
+        self.now = now;
+        if let Some(r) = rate_bps {
+            self.engine.set_transmission_rate(self.peer, Some(r));
+        }
+        self.engine.set_link_up(now, self.peer, up);
+        self.refresh();
+    }
+
+    /// The span's counters (a hop's summary).
+    pub fn span_stats(&self) -> SpanStats {
+        self.span()
     }
 
     /// `n` zero bytes, a slice of the shared buffer when it is large enough.
@@ -326,13 +396,22 @@ impl LtpTransport {
                     }
                 }
                 Event::ExportCanceled { session, sdus, .. } => {
-                    // The client sends the data again in a new session, as ION's BP
-                    // re-forwards the bundles of a canceled block.
                     self.session_len.remove(&session);
                     self.blocks_canceled += 1;
-                    self.returned.extend(sdus);
+                    match &mut self.hop {
+                        // The bundle agent routes the bundles again (ION's BP re-forwards
+                        // the bundles of a canceled block).
+                        Some(h) => h.given_back.extend(sdus),
+                        // A flow's client sends the data again in a new session.
+                        None => self.returned.extend(sdus),
+                    }
                 }
-                Event::RedPartReceived { data, .. } => self.delivered += data.len() as u64,
+                Event::RedPartReceived { data, .. } => {
+                    self.delivered += data.len() as u64;
+                    if let Some(h) = &mut self.hop {
+                        h.blocks_in.push(data);
+                    }
+                }
                 Event::GreenSegment { data, .. } => self.delivered += data.len() as u64,
                 Event::ImportCanceled { .. } => {}
             }

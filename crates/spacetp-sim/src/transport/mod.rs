@@ -185,6 +185,9 @@ pub enum TransportSpec {
     Tcp(tcp::TcpSpec),
     Quic(quic::QuicSpec),
     Ltp(ltp::LtpSpec),
+    /// A bp flow: bundles from the source's agent through the delay-tolerant network
+    /// (world/dtn.rs), not a pair of ends.
+    Bundles(crate::dtn_config::BpSpec),
 }
 
 /// Where the two ends of a flow are: node indices and ports.
@@ -220,6 +223,9 @@ impl TransportSpec {
                 let (client, server) = spec.open(ends, seed);
                 (Box::new(client), Box::new(server))
             }
+            TransportSpec::Bundles(_) => {
+                unreachable!("a bp flow is started by the bundle agents (world/dtn.rs)")
+            }
         }
     }
 
@@ -229,6 +235,7 @@ impl TransportSpec {
             TransportSpec::Tcp(spec) => spec.mss,
             TransportSpec::Quic(spec) => spec.max_payload as u32,
             TransportSpec::Ltp(spec) => spec.span.max_segment_size.0 as u32,
+            TransportSpec::Bundles(_) => 1400,
         }
     }
 }

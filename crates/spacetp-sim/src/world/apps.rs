@@ -24,8 +24,10 @@ impl World {
         }
         self.transmit(ep);
         self.arm_timer(ep);
-        if let App::Flow(fi) = app {
-            self.check_flow_done(fi);
+        match app {
+            App::Flow(fi) => self.check_flow_done(fi),
+            App::Hop(_) => self.dtn_hop_io(ep),
+            App::Source(_) => {}
         }
     }
 
@@ -96,7 +98,7 @@ impl World {
     }
 
     /// Put every packet the transport has to send on its way.
-    fn transmit(&mut self, ep: u32) {
+    pub(super) fn transmit(&mut self, ep: u32) {
         let now = self.now;
         let (node, peer_node, peer_ep, app, sender) = {
             let e = &self.eps[ep as usize];
@@ -136,7 +138,7 @@ impl World {
     }
 
     /// Re-arm the endpoint's timer event if its transport's deadline moved earlier.
-    fn arm_timer(&mut self, ep: u32) {
+    pub(super) fn arm_timer(&mut self, ep: u32) {
         let now = self.now;
         let e = &mut self.eps[ep as usize];
         if let Some(d) = e.transport.poll_timeout() {
@@ -165,6 +167,11 @@ impl World {
     }
 
     pub(super) fn start_flow(&mut self, fi: u32) {
+        if let TransportSpec::Bundles(spec) = &self.flows[fi as usize].spec {
+            let spec = spec.clone();
+            self.dtn_start_flow(fi, &spec);
+            return;
+        }
         let f = &self.flows[fi as usize];
         let mut rng = Rng::for_component(self.seed, stream::ISN, fi as u64);
         let cport = 49152 + (fi % 16384) as u16;

@@ -53,6 +53,9 @@ enum App {
     Flow(u32),
     /// One end of datagram source `0` (it writes on its own schedule).
     Source(u32),
+    /// One end of LTP hop `0` of the delay-tolerant network (its client is the node's
+    /// bundle agent).
+    Hop(u32),
 }
 
 /// An application reading at `rate` bits/s: it earns read credit with time.
@@ -142,9 +145,12 @@ pub struct World {
     alive: usize,
     /// Corruption notices routers sent.
     corruption_notices: u64,
+    /// The delay-tolerant network of bp flows, if any (`dtn.rs`).
+    dtn: Option<Box<dtn::Dtn>>,
 }
 
 mod apps;
+mod dtn;
 mod report;
 mod setup;
 mod specs;
@@ -166,6 +172,8 @@ impl World {
                 Event::Sample => self.sample(),
                 Event::LinkState(l, up) => self.link_state(l, up),
                 Event::Attack(a) => self.attack(a),
+                Event::DtnAgent(n) => self.dtn_agent_timer(n),
+                Event::Contact(c, up) => self.dtn_contact(c, up),
                 Event::Stop => break,
             }
             // Without flows or workloads only the stop time ends the run.

@@ -69,6 +69,7 @@ impl World {
             self.eps[se as usize].transport.report_sender(&mut s);
             self.eps[re as usize].transport.report_receiver(&mut s);
         }
+        self.dtn_report_flow(fi, &mut s);
         s
     }
 
@@ -123,6 +124,7 @@ impl World {
             links: self.b.links.iter().map(|l| l.stats.clone()).collect(),
             datagrams,
             attacks: self.attackers.iter().map(Attacker::summary).collect(),
+            dtn: self.dtn_summary(),
         };
         RunOutput {
             summary,

@@ -10,6 +10,7 @@ impl World {
     pub fn new(mut sc: Scenario, opts: &RunOptions) -> Result<World, FieldError> {
         let origins = build::expand_topology(&mut sc)?;
         let idx = build::node_index(&sc)?;
+        let dtn = crate::dtn_config::prepare(&mut sc)?;
         let max_pkt = sc
             .flows
             .iter()
@@ -55,6 +56,7 @@ impl World {
             attackers: Vec::new(),
             alive: 0,
             corruption_notices: 0,
+            dtn: None,
             b: Built {
                 node_names: Vec::new(),
                 node_kinds: Vec::new(),
@@ -64,6 +66,9 @@ impl World {
             },
         };
         let stop = sc.stop.map(|d| d.0);
+        if let Some(d) = dtn {
+            w.dtn_setup(d, &b)?;
+        }
         for (i, f) in sc.flows.iter().enumerate() {
             w.add_flow_cfg(f, i, &idx, &b, stop)?;
         }
@@ -159,7 +164,10 @@ impl World {
                 format!("from and to are the same node \"{}\"", f.from),
             ));
         }
-        check_route(b, from, to, &p)?;
+        if f.protocol != "bp" {
+            // Bundles go hop by hop through the agents, by the contact plan.
+            check_route(b, from, to, &p)?;
+        }
         let mss = build::mss_for(f.mtu.0, &p)?;
         check_path_mtu(b, from, to, f.mtu.0 as u32, &p)?;
         let name = f.name.clone().unwrap_or_else(|| format!("flow{i}"));
@@ -405,7 +413,12 @@ pub(super) fn check_route(b: &Built, from: u16, to: u16, path: &str) -> Result<(
 /// What the path from `from` to `to` tells a transport that has no congestion control (LTP):
 /// its one-way propagation delay at the start, its bottleneck rate, and the largest UDP
 /// payload of a packet of the flow's `mtu`.
-fn path_defaults(b: &Built, from: u16, to: u16, mtu: u64) -> crate::transport::ltp::PathDefaults {
+pub(super) fn path_defaults(
+    b: &Built,
+    from: u16,
+    to: u16,
+    mtu: u64,
+) -> crate::transport::ltp::PathDefaults {
     let (mut n, mut one_way, mut rate) = (from, 0, f64::INFINITY);
     while n != to {
         let ld = b.routes[n as usize][to as usize].expect("route checked") as usize;

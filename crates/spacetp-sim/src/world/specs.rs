@@ -23,6 +23,37 @@ pub(super) fn flow_spec(
     outputs: QuicOutputs,
     path: &PathDefaults,
 ) -> Result<TransportSpec, FieldError> {
+    if f.protocol == "bp" {
+        refuse_for(
+            p,
+            "bp",
+            "bp",
+            &[
+                ("tcp", f.tcp.is_some()),
+                ("quic", f.quic.is_some()),
+                ("ltp", f.ltp.is_some()),
+                ("peer_protocol", f.peer_protocol.is_some()),
+                ("record_size", f.record_size.is_some()),
+                ("read_rate", f.read_rate.is_some()),
+                ("receive_buffer", f.receive_buffer.is_some()),
+                ("send_buffer", f.send_buffer.is_some()),
+            ],
+        )?;
+        return Ok(TransportSpec::Bundles(crate::dtn_config::BpSpec::from_cfg(
+            f.bp.as_ref(),
+            f.bytes.map(|b| b.0),
+            p,
+        )?));
+    }
+    if f.bp.is_some() {
+        return Err(FieldError::new(
+            format!("{p}.bp"),
+            format!(
+                "bundle settings need protocol = \"bp\", not \"{}\"",
+                f.protocol
+            ),
+        ));
+    }
     if f.protocol == "ltp" {
         refuse_for(
             p,

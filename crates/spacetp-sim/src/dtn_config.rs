@@ -1,0 +1,289 @@
+//! The scenario's delay-tolerant network: the `[dtn]` table (a contact plan in ION's syntax,
+//! or one derived from the scenario's links; the LTP settings of every hop), the nodes'
+//! ipn numbers, and a `bp` flow's settings. [`prepare`] reads them before the links are
+//! built: with `drive_links`, a link between two nodes of the plan is up only during their
+//! contacts and its delay is the plan's light time.
+
+use crate::config::{DelayCfg, Scenario};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use spacetp_dtn::{ContactPlan, LinkWindows, ParseOptions};
+use spacetp_proto::units::{Bytes, Duration};
+use spacetp_proto::{FieldError, Time, SEC};
+use std::sync::Arc;
+
+/// The horizon of a plan derived from the links when the run has no stop time: 30 days.
+const DEFAULT_HORIZON: Time = 30 * 86_400 * SEC;
+
+/// `[dtn]`: the network's contact plan and its hops' LTP.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DtnCfg {
+    /// A contact plan in ION's `ionrc` syntax (`a contact +t0 +t1 A B rate` in bytes per
+    /// second, `a range +t0 +t1 A B owlt` in seconds), node numbers being the nodes'
+    /// `dtn_node`. Without it (and without `contact_plan_file`), the plan is derived from
+    /// the links: each link up whenever it is not in an outage, at its rates, with its
+    /// delay as the light time.
+    pub contact_plan: Option<String>,
+    /// The same, read from this file (relative to the working directory; the Python
+    /// loader makes it relative to the scenario file).
+    pub contact_plan_file: Option<String>,
+    /// A link between two nodes of the plan follows it: down outside their contacts (in
+    /// either direction), its delay the plan's light time. Default true.
+    #[serde(default = "yes")]
+    pub drive_links: bool,
+    /// LTP settings of every hop's span, as `[flows.ltp]` takes them (but `block_size` and
+    /// `red_share`: bundles are all red). Defaults are the link's, as for an LTP flow; the
+    /// rate follows each contact's.
+    pub ltp: Option<serde_json::Map<String, serde_json::Value>>,
+    /// How far a plan derived from the links reaches. Default: the run's stop, or 30 days.
+    pub horizon: Option<Duration>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// `[flows.bp]`: how a `bp` flow's bytes become bundles.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BpCfg {
+    /// The file is sent as bundles of this size (the last one shorter). Default: the whole
+    /// file in one bundle (as `bpsendfile`), split by the agents where a contact cannot
+    /// carry it whole.
+    pub bundle_size: Option<Bytes>,
+    /// How long a bundle may live before it is deleted wherever it is (RFC 9171 4.2.2).
+    /// Default 1 day.
+    pub lifetime: Option<Duration>,
+}
+
+/// What the simulator runs a bp flow with.
+#[derive(Clone, Debug)]
+pub struct BpSpec {
+    pub bundle_size: u64,
+    pub lifetime: Time,
+}
+
+impl BpSpec {
+    pub fn from_cfg(
+        cfg: Option<&BpCfg>,
+        bytes: Option<u64>,
+        p: &str,
+    ) -> Result<BpSpec, FieldError> {
+        let c = cfg.cloned().unwrap_or_default();
+        let total = bytes.ok_or_else(|| {
+            FieldError::new(
+                format!("{p}.bytes"),
+                "a bp flow sends a file: give its size (bundles are not an open-ended stream)",
+            )
+        })?;
+        let bundle_size = c.bundle_size.map_or(total, |b| b.0);
+        if bundle_size == 0 {
+            return Err(FieldError::new(
+                format!("{p}.bp.bundle_size"),
+                "must be at least 1 B",
+            ));
+        }
+        let lifetime = c.lifetime.map_or(86_400 * SEC, |d| d.0);
+        if lifetime < spacetp_proto::MS {
+            return Err(FieldError::new(
+                format!("{p}.bp.lifetime"),
+                "must be at least 1 ms (bundle lifetimes count milliseconds)",
+            ));
+        }
+        Ok(BpSpec {
+            bundle_size,
+            lifetime,
+        })
+    }
+}
+
+/// The network as the run uses it: the plan, every node's ipn number (by node index) and
+/// the hops' LTP settings.
+pub struct DtnPlan {
+    pub plan: Arc<ContactPlan>,
+    pub numbers: Vec<u64>,
+    pub ltp: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// Whether the scenario uses a delay-tolerant network (a `[dtn]` table or a bp flow).
+pub fn wanted(sc: &Scenario) -> bool {
+    sc.dtn.is_some() || sc.flows.iter().any(|f| f.protocol == "bp")
+}
+
+/// Read the plan, number the nodes, and (with `drive_links`) make the links follow the
+/// plan; errors name the field (a plan's, its line).
+pub fn prepare(sc: &mut Scenario) -> Result<Option<DtnPlan>, FieldError> {
+    if !wanted(sc) {
+        return Ok(None);
+    }
+    let cfg = sc.dtn.clone().unwrap_or_default();
+    let numbers = numbers(sc)?;
+    let text = match (&cfg.contact_plan, &cfg.contact_plan_file) {
+        (Some(_), Some(_)) => {
+            return Err(FieldError::new(
+                "dtn",
+                "give contact_plan or contact_plan_file, not both",
+            ))
+        }
+        (Some(t), None) => Some(("dtn.contact_plan".to_string(), t.clone())),
+        (None, Some(f)) => Some((
+            "dtn.contact_plan_file".to_string(),
+            std::fs::read_to_string(f).map_err(|e| {
+                FieldError::new("dtn.contact_plan_file", format!("{f}: cannot read it: {e}"))
+            })?,
+        )),
+        (None, None) => None,
+    };
+    let plan = match text {
+        Some((path, text)) => {
+            let opts = ParseOptions {
+                epoch: None,
+                nodes: Some(numbers.clone()),
+            };
+            let plan = ContactPlan::parse_with(&text, &opts)
+                .map_err(|e| FieldError::new(path, e.to_string()))?;
+            if plan.contacts().is_empty() {
+                return Err(FieldError::new(
+                    "dtn.contact_plan",
+                    "has no contact (`a contact +t0 +t1 FROM TO RATE`)",
+                ));
+            }
+            plan
+        }
+        None => from_links(sc, &numbers, &cfg)?,
+    };
+    if cfg.drive_links && (cfg.contact_plan.is_some() || cfg.contact_plan_file.is_some()) {
+        drive_links(sc, &plan, &numbers)?;
+    }
+    Ok(Some(DtnPlan {
+        plan: Arc::new(plan),
+        numbers,
+        ltp: cfg.ltp,
+    }))
+}
+
+/// Every node's ipn number: its `dtn_node`, or its index + 1; distinct and not 0.
+fn numbers(sc: &Scenario) -> Result<Vec<u64>, FieldError> {
+    let mut seen = std::collections::HashMap::new();
+    let mut out = Vec::with_capacity(sc.nodes.len());
+    for (i, n) in sc.nodes.iter().enumerate() {
+        let num = n.dtn_node.unwrap_or(i as u64 + 1);
+        if num == 0 {
+            return Err(FieldError::new(
+                format!("nodes[{i}].dtn_node"),
+                "ipn node numbers start at 1",
+            ));
+        }
+        if let Some(j) = seen.insert(num, i) {
+            return Err(FieldError::new(
+                format!("nodes[{i}].dtn_node"),
+                format!("{num} is nodes[{j}]'s number too; each node needs its own"),
+            ));
+        }
+        out.push(num);
+    }
+    Ok(out)
+}
+
+/// The plan the links describe, over the horizon.
+fn from_links(sc: &Scenario, numbers: &[u64], cfg: &DtnCfg) -> Result<ContactPlan, FieldError> {
+    let end = cfg
+        .horizon
+        .map(|d| d.0)
+        .or(sc.stop.map(|d| d.0))
+        .unwrap_or(DEFAULT_HORIZON);
+    let index = |name: &str| sc.nodes.iter().position(|n| n.name == name);
+    let mut windows = Vec::new();
+    for l in &sc.links {
+        let (Some(a), Some(b)) = (index(&l.between[0]), index(&l.between[1])) else {
+            continue; // unknown nodes are reported when the links are built
+        };
+        let delay = match &l.delay {
+            DelayCfg::Constant(d) => d.0,
+            DelayCfg::Schedule { schedule } => schedule.first().map_or(0, |p| p.1 .0),
+        };
+        windows.push(LinkWindows {
+            a: numbers[a],
+            b: numbers[b],
+            rate_a_to_b: l.rate.0 / 8.0,
+            rate_b_to_a: l.rate_back.unwrap_or(l.rate).0 / 8.0,
+            owlt: delay,
+            start: 0,
+            end,
+            outages: l.outages.iter().map(|(s, e)| (s.0, e.0)).collect(),
+        });
+    }
+    spacetp_dtn::from_links(&windows).map_err(|e| FieldError::new("links", e.to_string()))
+}
+
+/// Links between two nodes of the plan follow it: down outside the contacts of either
+/// direction (added to the link's own outages), the delay the plan's light time (a
+/// schedule of steps where ranges change).
+fn drive_links(sc: &mut Scenario, plan: &ContactPlan, numbers: &[u64]) -> Result<(), FieldError> {
+    let horizon = plan.horizon();
+    let names: Vec<String> = sc.nodes.iter().map(|n| n.name.clone()).collect();
+    for (i, l) in sc.links.iter_mut().enumerate() {
+        let num = |name: &str| names.iter().position(|n| n == name).map(|j| numbers[j]);
+        let (Some(a), Some(b)) = (num(&l.between[0]), num(&l.between[1])) else {
+            continue;
+        };
+        let mut up: Vec<(Time, Time)> = plan.up_intervals(a, b);
+        up.extend(plan.up_intervals(b, a));
+        if up.is_empty() {
+            continue; // no contact: the plan says nothing of this link
+        }
+        up.sort();
+        let mut merged: Vec<(Time, Time)> = Vec::new();
+        for (s, e) in up {
+            match merged.last_mut() {
+                Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                _ => merged.push((s, e)),
+            }
+        }
+        let mut t = 0;
+        for (s, e) in merged {
+            if s > t {
+                l.outages.push((Duration(t), Duration(s)));
+            }
+            t = e;
+        }
+        if t < horizon {
+            l.outages.push((Duration(t), Duration(horizon.max(t + 1))));
+        }
+        // The light time of each range, as the link's delay (steps at the ranges' edges).
+        let mut points: Vec<(Time, Time)> = Vec::new();
+        for r in plan
+            .range_table()
+            .iter()
+            .map(|e| &e.range)
+            .filter(|r| r.from == a && r.to == b)
+        {
+            points.push((r.start, r.owlt));
+            points.push((r.end.saturating_sub(1), r.owlt));
+        }
+        points.sort();
+        points.dedup_by_key(|p| p.0);
+        match points.len() {
+            0 => {}
+            1 | 2 if points.iter().all(|p| p.1 == points[0].1) => {
+                l.delay = DelayCfg::Constant(Duration(points[0].1));
+            }
+            _ => {
+                l.delay = DelayCfg::Schedule {
+                    schedule: points
+                        .into_iter()
+                        .map(|(t, d)| (Duration(t), Duration(d)))
+                        .collect(),
+                }
+            }
+        }
+        if l.outages.iter().any(|(s, e)| e.0 <= s.0) {
+            return Err(FieldError::new(
+                format!("links[{i}].outages"),
+                "an outage the contact plan makes is empty (a bug: please report it)",
+            ));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,482 @@
+//! The delay-tolerant network of `bp` flows: a bundle agent on every node (spacetp-dtn's
+//! `Agent`: store and forward by Contact Graph Routing over the contact plan), and an LTP
+//! hop between every two nodes the plan joins (two `LtpTransport` ends in hop mode, the
+//! Bundle Protocol's convergence layer). The contact plan drives the hops as ION's does:
+//! at a contact's start the sending side's span comes up at the contact's rate, at its end
+//! it goes down (LTP's link state cues). Agents hand bundles to hops and take the blocks
+//! hops deliver; a flow's bytes are delivered when the destination agent has its bundles.
+
+use super::*;
+use crate::dtn_config::{BpSpec, DtnPlan};
+use crate::transport::ltp::{LtpSpec, LtpTransport};
+use bytes::Bytes;
+use spacetp_dtn::agent::{Agent, AgentEvent};
+use spacetp_dtn::bundle::Eid;
+use spacetp_dtn::ContactPlan;
+use spacetp_proto::FieldError;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// One LTP hop between nodes `a` and `b`: its two ends (at `a`, at `b`).
+pub(super) struct Hop {
+    pub a: u16,
+    pub b: u16,
+    pub eps: (u32, u32),
+}
+
+/// A bp flow's bundles and what became of them.
+#[derive(Default)]
+pub(super) struct BpFlowState {
+    pub bundles: u64,
+    pub adus_delivered: u64,
+    pub bytes_dropped: u64,
+    pub expired: u64,
+    pub no_route: u64,
+    pub age_sum_ms: u64,
+    pub age_max_ms: u64,
+}
+
+pub(super) struct Dtn {
+    pub plan: Arc<ContactPlan>,
+    /// Each node's ipn number, and the node of each number.
+    pub numbers: Vec<u64>,
+    by_number: HashMap<u64, u16>,
+    pub agents: Vec<Agent>,
+    timer_at: Vec<Option<Time>>,
+    pub hops: Vec<Hop>,
+    /// The hop end at `from` that sends to `to`.
+    hop_end: HashMap<(u16, u16), u32>,
+    /// The most a hop end may send at, bits/s of LTP bytes: its path's rate less the IPv4
+    /// and UDP headers (a contact's rate counts LTP's bytes, as ION's does).
+    hop_max_rate: HashMap<u32, f64>,
+    pub flows: HashMap<u32, BpFlowState>,
+}
+
+impl World {
+    /// Agents on every node, a hop wherever the plan has contacts, and the contacts' events.
+    pub(super) fn dtn_setup(&mut self, d: DtnPlan, b: &Built) -> Result<(), FieldError> {
+        let n = d.numbers.len();
+        let by_number: HashMap<u64, u16> = d
+            .numbers
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| (x, i as u16))
+            .collect();
+        let agents = d
+            .numbers
+            .iter()
+            .map(|&x| Agent::new(x, d.plan.clone(), None))
+            .collect();
+        let mut dtn = Dtn {
+            plan: d.plan.clone(),
+            numbers: d.numbers.clone(),
+            by_number,
+            agents,
+            timer_at: vec![None; n],
+            hops: Vec::new(),
+            hop_end: HashMap::new(),
+            hop_max_rate: HashMap::new(),
+            flows: HashMap::new(),
+        };
+        // One hop per pair of nodes with a contact either way.
+        let mut pairs: Vec<(u16, u16)> = Vec::new();
+        for (ci, c) in d.plan.contacts().iter().enumerate() {
+            let (Some(&x), Some(&y)) = (dtn.by_number.get(&c.from), dtn.by_number.get(&c.to))
+            else {
+                continue; // the plan was checked against the nodes when read
+            };
+            if x == y {
+                continue; // a loopback contact (ION's habit) carries nothing between nodes
+            }
+            if b.routes[x as usize][y as usize].is_none() {
+                return Err(FieldError::new(
+                    "dtn.contact_plan",
+                    format!(
+                        "contact {} of the plan joins {} and {}, but no links do",
+                        ci + 1,
+                        b.node_names[x as usize],
+                        b.node_names[y as usize]
+                    ),
+                ));
+            }
+            let p = (x.min(y), x.max(y));
+            if !pairs.contains(&p) {
+                pairs.push(p);
+            }
+        }
+        for (h, &(x, y)) in pairs.iter().enumerate() {
+            let defaults = super::setup::path_defaults(b, x, y, 1500);
+            let ltp = hop_ltp(&d, x, y, &defaults);
+            let spec = LtpSpec::from_settings(Some(&ltp), &defaults, "dtn")?;
+            let seed = Rng::for_component(self.seed, stream::ISN, 1_000_000 + h as u64).next_u64();
+            let (ta, tb) = spec.open_hop(d.numbers[x as usize], d.numbers[y as usize], seed);
+            let first = self.eps.len() as u32;
+            for (t, me, peer, peer_ep) in [(ta, x, y, first + 1), (tb, y, x, first)] {
+                let mut t = t;
+                // Down until a contact opens it.
+                t.set_contact(0, false, None);
+                dtn.hop_end.insert((me, peer), self.eps.len() as u32);
+                if let Some(r) = spec.span.transmission_rate {
+                    dtn.hop_max_rate.insert(self.eps.len() as u32, r.0);
+                }
+                self.eps.push(Endpoint {
+                    transport: Box::new(t),
+                    node: me,
+                    peer_node: peer,
+                    peer_ep,
+                    app: App::Hop(h as u32),
+                    sender: false,
+                    timer_at: None,
+                    dead: false,
+                    reader: None,
+                });
+            }
+            dtn.hops.push(Hop {
+                a: x,
+                b: y,
+                eps: (first, first + 1),
+            });
+        }
+        for (ci, c) in d.plan.contacts().iter().enumerate() {
+            if c.from != c.to {
+                self.q.schedule(c.start, Event::Contact(ci as u32, true));
+                self.q.schedule(c.end, Event::Contact(ci as u32, false));
+            }
+        }
+        self.dtn = Some(Box::new(dtn));
+        Ok(())
+    }
+
+    /// A contact starts (`up`) or ends: the sending side's span follows, at its rate.
+    pub(super) fn dtn_contact(&mut self, ci: u32, up: bool) {
+        let Some(d) = self.dtn.as_ref() else { return };
+        let c = d.plan.contacts()[ci as usize].clone();
+        let (Some(&x), Some(&y)) = (d.by_number.get(&c.from), d.by_number.get(&c.to)) else {
+            return;
+        };
+        let Some(&ep) = d.hop_end.get(&(x, y)) else {
+            return;
+        };
+        let rate =
+            (c.rate_bytes_per_s * 8.0).min(d.hop_max_rate.get(&ep).copied().unwrap_or(f64::MAX));
+        let now = self.now;
+        if let Some(t) = self.eps[ep as usize]
+            .transport
+            .as_any_mut()
+            .downcast_mut::<LtpTransport>()
+        {
+            t.set_contact(now, up, up.then_some(rate));
+        }
+        self.transmit(ep);
+        self.arm_timer(ep);
+        self.dtn_pump(x);
+    }
+
+    /// A bp flow starts: its source agent makes the bundles.
+    pub(super) fn dtn_start_flow(&mut self, fi: u32, spec: &BpSpec) {
+        let now = self.now;
+        let (from, to, total) = {
+            let f = &self.flows[fi as usize];
+            (f.from, f.to, f.total.unwrap_or(0))
+        };
+        let Some(d) = self.dtn.as_mut() else { return };
+        let dest = Eid {
+            node: d.numbers[to as usize],
+            service: fi as u64 + 1,
+        };
+        let mut state = BpFlowState::default();
+        let mut left = total;
+        while left > 0 {
+            let n = left.min(spec.bundle_size);
+            left -= n;
+            d.agents[from as usize].send(
+                now,
+                fi as u64 + 1,
+                dest,
+                vec![0u8; n as usize],
+                spec.lifetime,
+            );
+            state.bundles += 1;
+        }
+        d.flows.insert(fi, state);
+        self.dtn_pump(from);
+    }
+
+    /// After a hop end's event: its delivered blocks and given-back bundles go to its
+    /// node's agent, which may forward more.
+    pub(super) fn dtn_hop_io(&mut self, ep: u32) {
+        let now = self.now;
+        let (node, peer) = (self.eps[ep as usize].node, self.eps[ep as usize].peer_node);
+        let Some(t) = self.eps[ep as usize]
+            .transport
+            .as_any_mut()
+            .downcast_mut::<LtpTransport>()
+        else {
+            return;
+        };
+        let (blocks, back): (Vec<Bytes>, Vec<Bytes>) = t.take_hop_io();
+        if blocks.is_empty() && back.is_empty() {
+            return;
+        }
+        let Some(d) = self.dtn.as_mut() else { return };
+        let peer_num = d.numbers[peer as usize];
+        let agent = &mut d.agents[node as usize];
+        for b in blocks {
+            agent.on_block(now, peer_num, &b);
+        }
+        for b in back {
+            agent.on_forward_failed(now, peer_num, &b);
+        }
+        self.dtn_pump(node);
+    }
+
+    /// The agent of `node` hands what may leave now to its hops, reports what happened to
+    /// bundles, and re-arms its timer.
+    pub(super) fn dtn_pump(&mut self, node: u16) {
+        let now = self.now;
+        loop {
+            let Some(d) = self.dtn.as_mut() else { return };
+            let Some((neighbor, bytes)) = d.agents[node as usize].poll_forward(now) else {
+                break;
+            };
+            let Some(&peer) = d.by_number.get(&neighbor) else {
+                continue;
+            };
+            let Some(&ep) = d.hop_end.get(&(node, peer)) else {
+                // Routed over a contact with no hop (a loopback): give it back.
+                d.agents[node as usize].on_forward_failed(now, neighbor, &bytes);
+                continue;
+            };
+            if let Some(t) = self.eps[ep as usize]
+                .transport
+                .as_any_mut()
+                .downcast_mut::<LtpTransport>()
+            {
+                t.send_sdu(now, bytes);
+            }
+            self.transmit(ep);
+            self.arm_timer(ep);
+        }
+        self.dtn_events(node);
+        let Some(d) = self.dtn.as_mut() else { return };
+        if let Some(t) = d.agents[node as usize].poll_timeout(now) {
+            let t = t.max(now + 1);
+            if d.timer_at[node as usize].is_none_or(|old| t < old || old <= now) {
+                d.timer_at[node as usize] = Some(t);
+                self.q.schedule(t, Event::DtnAgent(node));
+            }
+        }
+    }
+
+    /// An agent's timer: expiries, contacts opening and closing, paced releases.
+    pub(super) fn dtn_agent_timer(&mut self, node: u16) {
+        let now = self.now;
+        let Some(d) = self.dtn.as_mut() else { return };
+        if d.timer_at[node as usize] != Some(now) {
+            return; // superseded
+        }
+        d.timer_at[node as usize] = None;
+        d.agents[node as usize].on_timeout(now);
+        self.dtn_pump(node);
+    }
+
+    /// What the agent of `node` reports, to the flows.
+    fn dtn_events(&mut self, node: u16) {
+        let now = self.now;
+        let mut touched = Vec::new();
+        {
+            let Some(d) = self.dtn.as_mut() else { return };
+            while let Some(ev) = d.agents[node as usize].poll_event() {
+                let service = match &ev {
+                    AgentEvent::Delivered { service, .. } => *service,
+                    AgentEvent::Expired { destination, .. }
+                    | AgentEvent::NoRoute { destination, .. } => destination.service,
+                };
+                let fi = service.wrapping_sub(1) as u32;
+                let Some(st) = d.flows.get_mut(&fi) else {
+                    continue;
+                };
+                match ev {
+                    AgentEvent::Delivered { bytes, age_ms, .. } => {
+                        st.adus_delivered += 1;
+                        st.age_sum_ms += age_ms;
+                        st.age_max_ms = st.age_max_ms.max(age_ms);
+                        let f = &mut self.flows[fi as usize];
+                        f.delivered += bytes;
+                        f.last_byte = Some(now);
+                        if let Some((a, b)) = f.window {
+                            if now <= a {
+                                f.delivered_by[0] = f.delivered;
+                            }
+                            if now <= b {
+                                f.delivered_by[1] = f.delivered;
+                            }
+                        }
+                    }
+                    AgentEvent::Expired { bytes, .. } => {
+                        st.expired += 1;
+                        st.bytes_dropped += bytes;
+                    }
+                    AgentEvent::NoRoute { bytes, .. } => {
+                        st.no_route += 1;
+                        st.bytes_dropped += bytes;
+                    }
+                }
+                touched.push(fi);
+            }
+        }
+        for fi in touched {
+            self.dtn_check_flow(fi);
+        }
+    }
+
+    /// A bp flow is done once every byte is delivered or dropped.
+    fn dtn_check_flow(&mut self, fi: u32) {
+        let Some(d) = self.dtn.as_ref() else { return };
+        let Some(st) = d.flows.get(&fi) else { return };
+        let f = &self.flows[fi as usize];
+        if f.done {
+            return;
+        }
+        if f.delivered + st.bytes_dropped >= f.total.unwrap_or(0) {
+            self.flows[fi as usize].done = true;
+            self.alive -= 1;
+        }
+    }
+
+    /// A bp flow's share of its summary.
+    pub(super) fn dtn_report_flow(&self, fi: usize, s: &mut FlowSummary) {
+        let Some(st) = self.dtn.as_ref().and_then(|d| d.flows.get(&(fi as u32))) else {
+            return;
+        };
+        s.state = if st.adus_delivered == st.bundles {
+            "delivered".into()
+        } else if st.expired + st.no_route > 0 {
+            "bundles lost".into()
+        } else {
+            "in transit".into()
+        };
+        s.receiver_state = s.state.clone();
+        s.bp = Some(BpSummary {
+            bundles: st.bundles,
+            bundles_delivered: st.adus_delivered,
+            bundles_expired: st.expired,
+            bundles_no_route: st.no_route,
+            bytes_dropped: st.bytes_dropped,
+            delivery_age_mean_s: (st.adus_delivered > 0)
+                .then(|| st.age_sum_ms as f64 / 1e3 / st.adus_delivered as f64),
+            delivery_age_max_s: st.age_max_ms as f64 / 1e3,
+        });
+    }
+
+    /// The network's agents and hops.
+    pub(super) fn dtn_summary(&self) -> Option<DtnSummary> {
+        let d = self.dtn.as_ref()?;
+        let nodes = d
+            .agents
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                let st = a.stats();
+                DtnNodeSummary {
+                    node: self.b.node_names[i].clone(),
+                    ipn: d.numbers[i],
+                    bundles_created: st.bundles_created,
+                    bundles_received: st.bundles_received,
+                    bundles_forwarded: st.bundles_forwarded,
+                    bundles_delivered: st.bundles_delivered,
+                    bundles_expired: st.bundles_expired,
+                    bundles_no_route: st.bundles_no_route,
+                    fragmentations: st.fragmentations,
+                    reroutes: st.reroutes,
+                    duplicates: st.duplicates,
+                    storage_time_mean_s: (st.bundles_forwarded > 0)
+                        .then(|| secs(st.storage_time_total) / st.bundles_forwarded as f64),
+                    storage_time_max_s: secs(st.storage_time_max),
+                    stored_bytes_max: st.stored_bytes_max,
+                }
+            })
+            .collect();
+        let hops = d
+            .hops
+            .iter()
+            .map(|h| {
+                let stats = |ep: u32| {
+                    self.eps[ep as usize]
+                        .transport
+                        .as_any()
+                        .downcast_ref::<LtpTransport>()
+                        .map(LtpTransport::span_stats)
+                        .unwrap_or_default()
+                };
+                let (x, y) = (stats(h.eps.0), stats(h.eps.1));
+                DtnHopSummary {
+                    between: [
+                        self.b.node_names[h.a as usize].clone(),
+                        self.b.node_names[h.b as usize].clone(),
+                    ],
+                    sessions: x.export_sessions_started + y.export_sessions_started,
+                    sessions_canceled: x.export_canceled_locally.total()
+                        + x.export_canceled_by_peer.total()
+                        + y.export_canceled_locally.total()
+                        + y.export_canceled_by_peer.total(),
+                    segments_sent: x.segments_sent + y.segments_sent,
+                    data_segments_retransmitted: x.data_segments_retransmitted
+                        + y.data_segments_retransmitted,
+                    report_segments: x.reports_sent + y.reports_sent,
+                    blocks_delivered: x.blocks_delivered + y.blocks_delivered,
+                }
+            })
+            .collect();
+        Some(DtnSummary {
+            contacts: d.plan.contacts().len() as u64,
+            nodes,
+            hops,
+        })
+    }
+}
+
+/// A hop's LTP settings: `[dtn] ltp`, and where it does not set them, export sessions for
+/// the hop's bandwidth-delay product (ION's configuration guide: rate x round trip / block
+/// size; twice that, since a block that lost a segment keeps its session another round
+/// trip, and the timers' margins), and the plan's light time.
+fn hop_ltp(
+    d: &DtnPlan,
+    x: u16,
+    y: u16,
+    path: &crate::transport::ltp::PathDefaults,
+) -> serde_json::Map<String, serde_json::Value> {
+    let mut m = d.ltp.clone().unwrap_or_default();
+    let (a, b) = (d.numbers[x as usize], d.numbers[y as usize]);
+    let rate = d
+        .plan
+        .contacts_between(a, b)
+        .iter()
+        .chain(d.plan.contacts_between(b, a))
+        .map(|c| c.rate_bytes_per_s)
+        .fold(0.0, f64::max);
+    let owlt = d
+        .plan
+        .range_table()
+        .iter()
+        .map(|e| &e.range)
+        .filter(|r| (r.from, r.to) == (a, b))
+        .map(|r| r.owlt)
+        .max()
+        .unwrap_or(path.one_way);
+    m.entry("one_way_light_time")
+        .or_insert_with(|| format!("{owlt} ns").into());
+    if !m.contains_key("max_export_sessions") {
+        let block = m
+            .get("aggregation_size_limit")
+            .and_then(|v| serde_json::from_value::<spacetp_proto::units::Bytes>(v.clone()).ok())
+            .map_or(64_000.0, |b| b.0 as f64);
+        let round_trip = 2.0 * secs(owlt) + 2.0;
+        let sessions = (2.0 * rate * round_trip / block).ceil() as u64 + 1;
+        m.insert(
+            "max_export_sessions".into(),
+            sessions.clamp(10, 100_000).into(),
+        );
+    }
+    m
+}
