@@ -222,6 +222,7 @@ def schema(
 
 
 from spacetp.cli_bench import register as register_bench  # noqa: E402  (bench)
+from spacetp.cli_compare import register as register_compare  # noqa: E402  (compare)
 from spacetp.cli_emulate import register as register_emulate  # noqa: E402  (emulate)
 from spacetp.cli_gateway import register as register_gateway  # noqa: E402  (gateway)
 from spacetp.cli_model import register as register_model  # noqa: E402  (model)
@@ -229,6 +230,7 @@ from spacetp.cli_reproduce import register as register_reproduce  # noqa: E402  
 from spacetp.cli_sweep import register  # noqa: E402  (sweep, results, plot)
 
 register(app)
+register_compare(app)
 register_model(app)
 register_reproduce(app)
 register_bench(app)

@@ -107,7 +107,7 @@ def percent(fraction: float) -> str:
 
 
 def kind_of_metric(name: str) -> str:
-    """"rate", "duration", "size", "fraction" or "count" for a metric or summary field name."""
+    """ "rate", "duration", "size", "fraction" or "count" for a metric or summary field name."""
     field = name.rsplit(".", 1)[-1].split(":")[0]
     if field.endswith("_bps"):
         return "rate"
@@ -151,8 +151,20 @@ def with_ci(name: str, mean: float, ci: float) -> str:
         else:
             table = RATE_UNITS if kind == "rate" else SIZE_UNITS
             _, unit, scale = _scaled(float(mean), table, SIG)
-        return f"{text} ± {number(ci / scale, 2)} {unit}"
-    return f"{text} ± {number(ci, 2)}"
+        return f"{text} ± {_half_width(ci / scale, mean / scale)} {unit}"
+    return f"{text} ± {_half_width(ci, mean)}"
+
+
+def _half_width(ci: float, mean: float) -> str:
+    """A CI half-width to 2 digits, or `<0.01` (the mean's last digit) when it is smaller
+    than what the mean shows: no exponent beside a plain mean."""
+    if ci == 0:
+        return "0"
+    if mean != 0 and math.isfinite(mean):
+        last = 10.0 ** (math.floor(math.log10(abs(mean))) - SIG + 1)
+        if abs(ci) < last / 2:
+            return f"<{number(last)}"
+    return number(ci, 2)
 
 
 def axis_label(name: str) -> str:
