@@ -226,10 +226,12 @@ from spacetp.cli_compare import register as register_compare  # noqa: E402  (com
 from spacetp.cli_emulate import register as register_emulate  # noqa: E402  (emulate)
 from spacetp.cli_gateway import register as register_gateway  # noqa: E402  (gateway)
 from spacetp.cli_model import register as register_model  # noqa: E402  (model)
+from spacetp.cli_plot import register as register_plot  # noqa: E402  (plot)
 from spacetp.cli_reproduce import register as register_reproduce  # noqa: E402  (reproduce)
 from spacetp.cli_sweep import register  # noqa: E402  (sweep, results, plot)
 
 register(app)
+register_plot(app)
 register_compare(app)
 register_model(app)
 register_reproduce(app)

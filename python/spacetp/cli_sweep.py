@@ -286,5 +286,4 @@ def _pairs(items: list[str], option: str) -> dict[str, str]:
 
 def register(app: typer.Typer) -> None:
     app.command("sweep")(sweep_cmd)
-    app.command("results")(results_cmd)
-    app.command("plot")(plot_cmd)
+    app.command("results")(results_cmd)  # `plot`: spacetp.cli_plot
