@@ -173,6 +173,9 @@ def sweep_cmd(
             f"interrupted; the runs finished so far are in {store}: run the same command again "
             "to resume"
         ) from None
+    from spacetp.sweep_report import write as write_report
+
+    page = write_report(res, store)
     if quiet:
         return
     print_summary(res, metric)
@@ -180,7 +183,7 @@ def sweep_cmd(
     out.print(
         f"{s['planned']} runs: {s['computed']} computed, {s['cached']} from the store, "
         f"{s['failed']} failed; {human.duration(s['elapsed_s'])} on {s['workers']} worker(s) "
-        f"({s['executor']}); store {store}",
+        f"({s['executor']}); store {store}; page {page}",
         highlight=False,
     )
     print_failures(res)
@@ -195,11 +198,18 @@ def results_cmd(
     metric: Annotated[
         list[str] | None, typer.Option(help="Metrics to compute (default: the sweep's).")
     ] = None,
+    html: Annotated[
+        Path | None, typer.Option(help="Write the page (table, zoomable plots) to this file.")
+    ] = None,
 ) -> None:
     """Print the summary of the last sweep in a store (or all its runs), or export CSV."""
     from spacetp.sweep import load_sweep
 
     res = load_sweep(store, metric)
+    if html is not None:
+        from spacetp.sweep_report import write as write_report
+
+        out.print(f"page written to {write_report(res, html)}", highlight=False)
     if csv is not None:
         (res.runs if runs else res.summary).to_csv(csv, index=False)
         out.print(f"{len(res.runs if runs else res.summary)} rows written to {csv}")

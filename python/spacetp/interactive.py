@@ -205,6 +205,17 @@ def _bar_traces(ax) -> list[dict]:
     return out
 
 
+def _container_labels(ax) -> dict[int, str]:
+    """{id(data line): label} of error-bar containers: errorbar() labels the container."""
+    from matplotlib.container import ErrorbarContainer
+
+    out = {}
+    for cont in ax.containers:
+        if isinstance(cont, ErrorbarContainer) and cont[0] is not None and _label(cont):
+            out[id(cont[0])] = _label(cont)
+    return out
+
+
 def _axis(ax, which: str) -> dict:
     scale = ax.get_xscale() if which == "x" else ax.get_yscale()
     label = ax.get_xlabel() if which == "x" else ax.get_ylabel()
@@ -213,7 +224,7 @@ def _axis(ax, which: str) -> dict:
     if scale == "log" and lo > 0 and hi > 0:
         import math
 
-        d |= {"type": "log", "range": [math.log10(lo), math.log10(hi)]}
+        d |= {"type": "log", "range": [math.log10(lo), math.log10(hi)], "exponentformat": "power"}
     else:
         d["range"] = [lo, hi]
     return d
@@ -258,8 +269,11 @@ def from_matplotlib(fig) -> Any:
         r, c = spec.rowspan.start + 1, spec.colspan.start + 1
         for k, a in enumerate(twins[(r - 1, c - 1)][:2]):
             secondary = k == 1
+            named = _container_labels(a)
             traces = [t for t in (_line_trace(a, ln) for ln in a.get_lines()) if t]
-            labelled = [_label(ln) for ln in a.get_lines() if _line_trace(a, ln)]
+            labelled = [
+                named.get(id(ln)) or _label(ln) for ln in a.get_lines() if _line_trace(a, ln)
+            ]
             for t, lab in zip(traces, labelled, strict=True):
                 t["name"], t["showlegend"] = lab or "", bool(lab)
             for coll in a.collections:
