@@ -162,6 +162,17 @@ def test_the_plot_commands_write_static_and_zoomable_figures(cli, tmp_path):
         (["tsg", str(EXAMPLES / "geo.toml"), "--flow", "3", "--out", "x.png"], "--flow 3"),
         (["tsg", str(EXAMPLES / "geo.toml"), "--time", "10", "--out", "x.png"], "--time 10"),
         (["throughput", str(EXAMPLES / "geo.toml"), "--bin", "-1 s", "--out", "x.png"], "--bin"),
+        (
+            [
+                "tsg",
+                str(EXAMPLES / "geo.toml"),
+                "--set",
+                'flows[0].protocol="quic"',
+                "--out",
+                "x.png",
+            ],
+            "spacetp run SCENARIO --qlog DIR",
+        ),
     ],
 )
 def test_bad_plot_input_is_one_line(cli, tmp_path, args, message):

@@ -84,10 +84,6 @@ class _Unwrap:
 def from_conversation(conv, source: str, direction: int | None = None) -> FlowView:
     """A TCP or SCPS-TP conversation (spacetp.pcapflows) as a FlowView of its data direction
     (the one carrying more payload unless `direction` says)."""
-    if conv.transport == "quic":
-        from spacetp.quic_keylog import view
-
-        return view(conv, source)
     d = direction
     if d is None:
         d = 0 if conv.payload_bytes(0) >= conv.payload_bytes(1) else 1
@@ -260,11 +256,14 @@ def from_simulation(
         if not hops:
             raise UserError("--link: give the link to record (its path is not found by name)")
         link = str(hops[0][0])
-    is_quic = f.get("protocol", "newreno").startswith("quic")
+    if f.get("protocol", "newreno").startswith("quic"):
+        from spacetp.pcapflows import QUIC_NOT_YET
+
+        raise UserError(f"flows[{flow}] is {QUIC_NOT_YET}")
+    keylog = None
     with tempfile.TemporaryDirectory(dir=tmp) as td:
         pcap = Path(td) / "flow.pcap"
-        keylog = Path(td) / "keys.txt" if is_quic else None
-        res = run(scenario, seed=seed, pcap={link: str(pcap)}, keylog=keylog, trace_segments=True)
+        res = run(scenario, seed=seed, pcap={link: str(pcap)}, trace_segments=True)
         if f.get("protocol") == "ltp":
             view = _from_trace(res, flow, scenario)
         else:
