@@ -269,6 +269,16 @@ def _table_html(c) -> str:
     return "<table>" + "\n".join(rows) + "</table>"
 
 
+def _legend(c) -> str:
+    fams = list(dict.fromkeys(c.table["family"])) if not c.table.empty else []
+    items = "".join(
+        f"<span style='display:inline-block;width:0.9em;height:0.9em;background:{_color(f)};"
+        f"margin:0 0.3em 0 1em;vertical-align:middle'></span>{_e(f)}"
+        for f in fams
+    )
+    return f"<p class='muted'>Colour: the profile's family {items}</p>"
+
+
 def html_page(c, script: str) -> str:
     from spacetp.sweep import _version
 
@@ -316,6 +326,7 @@ def html_page(c, script: str) -> str:
             f"<p class='answer'>{answer(c)}</p>",
             f"<h2>Ranking by {what}</h2>",
             interactive.div(ranking_figure(c), "ranking"),
+            _legend(c),
             "<p class='files muted'>Static: <a href='ranking.png'>PNG</a>"
             "<a href='ranking.svg'>SVG</a><a href='ranking.csv'>table (CSV)</a>"
             "<a href='runs.csv'>every run (CSV)</a></p>",
