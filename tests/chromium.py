@@ -59,3 +59,184 @@ def image_states(report: Path) -> list[dict]:
     m = re.search(r"RESULT(\[.*?\])</pre>", r.stdout, re.S)
     assert m, f"no result from chromium (exit {r.returncode}): {r.stderr[-2000:]}"
     return json.loads(m.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+
+
+# ---------------------------------------------------------------------------------------
+# A page's scripts and plots, through the DevTools protocol on a pipe (--remote-debugging-
+# pipe: fd 3 carries commands to Chromium, fd 4 its answers and events, each a JSON message
+# ended by a NUL byte). No websocket, no driver: only the browser.
+
+PLOTS_JS = """new Promise(done => {
+  const t0 = Date.now();
+  (function wait() {
+    const plots = Array.from(document.querySelectorAll('.js-plotly-plot'));
+    const drawn = plots.filter(p => p.querySelector('.main-svg') && p._fullLayout);
+    if ((plots.length && drawn.length === plots.length) || Date.now() - t0 > %d) {
+      done(JSON.stringify({plots: plots.length, drawn: drawn.length,
+        traces: drawn.map(p => p.querySelectorAll('.trace, .scatterlayer path, .gl-container')
+                                .length),
+        boxes: drawn.map(p => { const r = p.getBoundingClientRect();
+                                return [r.left + scrollX, r.top + scrollY, r.width, r.height]; }),
+        height: document.documentElement.scrollHeight}));
+    } else { setTimeout(wait, 100); }
+  })();
+})"""
+
+
+class _Pipe:
+    def __init__(self, proc, write_fd: int, read_fd: int):
+        self.proc, self.w, self.r = proc, write_fd, read_fd
+        self.buf = b""
+        self.next_id = 0
+        self.events: list[dict] = []
+
+    def send(self, method: str, params: dict | None = None, session: str | None = None) -> dict:
+        import os
+
+        self.next_id += 1
+        msg = {"id": self.next_id, "method": method, "params": params or {}}
+        if session:
+            msg["sessionId"] = session
+        os.write(self.w, json.dumps(msg).encode() + b"\0")
+        while True:
+            m = self._read()
+            if m.get("id") == self.next_id:
+                if "error" in m:
+                    raise RuntimeError(f"{method}: {m['error']}")
+                return m.get("result", {})
+            self.events.append(m)
+
+    def wait_event(self, name: str, timeout: float = 60.0) -> dict:
+        import time
+
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            for i, e in enumerate(self.events):
+                if e.get("method") == name:
+                    return self.events.pop(i)
+            self.events.append(self._read(max(end - time.monotonic(), 0.01)))
+        raise TimeoutError(name)
+
+    def _read(self, timeout: float = 60.0) -> dict:
+        import os
+        import select
+
+        while b"\0" not in self.buf:
+            ready, _, _ = select.select([self.r], [], [], timeout)
+            if not ready:
+                raise TimeoutError("no message from chromium")
+            chunk = os.read(self.r, 1 << 20)
+            if not chunk:
+                raise RuntimeError("chromium closed its pipe")
+            self.buf += chunk
+        msg, self.buf = self.buf.split(b"\0", 1)
+        return json.loads(msg)
+
+
+def page_check(page: Path, width: int = 1300, wait_ms: int = 15000) -> dict:
+    """Load `page` in headless Chromium and report {errors: [console errors, uncaught
+    exceptions, failed loads], plots, drawn, traces, boxes (of each plot, CSS px),
+    screenshot: PNG bytes of the whole page}."""
+    import base64
+    import os
+
+    assert CHROMIUM, "chromium is not installed"
+    to_chrome_r, to_chrome_w = os.pipe()
+    from_chrome_r, from_chrome_w = os.pipe()
+
+    def fds():  # in the child: its fd 3 reads our commands, fd 4 writes its answers
+        r, w = os.dup(to_chrome_r), os.dup(from_chrome_w)  # above 4: safe from the dup2s
+        os.dup2(r, 3)
+        os.dup2(w, 4)
+
+    with tempfile.TemporaryDirectory() as profile:
+        proc = subprocess.Popen(
+            [
+                CHROMIUM,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--hide-scrollbars",
+                "--remote-debugging-pipe",
+                "--allow-file-access-from-files",
+                f"--user-data-dir={profile}",
+                f"--window-size={width},1000",
+                "about:blank",
+            ],
+            preexec_fn=fds,
+            pass_fds=(3, 4),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        os.close(to_chrome_r)
+        os.close(from_chrome_w)
+        cdp = _Pipe(proc, to_chrome_w, from_chrome_r)
+        try:
+            targets = cdp.send("Target.getTargets")["targetInfos"]
+            target = next(t["targetId"] for t in targets if t["type"] == "page")
+            sid = cdp.send("Target.attachToTarget", {"targetId": target, "flatten": True})[
+                "sessionId"
+            ]
+            for domain in ("Runtime", "Log", "Page"):
+                cdp.send(f"{domain}.enable", session=sid)
+            cdp.send("Page.navigate", {"url": page.resolve().as_uri()}, session=sid)
+            cdp.wait_event("Page.loadEventFired")
+            res = cdp.send(
+                "Runtime.evaluate",
+                {"expression": PLOTS_JS % wait_ms, "awaitPromise": True, "returnByValue": True},
+                session=sid,
+            )
+            info = json.loads(res["result"]["value"])
+            cdp.send(
+                "Emulation.setDeviceMetricsOverride",
+                {"width": width, "height": min(info["height"], 16000), "deviceScaleFactor": 1,
+                 "mobile": False},
+                session=sid,
+            )  # fmt: skip
+            shot = cdp.send("Page.captureScreenshot", {"format": "png"}, session=sid)
+            info["screenshot"] = base64.b64decode(shot["data"])
+            info["errors"] = _errors(cdp.events)
+            cdp.send("Browser.close")
+        finally:
+            proc.wait(timeout=30) if proc.poll() is None and _close(proc) else None
+            os.close(to_chrome_w)
+            os.close(from_chrome_r)
+    return info
+
+
+def _close(proc) -> bool:
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    return False
+
+
+def _errors(events: list[dict]) -> list[str]:
+    out = []
+    for e in events:
+        m, p = e.get("method"), e.get("params", {})
+        if m == "Runtime.exceptionThrown":
+            d = p["exceptionDetails"]
+            out.append(d.get("exception", {}).get("description") or d.get("text", "exception"))
+        elif m == "Runtime.consoleAPICalled" and p.get("type") in ("error", "assert"):
+            out.append(" ".join(str(a.get("value", a.get("description", ""))) for a in p["args"]))
+        elif m == "Log.entryAdded" and p["entry"].get("level") == "error":
+            out.append(f"{p['entry'].get('text')} {p['entry'].get('url', '')}".strip())
+    return out
+
+
+def blank(png: bytes, box=None) -> bool:
+    """True when the PNG (or the box [left, top, width, height] of it) is one colour."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    img = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"), dtype=np.int16)
+    if box is not None:
+        x, y, w, h = (int(v) for v in box)
+        img = img[y : y + h, x : x + w]
+    if img.size == 0:
+        return True
+    return int(np.abs(img - img[0, 0]).max()) < 16 or (img != img[0, 0]).any(axis=2).mean() < 0.01

@@ -298,3 +298,17 @@ def test_quick_edwards_reports_the_figure_9_percentages(quick_runs):
         assert row[-2].strip("*") in (PASS, FAIL), row
     (nc,) = [r for r in rows if r[-2] == f"**{NOT_COMPARABLE}**"]
     assert "one simulator" in nc[-1]
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (.ci/run installs it)")
+@pytest.mark.parametrize("paper", ["altman", "liu"])
+def test_report_plots_are_zoomable_and_render_without_errors(quick_runs, paper):
+    from chromium import blank, page_check
+
+    out, _ = finished(quick_runs, paper)
+    _, figures, _ = paper_entries(paper)
+    info = page_check(out / "report.html")
+    assert info["errors"] == []
+    assert info["plots"] == info["drawn"] == len(figures)
+    assert all(n > 0 for n in info["traces"])
+    assert not any(blank(info["screenshot"], box) for box in info["boxes"])

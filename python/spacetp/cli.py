@@ -11,6 +11,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from spacetp import human
 from spacetp.console import err, out
 from spacetp.errors import SpacetpError, UserError
 from spacetp.scenario import ScenarioError, apply_set, load
@@ -24,14 +25,11 @@ app = typer.Typer(
 
 
 def _fmt_rate(bps: float) -> str:
-    for unit, scale in (("Gb/s", 1e9), ("Mb/s", 1e6), ("kb/s", 1e3)):
-        if bps >= scale:
-            return f"{bps / scale:.4g} {unit}"
-    return f"{bps:.4g} b/s"
+    return human.rate(bps)
 
 
 def _fmt_s(v: float | None) -> str:
-    return "-" if v is None else f"{v:.4g} s"
+    return human.duration(v)
 
 
 def _parse_pcap(specs: list[str]) -> dict[str, str]:
@@ -58,7 +56,7 @@ def print_summary(res) -> None:
         t.add_row(
             f["name"],
             f["protocol"],
-            f"{f['bytes_delivered']:,} B",
+            human.size(f["bytes_delivered"]),
             "yes" if f["complete"] else ("-" if f["bytes_requested"] is None else "NO"),
             _fmt_s(f["completion_s"] if f["complete"] else f["last_byte_s"]),
             _fmt_rate(f["goodput_bps"]),
@@ -97,7 +95,7 @@ def print_summary(res) -> None:
     ev = run["events"]
     rate = ev / res.wall_s / 1e6 if res.wall_s > 0 else float("nan")
     out.print(
-        f"simulated {run['end_s']:.6g} s in {res.wall_s:.3f} s wall "
+        f"simulated {human.duration(run['end_s'])} in {human.duration(res.wall_s)} of wall time "
         f"({ev:,} events, {rate:.1f} M events/s)"
     )
 
@@ -224,13 +222,17 @@ def schema(
 
 
 from spacetp.cli_bench import register as register_bench  # noqa: E402  (bench)
+from spacetp.cli_compare import register as register_compare  # noqa: E402  (compare)
 from spacetp.cli_emulate import register as register_emulate  # noqa: E402  (emulate)
 from spacetp.cli_gateway import register as register_gateway  # noqa: E402  (gateway)
 from spacetp.cli_model import register as register_model  # noqa: E402  (model)
+from spacetp.cli_plot import register as register_plot  # noqa: E402  (plot)
 from spacetp.cli_reproduce import register as register_reproduce  # noqa: E402  (reproduce)
 from spacetp.cli_sweep import register  # noqa: E402  (sweep, results, plot)
 
 register(app)
+register_plot(app)
+register_compare(app)
 register_model(app)
 register_reproduce(app)
 register_bench(app)

@@ -3,7 +3,6 @@ which imports this module at its end: `register(app)`)."""
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from pathlib import Path
 from typing import Annotated
@@ -13,6 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from spacetp import human
 from spacetp.scenario import ScenarioError, apply_set, load
 from spacetp.stats import column
 
@@ -31,8 +31,8 @@ ExecutorOption = Annotated[
 WorkersOption = Annotated[int | None, typer.Option(help="Worker processes (default: all cores).")]
 
 
-def _num(v: float) -> str:
-    return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.4g}"
+def _num(v: float, metric: str = "") -> str:
+    return human.metric(metric, v)
 
 
 def _shown(res, chosen: list[str] | None) -> list[str]:
@@ -54,8 +54,7 @@ def print_summary(res, chosen: list[str] | None = None) -> None:
         cells = [str(row[p]) for p in res.params]
         cells.append(f"{row['ok']}/{row['runs']}")
         for m in metrics:
-            mean, ci = row[column(m, "mean")], row[column(m, "ci95")]
-            cells.append(_num(mean) if math.isnan(ci) else f"{_num(mean)} ± {ci:.2g}")
+            cells.append(human.with_ci(m, row[column(m, "mean")], row[column(m, "ci95")]))
         t.add_row(*cells)
     hidden = len(res.metrics) - len(metrics)
     if hidden > 0 and not chosen:
@@ -77,7 +76,7 @@ def print_runs(res, chosen: list[str] | None = None) -> None:
             str(row["rep"]),
             str(row["seed"]),
             row["status"],
-            *[_num(row[m]) for m in metrics],
+            *[_num(row[m], m) for m in metrics],
             error if len(error) <= 60 else error[:57] + "...",
         )
     if len(res.runs) > SHOWN_RUNS:
@@ -174,14 +173,17 @@ def sweep_cmd(
             f"interrupted; the runs finished so far are in {store}: run the same command again "
             "to resume"
         ) from None
+    from spacetp.sweep_report import write as write_report
+
+    page = write_report(res, store)
     if quiet:
         return
     print_summary(res, metric)
     s = res.stats
     out.print(
         f"{s['planned']} runs: {s['computed']} computed, {s['cached']} from the store, "
-        f"{s['failed']} failed; {s['elapsed_s']:.2f} s on {s['workers']} worker(s) "
-        f"({s['executor']}); store {store}",
+        f"{s['failed']} failed; {human.duration(s['elapsed_s'])} on {s['workers']} worker(s) "
+        f"({s['executor']}); store {store}; page {page}",
         highlight=False,
     )
     print_failures(res)
@@ -196,11 +198,18 @@ def results_cmd(
     metric: Annotated[
         list[str] | None, typer.Option(help="Metrics to compute (default: the sweep's).")
     ] = None,
+    html: Annotated[
+        Path | None, typer.Option(help="Write the page (table, zoomable plots) to this file.")
+    ] = None,
 ) -> None:
     """Print the summary of the last sweep in a store (or all its runs), or export CSV."""
     from spacetp.sweep import load_sweep
 
     res = load_sweep(store, metric)
+    if html is not None:
+        from spacetp.sweep_report import write as write_report
+
+        out.print(f"page written to {write_report(res, html)}", highlight=False)
     if csv is not None:
         (res.runs if runs else res.summary).to_csv(csv, index=False)
         out.print(f"{len(res.runs if runs else res.summary)} rows written to {csv}")
@@ -287,5 +296,4 @@ def _pairs(items: list[str], option: str) -> dict[str, str]:
 
 def register(app: typer.Typer) -> None:
     app.command("sweep")(sweep_cmd)
-    app.command("results")(results_cmd)
-    app.command("plot")(plot_cmd)
+    app.command("results")(results_cmd)  # `plot`: spacetp.cli_plot

@@ -13,6 +13,7 @@ import datetime as _dt
 import html
 from pathlib import Path
 
+from spacetp import interactive
 from spacetp.experiments.framework import (
     FAIL,
     NOT_COMPARABLE,
@@ -124,6 +125,7 @@ th { background: #f4f4f4; }
 .fig { display: flex; gap: 1.5em; align-items: flex-start; margin: 1.5em 0;
        border-bottom: 1px solid #eee; padding-bottom: 1.5em; }
 .fig img { max-width: 62%; height: auto; border: 1px solid #eee; }
+.fig .plot { width: 62%; flex: none; } .fig .plot img { max-width: 100%; }
 .fig .cap { flex: 1; font-size: 0.95em; }
 .muted { color: #666; font-size: 0.9em; }
 """
@@ -137,13 +139,14 @@ def _verdict_class(verdict: str) -> str:
     return {PASS: "PASS", FAIL: "FAIL"}.get(verdict, "NC")
 
 
-def html_page(run: PaperRun) -> str:
+def html_page(run: PaperRun, script: str = "") -> str:
+    """The page; `script` loads the plotting library when figures carry zoomable plots."""
     m = run.meta
     out = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>Reproduction: {_e(m['title'])}</title>",
-        f"<style>{CSS}</style></head><body>",
+        f"<style>{CSS}</style>{script}</head><body>",
         f"<h1>Reproduction: {_e(m['title'])}</h1>",
         f"<p>{_e(m['authors'])}. <i>{_e(m['title'])}</i>. {_e(m['venue'])}. "
         f"Text: <code>{_e(SEEDS_DIR)}/{_e(m['seed'])}</code>.</p>",
@@ -174,12 +177,18 @@ def html_page(run: PaperRun) -> str:
             "our figure, not in the paper" if f.get("ours") else "caption quoted from the paper"
         )
         note = f"<p>{_e(f['note'])}</p>" if f.get("note") else ""
+        img = f"<img src='{_e(files['png'])}' alt='{_e(f['label'])}'>"
+        if f.get("interactive"):  # the zoomable plot first, the static figure one click away
+            img = (
+                f"<div class='plot'>{f['interactive']}<details><summary class='muted'>static "
+                f"figure (PNG, for papers)</summary>{img}</details></div>"
+            )
         out.append(
-            f"<div class='fig' id='{_e(f['id'])}'>"
-            f"<img src='{_e(files['png'])}' alt='{_e(f['label'])}'>"
+            f"<div class='fig' id='{_e(f['id'])}'>{img}"
             f"<div class='cap'><p><b>{_e(f['label'])}.</b> &ldquo;{_e(f['caption'])}&rdquo; "
             f"<span class='muted'>({source})</span></p>{note}"
-            f"<p class='muted'><a href='{_e(files['svg'])}'>SVG</a> · "
+            f"<p class='muted'><a href='{_e(files['png'])}'>PNG</a> · "
+            f"<a href='{_e(files['svg'])}'>SVG</a> · "
             f"<a href='{_e(files['csv'])}'>data (CSV)</a></p></div></div>"
         )
     out += ["<h2>Assumptions where the paper is silent</h2>", "<ul>"]
@@ -193,4 +202,6 @@ def html_page(run: PaperRun) -> str:
 def write(run: PaperRun, out: Path) -> None:
     """Write report.md and report.html into `out`."""
     (out / "report.md").write_text(markdown(run), encoding="utf-8")
-    (out / "report.html").write_text(html_page(run), encoding="utf-8")
+    zoomable = any(f.get("interactive") for f in run.figures)
+    script = interactive.script_tag(out) if zoomable else ""
+    (out / "report.html").write_text(html_page(run, script), encoding="utf-8")

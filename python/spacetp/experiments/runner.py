@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from spacetp import report
+from spacetp import interactive, report
 from spacetp.experiments.framework import (
     Context,
     PaperRun,
@@ -42,9 +42,10 @@ def run_paper(module, ctx: Context, command: str | None = None) -> PaperRun:
         files = {"png": f"{stem}.png", "svg": f"{stem}.svg", "csv": f"{stem}.csv"}
         f.figure.savefig(ctx.out / files["png"], dpi=130)
         f.figure.savefig(ctx.out / files["svg"])
+        zoomable = interactive.div(interactive.from_matplotlib(f.figure), f"plot-{f.id}")
         plt.close(f.figure)
         f.data.to_csv(ctx.out / files["csv"], index=False)
-        figures.append({**entry, "files": files, "note": f.note})
+        figures.append({**entry, "files": files, "note": f.note, "interactive": zoomable})
 
     verdicts = judge_all(targets, outcome.measures)
     info = {
