@@ -79,19 +79,19 @@ def test_a_second_run_computes_nothing(geo):
     assert c.sweep.stats["computed"] == 0 and c.sweep.stats["cached"] == 8
 
 
-def test_the_profiles_are_the_registry_plus_ltp_with_aliases_once():
+def test_the_profiles_are_the_registry_plus_ltp_and_bp_with_aliases_once():
     names, aliases = cmp.all_protocols()
     registry = spacetp.protocols()
-    assert set(names) | set(aliases) == set(registry) | {"ltp"}
+    assert set(names) | set(aliases) == set(registry) | {"ltp", "bp"}
     assert aliases == {"bbr": "linux-bbr", "quic-cubic": "quic"}
     for alias, kept in aliases.items():
         assert registry[alias]["settings"] == registry[kept]["settings"]
 
 
 def test_a_new_transport_is_one_entry(monkeypatch):
-    monkeypatch.setitem(cmp.EXTRA_PROTOCOLS, "bp", ("dtn", "Bundle Protocol"))
-    assert "bp" in cmp.all_protocols()[0]
-    assert cmp.choose("newreno,bp")[0] == ["newreno", "bp"]
+    monkeypatch.setitem(cmp.EXTRA_PROTOCOLS, "newtp", ("other", "a new transport"))
+    assert "newtp" in cmp.all_protocols()[0]
+    assert cmp.choose("newreno,newtp")[0] == ["newreno", "newtp"]
 
 
 @pytest.mark.parametrize(

@@ -40,6 +40,8 @@ from spacetp.stats import column
 EXTRA_PROTOCOLS = {
     "ltp": ("ltp", "LTP (RFC 5326) as NASA ION runs it: blocks, checkpoints and reports, no "
             "congestion control ([flows.ltp])"),
+    "bp": ("dtn", "the Bundle Protocol (RFC 9171) over LTP: store and forward by contact "
+           "graph routing over the plan the links (or [dtn]) give ([flows.bp])"),
 }  # fmt: skip
 
 FILL = 0.85  # "fills the link": goodput at least this share of the link's payload rate

@@ -52,7 +52,7 @@ pub struct Scenario {
     #[serde(default)]
     pub attacks: Vec<crate::attack::AttackCfg>,
     /// The delay-tolerant network of `bp` flows: its contact plan and its hops' LTP.
-    pub dtn: Option<crate::dtn_config::DtnCfg>,
+    pub dtn: Option<crate::dtn_schema::DtnCfg>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
@@ -313,7 +313,7 @@ pub struct FlowCfg {
     pub ltp: Option<serde_json::Map<String, serde_json::Value>>,
     /// Bundle settings (`protocol = "bp"`: the Bundle Protocol over LTP through the
     /// `[dtn]` network's agents): `bundle_size`, `lifetime`.
-    pub bp: Option<crate::dtn_config::BpCfg>,
+    pub bp: Option<crate::dtn_schema::BpCfg>,
     /// Also report the goodput over this interval of simulated time, `[from, to]`: bytes
     /// delivered in it x 8 / (to - from), as users compare "bytes in [10 s, 100 s] / 90 s".
     pub goodput_window: Option<(Duration, Duration)>,

@@ -187,7 +187,7 @@ pub enum TransportSpec {
     Ltp(ltp::LtpSpec),
     /// A bp flow: bundles from the source's agent through the delay-tolerant network
     /// (world/dtn.rs), not a pair of ends.
-    Bundles(crate::dtn_config::BpSpec),
+    Bundles(crate::dtn_plan::BpSpec),
 }
 
 /// Where the two ends of a flow are: node indices and ports.

@@ -7,7 +7,7 @@
 //! hops deliver; a flow's bytes are delivered when the destination agent has its bundles.
 
 use super::*;
-use crate::dtn_config::{BpSpec, DtnPlan};
+use crate::dtn_plan::{BpSpec, DtnPlan};
 use crate::transport::ltp::{LtpSpec, LtpTransport};
 use bytes::Bytes;
 use spacetp_dtn::agent::{Agent, AgentEvent};

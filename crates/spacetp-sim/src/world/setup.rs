@@ -10,7 +10,7 @@ impl World {
     pub fn new(mut sc: Scenario, opts: &RunOptions) -> Result<World, FieldError> {
         let origins = build::expand_topology(&mut sc)?;
         let idx = build::node_index(&sc)?;
-        let dtn = crate::dtn_config::prepare(&mut sc)?;
+        let dtn = crate::dtn_plan::prepare(&mut sc)?;
         let max_pkt = sc
             .flows
             .iter()

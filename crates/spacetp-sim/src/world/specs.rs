@@ -39,7 +39,7 @@ pub(super) fn flow_spec(
                 ("send_buffer", f.send_buffer.is_some()),
             ],
         )?;
-        return Ok(TransportSpec::Bundles(crate::dtn_config::BpSpec::from_cfg(
+        return Ok(TransportSpec::Bundles(crate::dtn_plan::BpSpec::from_cfg(
             f.bp.as_ref(),
             f.bytes.map(|b| b.0),
             p,
