@@ -92,12 +92,39 @@ def print_summary(res) -> None:
             str(li["max_queue_packets"]),
         )
     out.print(lt)
+    if res.summary.get("dtn"):
+        _print_dtn(res.summary["dtn"])
     ev = run["events"]
     rate = ev / res.wall_s / 1e6 if res.wall_s > 0 else float("nan")
     out.print(
         f"simulated {human.duration(run['end_s'])} in {human.duration(res.wall_s)} of wall time "
         f"({ev:,} events, {rate:.1f} M events/s)"
     )
+
+
+def _print_dtn(dtn: dict) -> None:
+    """The bundle agents of a delay-tolerant network: what each node carried and kept."""
+    t = Table(title=f"bundle agents ({dtn['contacts']} contacts)", title_justify="left")
+    cols = ("node", "ipn", "created", "forwarded", "delivered", "expired", "no route",
+            "fragmented", "mean custody", "most stored")  # fmt: skip
+    for col in cols:
+        t.add_column(col, justify="left" if col == "node" else "right")
+    for n in dtn["nodes"]:
+        if not (n["bundles_created"] or n["bundles_received"]):
+            continue
+        t.add_row(
+            n["node"],
+            str(n["ipn"]),
+            str(n["bundles_created"]),
+            str(n["bundles_forwarded"]),
+            str(n["bundles_delivered"]),
+            str(n["bundles_expired"]),
+            str(n["bundles_no_route"]),
+            str(n["fragmentations"]),
+            _fmt_s(n["storage_time_mean_s"]),
+            human.size(n["stored_bytes_max"]),
+        )
+    out.print(t)
 
 
 @app.command()
