@@ -41,6 +41,9 @@ pub enum AgentEvent {
         /// The bundle's age on delivery (RFC 9171 4.4.2), and the time it spent stored at
         /// nodes on the way (the sum of residences, without the links' light times).
         age_ms: u64,
+        /// The application data, fragments joined, when the agent keeps payloads
+        /// ([`Agent::keep_payloads`]: a live node writes them out; a simulation counts).
+        payload: Option<Vec<u8>>,
     },
     /// A bundle (or fragment) reached the end of its lifetime here and was deleted.
     Expired {
@@ -96,11 +99,13 @@ struct Stored {
     until: Time,
 }
 
-/// Fragments of one application data unit collected at its destination.
+/// Fragments of one application data unit collected at its destination (their bytes too,
+/// when payloads are kept).
 #[derive(Default)]
 struct Reassembly {
     total: u64,
     have: BTreeMap<u64, u64>,
+    data: Vec<u8>,
 }
 
 impl Reassembly {
@@ -138,6 +143,7 @@ pub struct Agent {
     seen: HashSet<(BundleId, u64)>,
     events: VecDeque<AgentEvent>,
     stats: AgentStats,
+    keep_payloads: bool,
 }
 
 impl Agent {
@@ -159,7 +165,31 @@ impl Agent {
             seen: HashSet::new(),
             events: VecDeque::new(),
             stats: AgentStats::default(),
+            keep_payloads: false,
         }
+    }
+
+    /// Deliver the application data itself, not only its size (a live node).
+    pub fn keep_payloads(mut self) -> Self {
+        self.keep_payloads = true;
+        self
+    }
+
+    /// Every bundle stored here, as bytes, removed from the agent: what an orderly stop
+    /// writes to disk (`restore` takes them back).
+    pub fn drain_store(&mut self) -> Vec<Vec<u8>> {
+        let keys: Vec<u64> = self.store.keys().copied().collect();
+        keys.into_iter()
+            .filter_map(|k| self.remove(k))
+            .map(|mut s| s.bundle.to_bytes())
+            .collect()
+    }
+
+    /// A bundle kept from before a restart: stored and routed again.
+    pub fn restore(&mut self, now: Time, bytes: &[u8]) -> Result<(), crate::bundle::BundleError> {
+        let b = Bundle::decode(bytes)?;
+        self.admit(now, b, None);
+        Ok(())
     }
 
     pub fn node(&self) -> u64 {
@@ -241,16 +271,26 @@ impl Agent {
     fn deliver(&mut self, b: Bundle) {
         self.stats.bundles_delivered += 1;
         let h = &b.header;
-        let (whole, total) = match h.fragment {
-            None => (true, h.payload_len),
+        let keep = self.keep_payloads;
+        let (whole, total, payload) = match h.fragment {
+            None => (true, h.payload_len, keep.then(|| b.payload().to_vec())),
             Some((offset, total)) => {
                 let r = self.reassembly.entry(h.id).or_default();
                 r.total = total;
-                (r.add(offset, h.payload_len), total)
+                if keep {
+                    let end = (offset + h.payload_len) as usize;
+                    if r.data.len() < end {
+                        r.data.resize(end, 0);
+                    }
+                    r.data[offset as usize..end].copy_from_slice(b.payload());
+                }
+                let whole = r.add(offset, h.payload_len);
+                (whole, total, None)
             }
         };
         if whole {
-            self.reassembly.remove(&h.id);
+            let joined = self.reassembly.remove(&h.id).map(|r| r.data);
+            let payload = payload.or(if keep { joined } else { None });
             self.stats.adus_delivered += 1;
             self.stats.bytes_delivered += total;
             self.events.push_back(AgentEvent::Delivered {
@@ -258,6 +298,7 @@ impl Agent {
                 service: h.destination.service,
                 bytes: total,
                 age_ms: h.age_ms.unwrap_or(0),
+                payload,
             });
         }
     }

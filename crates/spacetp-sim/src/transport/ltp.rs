@@ -208,6 +208,50 @@ pub fn ltp_schema() -> serde_json::Value {
     span
 }
 
+/// A Bundle Protocol hop's LTP settings between engines `a` and `b`: `overrides` (`[dtn]
+/// ltp`), and where they do not set them, export sessions for the hop's bandwidth-delay
+/// product (ION's configuration guide: rate x round trip / block size; twice that, since a
+/// block that lost a segment keeps its session another round trip, and the timers'
+/// margins), and the plan's light time.
+pub fn hop_settings(
+    plan: &spacetp_dtn::ContactPlan,
+    a: u64,
+    b: u64,
+    overrides: Option<&serde_json::Map<String, serde_json::Value>>,
+    path: &PathDefaults,
+) -> serde_json::Map<String, serde_json::Value> {
+    let mut m = overrides.cloned().unwrap_or_default();
+    let rate = plan
+        .contacts_between(a, b)
+        .iter()
+        .chain(plan.contacts_between(b, a))
+        .map(|c| c.rate_bytes_per_s)
+        .fold(0.0, f64::max);
+    let owlt = plan
+        .range_table()
+        .iter()
+        .map(|e| &e.range)
+        .filter(|r| (r.from, r.to) == (a, b))
+        .map(|r| r.owlt)
+        .max()
+        .unwrap_or(path.one_way);
+    m.entry("one_way_light_time")
+        .or_insert_with(|| format!("{owlt} ns").into());
+    if !m.contains_key("max_export_sessions") {
+        let block = m
+            .get("aggregation_size_limit")
+            .and_then(|v| serde_json::from_value::<spacetp_proto::units::Bytes>(v.clone()).ok())
+            .map_or(64_000.0, |b| b.0 as f64);
+        let round_trip = 2.0 * spacetp_proto::time::secs(owlt) + 2.0;
+        let sessions = (2.0 * rate * round_trip / block).ceil() as u64 + 1;
+        m.insert(
+            "max_export_sessions".into(),
+            sessions.clamp(10, 100_000).into(),
+        );
+    }
+    m
+}
+
 fn from_map<T: serde::de::DeserializeOwned>(
     m: serde_json::Map<String, serde_json::Value>,
     p: &str,

@@ -24,9 +24,21 @@ pub(super) struct Hop {
     pub eps: (u32, u32),
 }
 
+/// Bytes of a bp flow the source's agent holds at most before it makes more bundles: a
+/// file larger than that is made into bundles as they leave (the agent's store drains at the
+/// contact's rate), not all at once.
+const FEED_AHEAD: u64 = 16_000_000;
+
 /// A bp flow's bundles and what became of them.
 #[derive(Default)]
 pub(super) struct BpFlowState {
+    /// File bytes not yet made into bundles, the bundle size, the lifetime, the source node
+    /// and the destination endpoint.
+    left: u64,
+    bundle_size: u64,
+    lifetime: Time,
+    source: u16,
+    dest: Eid,
     pub bundles: u64,
     pub adus_delivered: u64,
     pub bytes_dropped: u64,
@@ -106,7 +118,9 @@ impl World {
         }
         for (h, &(x, y)) in pairs.iter().enumerate() {
             let defaults = super::setup::path_defaults(b, x, y, 1500);
-            let ltp = hop_ltp(&d, x, y, &defaults);
+            let (a, bn) = (d.numbers[x as usize], d.numbers[y as usize]);
+            let ltp =
+                crate::transport::ltp::hop_settings(&d.plan, a, bn, d.ltp.as_ref(), &defaults);
             let spec = LtpSpec::from_settings(Some(&ltp), &defaults, "dtn")?;
             let seed = Rng::for_component(self.seed, stream::ISN, 1_000_000 + h as u64).next_u64();
             let (ta, tb) = spec.open_hop(d.numbers[x as usize], d.numbers[y as usize], seed);
@@ -174,7 +188,6 @@ impl World {
 
     /// A bp flow starts: its source agent makes the bundles.
     pub(super) fn dtn_start_flow(&mut self, fi: u32, spec: &BpSpec) {
-        let now = self.now;
         let (from, to, total) = {
             let f = &self.flows[fi as usize];
             (f.from, f.to, f.total.unwrap_or(0))
@@ -184,22 +197,55 @@ impl World {
             node: d.numbers[to as usize],
             service: fi as u64 + 1,
         };
-        let mut state = BpFlowState::default();
-        let mut left = total;
-        while left > 0 {
-            let n = left.min(spec.bundle_size);
-            left -= n;
-            d.agents[from as usize].send(
-                now,
-                fi as u64 + 1,
+        d.flows.insert(
+            fi,
+            BpFlowState {
+                left: total,
+                bundle_size: spec.bundle_size,
+                lifetime: spec.lifetime,
+                source: from,
                 dest,
-                vec![0u8; n as usize],
-                spec.lifetime,
-            );
-            state.bundles += 1;
-        }
-        d.flows.insert(fi, state);
+                ..Default::default()
+            },
+        );
         self.dtn_pump(from);
+    }
+
+    /// The source agents of `node`'s flows make bundles of the files while they hold less
+    /// than `FEED_AHEAD`.
+    fn dtn_feed(&mut self, node: u16) {
+        let now = self.now;
+        let Some(d) = self.dtn.as_mut() else { return };
+        let flows: Vec<u32> = d
+            .flows
+            .iter()
+            .filter(|(_, st)| st.source == node && st.left > 0)
+            .map(|(&fi, _)| fi)
+            .collect();
+        for fi in flows {
+            loop {
+                let stored = d.agents[node as usize].stored_bytes();
+                let st = d.flows.get_mut(&fi).expect("listed above");
+                if st.left == 0 || stored >= FEED_AHEAD {
+                    break;
+                }
+                let n = st.left.min(st.bundle_size);
+                st.left -= n;
+                st.bundles += 1;
+                let (dest, lifetime) = (st.dest, st.lifetime);
+                let payload = vec![0u8; n as usize];
+                let agent = &mut d.agents[node as usize];
+                let no_route = agent.stats().bundles_no_route;
+                agent.send(now, fi as u64 + 1, dest, payload, lifetime);
+                if agent.stats().bundles_no_route > no_route {
+                    // The plan is fixed: no route now is no route for the rest of the file
+                    // either. It is not made into bundles (counted as dropped).
+                    let st = d.flows.get_mut(&fi).expect("listed above");
+                    st.bytes_dropped += std::mem::take(&mut st.left);
+                    break;
+                }
+            }
+        }
     }
 
     /// After a hop end's event: its delivered blocks and given-back bundles go to its
@@ -234,6 +280,7 @@ impl World {
     /// bundles, and re-arms its timer.
     pub(super) fn dtn_pump(&mut self, node: u16) {
         let now = self.now;
+        self.dtn_feed(node);
         loop {
             let Some(d) = self.dtn.as_mut() else { return };
             let Some((neighbor, bytes)) = d.agents[node as usize].poll_forward(now) else {
@@ -256,6 +303,7 @@ impl World {
             }
             self.transmit(ep);
             self.arm_timer(ep);
+            self.dtn_feed(node);
         }
         self.dtn_events(node);
         let Some(d) = self.dtn.as_mut() else { return };
@@ -349,7 +397,7 @@ impl World {
         let Some(st) = self.dtn.as_ref().and_then(|d| d.flows.get(&(fi as u32))) else {
             return;
         };
-        s.state = if st.adus_delivered == st.bundles {
+        s.state = if st.left == 0 && st.adus_delivered == st.bundles {
             "delivered".into()
         } else if st.expired + st.no_route > 0 {
             "bundles lost".into()
@@ -434,49 +482,4 @@ impl World {
             hops,
         })
     }
-}
-
-/// A hop's LTP settings: `[dtn] ltp`, and where it does not set them, export sessions for
-/// the hop's bandwidth-delay product (ION's configuration guide: rate x round trip / block
-/// size; twice that, since a block that lost a segment keeps its session another round
-/// trip, and the timers' margins), and the plan's light time.
-fn hop_ltp(
-    d: &DtnPlan,
-    x: u16,
-    y: u16,
-    path: &crate::transport::ltp::PathDefaults,
-) -> serde_json::Map<String, serde_json::Value> {
-    let mut m = d.ltp.clone().unwrap_or_default();
-    let (a, b) = (d.numbers[x as usize], d.numbers[y as usize]);
-    let rate = d
-        .plan
-        .contacts_between(a, b)
-        .iter()
-        .chain(d.plan.contacts_between(b, a))
-        .map(|c| c.rate_bytes_per_s)
-        .fold(0.0, f64::max);
-    let owlt = d
-        .plan
-        .range_table()
-        .iter()
-        .map(|e| &e.range)
-        .filter(|r| (r.from, r.to) == (a, b))
-        .map(|r| r.owlt)
-        .max()
-        .unwrap_or(path.one_way);
-    m.entry("one_way_light_time")
-        .or_insert_with(|| format!("{owlt} ns").into());
-    if !m.contains_key("max_export_sessions") {
-        let block = m
-            .get("aggregation_size_limit")
-            .and_then(|v| serde_json::from_value::<spacetp_proto::units::Bytes>(v.clone()).ok())
-            .map_or(64_000.0, |b| b.0 as f64);
-        let round_trip = 2.0 * secs(owlt) + 2.0;
-        let sessions = (2.0 * rate * round_trip / block).ceil() as u64 + 1;
-        m.insert(
-            "max_export_sessions".into(),
-            sessions.clamp(10, 100_000).into(),
-        );
-    }
-    m
 }

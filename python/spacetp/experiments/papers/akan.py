@@ -39,6 +39,7 @@ from spacetp.experiments.framework import (
     select,
     summarize,
 )
+from spacetp.experiments.papers import _akan_beyond as beyond
 from spacetp.experiments.papers._akan_setup import (
     DURATION,
     FIG2_SEEDS,
@@ -351,17 +352,22 @@ def curve_figure(
     """Throughput of the eight protocols against `x`, one point per grid value."""
     fig, (ax,) = new_figure()
     rows = []
-    for i, proto in enumerate(PROTOCOLS):
+    # The paper's eight, then LTP and BP where they ran (dashed: not in the paper).
+    extra = [p for p in beyond.BEYOND if (s["protocol"] == p).any()]
+    for i, proto in enumerate([*PROTOCOLS, *extra]):
         d = select(s, protocol=proto, **fixed)
         d = d[d[x].isin(xs)].sort_values(x)
+        if d.empty:
+            continue
         errorbar_series(
             ax,
             d[x],
             d["mean"] / scale,
             d["std"] / scale,
-            LABELS[proto],
+            LABELS.get(proto) or beyond.LABELS[proto],
             i,
-            linewidth=2.2 if proto == "peach+" else 1.3,
+            linewidth=2.2 if proto in ("peach+", *extra) else 1.3,
+            **({"linestyle": "--"} if proto in extra else {}),
         )
         rows.append(d.assign(protocol=proto))
     ax.set(xscale="log", xlabel=xlabel, ylabel=f"throughput ({unit})", title=title)
@@ -397,7 +403,10 @@ def figs3to6(ctx: Context, s) -> tuple[list[FigureOut], dict]:
     n = ctx.seeds(*SEEDS)
     bars = (
         f"Error bars: ±1 standard deviation over {n} seeds. "
-        "Throughput = bytes delivered in order / 20 000 s."
+        "Throughput = bytes delivered in order / 20 000 s. Dashed, not in the paper: LTP and "
+        "the Bundle Protocol over LTP on the same link (1 MB blocks, export sessions for the "
+        "bandwidth-delay product; spacetp.experiments.papers._akan_beyond), "
+        f"{ctx.seeds(1, 3)} seed(s) per point."
     )
     base = {"p_loss": P_LOSS, "rwnd": RWND, "duration_s": DURATION}
     low, high, vhigh, losses = (ctx.choose(*g) for g in (LOW, HIGH, VERY_HIGH, LOSSES))
@@ -568,5 +577,12 @@ def run(ctx: Context) -> Outcome:
     f1, m1 = fig1()
     f2, m2 = fig2(ctx)
     s = sweep_all(ctx)
-    figs, m3 = figs3to6(ctx, s)
+    rtts = LOW[1] + HIGH[1] + VERY_HIGH[1]
+    full = sorted({(r, P_LOSS) for r in rtts} | {(RTT_DEEP, p) for p in LOSSES[1]})
+    # Not in the paper, so a quick run (CI) draws them at four RTTs only.
+    quick = [(r, P_LOSS) for r in (0.001, 1.0, 100.0, 2400.0)]
+    points = ctx.choose(quick, full)
+    extra = beyond.sweep(ctx, {"ltp": points, "bp": points})
+    s_all = s if extra is None else pd.concat([s, extra])
+    figs, m3 = figs3to6(ctx, s_all)
     return Outcome([f1, f2, *figs, fig_s1(ctx, s)], {**m1, **m2, **m3}, ASSUMPTIONS)
