@@ -1,0 +1,128 @@
+"""The `spacetp schedule` command (registered on the app of spacetp.cli): the schedules a
+scenario's links will follow (from orbits, ephemerides, traces, contact plans or written
+out), as a table of up windows, a CSV, a figure, and an ION contact plan."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def _numbers(specs: list[str]) -> list[tuple[str, int]]:
+    from spacetp.errors import UserError
+
+    out = []
+    for s in specs:
+        name, _, num = s.partition("=")
+        if not num.isdigit():
+            raise UserError(f"--node {s}: use NAME=NUMBER, e.g. --node ground=1")
+        out.append((name, int(num)))
+    return out
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("schedule")
+    def schedule(
+        scenario: Annotated[Path, typer.Argument(help="Scenario TOML file.")],
+        set_: Annotated[
+            list[str] | None,
+            typer.Option("--set", help="Override a field, as for spacetp run."),
+        ] = None,
+        plot: Annotated[
+            Path | None, typer.Option(help="Draw elevation, delay, rate and up windows here.")
+        ] = None,
+        csv: Annotated[Path | None, typer.Option(help="Write the sampled schedules here.")] = None,
+        link: Annotated[
+            int | None, typer.Option(help="Only this link (index from 0; default: every link "
+                                     "whose properties change).")
+        ] = None,
+        step: Annotated[
+            float, typer.Option(help="Sampling step (s) of links without an orbit's own grid.")
+        ] = 1.0,
+        contact_plan: Annotated[
+            Path | None,
+            typer.Option(help="Write the links' up windows as an ION contact plan here."),
+        ] = None,
+        node: Annotated[
+            list[str] | None,
+            typer.Option(help="ION node number of a node for --contact-plan: NAME=NUMBER "
+                         "(default: position in [[nodes]] + 1)."),
+        ] = None,
+    ) -> None:
+        """Show the schedules of a scenario's links: spacetp schedule SCENARIO.toml --plot
+        pass.png --csv pass.csv."""
+        import json
+
+        import numpy as np
+        import pandas as pd
+        from rich.table import Table
+
+        from spacetp import _core
+        from spacetp.console import out
+        from spacetp.errors import ScenarioError, UserError
+        from spacetp.linksrc import resolve_with_tables, view
+        from spacetp.scenario import apply_set, load
+
+        if not step > 0:
+            raise UserError(f"--step {step}: must be > 0 seconds")
+        sc = load(scenario)
+        for s in set_ or []:
+            apply_set(sc, s)
+        try:
+            resolved, tables = resolve_with_tables(sc)
+            links = view.core_schedules(resolved)
+        except ScenarioError as e:
+            raise ScenarioError(f"{scenario}: {e}", e.path) from None
+        if link is not None:
+            if not 0 <= link < len(links):
+                raise UserError(f"--link {link}: the scenario has {len(links)} links")
+            chosen = [links[link]]
+        else:
+            chosen = [lk for lk in links if view.varies(lk)] or links[:1]
+        end = view.horizon(sc, chosen, tables)
+        starts = [
+            tab.attrs["start_utc"] for t in tables.values() for tab in t.values()
+            if "start_utc" in tab.attrs
+        ]
+        t0 = datetime.fromisoformat(starts[0]) if starts else None
+        frames = []
+        for lk in chosen:
+            tabs = tables.get(f"links[{lk['index']}]", {})
+            own = [tab for src, tab in tabs.items() if src != "trace"]
+            t = own[0]["time_s"].to_numpy() if own else np.arange(0.0, end + step / 2, step)
+            frames.append(view.sample(lk, t, tabs))
+        t_ = Table(title=f"{scenario}: up windows", title_justify="left")
+        for col in ("link", "up from", "to", "length", "delay", "rate"):
+            t_.add_column(col, justify="left" if col == "link" else "right")
+        for df in frames:
+            for s, e in view.windows(df["time_s"].to_numpy(), df["up"].to_numpy()):
+                w = df[(df["time_s"] >= s) & (df["time_s"] <= e)]
+                when = (lambda x: (t0 + timedelta(seconds=x)).strftime("%H:%M:%S")
+                        if t0 else f"{x:g} s")
+                t_.add_row(
+                    df["link"].iloc[0], f"{s:.1f} s ({when(s)})", f"{e:.1f} s ({when(e)})",
+                    f"{e - s:.1f} s",
+                    f"{w['delay_s'].min() * 1e3:.3g}-{w['delay_s'].max() * 1e3:.3g} ms",
+                    f"{w['rate_bps'].min() / 1e6:.3g}-{w['rate_bps'].max() / 1e6:.3g} Mb/s",
+                )
+        out.print(t_)
+        if t0 is not None:
+            out.print(f"time 0 is {t0.astimezone(UTC).isoformat()}", highlight=False)
+        if csv is not None:
+            pd.concat(frames).to_csv(csv, index=False)
+            out.print(f"schedules written to {csv}")
+        if plot is not None:
+            title = f"{scenario.name}" + (f", from {t0:%Y-%m-%d %H:%M:%S} UTC" if t0 else "")
+            view.plot(frames, str(plot), title)
+            out.print(f"figure written to {plot}")
+        if contact_plan is not None:
+            epoch = int(t0.timestamp()) if t0 is not None else None
+            try:
+                text = _core.contact_plan(json.dumps(resolved), _numbers(node or []), end, epoch)
+            except ValueError as e:
+                raise ScenarioError.from_core(e) from None
+            contact_plan.write_text(text)
+            out.print(f"contact plan written to {contact_plan}")
