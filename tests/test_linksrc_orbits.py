@@ -191,8 +191,14 @@ def test_bent_pipe_delay_is_the_sum_of_both_slant_ranges():
 def test_handovers_happen_only_at_reconfiguration_instants_to_the_highest_satellite():
     orbit = {
         "start": "2024-06-01T12:00:03Z",
-        "walker": {"epoch": "2024-06-01T00:00:00Z", "altitude_km": 550, "inclination": 53,
-                   "planes": 24, "per_plane": 22, "phasing": 5},
+        "walker": {
+            "epoch": "2024-06-01T00:00:00Z",
+            "altitude_km": 550,
+            "inclination": 53,
+            "planes": 24,
+            "per_plane": 22,
+            "phasing": 5,
+        },
         "station": {"lat": 47.6, "lon": -122.3, "elevation_mask": 25},
         "handover": {"every": "15 s", "offset": "12 s", "interruption": "40 ms"},
     }
@@ -216,9 +222,19 @@ def test_handovers_happen_only_at_reconfiguration_instants_to_the_highest_satell
 def _ephemeris(start: str, to: str, duration: str = "1 min", resolution: str = "10 s"):
     sc = {
         "nodes": [{"name": "a"}, {"name": "b"}],
-        "links": [{"between": ["a", "b"], "rate": "1 Mb/s", "ephemeris": {
-            "from": "earth", "to": to, "start": start, "duration": duration,
-            "resolution": resolution}}],
+        "links": [
+            {
+                "between": ["a", "b"],
+                "rate": "1 Mb/s",
+                "ephemeris": {
+                    "from": "earth",
+                    "to": to,
+                    "start": start,
+                    "duration": duration,
+                    "resolution": resolution,
+                },
+            }
+        ],
     }
     out, tables = resolve_with_tables(sc)
     return out["links"][0], tables["links[0]"]["ephemeris"]

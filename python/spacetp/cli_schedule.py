@@ -23,6 +23,21 @@ def _numbers(specs: list[str]) -> list[tuple[str, int]]:
     return out
 
 
+def _utc(t0: datetime | None, s: float) -> str:
+    return f" ({(t0 + timedelta(seconds=s)):%H:%M:%S})" if t0 is not None else ""
+
+
+def _span(col, scale: float, units: tuple[str, ...]) -> str:
+    """min-max of a column: seconds shown in ms when below 1 s."""
+    lo, hi = float(col.min()) * scale, float(col.max()) * scale
+    if units == ("s", "ms") and hi < 1.0:
+        lo, hi, unit = lo * 1e3, hi * 1e3, "ms"
+    else:
+        unit = units[0]
+    f = ".6g" if unit == "s" else ".4g"
+    return f"{lo:{f}} {unit}" if abs(hi - lo) < 1e-12 else f"{lo:{f}}-{hi:{f}} {unit}"
+
+
 def register(app: typer.Typer) -> None:
     @app.command("schedule")
     def schedule(
@@ -36,8 +51,10 @@ def register(app: typer.Typer) -> None:
         ] = None,
         csv: Annotated[Path | None, typer.Option(help="Write the sampled schedules here.")] = None,
         link: Annotated[
-            int | None, typer.Option(help="Only this link (index from 0; default: every link "
-                                     "whose properties change).")
+            int | None,
+            typer.Option(
+                help="Only this link (index from 0; default: every link whose properties change)."
+            ),
         ] = None,
         step: Annotated[
             float, typer.Option(help="Sampling step (s) of links without an orbit's own grid.")
@@ -48,8 +65,10 @@ def register(app: typer.Typer) -> None:
         ] = None,
         node: Annotated[
             list[str] | None,
-            typer.Option(help="ION node number of a node for --contact-plan: NAME=NUMBER "
-                         "(default: position in [[nodes]] + 1)."),
+            typer.Option(
+                help="ION node number of a node for --contact-plan: NAME=NUMBER "
+                "(default: position in \\[\\[nodes]] + 1)."
+            ),
         ] = None,
     ) -> None:
         """Show the schedules of a scenario's links: spacetp schedule SCENARIO.toml --plot
@@ -84,7 +103,9 @@ def register(app: typer.Typer) -> None:
             chosen = [lk for lk in links if view.varies(lk)] or links[:1]
         end = view.horizon(sc, chosen, tables)
         starts = [
-            tab.attrs["start_utc"] for t in tables.values() for tab in t.values()
+            tab.attrs["start_utc"]
+            for t in tables.values()
+            for tab in t.values()
             if "start_utc" in tab.attrs
         ]
         t0 = datetime.fromisoformat(starts[0]) if starts else None
@@ -97,16 +118,18 @@ def register(app: typer.Typer) -> None:
         t_ = Table(title=f"{scenario}: up windows", title_justify="left")
         for col in ("link", "up from", "to", "length", "delay", "rate"):
             t_.add_column(col, justify="left" if col == "link" else "right")
-        for df in frames:
-            for s, e in view.windows(df["time_s"].to_numpy(), df["up"].to_numpy()):
+        for lk, df in zip(chosen, frames, strict=True):
+            for s, e in view.up_windows(lk["directions"][0]["down"], end):
                 w = df[(df["time_s"] >= s) & (df["time_s"] <= e)]
-                when = (lambda x: (t0 + timedelta(seconds=x)).strftime("%H:%M:%S")
-                        if t0 else f"{x:g} s")
+                if w.empty:
+                    w = df.iloc[[int(np.searchsorted(df["time_s"], s, side="right")) - 1]]
                 t_.add_row(
-                    df["link"].iloc[0], f"{s:.1f} s ({when(s)})", f"{e:.1f} s ({when(e)})",
-                    f"{e - s:.1f} s",
-                    f"{w['delay_s'].min() * 1e3:.3g}-{w['delay_s'].max() * 1e3:.3g} ms",
-                    f"{w['rate_bps'].min() / 1e6:.3g}-{w['rate_bps'].max() / 1e6:.3g} Mb/s",
+                    df["link"].iloc[0],
+                    f"{s:.2f} s{_utc(t0, s)}",
+                    f"{e:.2f} s{_utc(t0, e)}",
+                    f"{e - s:.2f} s",
+                    _span(w["delay_s"], 1.0, ("s", "ms")),
+                    _span(w["rate_bps"], 1e-6, ("Mb/s",)),
                 )
         out.print(t_)
         if t0 is not None:

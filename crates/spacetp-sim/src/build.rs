@@ -243,13 +243,12 @@ pub fn build_links(
             None => 65535,
         };
         let scheds = crate::link_sched::directions(l, &p)?;
-        for dir in 0..2 {
+        for (dir, DirSched { rate, delay, down }) in scheds.into_iter().enumerate() {
             let (from, to, suffix) = if dir == 0 {
                 (a, b, "")
             } else {
                 (b, a, "_back")
             };
-            let DirSched { rate, delay, down } = scheds[dir].clone();
             let rtt = 2 * delay.max();
             let qcfg = if dir == 0 {
                 l.queue.as_ref()

@@ -35,8 +35,9 @@ def _link_likes(sc: dict) -> list[tuple[dict, str, str]]:
         out += [(links, i, f"links[{i}]") for i, lk in enumerate(links) if isinstance(lk, dict)]
     topo = sc.get("topology")
     if isinstance(topo, dict):
-        out += [(topo, k, f"topology.{k}") for k in ("core", "access")
-                if isinstance(topo.get(k), dict)]
+        out += [
+            (topo, k, f"topology.{k}") for k in ("core", "access") if isinstance(topo.get(k), dict)
+        ]
     return out
 
 
@@ -70,6 +71,7 @@ def _require_orbits(what: str, path: str) -> None:
     try:
         import sgp4  # noqa: F401
         import skyfield  # noqa: F401
+
         if what == "ephemeris":
             import skyfield_data  # noqa: F401
     except ImportError:
@@ -80,9 +82,28 @@ def _require_orbits(what: str, path: str) -> None:
         ) from None
 
 
+def _file_stamps(link: dict) -> list:
+    """What the files a link reads are now (name, size, modification time): a cached result
+    is reused only while they are unchanged."""
+    out = []
+    for src, keys in FILE_KEYS.items():
+        block = link.get(src)
+        if not isinstance(block, dict):
+            continue
+        for k in keys:
+            v = block.get(k)
+            if isinstance(v, str):
+                try:
+                    st = Path(v).stat()
+                    out.append([v, st.st_size, st.st_mtime_ns])
+                except OSError:
+                    out.append([v, None, None])
+    return out
+
+
 def resolve_link(link: dict, path: str, stop: Any) -> tuple[dict, dict[str, Any]]:
     """The link with its sources turned into fields, and each source's sampled table."""
-    key = json.dumps([link, stop], sort_keys=True, default=str)
+    key = json.dumps([link, stop, _file_stamps(link)], sort_keys=True, default=str)
     hit = _CACHE.get(key)
     if hit is not None:
         _CACHE.move_to_end(key)
@@ -155,4 +176,3 @@ def resolve_json(text: str) -> str:
     except ValueError:
         return text
     return json.dumps(resolve(sc)) if needs_resolution(sc) else text
-

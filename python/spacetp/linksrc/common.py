@@ -34,8 +34,16 @@ def table(cfg: Any, path: str, allowed: set[str], required: set[str] = frozenset
 
 
 def number(
-    cfg: dict, key: str, path: str, lo: float, hi: float, default: float | None = None, *,
-    hi_open: bool = False, lo_open: bool = False, what: str = "",
+    cfg: dict,
+    key: str,
+    path: str,
+    lo: float,
+    hi: float,
+    default: float | None = None,
+    *,
+    hi_open: bool = False,
+    lo_open: bool = False,
+    what: str = "",
 ) -> float:
     """A number in [lo, hi] (or half-open), default when absent (None: required)."""
     v = cfg.get(key, default)
@@ -55,7 +63,7 @@ def seconds(value: Any, path: str, *, positive: bool = False) -> float:
     """A duration as the scenario writes it ("15 s", "20 min", or a number of seconds)."""
     si = to_si(value)
     if si is None or si[1] not in (None, "duration") or si[0] < 0:
-        raise fail(path, f"{value!r} is not a duration; use e.g. \"15 s\" or \"20 min\"")
+        raise fail(path, f'{value!r} is not a duration; use e.g. "15 s" or "20 min"')
     if positive and si[0] <= 0:
         raise fail(path, f"{value!r} must be above 0")
     return si[0]
@@ -64,12 +72,12 @@ def seconds(value: Any, path: str, *, positive: bool = False) -> float:
 def utc(value: Any, path: str) -> datetime:
     """An ISO 8601 UTC instant ("2019-12-09T17:00:00Z")."""
     if not isinstance(value, str):
-        raise fail(path, f"{value!r} is not a UTC instant; use e.g. \"2019-12-09T17:00:00Z\"")
+        raise fail(path, f'{value!r} is not a UTC instant; use e.g. "2019-12-09T17:00:00Z"')
     try:
         t = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
     except ValueError:
         raise fail(
-            path, f"{value!r} is not a UTC instant; use ISO 8601, e.g. \"2019-12-09T17:00:00Z\""
+            path, f'{value!r} is not a UTC instant; use ISO 8601, e.g. "2019-12-09T17:00:00Z"'
         ) from None
     if t.tzinfo is None:
         t = t.replace(tzinfo=UTC)

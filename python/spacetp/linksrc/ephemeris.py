@@ -16,14 +16,29 @@ import os
 import numpy as np
 
 from spacetp.linksrc.common import (
-    C_KM_S, Fields, fail, grid, horizon, linear, seconds, station, table, utc,
+    C_KM_S,
+    Fields,
+    fail,
+    grid,
+    horizon,
+    linear,
+    seconds,
+    station,
+    table,
+    utc,
 )
 from spacetp.linksrc.satellites import timescale
 
 FIELDS = {"from", "to", "start", "duration", "resolution", "station"}
 BODIES = {
-    "earth": "earth", "moon": "moon", "sun": "sun", "mercury": "mercury", "venus": "venus",
-    "mars": "mars", "jupiter": "jupiter barycenter", "saturn": "saturn barycenter",
+    "earth": "earth",
+    "moon": "moon",
+    "sun": "sun",
+    "mercury": "mercury",
+    "venus": "venus",
+    "mars": "mars",
+    "jupiter": "jupiter barycenter",
+    "saturn": "saturn barycenter",
 }
 DE421_FIRST, DE421_LAST = "1899-07-29", "2053-10-09"
 _EPH = None
@@ -79,8 +94,9 @@ def resolve(link: dict, path: str, stop, fields: Fields):
     first = utc(DE421_FIRST + "T00:00:00Z", "")
     last = utc(DE421_LAST + "T00:00:00Z", "")
     if start < first or start.timestamp() + dur > last.timestamp():
-        raise fail(f"{path}.start", f"the run must lie within DE421's {DE421_FIRST} to "
-                   f"{DE421_LAST}")
+        raise fail(
+            f"{path}.start", f"the run must lie within DE421's {DE421_FIRST} to {DE421_LAST}"
+        )
     eph = ephemeris()
     body = {k: eph[BODIES[e[k]]] for k in ("from", "to")}
     st = None
@@ -88,7 +104,7 @@ def resolve(link: dict, path: str, stop, fields: Fields):
         st = station(e["station"], f"{path}.station")
         ends = [k for k in ("from", "to") if e[k] == "earth"]
         if not ends:
-            raise fail(f"{path}.station", "a station needs `from` or `to` = \"earth\"")
+            raise fail(f"{path}.station", 'a station needs `from` or `to` = "earth"')
         body[ends[0]] = eph["earth"] + wgs84.latlon(st["lat"], st["lon"], elevation_m=st["alt_m"])
     t = grid(dur, res)
     times = _times(start, t)
@@ -105,9 +121,11 @@ def resolve(link: dict, path: str, stop, fields: Fields):
         fields.put("up", {"schedule": up}, "ephemeris.station")
         fields.put("up_back", {"schedule": up}, "ephemeris.station")
         cols = {"elevation_deg": alt, "up": alt >= st["mask"]}
-    dist = np.linalg.norm(body["to"].at(times).position.km - body["from"].at(times).position.km,
-                          axis=0)
-    df = pd.DataFrame({"time_s": t, "distance_km": dist, "delay_s": fwd,
-                       "delay_back_s": back, **cols})
+    dist = np.linalg.norm(
+        body["to"].at(times).position.km - body["from"].at(times).position.km, axis=0
+    )
+    df = pd.DataFrame(
+        {"time_s": t, "distance_km": dist, "delay_s": fwd, "delay_back_s": back, **cols}
+    )
     df.attrs["start_utc"] = start.isoformat()
     return df

@@ -18,20 +18,34 @@ from spacetp.linksrc.common import fail, number, table
 
 # (name, ideal Es/N0 dB, bits per symbol), EN 302 307-1 Table 13
 DVB_S2 = [
-    ("QPSK 1/4", -2.35, 0.490243), ("QPSK 1/3", -1.24, 0.656448),
-    ("QPSK 2/5", -0.30, 0.789412), ("QPSK 1/2", 1.00, 0.988858),
-    ("QPSK 3/5", 2.23, 1.188304), ("QPSK 2/3", 3.10, 1.322253),
-    ("QPSK 3/4", 4.03, 1.487473), ("QPSK 4/5", 4.68, 1.587196),
-    ("QPSK 5/6", 5.18, 1.654663), ("QPSK 8/9", 6.20, 1.766451),
-    ("QPSK 9/10", 6.42, 1.788612), ("8PSK 3/5", 5.50, 1.779991),
-    ("8PSK 2/3", 6.62, 1.980636), ("8PSK 3/4", 7.91, 2.228124),
-    ("8PSK 5/6", 9.35, 2.478562), ("8PSK 8/9", 10.69, 2.646012),
-    ("8PSK 9/10", 10.98, 2.679207), ("16APSK 2/3", 8.97, 2.637201),
-    ("16APSK 3/4", 10.21, 2.966728), ("16APSK 4/5", 11.03, 3.165623),
-    ("16APSK 5/6", 11.61, 3.300184), ("16APSK 8/9", 12.89, 3.523143),
-    ("16APSK 9/10", 13.13, 3.567342), ("32APSK 3/4", 12.73, 3.703295),
-    ("32APSK 4/5", 13.64, 3.951571), ("32APSK 5/6", 14.28, 4.119540),
-    ("32APSK 8/9", 15.69, 4.397854), ("32APSK 9/10", 16.05, 4.453027),
+    ("QPSK 1/4", -2.35, 0.490243),
+    ("QPSK 1/3", -1.24, 0.656448),
+    ("QPSK 2/5", -0.30, 0.789412),
+    ("QPSK 1/2", 1.00, 0.988858),
+    ("QPSK 3/5", 2.23, 1.188304),
+    ("QPSK 2/3", 3.10, 1.322253),
+    ("QPSK 3/4", 4.03, 1.487473),
+    ("QPSK 4/5", 4.68, 1.587196),
+    ("QPSK 5/6", 5.18, 1.654663),
+    ("QPSK 8/9", 6.20, 1.766451),
+    ("QPSK 9/10", 6.42, 1.788612),
+    ("8PSK 3/5", 5.50, 1.779991),
+    ("8PSK 2/3", 6.62, 1.980636),
+    ("8PSK 3/4", 7.91, 2.228124),
+    ("8PSK 5/6", 9.35, 2.478562),
+    ("8PSK 8/9", 10.69, 2.646012),
+    ("8PSK 9/10", 10.98, 2.679207),
+    ("16APSK 2/3", 8.97, 2.637201),
+    ("16APSK 3/4", 10.21, 2.966728),
+    ("16APSK 4/5", 11.03, 3.165623),
+    ("16APSK 5/6", 11.61, 3.300184),
+    ("16APSK 8/9", 12.89, 3.523143),
+    ("16APSK 9/10", 13.13, 3.567342),
+    ("32APSK 3/4", 12.73, 3.703295),
+    ("32APSK 4/5", 13.64, 3.951571),
+    ("32APSK 5/6", 14.28, 4.119540),
+    ("32APSK 8/9", 15.69, 4.397854),
+    ("32APSK 9/10", 16.05, 4.453027),
 ]
 QEF_PER = 1e-7
 DEFAULT_ESN0_ZENITH_DB = 12.0
@@ -53,8 +67,15 @@ class Modcod:
 
     def __init__(self, cfg: object, path: str):
         table(cfg, path, FIELDS, {"symbol_rate"})
-        self.symbol_rate = number(cfg, "symbol_rate", path, 0, 1e12, lo_open=True,
-                                  what="a symbol rate (symbols per second)")
+        self.symbol_rate = number(
+            cfg,
+            "symbol_rate",
+            path,
+            0,
+            1e12,
+            lo_open=True,
+            what="a symbol rate (symbols per second)",
+        )
         self.margin = number(cfg, "margin", path, -50, 50, 0.0, what="a margin in dB")
         self.directions = cfg.get("directions", "both")
         if self.directions not in ("both", "forward", "back"):
@@ -64,8 +85,9 @@ class Modcod:
             if cfg.get("esn0_zenith") is not None:
                 raise fail(path, "give `esn0` (a table) or `esn0_zenith`, not both")
             self.esn0_table = self._esn0(cfg["esn0"], f"{path}.esn0")
-        self.zenith = number(cfg, "esn0_zenith", path, -50, 100, DEFAULT_ESN0_ZENITH_DB,
-                             what="an Es/N0 in dB")
+        self.zenith = number(
+            cfg, "esn0_zenith", path, -50, 100, DEFAULT_ESN0_ZENITH_DB, what="an Es/N0 in dB"
+        )
         if cfg.get("table") is None:
             self.rows = dvb_s2_envelope()
         else:
@@ -78,15 +100,20 @@ class Modcod:
         el, db = [], []
         for i, r in enumerate(rows):
             p = f"{path}[{i}]"
-            if not (isinstance(r, list) and len(r) == 2 and all(
-                isinstance(x, int | float) and not isinstance(x, bool) for x in r
-            )):
+            if not (
+                isinstance(r, list)
+                and len(r) == 2
+                and all(isinstance(x, int | float) and not isinstance(x, bool) for x in r)
+            ):
                 raise fail(p, "must be [elevation_deg, esn0_db]")
             if not -90 <= r[0] <= 90:
                 raise fail(p, f"elevation {r[0]} is outside [-90, 90] degrees")
             if el and r[0] <= el[-1]:
-                raise fail(p, f"elevation {r[0]} is not above the previous row's {el[-1]}; "
-                           "elevations must be strictly increasing")
+                raise fail(
+                    p,
+                    f"elevation {r[0]} is not above the previous row's {el[-1]}; "
+                    "elevations must be strictly increasing",
+                )
             el.append(float(r[0]))
             db.append(float(r[1]))
         return np.array(el), np.array(db)
@@ -98,9 +125,11 @@ class Modcod:
         out: list[tuple[str, float, float, float]] = []
         for i, r in enumerate(rows):
             p = f"{path}[{i}]"
-            if not (isinstance(r, list) and len(r) == 3 and all(
-                isinstance(x, int | float) and not isinstance(x, bool) for x in r
-            )):
+            if not (
+                isinstance(r, list)
+                and len(r) == 3
+                and all(isinstance(x, int | float) and not isinstance(x, bool) for x in r)
+            ):
                 raise fail(p, "must be [threshold_esn0_db, bits_per_symbol, per]")
             th, eff, per = map(float, r)
             if eff <= 0:
@@ -108,13 +137,19 @@ class Modcod:
             if not 0 <= per <= 1:
                 raise fail(p, f"PER {per} is not a probability; must be in [0, 1]")
             if out and th <= out[-1][1]:
-                raise fail(p, f"threshold {th} dB is not above the previous row's "
-                           f"{out[-1][1]} dB; the table must be monotonic (thresholds "
-                           "strictly increasing)")
+                raise fail(
+                    p,
+                    f"threshold {th} dB is not above the previous row's "
+                    f"{out[-1][1]} dB; the table must be monotonic (thresholds "
+                    "strictly increasing)",
+                )
             if out and eff <= out[-1][2]:
-                raise fail(p, f"{eff} bits/symbol is not above the previous row's "
-                           f"{out[-1][2]}; the table must be monotonic (a MODCOD needing more "
-                           "Es/N0 for no more bits is never chosen)")
+                raise fail(
+                    p,
+                    f"{eff} bits/symbol is not above the previous row's "
+                    f"{out[-1][2]}; the table must be monotonic (a MODCOD needing more "
+                    "Es/N0 for no more bits is never chosen)",
+                )
             out.append((f"row {i}", th, eff, per))
         return out
 

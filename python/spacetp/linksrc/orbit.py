@@ -15,14 +15,32 @@ import math
 import numpy as np
 
 from spacetp.linksrc.common import (
-    C_KM_S, Fields, fail, grid, horizon, linear, seconds, station, steps, table, utc,
+    C_KM_S,
+    Fields,
+    fail,
+    grid,
+    horizon,
+    linear,
+    seconds,
+    station,
+    steps,
+    table,
+    utc,
 )
 from spacetp.linksrc.modcod import Modcod, combine_hops
 from spacetp.linksrc.satellites import itrs_positions, look, satellites
 
 ORBIT_FIELDS = {
-    "start", "duration", "resolution", "tle", "elements", "walker", "station", "gateway",
-    "handover", "modcod",
+    "start",
+    "duration",
+    "resolution",
+    "tle",
+    "elements",
+    "walker",
+    "station",
+    "gateway",
+    "handover",
+    "modcod",
 }
 HANDOVER_FIELDS = {"policy", "every", "offset", "interruption"}
 PREFILTER_STEP_S = 20.0
@@ -153,7 +171,7 @@ def resolve(link: dict, path: str, stop, fields: Fields):
         margin = np.minimum(margin, el_g - gw["mask"])
     serving = _serving(el, margin, t, instants, ho["policy"])
     idx = np.arange(len(t))
-    el_s, rng_s, m_s = el[serving, idx], rng[serving, idx], margin[serving, idx]
+    el_s, rng_s = el[serving, idx], rng[serving, idx]
     total = rng_s + (rng_g[serving, idx] if gw is not None else 0.0)
     delay = total / C_KM_S
 
@@ -180,14 +198,10 @@ def resolve(link: dict, path: str, stop, fields: Fields):
             down.append((float(t[k]), float(t[k]) + ho["interruption"]))
     cols = {}
     if mc is not None:
-        zen = np.linalg.norm(r[serving, idx], axis=-1) - np.linalg.norm(
-            look_station_pos(st)
-        )
+        zen = np.linalg.norm(r[serving, idx], axis=-1) - np.linalg.norm(look_station_pos(st))
         esn0 = mc.esn0_hop(el_s, rng_s, zen)
         if gw is not None:
-            zen_g = np.linalg.norm(r[serving, idx], axis=-1) - np.linalg.norm(
-                look_station_pos(gw)
-            )
+            zen_g = np.linalg.norm(r[serving, idx], axis=-1) - np.linalg.norm(look_station_pos(gw))
             esn0 = combine_hops(esn0, mc.esn0_hop(el_g[serving, idx], rng_g[serving, idx], zen_g))
         rate, per, k = mc.choose(esn0)
         for i in np.flatnonzero(k < 0):
@@ -209,15 +223,21 @@ def resolve(link: dict, path: str, stop, fields: Fields):
             fields.put("rate_back", rate_s, "orbit.modcod")
             fields.put("errors_back", per_s, "orbit.modcod")
         if not back and link.get("rate_back") is None:
-            raise fail(f"{path}.modcod.directions",
-                       "\"forward\": give the back direction's `rate_back` (else it copies "
-                       "the forward schedule)")
+            raise fail(
+                f"{path}.modcod.directions",
+                '"forward": give the back direction\'s `rate_back` (else it copies '
+                "the forward schedule)",
+            )
         if not back and link.get("errors_back") is None:
             fields.put("errors_back", {}, "orbit.modcod")
         if not fwd and link.get("rate") is None:
-            raise fail(f"{path}.modcod.directions", "\"back\": give the forward `rate`")
-        cols = {"esn0_db": esn0, "modcod": [mc.name(int(x)) for x in k],
-                "rate_bps": rate, "per": per}
+            raise fail(f"{path}.modcod.directions", '"back": give the forward `rate`')
+        cols = {
+            "esn0_db": esn0,
+            "modcod": [mc.name(int(x)) for x in k],
+            "rate_bps": rate,
+            "per": per,
+        }
     delay_s = {"schedule": linear(d_t, d_v)}
     fields.put("delay", delay_s, "orbit")
     fields.put("delay_back", delay_s, "orbit")
@@ -226,16 +246,18 @@ def resolve(link: dict, path: str, stop, fields: Fields):
     fields.put("up_back", {"schedule": up}, "orbit")
 
     up_at = np.array([_up_at(up, x) for x in t.tolist()])
-    df = pd.DataFrame({
-        "time_s": t,
-        "satellite": [sats[i].name for i in serving],
-        "elevation_deg": el_s,
-        "range_km": total,
-        "delay_s": delay,
-        "up": up_at,
-        **({"gateway_elevation_deg": el_g[serving, idx]} if gw is not None else {}),
-        **cols,
-    })
+    df = pd.DataFrame(
+        {
+            "time_s": t,
+            "satellite": [sats[i].name for i in serving],
+            "elevation_deg": el_s,
+            "range_km": total,
+            "delay_s": delay,
+            "up": up_at,
+            **({"gateway_elevation_deg": el_g[serving, idx]} if gw is not None else {}),
+            **cols,
+        }
+    )
     df.attrs["start_utc"] = start.isoformat()
     return df
 

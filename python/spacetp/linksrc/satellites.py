@@ -16,8 +16,16 @@ from spacetp.linksrc.common import fail, number, table, utc
 WGS72_RADIUS_KM = 6378.135
 WGS72_MU_KM3_S2 = 398600.8
 ELEMENT_FIELDS = {
-    "name", "epoch", "mean_motion", "altitude_km", "eccentricity", "inclination", "raan",
-    "arg_perigee", "mean_anomaly", "bstar",
+    "name",
+    "epoch",
+    "mean_motion",
+    "altitude_km",
+    "eccentricity",
+    "inclination",
+    "raan",
+    "arg_perigee",
+    "mean_anomaly",
+    "bstar",
 }
 WALKER_FIELDS = {"epoch", "altitude_km", "inclination", "planes", "per_plane", "phasing", "raan"}
 
@@ -98,8 +106,13 @@ def _from_elements(e: dict, i: int, path: str) -> Satellite:
     deg = math.radians
     sat = Satrec()
     sat.sgp4init(
-        WGS72, "i", 90000 + i, _epoch_days(epoch),
-        number(e, "bstar", path, -1, 1, 0.0, what="a B* term"), 0.0, 0.0,
+        WGS72,
+        "i",
+        90000 + i,
+        _epoch_days(epoch),
+        number(e, "bstar", path, -1, 1, 0.0, what="a B* term"),
+        0.0,
+        0.0,
         number(e, "eccentricity", path, 0, 1, 0.0, hi_open=True, what="an eccentricity"),
         deg(number(e, "arg_perigee", path, -360, 360, 0.0, what="an angle in degrees")),
         deg(number(e, "inclination", path, 0, 180, what="an inclination")),
@@ -127,8 +140,19 @@ def _walker(w: dict, path: str) -> list[Satellite]:
             m = 360.0 * (k / s + f * j / (p * s))
             sat = Satrec()
             sat.sgp4init(
-                WGS72, "i", 1 + j * s + k, epoch, 0.0, 0.0, 0.0, 0.0, 0.0, inc,
-                math.radians(m % 360.0), no, math.radians((raan0 + 360.0 * j / p) % 360.0),
+                WGS72,
+                "i",
+                1 + j * s + k,
+                epoch,
+                0.0,
+                0.0,
+                0.0,
+                0.0,
+                0.0,
+                inc,
+                math.radians(m % 360.0),
+                no,
+                math.radians((raan0 + 360.0 * j / p) % 360.0),
             )
             sats.append(Satellite(f"P{j}-S{k}", sat))
     return sats

@@ -18,7 +18,13 @@ from spacetp.linksrc.common import Fields, fail, horizon, linear, seconds, steps
 from spacetp.units import to_si
 
 FIELDS = {
-    "mahimahi", "mahimahi_back", "packet_size", "bin", "repeat", "duration", "delay_csv",
+    "mahimahi",
+    "mahimahi_back",
+    "packet_size",
+    "bin",
+    "repeat",
+    "duration",
+    "delay_csv",
     "delay_csv_back",
 }
 
@@ -32,8 +38,9 @@ def _read(file: object, path: str) -> list[str]:
         raise fail(path, f"cannot read {file}: {e.strerror or e}") from None
 
 
-def mahimahi_rate(file: str, path: str, size_bytes: float, bin_s: float, repeat: bool,
-                  dur: float | None) -> tuple[np.ndarray, np.ndarray]:
+def mahimahi_rate(
+    file: str, path: str, size_bytes: float, bin_s: float, repeat: bool, dur: float | None
+) -> tuple[np.ndarray, np.ndarray]:
     """(bin start times, rates in b/s) of a Mahimahi trace."""
     ms = []
     for no, line in enumerate(_read(file, path), 1):
@@ -44,8 +51,11 @@ def mahimahi_rate(file: str, path: str, size_bytes: float, bin_s: float, repeat:
             raise fail(path, f"{file} line {no}: {s!r} is not a whole number of milliseconds")
         v = int(s)
         if ms and v < ms[-1]:
-            raise fail(path, f"{file} line {no}: {v} ms is before the previous line's "
-                       f"{ms[-1]} ms; a Mahimahi trace's times never decrease")
+            raise fail(
+                path,
+                f"{file} line {no}: {v} ms is before the previous line's "
+                f"{ms[-1]} ms; a Mahimahi trace's times never decrease",
+            )
         ms.append(v)
     if not ms:
         raise fail(path, f"{file}: no delivery opportunity in the trace")
@@ -84,8 +94,11 @@ def delay_csv(file: str, path: str) -> tuple[np.ndarray, np.ndarray]:
             raise fail(path, f"{file} row {no}: give two numbers, time and delay")
         ti, di = float(r[0]) * scale[0], float(r[1]) * scale[1]
         if t and ti <= t[-1]:
-            raise fail(path, f"{file} row {no}: time {ti:g} s is not after the previous "
-                       f"{t[-1]:g} s; times must be strictly increasing")
+            raise fail(
+                path,
+                f"{file} row {no}: time {ti:g} s is not after the previous "
+                f"{t[-1]:g} s; times must be strictly increasing",
+            )
         if ti < 0 or di < 0:
             raise fail(path, f"{file} row {no}: times and delays are 0 or more")
         t.append(ti)

@@ -68,12 +68,17 @@ def sample(link: dict, t: np.ndarray, tables: dict[str, Any] | None):
     import pandas as pd
 
     f, b = link["directions"]
-    df = pd.DataFrame({
-        "time_s": t,
-        "delay_s": _linear(f["delay_s"], t), "delay_back_s": _linear(b["delay_s"], t),
-        "rate_bps": _step(f["rate_bps"], t), "rate_back_bps": _step(b["rate_bps"], t),
-        "up": _up(f["down"], t), "up_back": _up(b["down"], t),
-    })
+    df = pd.DataFrame(
+        {
+            "time_s": t,
+            "delay_s": _linear(f["delay_s"], t),
+            "delay_back_s": _linear(b["delay_s"], t),
+            "rate_bps": _step(f["rate_bps"], t),
+            "rate_back_bps": _step(b["rate_bps"], t),
+            "up": _up(f["down"], t),
+            "up_back": _up(b["down"], t),
+        }
+    )
     for src, tab in (tables or {}).items():
         if src == "trace":
             continue
@@ -94,6 +99,19 @@ def windows(t: np.ndarray, up: np.ndarray) -> list[tuple[float, float]]:
             s = None
     if s is not None:
         out.append((s, float(t[-1])))
+    return out
+
+
+def up_windows(down: list, end: float) -> list[tuple[float, float]]:
+    """The up intervals within [0, end] of a direction's down intervals (exact times)."""
+    out, cursor = [], 0.0
+    for s, e in down:
+        e = end if e is None else min(e, end)
+        if s > cursor and cursor < end:
+            out.append((cursor, min(s, end)))
+        cursor = max(cursor, e)
+    if cursor < end:
+        out.append((cursor, end))
     return out
 
 
@@ -130,6 +148,7 @@ def plot(frames: list, path: str, title: str) -> None:
     ax_r.set_ylabel("rate (Mb/s)")
     ax_r.set_xlabel("simulated time (s); shaded: link up")
     ax_d.legend(fontsize=7, loc="best")
+    ax_r.legend(fontsize=7, loc="best")
     axes[0].set_title(title, fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
