@@ -183,3 +183,21 @@ def test_schedule_command_writes_table_csv_figure_and_a_plan_that_reads_back(cli
     }
     res = spacetp.run(sc)
     assert res.flows[0]["complete"]
+
+
+@orbits
+def test_a_sweep_over_an_orbit_field_resolves_each_point_in_its_worker():
+    sc = spacetp.load(EXAMPLES / "leo-pass.toml")
+    spacetp.set_value(sc, "flows[0].bytes", "20 MB")
+    spacetp.set_value(sc, "flows[0].tcp", {"syn_retries": 10})  # SYNs until the later AOS
+    res = spacetp.sweep(
+        sc,
+        {"links[0].orbit.station.elevation_mask": [10, 30]},
+        reps=1,
+        workers=1,
+        progress=False,
+        metrics=["flows[0].last_byte_s"],
+    )
+    assert (res.runs["status"] == "ok").all(), res.failures()
+    t = res.runs.sort_values("links[0].orbit.station.elevation_mask")["flows[0].last_byte_s"]
+    assert t.iloc[1] > t.iloc[0] + 60, "a higher mask opens the link later"

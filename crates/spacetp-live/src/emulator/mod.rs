@@ -568,6 +568,8 @@ pub fn describe(scenario_json: &str) -> Result<String, FieldError> {
             "mtu": l.mtu,
             "queue": format!("{:?}", l.limit),
             "outages": l.outages.iter().map(|&(s, e)| [s as f64 / 1e9, e as f64 / 1e9]).collect::<Vec<_>>(),
+            "rate_points": l.rate.points().len(),
+            "delay_points": l.delay.0.points().len(),
         })
     };
     Ok(serde_json::json!({ "directions": [d(&f), d(&b)] }).to_string())
