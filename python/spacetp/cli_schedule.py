@@ -1,6 +1,7 @@
 """The `spacetp schedule` command (registered on the app of spacetp.cli): the schedules a
 scenario's links will follow (from orbits, ephemerides, traces, contact plans or written
-out), as a table of up windows, a CSV, a figure, and an ION contact plan."""
+out), as a table of up windows, a CSV, a figure, an ION contact plan, and traces in the
+formats `links[i].trace` reads (Mahimahi, delay CSV) for other emulators and other runs."""
 
 from __future__ import annotations
 
@@ -62,6 +63,14 @@ def register(app: typer.Typer) -> None:
         contact_plan: Annotated[
             Path | None,
             typer.Option(help="Write the links' up windows as an ION contact plan here."),
+        ] = None,
+        mahimahi: Annotated[
+            Path | None,
+            typer.Option(help="Write the (first) link's forward rate as a Mahimahi trace here."),
+        ] = None,
+        delay_csv: Annotated[
+            Path | None,
+            typer.Option(help="Write the (first) link's forward delay as a time,delay CSV here."),
         ] = None,
         node: Annotated[
             list[str] | None,
@@ -141,6 +150,14 @@ def register(app: typer.Typer) -> None:
             title = f"{scenario.name}" + (f", from {t0:%Y-%m-%d %H:%M:%S} UTC" if t0 else "")
             view.plot(frames, str(plot), title)
             out.print(f"figure written to {plot}")
+        if mahimahi is not None:
+            lines = view.mahimahi(chosen[0]["directions"][0], end)
+            mahimahi.write_text("".join(f"{x}\n" for x in lines))
+            out.print(f"Mahimahi trace written to {mahimahi} ({len(lines)} opportunities)")
+        if delay_csv is not None:
+            f = frames[0]
+            f[["time_s", "delay_s"]].to_csv(delay_csv, index=False)
+            out.print(f"delay trace written to {delay_csv}")
         if contact_plan is not None:
             epoch = int(t0.timestamp()) if t0 is not None else None
             try:

@@ -102,6 +102,19 @@ def windows(t: np.ndarray, up: np.ndarray) -> list[tuple[float, float]]:
     return out
 
 
+def mahimahi(direction: dict, end: float, packet_bytes: int = 1500) -> list[int]:
+    """A direction's rate schedule as a Mahimahi packet-delivery trace over [0, end]: one
+    line (a millisecond) per `packet_bytes` the link can deliver, none while it is down."""
+    ms = np.arange(0, int(np.ceil(end * 1000)) + 1) / 1000.0
+    rate = _step(direction["rate_bps"], ms[:-1]) * _up(direction["down"], ms[:-1])
+    bits = np.concatenate([[0.0], np.cumsum(rate * 1e-3)])
+    opportunities = np.floor(bits / (8 * packet_bytes)).astype(int)
+    out: list[int] = []
+    for k in np.flatnonzero(np.diff(opportunities)):
+        out += [int(k + 1)] * int(opportunities[k + 1] - opportunities[k])
+    return out
+
+
 def up_windows(down: list, end: float) -> list[tuple[float, float]]:
     """The up intervals within [0, end] of a direction's down intervals (exact times)."""
     out, cursor = [], 0.0
