@@ -14,7 +14,7 @@ $(VENV)/bin/python:
 	$(PIP) install --quiet "maturin>=1.5,<2" pytest ruff
 
 $(STAMP): $(VENV)/bin/python pyproject.toml Cargo.toml $(shell find crates python -name '*.rs' -o -name '*.py' -o -name 'Cargo.toml' 2>/dev/null)
-	$(PIP) install --quiet -e ".[dev]"
+	$(PIP) install --quiet -e ".[dev,orbits]"
 	. $(VENV)/bin/activate && maturin develop --release --quiet
 	touch $(STAMP)
 

@@ -159,6 +159,18 @@ def toml_snippets(text: str) -> list[str]:
     return re.findall(r"^```toml\n(.*?)^```", text, flags=re.S | re.M)
 
 
+def _needs_orbits_extra(sc: dict) -> bool:
+    """The scenario has an orbit or an ephemeris and sgp4/skyfield are not installed."""
+    import importlib.util
+
+    has = any(
+        isinstance(lk, dict) and (lk.get("orbit") or lk.get("ephemeris"))
+        for lk in sc.get("links", [])
+    )
+    missing = not all(importlib.util.find_spec(m) for m in ("sgp4", "skyfield", "skyfield_data"))
+    return has and missing
+
+
 # ----- tests of the test helpers (so that a broken walker cannot pass silently) -----
 
 
@@ -169,7 +181,7 @@ def test_schema_walker_finds_nested_fields():
         in fields[("GilbertElliottCfg", "p_bad_to_good")]
     )
     assert "topology.core.errors_back.markov_slot.slot" in fields[("MarkovSlotCfg", "slot")]
-    assert "links[].delay.schedule" in fields[("DelayCfg", "schedule")]
+    assert "links[].delay.schedule" in fields[("Sched_for_Duration", "schedule")]
     assert "workloads[].interval.uniform" in fields[("DistCfg_for_Duration", "uniform")]
     assert ("Scenario", "stop") in fields
     assert len(fields) > 80
@@ -308,6 +320,8 @@ def test_toml_snippets_parse_and_complete_ones_validate():
             pytest.fail(f"toml snippet {i} of docs/scenario.md does not parse: {e}\n{snip}")
         if "[[flows]]" in snip or "[[workloads]]" in snip:
             complete += 1
+            if _needs_orbits_extra(tomllib.loads(snip)):
+                continue
             try:
                 spacetp.validate(spacetp.loads(snip))
             except spacetp.ScenarioError as e:
@@ -333,6 +347,8 @@ def test_example_explains_itself(name: str):
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_example_validates_and_runs(path: Path):
     sc = spacetp.load(path)
+    if _needs_orbits_extra(sc):
+        pytest.skip(f"{path.name} needs the orbits extra: pip install spacetp[orbits]")
     spacetp.validate(sc)
     t0 = time.perf_counter()
     res = spacetp.run(path)
@@ -370,16 +386,24 @@ def test_geo_goodput_below_the_link():
 
 
 def test_leo_pass_completes_inside_the_pass():
+    pytest.importorskip(
+        "skyfield", reason="the pass comes from an orbit: pip install spacetp[orbits]"
+    )
+    from spacetp.linksrc import resolve
+
+    up = resolve(spacetp.load(EXAMPLES_DIR / "leo-pass.toml"))["links"][0]["up"]["schedule"]
+    aos, los = up[1][0], up[2][0]  # 30.9 s and 427.15 s: ISS over Wallops above 10 degrees
+    assert 30 < aos < 32 and 426 < los < 428
     res = _run("leo-pass")
     f = res.flows[0]
-    # Link up from 30 s (AOS) to 506 s (LOS): the SYNs sent before AOS are lost.
-    assert 30 < f["last_byte_s"] < 506
+    # The SYNs sent before AOS are lost; the file ends inside the pass.
+    assert aos < f["last_byte_s"] < los
     assert res.links[0]["outage_drops"] >= 1
-    assert f["min_rtt_s"] >= 2 * 1.83e-3
+    assert f["min_rtt_s"] >= 2 * 1.69e-3  # 509 km at culmination (54.5 degrees)
     # A file too big for the pass does not complete by the stop.
     big = _run("leo-pass", ("flows[0].bytes", "600 MB"))
     assert not big.flows[0]["complete"]
-    assert big.flows[0]["last_byte_s"] <= 506 + 0.1
+    assert big.flows[0]["last_byte_s"] <= los + 0.1
 
 
 def test_mars_needs_its_transport_settings():

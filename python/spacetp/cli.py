@@ -255,6 +255,7 @@ from spacetp.cli_gateway import register as register_gateway  # noqa: E402  (gat
 from spacetp.cli_model import register as register_model  # noqa: E402  (model)
 from spacetp.cli_plot import register as register_plot  # noqa: E402  (plot)
 from spacetp.cli_reproduce import register as register_reproduce  # noqa: E402  (reproduce)
+from spacetp.cli_schedule import register as register_schedule  # noqa: E402  (schedule)
 from spacetp.cli_sweep import register  # noqa: E402  (sweep, results, plot)
 
 register(app)
@@ -265,6 +266,7 @@ register_reproduce(app)
 register_bench(app)
 register_emulate(app)
 register_gateway(app)
+register_schedule(app)
 
 
 def _is_usage_error(e: BaseException) -> bool:

@@ -99,9 +99,18 @@ def register(app: typer.Typer) -> None:
 
         scenario_json, _, desc = load_link(link_file, link)
         for d in desc["directions"]:
+            sched = [
+                f"{n} {what} points"
+                for what, n in (
+                    ("rate", d.get("rate_points", 1)),
+                    ("delay", d.get("delay_points", 1)),
+                )
+                if n > 1
+            ]
             out.print(
                 f"{d['name']}: {d['rate_bps'] / 1e6:.6g} Mb/s, {d['delay_s'] * 1e3:.6g} ms, "
-                f"queue {d['queue']}, mtu {d['mtu']}",
+                f"queue {d['queue']}, mtu {d['mtu']}"
+                + (f" (at time 0; schedules of {', '.join(sched)})" if sched else ""),
                 highlight=False,
             )
         if check:

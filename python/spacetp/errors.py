@@ -21,3 +21,17 @@ class SpacetpError(Exception):
 
 class UserError(SpacetpError):
     """A mistake on the command line: printed as one line, exit code 2."""
+
+
+class ScenarioError(SpacetpError, ValueError):
+    """A mistake in a scenario or in how it was asked for; the message names the field, and
+    `path` holds it (e.g. `flows[0].tcp.min_rto`) when the core reported one."""
+
+    def __init__(self, message: str, path: str | None = None):
+        super().__init__(message)
+        self.path = path
+
+    @classmethod
+    def from_core(cls, e: ValueError) -> ScenarioError:
+        """The core's `FieldError` (or any ValueError) as a ScenarioError, its path kept."""
+        return cls(str(e), getattr(e, "path", None) or None)

@@ -31,11 +31,12 @@ class ExecutorFailed(ScenarioError):
 def run_chunk(chunk: list[tuple[str, str]]) -> list[dict]:
     """Run each (key, scenario JSON); a failure becomes a record, never an exception."""
     from spacetp import _core
+    from spacetp.linksrc import resolve_json
 
     out = []
     for key, scenario_json in chunk:
         try:
-            raw = _core.run_json(scenario_json, [])
+            raw = _core.run_json(resolve_json(scenario_json), [])
             out.append(
                 {
                     "key": key,

@@ -12,21 +12,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from spacetp.errors import SpacetpError
-
-
-class ScenarioError(SpacetpError, ValueError):
-    """A mistake in a scenario or in how it was asked for; the message names the field, and
-    `path` holds it (e.g. `flows[0].tcp.min_rto`) when the core reported one."""
-
-    def __init__(self, message: str, path: str | None = None):
-        super().__init__(message)
-        self.path = path
-
-    @classmethod
-    def from_core(cls, e: ValueError) -> ScenarioError:
-        """The core's `FieldError` (or any ValueError) as a ScenarioError, its path kept."""
-        return cls(str(e), getattr(e, "path", None) or None)
+# ScenarioError lives in spacetp.errors (where spacetp.linksrc can raise it without importing
+# this module) and is imported from here as before.
+from spacetp.errors import ScenarioError
 
 
 def load(path: str | Path) -> dict:
@@ -39,9 +27,13 @@ def load(path: str | Path) -> dict:
     except (IsADirectoryError, PermissionError, UnicodeDecodeError) as e:
         raise ScenarioError(f"{p}: cannot read it ({e})") from None
     try:
-        return loads(text)
+        sc = loads(text)
     except ScenarioError as e:
         raise ScenarioError(f"{p}: {e}") from None
+    from spacetp.linksrc import anchor_paths
+
+    anchor_paths(sc, p.resolve().parent)
+    return sc
 
 
 def loads(text: str) -> dict:
@@ -190,7 +182,11 @@ def apply_set(scenario: dict, assignment: str) -> None:
 
 
 def to_json(scenario: dict) -> str:
-    return json.dumps(scenario)
+    """The scenario as the core reads it: link sources (orbits, ephemerides, traces, plan
+    files) turned into explicit schedules first (spacetp.linksrc)."""
+    from spacetp.linksrc import resolve
+
+    return json.dumps(resolve(scenario))
 
 
 def validate(scenario: dict | str | Path) -> dict:
@@ -198,8 +194,9 @@ def validate(scenario: dict | str | Path) -> dict:
     from spacetp import _core
 
     sc = load(scenario) if isinstance(scenario, str | Path) else scenario
+    text = to_json(sc)
     try:
-        _core.validate_json(to_json(sc))
+        _core.validate_json(text)
     except ValueError as e:
         raise ScenarioError.from_core(e) from None
     return sc

@@ -382,7 +382,7 @@ mod tests {
             .position(|w| w == [0x19, 0xea, 0x60])
             .expect("the lifetime's encoding");
         bytes[at + 2] ^= 0x01;
-        let e = Bundle::decode(&bytes).err().expect("the CRC-16 catches it");
+        let e = Bundle::decode(&bytes).expect_err("the CRC-16 catches it");
         assert!(e.0.contains("CRC"), "{e}");
     }
 

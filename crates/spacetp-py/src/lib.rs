@@ -64,6 +64,29 @@ fn validate_json(scenario_json: &str) -> PyResult<()> {
     Ok(())
 }
 
+/// Every link direction's schedules (rate, delay, down intervals) as JSON text, as the
+/// world will read them.
+#[pyfunction]
+fn link_schedules(scenario_json: &str) -> PyResult<String> {
+    let sc = scenario_from_json(scenario_json).map_err(field_error)?;
+    let v = spacetp_sim::export::link_schedules(sc).map_err(field_error)?;
+    Ok(v.to_string())
+}
+
+/// The scenario's links over [0, horizon_s) as an ION contact plan (text).
+#[pyfunction]
+#[pyo3(signature = (scenario_json, numbers, horizon_s, epoch=None))]
+fn contact_plan(
+    scenario_json: &str,
+    numbers: Vec<(String, u64)>,
+    horizon_s: f64,
+    epoch: Option<i64>,
+) -> PyResult<String> {
+    let sc = scenario_from_json(scenario_json).map_err(field_error)?;
+    let horizon = (horizon_s * 1e9).round() as spacetp_proto::Time;
+    spacetp_sim::export::contact_plan(sc, &numbers, horizon, epoch).map_err(field_error)
+}
+
 /// Parse TOML text with the Rust schema (used to report TOML paths exactly as Rust sees them).
 #[pyfunction]
 fn check_toml(text: &str) -> PyResult<()> {
@@ -297,6 +320,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
     m.add_function(wrap_pyfunction!(validate_json, m)?)?;
     m.add_function(wrap_pyfunction!(check_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(link_schedules, m)?)?;
+    m.add_function(wrap_pyfunction!(contact_plan, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(tcp_schema, m)?)?;
     m.add_function(wrap_pyfunction!(quic_schema, m)?)?;

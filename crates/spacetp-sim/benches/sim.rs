@@ -37,14 +37,14 @@ fn channel_draw(c: &mut Criterion) {
         (
             "per 1e-5",
             ErrorCfg {
-                per: Some(1e-5),
+                per: Some(1e-5.into()),
                 ..Default::default()
             },
         ),
         (
             "ber 1e-5",
             ErrorCfg {
-                ber: Some(1e-5),
+                ber: Some(1e-5.into()),
                 ..Default::default()
             },
         ),

@@ -3,7 +3,7 @@
 
 use crate::channel::Channel;
 use crate::config::*;
-use crate::link::{Delay, LinkDir, LinkStats, QueueLimit};
+use crate::link::{DirSched, LinkDir, LinkStats, QueueLimit};
 use crate::rng::{stream, Rng};
 use spacetp_proto::FieldError;
 use spacetp_proto::Time;
@@ -158,28 +158,6 @@ pub fn lookup(idx: &HashMap<String, u16>, name: &str, path: &str) -> Result<u16,
     })
 }
 
-fn delay(cfg: &DelayCfg, path: &str) -> Result<Delay, FieldError> {
-    match cfg {
-        DelayCfg::Constant(d) => Ok(Delay::Constant(d.0)),
-        DelayCfg::Schedule { schedule } => {
-            if schedule.is_empty() {
-                return Err(FieldError::new(
-                    format!("{path}.schedule"),
-                    "needs at least one [time, delay] point",
-                ));
-            }
-            let pts: Vec<(Time, Time)> = schedule.iter().map(|(t, d)| (t.0, d.0)).collect();
-            if pts.windows(2).any(|w| w[1].0 <= w[0].0) {
-                return Err(FieldError::new(
-                    format!("{path}.schedule"),
-                    "times must be strictly increasing",
-                ));
-            }
-            Ok(Delay::Schedule(pts))
-        }
-    }
-}
-
 fn queue_limit(
     cfg: Option<&QueueCfg>,
     rate: f64,
@@ -232,34 +210,6 @@ fn queue_limit(
     ))
 }
 
-fn outages(
-    list: &[(
-        spacetp_proto::units::Duration,
-        spacetp_proto::units::Duration,
-    )],
-    path: &str,
-) -> Result<Vec<(Time, Time)>, FieldError> {
-    let mut v = Vec::new();
-    for (i, (s, e)) in list.iter().enumerate() {
-        if e.0 <= s.0 {
-            return Err(FieldError::new(
-                format!("{path}[{i}]"),
-                format!("end {e} must be after start {s}"),
-            ));
-        }
-        v.push((s.0, e.0));
-    }
-    v.sort_unstable();
-    let mut merged: Vec<(Time, Time)> = Vec::new();
-    for (s, e) in v {
-        match merged.last_mut() {
-            Some(last) if s <= last.1 => last.1 = last.1.max(e),
-            _ => merged.push((s, e)),
-        }
-    }
-    Ok(merged)
-}
-
 pub fn build_links(
     sc: &Scenario,
     idx: &HashMap<String, u16>,
@@ -293,31 +243,26 @@ pub fn build_links(
             Some(m) => m.0 as u32,
             None => 65535,
         };
-        let down = outages(&l.outages, &format!("{p}.outages"))?;
-        for dir in 0..2 {
+        let scheds = crate::link_sched::directions(l, &p)?;
+        for (dir, DirSched { rate, delay, down }) in scheds.into_iter().enumerate() {
             let (from, to, suffix) = if dir == 0 {
                 (a, b, "")
             } else {
                 (b, a, "_back")
             };
-            let rate = if dir == 0 {
-                l.rate.0
-            } else {
-                l.rate_back.unwrap_or(l.rate).0
-            };
-            let dcfg = if dir == 0 {
-                &l.delay
-            } else {
-                l.delay_back.as_ref().unwrap_or(&l.delay)
-            };
-            let d = delay(dcfg, &format!("{p}.delay{suffix}"))?;
-            let rtt = 2 * d.max();
+            let rtt = 2 * delay.max();
             let qcfg = if dir == 0 {
                 l.queue.as_ref()
             } else {
                 l.queue_back.as_ref()
             };
-            let limit = queue_limit(qcfg, rate, rtt, max_pkt, &format!("{p}.queue{suffix}"))?;
+            let limit = queue_limit(
+                qcfg,
+                rate.max(),
+                rtt,
+                max_pkt,
+                &format!("{p}.queue{suffix}"),
+            )?;
             let ecfg = if dir == 0 {
                 l.errors.as_ref()
             } else {
@@ -336,14 +281,14 @@ pub fn build_links(
             links.push(LinkDir {
                 from,
                 to,
-                rate_bps: rate,
+                rate,
                 framing: l.framing.0 as u32,
                 mtu,
-                delay: d,
+                delay,
                 limit,
                 channel,
                 corrupted_policy: l.corrupted,
-                outages: down.clone(),
+                outages: down,
                 queue: VecDeque::new(),
                 queue_low: VecDeque::new(),
                 priority: qcfg.is_some_and(|q| q.discipline == Discipline::Priority),

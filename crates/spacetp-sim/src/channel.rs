@@ -3,29 +3,35 @@
 
 use crate::config::{ErrorCfg, SlotLossMode};
 use crate::rng::Rng;
+use crate::schedule::{Schedule, Shape};
 use spacetp_proto::FieldError;
 use spacetp_proto::Time;
 
 #[derive(Clone, Debug)]
 enum Model {
     None,
-    /// Bit-error rate: P(hit) = 1 - (1 - ber)^bits.
+    /// Bit-error rate: P(hit) = 1 - (1 - ber)^bits; `ln_keep` = ln(1 - ber) of a constant
+    /// rate, `ber` the schedule otherwise.
     Ber {
         ln_keep: f64,
+        ber: Option<Schedule>,
     },
-    Per(f64),
-    GilbertElliott {
-        p_gb: f64,
-        p_bg: f64,
-        loss_good: f64,
-        loss_bad: f64,
-        bad: bool,
-    },
+    Per(Schedule),
+    GilbertElliott(Box<GilbertElliott>),
     MarkovSlot(Box<MarkovSlot>),
     Scripted {
         drops: Vec<u64>,
         next: usize,
     },
+}
+
+#[derive(Clone, Debug)]
+struct GilbertElliott {
+    p_gb: Schedule,
+    p_bg: Schedule,
+    loss_good: Schedule,
+    loss_bad: Schedule,
+    bad: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -73,36 +79,49 @@ impl Channel {
         if given > 1 {
             return Err(FieldError::new(path.to_string(), format!("give one error model (ber, per, gilbert_elliott, markov_slot or drop), not {given}")));
         }
-        let prob = |name: &str, v: f64| -> Result<f64, FieldError> {
+        let is_prob = |v: f64| {
             if (0.0..=1.0).contains(&v) {
-                Ok(v)
+                Ok(())
             } else {
-                Err(FieldError::new(
-                    format!("{path}.{name}"),
-                    format!("{v} is not a probability; must be in [0, 1]"),
-                ))
+                Err(format!("{v} is not a probability; must be in [0, 1]"))
             }
         };
-        let model = if let Some(ber) = cfg.ber {
-            if !(0.0..1.0).contains(&ber) {
-                return Err(FieldError::new(
-                    format!("{path}.ber"),
-                    format!("{ber} must be in [0, 1)"),
-                ));
+        let prob = |name: &str, v: f64| -> Result<f64, FieldError> {
+            is_prob(v).map_err(|m| FieldError::new(format!("{path}.{name}"), m))?;
+            Ok(v)
+        };
+        let sched = |name: &str, s: &crate::schedule::Sched<f64>| {
+            Schedule::from_cfg(s, &format!("{path}.{name}"), Shape::Step, is_prob)
+        };
+        let model = if let Some(ber) = &cfg.ber {
+            let ber = Schedule::from_cfg(ber, &format!("{path}.ber"), Shape::Step, |b| {
+                if (0.0..1.0).contains(&b) {
+                    Ok(())
+                } else {
+                    Err(format!("{b} must be in [0, 1)"))
+                }
+            })?;
+            if ber.is_constant() {
+                Model::Ber {
+                    ln_keep: (-ber.at(0)).ln_1p(),
+                    ber: None,
+                }
+            } else {
+                Model::Ber {
+                    ln_keep: 0.0,
+                    ber: Some(ber),
+                }
             }
-            Model::Ber {
-                ln_keep: (-ber).ln_1p(),
-            }
-        } else if let Some(per) = cfg.per {
-            Model::Per(prob("per", per)?)
+        } else if let Some(per) = &cfg.per {
+            Model::Per(sched("per", per)?)
         } else if let Some(ge) = &cfg.gilbert_elliott {
-            Model::GilbertElliott {
-                p_gb: prob("gilbert_elliott.p_good_to_bad", ge.p_good_to_bad)?,
-                p_bg: prob("gilbert_elliott.p_bad_to_good", ge.p_bad_to_good)?,
-                loss_good: prob("gilbert_elliott.loss_good", ge.loss_good)?,
-                loss_bad: prob("gilbert_elliott.loss_bad", ge.loss_bad)?,
+            Model::GilbertElliott(Box::new(GilbertElliott {
+                p_gb: sched("gilbert_elliott.p_good_to_bad", &ge.p_good_to_bad)?,
+                p_bg: sched("gilbert_elliott.p_bad_to_good", &ge.p_bad_to_good)?,
+                loss_good: sched("gilbert_elliott.loss_good", &ge.loss_good)?,
+                loss_bad: sched("gilbert_elliott.loss_bad", &ge.loss_bad)?,
                 bad: false,
-            }
+            }))
         } else if let Some(m) = &cfg.markov_slot {
             let n = m.loss.len();
             if n == 0 {
@@ -175,24 +194,27 @@ impl Channel {
         self.offered += 1;
         match &mut self.model {
             Model::None => false,
-            Model::Ber { ln_keep } => {
-                let p = -(bits as f64 * *ln_keep).exp_m1();
+            Model::Ber { ln_keep, ber } => {
+                let ln_keep = match ber {
+                    None => *ln_keep,
+                    Some(s) => (-s.at(now)).ln_1p(),
+                };
+                let p = -(bits as f64 * ln_keep).exp_m1();
                 self.rng.chance(p)
             }
-            Model::Per(p) => self.rng.chance(*p),
-            Model::GilbertElliott {
-                p_gb,
-                p_bg,
-                loss_good,
-                loss_bad,
-                bad,
-            } => {
+            Model::Per(p) => self.rng.chance(p.at(now)),
+            Model::GilbertElliott(ge) => {
                 // Step the chain, then draw the loss in the new state.
-                let flip = if *bad { *p_bg } else { *p_gb };
+                let flip = if ge.bad {
+                    ge.p_bg.at(now)
+                } else {
+                    ge.p_gb.at(now)
+                };
                 if self.rng.chance(flip) {
-                    *bad = !*bad;
+                    ge.bad = !ge.bad;
                 }
-                self.rng.chance(if *bad { *loss_bad } else { *loss_good })
+                let loss = if ge.bad { &ge.loss_bad } else { &ge.loss_good };
+                self.rng.chance(loss.at(now))
             }
             Model::MarkovSlot(m) => {
                 let target = now / m.slot;
@@ -244,7 +266,7 @@ mod tests {
     #[test]
     fn ber_hits_packets_by_their_size() {
         let cfg = ErrorCfg {
-            ber: Some(1e-5),
+            ber: Some(1e-5.into()),
             ..Default::default()
         };
         let mut ch = Channel::from_cfg(&cfg, "e", rng()).unwrap();
@@ -258,10 +280,10 @@ mod tests {
     #[test]
     fn gilbert_elliott_matches_its_stationary_loss() {
         let ge = GilbertElliottCfg {
-            p_good_to_bad: 0.01,
-            p_bad_to_good: 0.1,
-            loss_good: 0.0,
-            loss_bad: 1.0,
+            p_good_to_bad: 0.01.into(),
+            p_bad_to_good: 0.1.into(),
+            loss_good: 0.0.into(),
+            loss_bad: 1.0.into(),
         };
         let cfg = ErrorCfg {
             gilbert_elliott: Some(ge),
@@ -309,17 +331,66 @@ mod tests {
     }
 
     #[test]
+    fn a_per_schedule_changes_the_loss_rate_at_its_points() {
+        use crate::schedule::Sched;
+        use spacetp_proto::units::Duration;
+        let cfg = ErrorCfg {
+            per: Some(Sched::Schedule {
+                schedule: vec![
+                    (Duration(0), 0.0),
+                    (Duration(1000), 1.0),
+                    (Duration(2000), 0.1),
+                ],
+            }),
+            ..Default::default()
+        };
+        let mut ch = Channel::from_cfg(&cfg, "e", rng()).unwrap();
+        assert_eq!(rate(&mut ch, 1000, 1, 0), 0.0, "PER 0 before 1000 ns");
+        let mut hits = 0;
+        for i in 0..1000 {
+            hits += ch.hit(1000 + i, 1) as u32;
+        }
+        assert_eq!(hits, 1000, "PER 1 in [1000, 2000)");
+        let late: Vec<bool> = (0..100_000).map(|i| ch.hit(2000 + i, 1)).collect();
+        let r = late.iter().filter(|&&h| h).count() as f64 / 1e5;
+        assert!((r - 0.1).abs() < 0.005, "{r}");
+    }
+
+    #[test]
+    fn a_schedule_point_out_of_range_is_named() {
+        use crate::schedule::Sched;
+        use spacetp_proto::units::Duration;
+        let cfg = ErrorCfg {
+            gilbert_elliott: Some(GilbertElliottCfg {
+                p_good_to_bad: Sched::Schedule {
+                    schedule: vec![(Duration(0), 0.1), (Duration(5), 1.5)],
+                },
+                p_bad_to_good: 0.5.into(),
+                loss_good: 0.0.into(),
+                loss_bad: 1.0.into(),
+            }),
+            ..Default::default()
+        };
+        let e = Channel::from_cfg(&cfg, "links[0].errors", rng()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "links[0].errors.gilbert_elliott.p_good_to_bad.schedule[1]: 1.5 is not a \
+             probability; must be in [0, 1]"
+        );
+    }
+
+    #[test]
     fn bad_numbers_are_named() {
         let cfg = ErrorCfg {
-            ber: Some(1.5),
+            ber: Some(1.5.into()),
             ..Default::default()
         };
         let e = Channel::from_cfg(&cfg, "links[1].errors", rng()).unwrap_err();
         assert_eq!(e.path, "links[1].errors.ber");
         assert_eq!(e.to_string(), "links[1].errors.ber: 1.5 must be in [0, 1)");
         let cfg = ErrorCfg {
-            ber: Some(1e-5),
-            per: Some(0.1),
+            ber: Some(1e-5.into()),
+            per: Some(0.1.into()),
             ..Default::default()
         };
         let e = Channel::from_cfg(&cfg, "x", rng()).unwrap_err();

@@ -4,8 +4,9 @@
 //! `drive_links`, a link between two nodes of the plan is up only during their contacts
 //! and its delay is the plan's light time.
 
-use crate::config::{DelayCfg, Scenario};
+use crate::config::Scenario;
 use crate::dtn_schema::{BpCfg, DtnCfg};
+use crate::schedule::{RateValue, Sched};
 use spacetp_dtn::{ContactPlan, LinkWindows, ParseOptions};
 use spacetp_proto::units::Duration;
 use spacetp_proto::{FieldError, Time, SEC};
@@ -156,15 +157,27 @@ fn from_links(sc: &Scenario, numbers: &[u64], cfg: &DtnCfg) -> Result<ContactPla
         let (Some(a), Some(b)) = (index(&l.between[0]), index(&l.between[1])) else {
             continue; // unknown nodes are reported when the links are built
         };
+        // A schedule's first delay and largest rate: the plan is the agents' belief, the
+        // link's own schedules stay what the packets see.
         let delay = match &l.delay {
-            DelayCfg::Constant(d) => d.0,
-            DelayCfg::Schedule { schedule } => schedule.first().map_or(0, |p| p.1 .0),
+            Some(Sched::Value(d)) => d.0,
+            Some(Sched::Schedule { schedule }) => schedule.first().map_or(0, |p| p.1 .0),
+            None => 0,
         };
+        let rate = |r: &Option<Sched<RateValue>>| match r {
+            Some(Sched::Value(v)) => Some(v.0),
+            Some(Sched::Schedule { schedule }) => schedule.iter().map(|p| p.1 .0).reduce(f64::max),
+            None => None,
+        };
+        let Some(fwd) = rate(&l.rate) else {
+            continue; // a rate only a contact plan of its own gives: not in this plan
+        };
+        let back = rate(&l.rate_back).unwrap_or(fwd);
         windows.push(LinkWindows {
             a: numbers[a],
             b: numbers[b],
-            rate_a_to_b: l.rate.0 / 8.0,
-            rate_b_to_a: l.rate_back.unwrap_or(l.rate).0 / 8.0,
+            rate_a_to_b: fwd / 8.0,
+            rate_b_to_a: back / 8.0,
             owlt: delay,
             start: 0,
             end,
@@ -185,6 +198,9 @@ fn drive_links(sc: &mut Scenario, plan: &ContactPlan, numbers: &[u64]) -> Result
         let (Some(a), Some(b)) = (num(&l.between[0]), num(&l.between[1])) else {
             continue;
         };
+        if l.contacts.is_some() {
+            continue; // driven by a contact plan of its own (`links[i].contacts`)
+        }
         let mut up: Vec<(Time, Time)> = plan.up_intervals(a, b);
         up.extend(plan.up_intervals(b, a));
         if up.is_empty() {
@@ -224,15 +240,15 @@ fn drive_links(sc: &mut Scenario, plan: &ContactPlan, numbers: &[u64]) -> Result
         match points.len() {
             0 => {}
             1 | 2 if points.iter().all(|p| p.1 == points[0].1) => {
-                l.delay = DelayCfg::Constant(Duration(points[0].1));
+                l.delay = Some(Sched::Value(Duration(points[0].1)));
             }
             _ => {
-                l.delay = DelayCfg::Schedule {
+                l.delay = Some(Sched::Schedule {
                     schedule: points
                         .into_iter()
                         .map(|(t, d)| (Duration(t), Duration(d)))
                         .collect(),
-                }
+                })
             }
         }
         if l.outages.iter().any(|(s, e)| e.0 <= s.0) {

@@ -5,44 +5,37 @@
 use crate::channel::Channel;
 use crate::config::CorruptedPolicy;
 use crate::engine::PacketId;
+use crate::schedule::Schedule;
 use serde::Serialize;
 use spacetp_proto::Time;
 use std::collections::VecDeque;
 
-/// Propagation delay of one direction.
+/// Propagation delay of one direction: a linear [`Schedule`] of nanoseconds.
 #[derive(Clone, Debug)]
-pub enum Delay {
-    Constant(Time),
-    /// Piecewise linear through `(time, delay)` points; constant outside them.
-    Schedule(Vec<(Time, Time)>),
-}
+pub struct Delay(pub Schedule);
 
 impl Delay {
+    pub fn constant(d: Time) -> Self {
+        Delay(Schedule::constant(d as f64))
+    }
+
+    #[inline]
     pub fn at(&self, t: Time) -> Time {
-        match self {
-            Delay::Constant(d) => *d,
-            Delay::Schedule(pts) => {
-                let i = pts.partition_point(|&(pt, _)| pt <= t);
-                if i == 0 {
-                    return pts[0].1;
-                }
-                if i == pts.len() {
-                    return pts[i - 1].1;
-                }
-                let (t0, d0) = pts[i - 1];
-                let (t1, d1) = pts[i];
-                let f = (t - t0) as f64 / (t1 - t0) as f64;
-                (d0 as f64 + f * (d1 as f64 - d0 as f64)).round() as Time
-            }
-        }
+        self.0.at(t).round() as Time
     }
 
     pub fn max(&self) -> Time {
-        match self {
-            Delay::Constant(d) => *d,
-            Delay::Schedule(pts) => pts.iter().map(|p| p.1).max().unwrap_or(0),
-        }
+        self.0.max().round() as Time
     }
+}
+
+/// What one direction's rate, delay and up/down are over the run.
+#[derive(Clone, Debug)]
+pub struct DirSched {
+    pub rate: Schedule,
+    pub delay: Delay,
+    /// Sorted disjoint `[start, end)` intervals when the direction is down.
+    pub down: Vec<(Time, Time)>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -76,14 +69,16 @@ pub struct LinkStats {
 pub struct LinkDir {
     pub from: u16,
     pub to: u16,
-    pub rate_bps: f64,
+    /// Bits per second: a step schedule (constant for most links).
+    pub rate: Schedule,
     pub framing: u32,
     pub mtu: u32,
     pub delay: Delay,
     pub limit: QueueLimit,
     pub channel: Channel,
     pub corrupted_policy: CorruptedPolicy,
-    /// Sorted, merged `[start, end)` intervals when the link is down.
+    /// Sorted, merged `[start, end)` intervals when this direction is down (the link's
+    /// `outages` and this direction's `up` schedule).
     pub outages: Vec<(Time, Time)>,
     pub queue: VecDeque<PacketId>,
     /// Low-priority packets under the `priority` discipline.
@@ -175,7 +170,7 @@ impl LinkDir {
         self.on_wire = Some((id, now, size));
         self.stats.tx_packets += 1;
         self.stats.tx_bytes += size as u64;
-        now + self.tx_time(size)
+        now + self.tx_time(size, now)
     }
 
     /// The packet on the wire finished at `now`: outage, error model, then propagation
@@ -228,10 +223,20 @@ impl LinkDir {
         Some((id, self.pipe.front().map(|&(t, _)| t)))
     }
 
-    /// Serialisation time of `size` IP bytes plus framing.
-    pub fn tx_time(&self, size: u32) -> Time {
+    /// Serialisation time of `size` IP bytes plus framing, started at `start`: at the rates
+    /// in force while it lasts.
+    pub fn tx_time(&self, size: u32, start: Time) -> Time {
         let bits = (size + self.framing) as f64 * 8.0;
-        (bits / self.rate_bps * 1e9).round() as Time
+        self.rate.serialise(bits, start)
+    }
+
+    /// The rate a transport is told the link has: the rate at time 0, or the schedule's
+    /// highest when that is 0.
+    pub fn nominal_rate(&self) -> f64 {
+        match self.rate.at(0) {
+            r if r > 0.0 => r,
+            _ => self.rate.max(),
+        }
     }
 
     pub fn bits_on_wire(&self, size: u32) -> u64 {
@@ -264,7 +269,10 @@ mod tests {
 
     #[test]
     fn schedule_interpolates_and_clamps() {
-        let d = Delay::Schedule(vec![(0, 100), (1000, 200), (2000, 200)]);
+        let d = Delay(Schedule::from_points(
+            vec![(0, 100.0), (1000, 200.0), (2000, 200.0)],
+            crate::schedule::Shape::Linear,
+        ));
         assert_eq!(d.at(0), 100);
         assert_eq!(d.at(500), 150);
         assert_eq!(d.at(1500), 200);

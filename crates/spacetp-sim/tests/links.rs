@@ -127,7 +127,7 @@ initial_windw = 3"#,
         (String::new(), "the scenario is empty"),
         (
             two_nodes("", r#"bytes = "1 kB""#).replace("rate = \"2 Mb/s\"", ""),
-            "links[0]: missing field `rate`",
+            "links[0].rate: required",
         ),
         (
             two_nodes("", r#"bytes = "1 kB""#).replace("\"40 ms\"", "\"40\""),

@@ -70,7 +70,9 @@ def link_scenario(sc: dict, link: str | None = None) -> tuple[str, int, dict]:
     emulator's description of its two directions. Errors name the field as the simulator
     does (`links[2].rate_back: ...`)."""
     from spacetp import _core
+    from spacetp.linksrc import resolve
 
+    sc = resolve(sc)  # orbits, ephemerides and traces as schedules, as the simulator gets them
     i, lk = _pick_link(sc, link)
     if not isinstance(lk, dict):
         raise ScenarioError(f"links[{i}]: must be a table")

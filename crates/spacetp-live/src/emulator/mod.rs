@@ -3,8 +3,10 @@
 //! pair, in tests) cross the simulator's own link directions ([`spacetp_sim::link::LinkDir`],
 //! built from a `[[links]]` entry by [`spacetp_sim::build::build_links`]): drop-tail queue,
 //! serialisation at the link rate, error model (BER / PER / Gilbert-Elliott / Markov slot /
-//! scripted drops), outages, propagation delay (constant or schedule), and are written to the
-//! other fd when they are due on the wall clock.
+//! scripted drops), outages and `up` schedules, propagation delay and rate (constants or
+//! schedules: the same ones the simulator reads, so an orbit's pass, a contact plan or a
+//! replayed trace plays out in real time), and are written to the other fd when they are
+//! due on the wall clock.
 //!
 //! The loop is a discrete-event simulation kept in step with `CLOCK_MONOTONIC`: every link
 //! event is processed at its own (virtual) time once the clock has passed it, so rates are
@@ -13,7 +15,7 @@
 //! [`SPIN_NS`] ([`SPIN_RT_NS`] under SCHED_FIFO) before the next delivery, then spins,
 //! reading both fds as it goes.
 //!
-//! Time 0 of outages, delay schedules and Markov slots is the moment [`Emulator::new`] returns.
+//! Time 0 of outages, schedules and Markov slots is the moment [`Emulator::new`] returns.
 
 mod report;
 
@@ -215,11 +217,12 @@ impl Emulator {
         opts: &Options,
     ) -> Result<Self, LiveError> {
         let (fwd, back) = link_from_json(scenario_json)?;
-        let mut transitions: Vec<(Time, bool)> = fwd
-            .outages
-            .iter()
-            .flat_map(|&(a, b)| [(a, false), (b, true)])
-            .collect();
+        let mut transitions: Vec<(Time, bool)> =
+            spacetp_sim::link_sched::either_down(&fwd.outages, &back.outages)
+                .iter()
+                .flat_map(|&(a, b)| [(a, false), (b, true)])
+                .filter(|&(t, _)| t != Time::MAX)
+                .collect();
         transitions.sort();
         set_nonblocking(fd_a)?;
         set_nonblocking(fd_b)?;
@@ -522,7 +525,7 @@ impl Emulator {
                 .iter()
                 .map(|d| DirReport {
                     link: d.link.stats.clone(),
-                    rate_bps: d.link.rate_bps,
+                    rate_bps: d.link.nominal_rate(),
                     delay_s: d.delay0 as f64 / 1e9,
                     rx_packets: d.rx_packets,
                     rx_bytes: d.rx_bytes,
@@ -560,11 +563,13 @@ pub fn describe(scenario_json: &str) -> Result<String, FieldError> {
     let d = |l: &LinkDir| {
         serde_json::json!({
             "name": l.stats.name,
-            "rate_bps": l.rate_bps,
+            "rate_bps": l.nominal_rate(),
             "delay_s": l.delay.at(0) as f64 / 1e9,
             "mtu": l.mtu,
             "queue": format!("{:?}", l.limit),
             "outages": l.outages.iter().map(|&(s, e)| [s as f64 / 1e9, e as f64 / 1e9]).collect::<Vec<_>>(),
+            "rate_points": l.rate.points().len(),
+            "delay_points": l.delay.0.points().len(),
         })
     };
     Ok(serde_json::json!({ "directions": [d(&f), d(&b)] }).to_string())

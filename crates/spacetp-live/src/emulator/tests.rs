@@ -156,3 +156,34 @@ fn corrupted_deliver_flips_a_bit() {
     );
     assert_eq!(rep.directions[0].link.corrupted, 1);
 }
+
+#[test]
+fn schedules_play_out_in_real_time() {
+    // The forward direction is down for its first 100 ms, then up at 8 Mb/s until 150 ms and
+    // 0.8 Mb/s after (a 1000-byte packet then takes 10 ms): the simulator's schedules, read
+    // by the same LinkDir.
+    let link = r#""rate": {"schedule": [["0 s", "8 Mb/s"], ["0.15 s", "0.8 Mb/s"]]},
+        "delay": {"schedule": [["0 s", "1 ms"], ["1 s", "1 ms"]]},
+        "up": {"schedule": [["0 s", false], ["0.1 s", true]]}, "up_back": true"#;
+    let rep = with_link(link, 400, |a, b| {
+        a.send(&[1u8; 1000]).unwrap(); // lost: the direction is down
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let t = monotonic_ns();
+        for _ in 0..3 {
+            a.send(&[2u8; 1000]).unwrap();
+        }
+        let mut buf = [0u8; 2000];
+        for i in 0..3u64 {
+            b.recv(&mut buf).unwrap();
+            let dt = monotonic_ns() - t;
+            let want = 1_000_000 + (i + 1) * 10_000_000;
+            assert!(
+                dt >= want && dt < want + 50_000_000,
+                "packet {i}: {dt} ns, want {want}"
+            );
+        }
+    });
+    let f = &rep.directions[0];
+    assert_eq!(f.link.outage_drops, 1);
+    assert_eq!(f.written_packets, 3);
+}

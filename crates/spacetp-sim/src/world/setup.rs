@@ -138,9 +138,12 @@ impl World {
             w.q.schedule(s, Event::Stop);
         }
         for li in 0..b.links.len() / 2 {
-            for &(start, end) in &b.links[2 * li].outages {
+            let (f, r) = (&b.links[2 * li].outages, &b.links[2 * li + 1].outages);
+            for (start, end) in crate::link_sched::either_down(f, r) {
                 w.q.schedule(start, Event::LinkState(li as u32, false));
-                w.q.schedule(end, Event::LinkState(li as u32, true));
+                if end != Time::MAX {
+                    w.q.schedule(end, Event::LinkState(li as u32, true));
+                }
             }
         }
         w.b = b;
@@ -424,7 +427,7 @@ pub(super) fn path_defaults(
         let ld = b.routes[n as usize][to as usize].expect("route checked") as usize;
         let l = &b.links[ld];
         one_way += l.delay.at(0);
-        rate = rate.min(l.rate_bps);
+        rate = rate.min(l.nominal_rate());
         n = l.to;
     }
     crate::transport::ltp::PathDefaults {
