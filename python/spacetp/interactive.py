@@ -141,6 +141,8 @@ def _collection_traces(ax, coll) -> list[dict]:
         xs, ys = [], []
         for seg in coll.get_segments():
             seg = np.asarray(seg, dtype=float)
+            if seg.ndim != 2 or len(seg) == 0:
+                continue  # an error bar of no length (one replicate: no spread)
             xs += [*seg[:, 0].tolist(), None]
             ys += [*seg[:, 1].tolist(), None]
         colors = coll.get_colors()
