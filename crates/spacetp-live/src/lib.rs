@@ -2,9 +2,10 @@
 //! the crate: the link emulator (`spacetp emulate`, [`emulator`]) and the gateway
 //! (`spacetp gateway`): SCPS-TP across the link ([`gateway`]) or QUIC ([`quic_gateway`]),
 //! chosen by [`carrier`]; [`selftest`] runs a gateway pair over the emulator inside one
-//! process.
+//! process; [`dtn`] is a live Bundle Protocol node over LTP (`spacetp dtn`).
 
 pub mod carrier;
+pub mod dtn;
 pub mod emulator;
 pub mod error;
 pub mod gateway;

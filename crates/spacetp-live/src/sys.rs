@@ -53,3 +53,20 @@ pub fn set_fifo(on: bool) -> Result<(), LiveError> {
     }
     Ok(())
 }
+
+/// Asks for `bytes` of send and receive buffer on a socket (best effort: the kernel caps
+/// it at net.core.[rw]mem_max, and a refusal leaves the default).
+pub fn set_socket_buffers(fd: RawFd, bytes: i32) {
+    for opt in [libc::SO_RCVBUF, libc::SO_SNDBUF] {
+        // SAFETY: an int option read from the stack for the length given.
+        unsafe {
+            libc::setsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                opt,
+                &bytes as *const i32 as *const libc::c_void,
+                std::mem::size_of::<i32>() as libc::socklen_t,
+            )
+        };
+    }
+}

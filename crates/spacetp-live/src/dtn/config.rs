@@ -1,12 +1,20 @@
 //! What a live DTN node does (`spacetp dtn`), from JSON (the CLI's flags): serde, unknown
-//! keys rejected, errors naming the key.
+//! keys rejected, errors naming the key. The LTP span to each peer is derived as the
+//! simulator derives a Bundle Protocol hop's (`transport::ltp::hop_settings`): the plan's
+//! light time and rate, export sessions for the bandwidth-delay product, `ltp` over them.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 use spacetp_dtn::{ContactPlan, ParseOptions};
+use spacetp_ltp::{EngineConfig, SpanConfig};
 use spacetp_proto::{FieldError, Time, SEC};
+use spacetp_sim::transport::ltp::{hop_settings, LtpSpec, PathDefaults};
 use std::net::SocketAddr;
 use std::path::PathBuf;
+
+/// The largest LTP segment by default: ION's example spans use 1400 bytes, which fits a
+/// 1500-byte MTU with IPv4 and UDP headers.
+const DEFAULT_SEGMENT: u64 = 1400;
 
 /// A node's settings as written.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
@@ -18,7 +26,8 @@ pub struct DtnSettings {
     pub bind: SocketAddr,
     /// `[ENGINE, ADDRESS:PORT]`: where each neighbor's LTP listens (ION's `udplso`).
     pub peers: Vec<(u64, SocketAddr)>,
-    /// The contact plan (ION's `ionrc` syntax); times `+t` count from this node's start.
+    /// The contact plan (ION's `ionrc` syntax); `+t` times count from this node's start,
+    /// absolute times are UTC.
     pub contact_plan: String,
     /// LTP span settings for every peer (`[flows.ltp]` keys, ION's names).
     #[serde(default)]
@@ -27,16 +36,35 @@ pub struct DtnSettings {
     /// `bpsendfile`) to `ipn:NODE.SERVICE`.
     #[serde(default)]
     pub send: Vec<(PathBuf, u64, u64)>,
+    /// The service number of this node's sending endpoint (`ipn:NODE.SERVICE`; default 1).
+    pub service: Option<u64>,
     /// Where delivered application data units are written (one file each).
     pub out_dir: Option<PathBuf>,
-    /// Where bundles still held at an orderly stop are kept, and taken back at start.
+    /// Where bundles still held at a stop are kept, and taken back at start.
     pub store_dir: Option<PathBuf>,
     /// Bundle lifetime, seconds (default 86400).
     pub lifetime_s: Option<f64>,
-    /// Stop once this many data units were delivered here.
+    /// Stop once this many data units were delivered here (and the sessions that brought
+    /// them were closed, or `linger_s` passed).
     pub until_delivered: Option<u64>,
+    /// Stop once everything sent from here has left: no bundle stored, no LTP block
+    /// waiting or unacknowledged.
+    #[serde(default)]
+    pub until_sent: bool,
+    /// How long a node that met its `until_*` condition keeps answering the peer before it
+    /// stops (default: two of the longest light times plus 2 s, enough for the peer to
+    /// hear the last report's acknowledgement).
+    pub linger_s: Option<f64>,
     /// Stop after this many seconds.
     pub duration_s: Option<f64>,
+}
+
+/// One neighbor: its engine, address and LTP span.
+#[derive(Clone, Debug)]
+pub struct Peer {
+    pub engine: u64,
+    pub addr: SocketAddr,
+    pub span: SpanConfig,
 }
 
 /// A node's configuration, checked.
@@ -44,11 +72,27 @@ pub struct DtnSettings {
 pub struct DtnConfig {
     pub s: DtnSettings,
     pub plan: ContactPlan,
+    pub peers: Vec<Peer>,
+    pub engine: EngineConfig,
     pub lifetime: Time,
     pub duration: Option<Time>,
+    pub linger: Time,
 }
 
-pub fn config_from_json(text: &str) -> Result<DtnConfig, FieldError> {
+fn secs(v: Option<f64>, key: &str) -> Result<Option<Time>, FieldError> {
+    match v {
+        None => Ok(None),
+        Some(x) if x.is_finite() && x >= 0.0 && x < 1e9 => Ok(Some((x * 1e9) as Time)),
+        Some(x) => Err(FieldError::new(
+            format!("dtn.{key}"),
+            format!("{x} is not a number of seconds from 0 to 1e9"),
+        )),
+    }
+}
+
+/// The settings checked; `epoch` is the node's start (POSIX seconds, UTC), time 0 of the
+/// plan.
+pub fn config_from_json(text: &str, epoch: i64) -> Result<DtnConfig, FieldError> {
     let de = &mut serde_json::Deserializer::from_str(text);
     let s: DtnSettings = serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();
@@ -59,24 +103,86 @@ pub fn config_from_json(text: &str) -> Result<DtnConfig, FieldError> {
     if s.node == 0 {
         return Err(FieldError::new("dtn.node", "ipn node numbers start at 1"));
     }
-    let mut nodes: Vec<u64> = s.peers.iter().map(|p| p.0).collect();
-    nodes.push(s.node);
+    if s.peers.is_empty() {
+        return Err(FieldError::new(
+            "dtn.peers",
+            "a node needs at least one peer (ENGINE and ADDRESS:PORT)",
+        ));
+    }
     for (i, (e, _)) in s.peers.iter().enumerate() {
-        if *e == s.node || s.peers[..i].iter().any(|p| p.0 == *e) {
+        if *e == 0 || *e == s.node || s.peers[..i].iter().any(|p| p.0 == *e) {
             return Err(FieldError::new(
                 format!("dtn.peers[{i}]"),
-                format!("engine {e} is this node or another peer"),
+                format!("engine {e} is 0, this node, or another peer's"),
             ));
         }
     }
     let plan = ContactPlan::parse_with(
         &s.contact_plan,
         &ParseOptions {
-            epoch: None,
+            epoch: Some(epoch),
             nodes: None,
         },
     )
     .map_err(|e| FieldError::new("dtn.contact_plan", e.to_string()))?;
+    for c in plan.contacts_from(s.node) {
+        if c.to != s.node && !s.peers.iter().any(|p| p.0 == c.to) {
+            return Err(FieldError::new(
+                "dtn.contact_plan",
+                format!(
+                    "a contact from this node ({}) to {} but {} is not among the peers (its LTP address is unknown)",
+                    s.node, c.to, c.to
+                ),
+            ));
+        }
+    }
+    let mut peers = Vec::new();
+    let mut engine = None;
+    for (i, &(e, addr)) in s.peers.iter().enumerate() {
+        let at = format!("dtn.peers[{i}]");
+        let between: Vec<_> = plan
+            .contacts_between(s.node, e)
+            .iter()
+            .chain(plan.contacts_between(e, s.node))
+            .collect();
+        if between.is_empty() {
+            return Err(FieldError::new(
+                at,
+                format!("the contact plan has no contact between {} and {e}", s.node),
+            ));
+        }
+        let Some(owlt) = plan
+            .range_table()
+            .iter()
+            .map(|r| &r.range)
+            .filter(|r| (r.from, r.to) == (s.node, e))
+            .map(|r| r.owlt)
+            .max()
+        else {
+            return Err(FieldError::new(
+                at,
+                format!(
+                    "the contact plan has no `a range` between {} and {e}: LTP's timers need the one-way light time",
+                    s.node
+                ),
+            ));
+        };
+        let defaults = PathDefaults {
+            one_way: owlt,
+            rate_bps: between.iter().map(|c| c.rate_bytes_per_s * 8.0).fold(0.0, f64::max),
+            max_segment: DEFAULT_SEGMENT,
+        };
+        let m = hop_settings(&plan, s.node, e, s.ltp.as_ref(), &defaults);
+        let spec = LtpSpec::from_settings(Some(&m), &defaults, "dtn")?;
+        let mut span = spec.span;
+        span.peer_engine_id = e;
+        engine.get_or_insert(spec.engine);
+        peers.push(Peer {
+            engine: e,
+            addr,
+            span,
+        });
+    }
     for (i, (f, n, _)) in s.send.iter().enumerate() {
         if !f.is_file() {
             return Err(FieldError::new(
@@ -91,20 +197,65 @@ pub fn config_from_json(text: &str) -> Result<DtnConfig, FieldError> {
             ));
         }
     }
-    let secs = |v: Option<f64>, key: &str| -> Result<Option<Time>, FieldError> {
-        match v {
-            None => Ok(None),
-            Some(x) if x.is_finite() && x > 0.0 && x < 1e9 => Ok(Some((x * 1e9) as Time)),
-            Some(x) => Err(FieldError::new(
-                format!("dtn.{key}"),
-                format!("{x} is not a number of seconds above 0"),
-            )),
-        }
-    };
+    let longest = peers
+        .iter()
+        .map(|p| p.span.one_way_light_time.0)
+        .max()
+        .unwrap_or(0);
     Ok(DtnConfig {
         lifetime: secs(s.lifetime_s, "lifetime_s")?.unwrap_or(86_400 * SEC),
         duration: secs(s.duration_s, "duration_s")?,
+        linger: secs(s.linger_s, "linger_s")?.unwrap_or(2 * longest + 2 * SEC),
+        engine: engine.unwrap_or_default(),
         plan,
+        peers,
         s,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PLAN: &str = "a contact +0 +3600 1 2 125000\na contact +0 +3600 2 1 125000\n\
+                        a range +0 +3600 1 2 10\n";
+
+    fn json(extra: &str) -> String {
+        format!(
+            r#"{{"node": 1, "bind": "127.0.0.1:1113", "peers": [[2, "127.0.0.1:1114"]],
+               "contact_plan": {PLAN:?} {extra}}}"#
+        )
+    }
+
+    #[test]
+    fn a_peer_span_takes_the_plans_light_time_and_rate() {
+        let c = config_from_json(&json(""), 0).unwrap();
+        let span = &c.peers[0].span;
+        assert_eq!(span.peer_engine_id, 2);
+        assert_eq!(span.one_way_light_time.0, 10 * SEC);
+        // 1 Mb/s less IPv4 and UDP headers around 1400-byte segments.
+        let r = span.transmission_rate.unwrap().0;
+        assert!((r - 1e6 * 1400.0 / 1428.0).abs() < 1.0, "{r}");
+        // Sessions for two rounds of 2 x 10 s + 2 s at 125 kB/s in 64 kB blocks.
+        assert!(span.max_export_sessions >= 85, "{}", span.max_export_sessions);
+        assert_eq!(c.linger, 22 * SEC);
+    }
+
+    #[test]
+    fn errors_name_the_setting() {
+        let e = config_from_json(&json(r#", "lifetime_s": -1"#), 0).unwrap_err();
+        assert_eq!(e.path, "dtn.lifetime_s");
+        let e = config_from_json(&json(r#", "ltp": {"max_segment_size": "0 B"}"#), 0).unwrap_err();
+        assert!(e.path.starts_with("dtn.ltp"), "{e}");
+        let e = config_from_json(&json(r#", "colour": 1"#), 0).unwrap_err();
+        assert!(e.message.contains("colour"), "{e}");
+        let no_range = json("").replace("a range +0 +3600 1 2 10\\n", "");
+        let e = config_from_json(&no_range, 0).unwrap_err();
+        assert_eq!(e.path, "dtn.peers[0]");
+        assert!(e.message.contains("a range"), "{e}");
+        let unknown = json("").replace("[[2,", "[[3,");
+        let e = config_from_json(&unknown, 0).unwrap_err();
+        assert_eq!(e.path, "dtn.contact_plan");
+        assert!(e.message.contains("not among the peers"), "{e}");
+    }
 }

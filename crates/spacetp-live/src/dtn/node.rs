@@ -1,0 +1,509 @@
+//! A live DTN node: the simulator's bundle agent and LTP engine on a real UDP socket and the
+//! real clock. One thread: each turn applies the contacts that began or ended, the timers
+//! that are due, moves bundles between the agent and the engine, sends the segments that
+//! may leave, and sleeps in `ppoll` until the next deadline or a datagram.
+
+use super::config::DtnConfig;
+use super::report::{DeliveredFile, DtnReport, Dropped, SentFile, SpanCounts};
+use crate::error::LiveError;
+use crate::sys::monotonic_ns;
+use bytes::Bytes;
+use spacetp_dtn::agent::{Agent, AgentEvent};
+use spacetp_dtn::bundle::Eid;
+use spacetp_ltp::{Engine, Event};
+use spacetp_proto::time::secs;
+use spacetp_proto::{Time, MS, SEC};
+use spacetp_sim::transport::ltp::BP_CLIENT_SERVICE;
+use std::collections::{BTreeMap, HashMap};
+use std::net::{SocketAddr, UdpSocket};
+use std::os::fd::AsRawFd;
+use std::path::Path;
+use std::sync::Arc;
+
+/// Seconds from the POSIX epoch to the DTN epoch (2000-01-01 00:00:00 UTC).
+const DTN_EPOCH_UNIX: u64 = 946_684_800;
+/// A node that has met its stop condition still sends what is queued for this long.
+const FLUSH: Time = 500 * MS;
+
+/// A contact of this node's beginning or ending: the span's link state and rate change.
+#[derive(Clone, Copy, Debug)]
+struct ContactEdge {
+    at: Time,
+    peer: u64,
+    /// The rate from now on (bits/s), or None: the link is down.
+    rate_bps: Option<f64>,
+}
+
+pub struct DtnNode {
+    cfg: DtnConfig,
+    socket: UdpSocket,
+    addrs: HashMap<u64, SocketAddr>,
+    start: Time,
+    engine: Engine,
+    agent: Agent,
+    edges: Vec<ContactEdge>,
+    next_edge: usize,
+    /// Open export sessions: their peer and block length.
+    exports: BTreeMap<u64, (u64, u64)>,
+    /// Bytes handed to LTP whose session has not completed or been canceled.
+    in_ltp: u64,
+    /// When the stop condition was first met, and the stop's reason once stopping.
+    done_since: Option<Time>,
+    stop: Option<String>,
+    finished: bool,
+    report: DtnReport,
+    buf: Vec<u8>,
+}
+
+fn hex(d: &[u8]) -> String {
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn sha256(data: &[u8]) -> String {
+    hex(ring::digest::digest(&ring::digest::SHA256, data).as_ref())
+}
+
+impl DtnNode {
+    /// Binds the socket, takes back a stored bundle set, and hands the files to send to the
+    /// agent. `unix_now` is the wall clock at the start (the bundles' creation times).
+    pub fn new(cfg: DtnConfig, unix_now_ms: u64) -> Result<DtnNode, LiveError> {
+        let socket = UdpSocket::bind(cfg.s.bind)
+            .map_err(|e| LiveError::os(format!("binding LTP's UDP socket to {}", cfg.s.bind), e))?;
+        socket
+            .set_nonblocking(true)
+            .map_err(|e| LiveError::os("making the LTP socket non-blocking", e))?;
+        crate::sys::set_socket_buffers(socket.as_raw_fd(), 4 << 20);
+        let mut engine = Engine::new(cfg.s.node, cfg.engine.clone())?;
+        let mut edges = Vec::new();
+        for p in &cfg.peers {
+            engine.add_span(p.span.clone())?;
+            let max = p.span.transmission_rate.map_or(f64::MAX, |r| r.0);
+            for c in cfg.plan.contacts_between(cfg.s.node, p.engine) {
+                let rate = (c.rate_bytes_per_s * 8.0).min(max);
+                edges.push(ContactEdge {
+                    at: c.start,
+                    peer: p.engine,
+                    rate_bps: Some(rate),
+                });
+                edges.push(ContactEdge {
+                    at: c.end,
+                    peer: p.engine,
+                    rate_bps: None,
+                });
+            }
+            // Down until a contact opens (a contact at time 0 opens it at once).
+            engine.set_link_up(0, p.engine, false);
+        }
+        // At one instant a contact's end comes before the next one's start.
+        edges.sort_by_key(|e| (e.at, e.rate_bps.is_some()));
+        let clock = unix_now_ms.saturating_sub(DTN_EPOCH_UNIX * 1000);
+        let agent = Agent::new(cfg.s.node, Arc::new(cfg.plan.clone()), Some(clock)).keep_payloads();
+        let mut node = DtnNode {
+            addrs: cfg.peers.iter().map(|p| (p.engine, p.addr)).collect(),
+            socket,
+            start: monotonic_ns(),
+            engine,
+            agent,
+            edges,
+            next_edge: 0,
+            exports: BTreeMap::new(),
+            in_ltp: 0,
+            done_since: None,
+            stop: None,
+            finished: false,
+            report: DtnReport {
+                node: cfg.s.node,
+                ..Default::default()
+            },
+            buf: vec![0; 65_536],
+            cfg,
+        };
+        node.restore()?;
+        node.send_files()?;
+        Ok(node)
+    }
+
+    fn now(&self) -> Time {
+        monotonic_ns().saturating_sub(self.start)
+    }
+
+    fn restore(&mut self) -> Result<(), LiveError> {
+        let Some(dir) = self.cfg.s.store_dir.clone() else {
+            return Ok(());
+        };
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| LiveError::os(format!("creating the store {}", dir.display()), e))?;
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .map_err(|e| LiveError::os(format!("reading the store {}", dir.display()), e))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "bundle"))
+            .collect();
+        files.sort();
+        for f in files {
+            let bytes = std::fs::read(&f)
+                .map_err(|e| LiveError::os(format!("reading {}", f.display()), e))?;
+            match self.agent.restore(0, &bytes) {
+                Ok(()) => {
+                    self.report.restored += 1;
+                    std::fs::remove_file(&f)
+                        .map_err(|e| LiveError::os(format!("removing {}", f.display()), e))?;
+                }
+                Err(e) => {
+                    self.report.restore_errors.push(format!("{}: {e}", f.display()));
+                    let _ = std::fs::rename(&f, f.with_extension("bad"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn send_files(&mut self) -> Result<(), LiveError> {
+        let service = self.cfg.s.service.unwrap_or(1);
+        for (file, node, svc) in self.cfg.s.send.clone() {
+            let data = std::fs::read(&file)
+                .map_err(|e| LiveError::os(format!("reading {}", file.display()), e))?;
+            let digest = sha256(&data);
+            let bytes = data.len() as u64;
+            let dest = Eid { node, service: svc };
+            let id = self.agent.send(0, service, dest, data, self.cfg.lifetime);
+            self.report.sent.push(SentFile {
+                file: file.display().to_string(),
+                destination: format!("ipn:{node}.{svc}"),
+                bytes,
+                sha256: digest,
+                created_ms: id.created_ms,
+                seq: id.seq,
+            });
+        }
+        Ok(())
+    }
+
+    /// Runs for `budget` ns of the clock at most; false once the node has stopped.
+    pub fn run_for(&mut self, budget: Time) -> bool {
+        let until = self.now() + budget;
+        loop {
+            let now = self.now();
+            self.step(now);
+            if self.finished {
+                return false;
+            }
+            if now >= until {
+                return true;
+            }
+            let next = self.next_deadline(now).min(until).max(now + 50_000);
+            self.wait(next - now);
+            self.receive();
+        }
+    }
+
+    /// Stop at the next turn (a signal): open export sessions are canceled and their
+    /// bundles kept, with every other one stored here, in the store directory.
+    pub fn begin_stop(&mut self, why: &str) {
+        self.stop.get_or_insert_with(|| why.to_string());
+    }
+
+    fn step(&mut self, now: Time) {
+        while let Some(e) = self.edges.get(self.next_edge).copied() {
+            if e.at > now {
+                break;
+            }
+            self.next_edge += 1;
+            if let Some(r) = e.rate_bps {
+                self.engine.set_transmission_rate(e.peer, Some(r));
+            }
+            self.engine.set_link_up(now, e.peer, e.rate_bps.is_some());
+        }
+        if self.engine.poll_timeout().is_some_and(|t| t <= now) {
+            self.engine.on_timeout(now);
+        }
+        if self.agent.poll_timeout(now).is_some_and(|t| t <= now) {
+            self.agent.on_timeout(now);
+        }
+        self.pump(now);
+        self.check_stop(now);
+        if self.stop.is_some() {
+            self.finish(now);
+        }
+    }
+
+    /// Moves bundles and blocks between the agent and the engine until neither has more.
+    fn pump(&mut self, now: Time) {
+        loop {
+            let mut moved = false;
+            while let Some((neighbor, bytes)) = self.agent.poll_forward(now) {
+                moved = true;
+                let len = bytes.len() as u64;
+                match self
+                    .engine
+                    .send(now, neighbor, BP_CLIENT_SERVICE, Bytes::from(bytes.clone()), len)
+                {
+                    Ok(()) => self.in_ltp += len,
+                    // No span to that neighbor (the configuration checks the plan's
+                    // contacts from here, so this is a route through a node we cannot reach).
+                    Err(_) => {
+                        self.agent.on_forward_failed(now, neighbor, &bytes);
+                        break;
+                    }
+                }
+            }
+            self.transmit(now);
+            moved |= self.engine_events(now);
+            moved |= self.agent_events(now);
+            if !moved {
+                break;
+            }
+        }
+    }
+
+    fn transmit(&mut self, now: Time) {
+        let mut out = Vec::with_capacity(2048);
+        while let Some(peer) = self.engine.poll_transmit(now, &mut out) {
+            let Some(addr) = self.addrs.get(&peer) else {
+                continue;
+            };
+            match self.socket.send_to(&out, addr) {
+                Ok(n) => {
+                    self.report.segments_out += 1;
+                    self.report.bytes_out += n as u64;
+                }
+                Err(_) => self.report.send_errors += 1,
+            }
+        }
+    }
+
+    fn engine_events(&mut self, now: Time) -> bool {
+        let mut any = false;
+        while let Some(ev) = self.engine.poll_event() {
+            any = true;
+            match ev {
+                Event::ExportStarted {
+                    peer,
+                    session,
+                    length,
+                    ..
+                } => {
+                    self.exports.insert(session, (peer, length));
+                }
+                Event::ExportCompleted { session, .. } => {
+                    let (_, len) = self.exports.remove(&session).unwrap_or_default();
+                    self.in_ltp = self.in_ltp.saturating_sub(len);
+                }
+                Event::ExportCanceled {
+                    peer, session, sdus, ..
+                } => {
+                    let (_, len) = self.exports.remove(&session).unwrap_or_default();
+                    self.in_ltp = self.in_ltp.saturating_sub(len);
+                    // ION's BP takes the bundles of a canceled block back and routes them again.
+                    for s in sdus {
+                        self.agent.on_forward_failed(now, peer, &s);
+                    }
+                }
+                Event::RedPartReceived {
+                    peer,
+                    client_service_id,
+                    data,
+                    ..
+                } => {
+                    if client_service_id == BP_CLIENT_SERVICE {
+                        self.agent.on_block(now, peer, &data);
+                    } else {
+                        self.report.blocks_for_other_services += 1;
+                    }
+                }
+                Event::GreenSegment { .. } | Event::ImportCanceled { .. } => {}
+            }
+        }
+        any
+    }
+
+    fn agent_events(&mut self, now: Time) -> bool {
+        let mut any = false;
+        while let Some(ev) = self.agent.poll_event() {
+            any = true;
+            match ev {
+                AgentEvent::Delivered {
+                    id,
+                    service,
+                    bytes,
+                    age_ms,
+                    payload,
+                } => {
+                    let data = payload.unwrap_or_default();
+                    let file = self.cfg.s.out_dir.as_ref().map(|dir| {
+                        let name = format!(
+                            "ipn{}.{}-{}-{}",
+                            id.source.node, id.source.service, id.created_ms, id.seq
+                        );
+                        let path = dir.join(name);
+                        if let Err(e) = write_file(&path, &data) {
+                            eprintln!("spacetp dtn: writing {}: {e}", path.display());
+                        }
+                        path.display().to_string()
+                    });
+                    self.report.delivered.push(DeliveredFile {
+                        source: format!("ipn:{}.{}", id.source.node, id.source.service),
+                        service,
+                        bytes,
+                        sha256: sha256(&data),
+                        file,
+                        at_s: secs(now),
+                        age_s: age_ms as f64 / 1e3,
+                    });
+                }
+                AgentEvent::Expired {
+                    destination, bytes, ..
+                } => self.report.dropped.push(Dropped {
+                    destination: format!("ipn:{}.{}", destination.node, destination.service),
+                    bytes,
+                    why: "expired",
+                }),
+                AgentEvent::NoRoute {
+                    destination, bytes, ..
+                } => self.report.dropped.push(Dropped {
+                    destination: format!("ipn:{}.{}", destination.node, destination.service),
+                    bytes,
+                    why: "no route before it expires",
+                }),
+            }
+        }
+        any
+    }
+
+    /// Whether every session on every span has closed.
+    fn sessions_closed(&self) -> bool {
+        self.cfg.peers.iter().all(|p| {
+            self.engine
+                .open_sessions(p.engine)
+                .is_none_or(|(e, i)| e == 0 && i == 0)
+        })
+    }
+
+    fn check_stop(&mut self, now: Time) {
+        if self.stop.is_some() {
+            return;
+        }
+        if self.cfg.duration.is_some_and(|d| now >= d) {
+            self.stop = Some("duration".into());
+            return;
+        }
+        let delivered = self
+            .cfg
+            .s
+            .until_delivered
+            .is_some_and(|n| self.report.delivered.len() as u64 >= n);
+        let sent = self.cfg.s.until_sent
+            && self.agent.stored_bytes() == 0
+            && self.in_ltp == 0
+            && self.exports.is_empty();
+        if !(delivered || sent) {
+            return;
+        }
+        let since = *self.done_since.get_or_insert(now);
+        let flushed = self.sessions_closed() && now >= since + FLUSH;
+        if flushed || now >= since + self.cfg.linger.max(FLUSH) {
+            self.stop = Some(if delivered { "delivered" } else { "sent" }.into());
+        }
+    }
+
+    /// The stop: open export sessions canceled (their bundles come back to the agent),
+    /// the store written out, the counters taken.
+    fn finish(&mut self, now: Time) {
+        if self.finished {
+            return;
+        }
+        let open: Vec<u64> = self.exports.keys().copied().collect();
+        for s in open {
+            self.engine.cancel_export(now, s);
+        }
+        self.engine_events(now);
+        self.transmit(now);
+        let held = self.agent.drain_store();
+        self.report.stored_at_stop = held.len() as u64;
+        if let Some(dir) = &self.cfg.s.store_dir {
+            for (i, b) in held.iter().enumerate() {
+                let path = dir.join(format!("{:020}-{i:06}.bundle", now));
+                if let Err(e) = write_file(&path, b) {
+                    eprintln!("spacetp dtn: keeping a bundle in {}: {e}", path.display());
+                }
+            }
+        }
+        self.report.elapsed_s = secs(now);
+        self.report.stopped = self.stop.clone().unwrap_or_default();
+        self.finished = true;
+    }
+
+    fn next_deadline(&mut self, now: Time) -> Time {
+        let mut next = now + 100 * MS;
+        if let Some(t) = self.engine.poll_timeout() {
+            next = next.min(t);
+        }
+        if let Some(t) = self.agent.poll_timeout(now) {
+            next = next.min(t);
+        }
+        if let Some(e) = self.edges.get(self.next_edge) {
+            next = next.min(e.at);
+        }
+        if let Some(d) = self.cfg.duration {
+            next = next.min(d.max(now));
+        }
+        next
+    }
+
+    /// Sleeps until a datagram arrives or `ns` pass.
+    fn wait(&self, ns: Time) {
+        let mut pfd = libc::pollfd {
+            fd: self.socket.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ts = libc::timespec {
+            tv_sec: (ns / SEC) as libc::time_t,
+            tv_nsec: (ns % SEC) as libc::c_long,
+        };
+        // SAFETY: one pollfd we own, a timespec on the stack, no signal mask.
+        unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
+    }
+
+    fn receive(&mut self) {
+        loop {
+            let n = match self.socket.recv_from(&mut self.buf) {
+                Ok((n, _)) => n,
+                Err(_) => return, // WouldBlock: nothing more now
+            };
+            self.report.segments_in += 1;
+            self.report.bytes_in += n as u64;
+            let now = self.now();
+            if self.engine.on_segment(now, &self.buf[..n]).is_err() {
+                self.report.segments_undecodable += 1;
+            }
+        }
+    }
+
+    /// The report so far (complete once `run_for` returned false).
+    pub fn report(&self) -> DtnReport {
+        let mut r = self.report.clone();
+        r.agent = self.agent.stats().into();
+        r.spans = self
+            .cfg
+            .peers
+            .iter()
+            .filter_map(|p| {
+                self.engine
+                    .span_stats(p.engine)
+                    .map(|s| SpanCounts::new(p.engine, s))
+            })
+            .collect();
+        if !self.finished {
+            r.elapsed_s = secs(self.now());
+        }
+        r
+    }
+}
+
+/// Writes `data` to `path` whole: to a temporary name first, then renamed, so a reader
+/// never sees half a file.
+fn write_file(path: &Path, data: &[u8]) -> std::io::Result<()> {
+    let tmp = path.with_extension("part");
+    std::fs::write(&tmp, data)?;
+    std::fs::rename(tmp, path)
+}
