@@ -45,3 +45,9 @@ def gateway(config_json: str, link_fd: int | None = None, link_state_fd: int | N
 
 def gateway_make_cert() -> tuple[str, str]:
     """A certificate and private key (PEM) for a QUIC gateway pair."""
+
+def dtn_check(config_json: str) -> None:
+    """Validate a live DTN node's settings; ValueError naming the bad setting."""
+
+def dtn_node(config_json: str) -> str:
+    """Run a live DTN node until its stop condition or a signal; report as JSON."""

@@ -250,6 +250,7 @@ def schema(
 
 from spacetp.cli_bench import register as register_bench  # noqa: E402  (bench)
 from spacetp.cli_compare import register as register_compare  # noqa: E402  (compare)
+from spacetp.cli_dtn import register as register_dtn  # noqa: E402  (dtn)
 from spacetp.cli_emulate import register as register_emulate  # noqa: E402  (emulate)
 from spacetp.cli_gateway import register as register_gateway  # noqa: E402  (gateway)
 from spacetp.cli_model import register as register_model  # noqa: E402  (model)
@@ -266,6 +267,7 @@ register_reproduce(app)
 register_bench(app)
 register_emulate(app)
 register_gateway(app)
+register_dtn(app)
 register_schedule(app)
 
 

@@ -292,6 +292,37 @@ fn gateway(
     report.map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// Check a live DTN node's settings (JSON); a ValueError names the bad setting.
+#[pyfunction]
+fn dtn_check(config_json: &str) -> PyResult<()> {
+    spacetp_live::dtn::config_from_json(config_json, unix_now_ms() as i64 / 1000)
+        .map(|_| ())
+        .map_err(field_error)
+}
+
+/// Run a live DTN node (settings as JSON) until its stop condition or a signal; returns the
+/// report as JSON text. A signal stops it at once: open LTP blocks are canceled and every
+/// bundle still held is written to the store directory.
+#[pyfunction]
+fn dtn_node(py: Python<'_>, config_json: &str) -> PyResult<String> {
+    let now_ms = unix_now_ms();
+    let cfg = spacetp_live::dtn::config_from_json(config_json, now_ms as i64 / 1000)
+        .map_err(field_error)?;
+    let mut node = spacetp_live::dtn::DtnNode::new(cfg, now_ms).map_err(live_error)?;
+    while py.allow_threads(|| node.run_for(100_000_000)) {
+        if py.check_signals().is_err() {
+            node.begin_stop("signal");
+        }
+    }
+    serde_json::to_string(&node.report()).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+fn unix_now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
 /// A certificate and private key (PEM text) for a QUIC gateway pair: (certificate, key).
 #[pyfunction]
 fn gateway_make_cert() -> (String, String) {
@@ -336,6 +367,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(gateway_selftest, m)?)?;
     m.add_function(wrap_pyfunction!(gateway_schema, m)?)?;
     m.add_function(wrap_pyfunction!(gateway_make_cert, m)?)?;
+    m.add_function(wrap_pyfunction!(dtn_check, m)?)?;
+    m.add_function(wrap_pyfunction!(dtn_node, m)?)?;
     errors::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -82,7 +82,7 @@ pub struct DtnConfig {
 fn secs(v: Option<f64>, key: &str) -> Result<Option<Time>, FieldError> {
     match v {
         None => Ok(None),
-        Some(x) if x.is_finite() && x >= 0.0 && x < 1e9 => Ok(Some((x * 1e9) as Time)),
+        Some(x) if (0.0..1e9).contains(&x) => Ok(Some((x * 1e9) as Time)),
         Some(x) => Err(FieldError::new(
             format!("dtn.{key}"),
             format!("{x} is not a number of seconds from 0 to 1e9"),
@@ -97,8 +97,19 @@ pub fn config_from_json(text: &str, epoch: i64) -> Result<DtnConfig, FieldError>
     let s: DtnSettings = serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
-        let inner = inner.split(" at line ").next().unwrap_or_default().to_string();
-        FieldError::new(if path == "." { "dtn".into() } else { format!("dtn.{path}") }, inner)
+        let inner = inner
+            .split(" at line ")
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        FieldError::new(
+            if path == "." {
+                "dtn".into()
+            } else {
+                format!("dtn.{path}")
+            },
+            inner,
+        )
     })?;
     if s.node == 0 {
         return Err(FieldError::new("dtn.node", "ipn node numbers start at 1"));
@@ -169,7 +180,10 @@ pub fn config_from_json(text: &str, epoch: i64) -> Result<DtnConfig, FieldError>
         };
         let defaults = PathDefaults {
             one_way: owlt,
-            rate_bps: between.iter().map(|c| c.rate_bytes_per_s * 8.0).fold(0.0, f64::max),
+            rate_bps: between
+                .iter()
+                .map(|c| c.rate_bytes_per_s * 8.0)
+                .fold(0.0, f64::max),
             max_segment: DEFAULT_SEGMENT,
         };
         let m = hop_settings(&plan, s.node, e, s.ltp.as_ref(), &defaults);
@@ -237,7 +251,11 @@ mod tests {
         let r = span.transmission_rate.unwrap().0;
         assert!((r - 1e6 * 1400.0 / 1428.0).abs() < 1.0, "{r}");
         // Sessions for two rounds of 2 x 10 s + 2 s at 125 kB/s in 64 kB blocks.
-        assert!(span.max_export_sessions >= 85, "{}", span.max_export_sessions);
+        assert!(
+            span.max_export_sessions >= 85,
+            "{}",
+            span.max_export_sessions
+        );
         assert_eq!(c.linger, 22 * SEC);
     }
 

@@ -4,7 +4,7 @@
 //! may leave, and sleeps in `ppoll` until the next deadline or a datagram.
 
 use super::config::DtnConfig;
-use super::report::{DeliveredFile, DtnReport, Dropped, SentFile, SpanCounts};
+use super::report::{DeliveredFile, Dropped, DtnReport, SentFile, SpanCounts};
 use crate::error::LiveError;
 use crate::sys::monotonic_ns;
 use bytes::Bytes;
@@ -39,6 +39,8 @@ pub struct DtnNode {
     socket: UdpSocket,
     addrs: HashMap<u64, SocketAddr>,
     start: Time,
+    /// The DTN clock (ms since 2000) at `start`.
+    clock_ms: u64,
     engine: Engine,
     agent: Agent,
     edges: Vec<ContactEdge>,
@@ -102,6 +104,7 @@ impl DtnNode {
             addrs: cfg.peers.iter().map(|p| (p.engine, p.addr)).collect(),
             socket,
             start: monotonic_ns(),
+            clock_ms: clock,
             engine,
             agent,
             edges,
@@ -149,7 +152,9 @@ impl DtnNode {
                         .map_err(|e| LiveError::os(format!("removing {}", f.display()), e))?;
                 }
                 Err(e) => {
-                    self.report.restore_errors.push(format!("{}: {e}", f.display()));
+                    self.report
+                        .restore_errors
+                        .push(format!("{}: {e}", f.display()));
                     let _ = std::fs::rename(&f, f.with_extension("bad"));
                 }
             }
@@ -233,10 +238,13 @@ impl DtnNode {
             while let Some((neighbor, bytes)) = self.agent.poll_forward(now) {
                 moved = true;
                 let len = bytes.len() as u64;
-                match self
-                    .engine
-                    .send(now, neighbor, BP_CLIENT_SERVICE, Bytes::from(bytes.clone()), len)
-                {
+                match self.engine.send(
+                    now,
+                    neighbor,
+                    BP_CLIENT_SERVICE,
+                    Bytes::from(bytes.clone()),
+                    len,
+                ) {
                     Ok(()) => self.in_ltp += len,
                     // No span to that neighbor (the configuration checks the plan's
                     // contacts from here, so this is a route through a node we cannot reach).
@@ -289,7 +297,10 @@ impl DtnNode {
                     self.in_ltp = self.in_ltp.saturating_sub(len);
                 }
                 Event::ExportCanceled {
-                    peer, session, sdus, ..
+                    peer,
+                    session,
+                    sdus,
+                    ..
                 } => {
                     let (_, len) = self.exports.remove(&session).unwrap_or_default();
                     self.in_ltp = self.in_ltp.saturating_sub(len);
@@ -348,6 +359,10 @@ impl DtnNode {
                         file,
                         at_s: secs(now),
                         age_s: age_ms as f64 / 1e3,
+                        since_creation_s: (id.created_ms > 0).then(|| {
+                            (self.clock_ms + now / 1_000_000).saturating_sub(id.created_ms) as f64
+                                / 1e3
+                        }),
                     });
                 }
                 AgentEvent::Expired {

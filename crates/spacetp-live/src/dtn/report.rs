@@ -28,9 +28,13 @@ pub struct DeliveredFile {
     pub sha256: String,
     /// Where it was written (None without an output directory).
     pub file: Option<String>,
-    /// Seconds since this node started, and the bundle's age on arrival.
+    /// Seconds since this node started, and the bundle's age on arrival (its age block:
+    /// the time stored at each node and the light times, as RFC 9171 4.4.2 counts it).
     pub at_s: f64,
     pub age_s: f64,
+    /// This node's clock less the bundle's creation time: the delivery time where the
+    /// clocks agree (None for a source with no clock).
+    pub since_creation_s: Option<f64>,
 }
 
 /// A bundle deleted here: expired, or no route reaches its destination in its lifetime.

@@ -1,0 +1,83 @@
+"""`spacetp dtn`: a live DTN node, the simulator's LTP engine and bundle agent on a real UDP
+socket (crate `spacetp-live`, module `dtn`; `spacetp._core.dtn_node`).
+
+A node listens for LTP on one UDP port (1113 by convention, ION's `udplsi`), sends to each
+peer's (ION's `udplso`), forwards bundles by Contact Graph Routing over an ION contact plan,
+keeps what it cannot forward yet in memory and, at a stop, in a store directory it takes back
+at the next start. Files are sent as one bundle each (as ION's `bpsendfile`); delivered data
+units are written to an output directory, and the report carries the SHA-256 of both.
+
+    settings = {"node": 2, "bind": "10.77.0.2:1113", "peers": [[1, "10.77.0.1:1113"]],
+                "contact_plan": open("plan.txt").read(), "out_dir": "in",
+                "until_delivered": 1}
+    report = run_node(settings)
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+from typing import Any
+
+from spacetp import _core
+
+# What the CLI's --peer and --send read.
+DEFAULT_PORT = 1113
+
+
+def check(settings: dict[str, Any]) -> None:
+    """Raise ValueError naming the bad setting (`dtn.peers[0]`, `dtn.contact_plan`, ...)."""
+    _core.dtn_check(json.dumps(settings))
+
+
+def run_node(settings: dict[str, Any]) -> dict[str, Any]:
+    """Run a node until its stop condition (duration, until_delivered, until_sent) or
+    SIGINT/SIGTERM/SIGHUP, which stop it with every bundle still held kept in its store;
+    returns the report."""
+
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+
+    sigs = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+    old = {s: signal.signal(s, stop) for s in sigs}
+    try:
+        return json.loads(_core.dtn_node(json.dumps(settings)))
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def parse_peer(text: str) -> list:
+    """`ENGINE=ADDRESS[:PORT]` -> [engine, "address:port"]."""
+    engine, sep, addr = text.partition("=")
+    if not sep or not engine.strip().isdigit():
+        raise ValueError(f"--peer {text}: want ENGINE=ADDRESS[:PORT], e.g. 2=10.77.0.2:1113")
+    if addr.count(":") == 0 or (addr.startswith("[") and addr.endswith("]")):
+        addr = f"{addr}:{DEFAULT_PORT}"
+    return [int(engine), addr]
+
+
+def parse_send(text: str) -> list:
+    """`FILE=ipn:NODE[.SERVICE]` (or `FILE=NODE[.SERVICE]`) -> [file, node, service]."""
+    path, sep, eid = text.rpartition("=")
+    want = f"--send {text}: want FILE=ipn:NODE.SERVICE, e.g. image.raw=ipn:2.1"
+    if not sep or not path:
+        raise ValueError(want)
+    node, _, service = eid.removeprefix("ipn:").partition(".")
+    if not node.isdigit() or not (service.isdigit() or service == ""):
+        raise ValueError(want)
+    return [path, int(node), int(service or 1)]
+
+
+def parse_ltp(items: list[str]) -> dict[str, Any]:
+    """`KEY=VALUE` pairs; numbers stay numbers, everything else (sizes, durations) text."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--ltp {item}: want KEY=VALUE, e.g. max_export_sessions=100")
+        try:
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key] = value
+    return out
