@@ -308,17 +308,20 @@ def test_file_without_loss_is_exact(sessions, rtt):
 @pytest.mark.parametrize(
     "blocks, rtt, p, sessions, worst",
     [
-        # measured sim/model (40 runs): 1.002, 1.005, 1.022, 1.050, 1.32
+        # measured sim/model (40 runs): 0.997, 1.004, 1.020, 1.001, 0.981 (1.32 without the
+        # tail (L13): one wave, the slowest of 40 blocks sets the time)
         (200, 1.0, 0.01, 10, 1.01),  # link-limited (M* = 3.8), long: within 1%
         (400, 0.5, 0.02, 100, 1.01),
         (200, 1.0, 0.01, 2, 1.04),  # session-limited, many waves
-        (40, 10.0, 0.01, 5, 1.10),  # session-limited (M* = 28), 8 waves
-        (40, 10.0, 0.05, 40, 1.40),  # one wave: the slowest of 40 blocks sets the time
+        (40, 10.0, 0.01, 5, 1.04),  # session-limited (M* = 28), 8 waves
+        (40, 10.0, 0.05, 40, 1.04),  # one wave
     ],
 )
-def test_file_with_loss_is_slightly_optimistic(blocks, rtt, p, sessions, worst):
-    # The model replaces each block's random duration by its mean; the file ends with the
-    # slowest block, so the simulation's mean is above it, by a bounded amount.
+def test_file_with_loss_is_within_a_few_percent_of_the_event_simulation(
+    blocks, rtt, p, sessions, worst
+):
+    # The model replaces each block's random duration by its mean and adds the tail of the
+    # last blocks (L13); the earlier waves' stragglers keep it a little optimistic.
     rng = np.random.default_rng(99)
     file, block, seg, h, margin = blocks * 64000.0, 64000.0, 1400.0, 14.0, 2.0
     sims = np.array(
