@@ -90,7 +90,11 @@ def register(app: typer.Typer) -> None:
             typer.Option(help="KEY=VALUE: an LTP span setting, as [flows.ltp] (repeatable)."),
         ] = None,
         until_delivered: Annotated[
-            int | None, typer.Option(help="Stop once this many data units were delivered here.")
+            int | None,
+            typer.Option(
+                help="Stop once this many data units were delivered here (with --until-sent: "
+                "and everything sent has left)."
+            ),
         ] = None,
         until_sent: Annotated[
             bool,

@@ -116,17 +116,17 @@ def plot(points: list[Point], path: Path) -> None:
 
     sessions = sorted({p.sessions for p in points})
     fig, axes = plt.subplots(1, len(sessions), figsize=(5.2 * len(sessions), 4.2), squeeze=False)
-    for ax, m in zip(axes[0], sessions):
+    for ax, m in zip(axes[0], sessions, strict=True):
         for i, per in enumerate(sorted({p.per for p in points})):
             row = sorted((p for p in points if p.sessions == m and p.per == per),
                          key=lambda p: p.one_way_s)  # fmt: skip
             x = [p.one_way_s * 2 for p in row]
             c = f"C{i}"
             ax.plot(x, [p.model_s for p in row], "-", color=c, label=f"model, PER {per:g}")
-            ax.errorbar(x, [p.sim_mean_s for p in row],
-                        yerr=[[p.sim_mean_s - p.sim_min_s for p in row],
-                              [p.sim_max_s - p.sim_mean_s for p in row]],
-                        fmt="o", color=c, ms=4, capsize=2, label=f"simulator, PER {per:g}")  # fmt: skip
+            spread = [[p.sim_mean_s - p.sim_min_s for p in row],
+                      [p.sim_max_s - p.sim_mean_s for p in row]]  # fmt: skip
+            ax.errorbar(x, [p.sim_mean_s for p in row], yerr=spread, fmt="o", color=c, ms=4,
+                        capsize=2, label=f"simulator, PER {per:g}")  # fmt: skip
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("round-trip light time (s)")

@@ -45,7 +45,7 @@ pub struct DtnSettings {
     /// Bundle lifetime, seconds (default 86400).
     pub lifetime_s: Option<f64>,
     /// Stop once this many data units were delivered here (and the sessions that brought
-    /// them were closed, or `linger_s` passed).
+    /// them were closed, or `linger_s` passed); with `until_sent`, once both hold.
     pub until_delivered: Option<u64>,
     /// Stop once everything sent from here has left: no bundle stored, no LTP block
     /// waiting or unacknowledged.

@@ -401,22 +401,28 @@ impl DtnNode {
             self.stop = Some("duration".into());
             return;
         }
-        let delivered = self
-            .cfg
-            .s
-            .until_delivered
-            .is_some_and(|n| self.report.delivered.len() as u64 >= n);
-        let sent = self.cfg.s.until_sent
-            && self.agent.stored_bytes() == 0
-            && self.in_ltp == 0
-            && self.exports.is_empty();
-        if !(delivered || sent) {
+        // Every condition given must hold: a node that both receives and sends stops once
+        // it has its data units and everything it sent has left.
+        let want_delivered = self.cfg.s.until_delivered;
+        let want_sent = self.cfg.s.until_sent;
+        if want_delivered.is_none() && !want_sent {
+            return;
+        }
+        let delivered = want_delivered.is_none_or(|n| self.report.delivered.len() as u64 >= n);
+        let sent = !want_sent
+            || (self.agent.stored_bytes() == 0 && self.in_ltp == 0 && self.exports.is_empty());
+        if !(delivered && sent) {
             return;
         }
         let since = *self.done_since.get_or_insert(now);
         let flushed = self.sessions_closed() && now >= since + FLUSH;
         if flushed || now >= since + self.cfg.linger.max(FLUSH) {
-            self.stop = Some(if delivered { "delivered" } else { "sent" }.into());
+            let why = match (want_delivered.is_some(), want_sent) {
+                (true, true) => "delivered and sent",
+                (true, false) => "delivered",
+                _ => "sent",
+            };
+            self.stop = Some(why.into());
         }
     }
 

@@ -137,7 +137,8 @@ impl SpanCounts {
 pub struct DtnReport {
     pub node: u64,
     pub elapsed_s: f64,
-    /// Why the node stopped: "duration", "delivered", "sent", or the signal's words.
+    /// Why the node stopped: "duration", "delivered", "sent", "delivered and sent", or
+    /// "signal".
     pub stopped: String,
     pub sent: Vec<SentFile>,
     pub delivered: Vec<DeliveredFile>,

@@ -91,7 +91,13 @@ pub fn decode(bytes: &[u8]) -> Result<Segment<'_>, DecodeError> {
         _ => Content::CancelAck,
     };
     let trailer_extensions = r.extensions(counts & 0x0f, Field::TrailerExtension)?;
-    if !r.rest.is_empty() {
+    // ION 4.1.3 sizes a report segment with its claims' offsets counted from the block's
+    // start but writes them from the report's lower bound (libltpP.c constructReceptionClaim
+    // and serializeReportSegment), so a report whose lower bound is not 0 (the second of a
+    // split report) ends with a byte or two of slack. Its fields are whole: read it, as
+    // ION and Wireshark do.
+    let ion_slack = kind == SegmentType::Report && counts & 0x0f == 0;
+    if !r.rest.is_empty() && !ion_slack {
         return Err(DecodeError::invalid(
             Field::End,
             "bytes follow the last field of the segment",

@@ -452,3 +452,34 @@ fn data_overhead_is_the_length_written_before_the_data() {
         );
     }
 }
+
+/// The second report segment of a split report, as ION 4.1.3 sent it to a spacetp node
+/// (captured over `spacetp emulate`, 2% PER, 10 s light time): nine claims from lower bound
+/// 1427236, then two bytes of slack (ION sizes the segment with absolute claim offsets).
+const ION_SPLIT_REPORT: &str = "0802c889b94200b769b05cfa894ed78e24090088e67888f16382da608bd72ef7\
+                                198cd93284b33c91975981c30692e54a83fd2596ed5a82995e99922389c83ba2\
+                                e549956143b5";
+
+#[test]
+fn ions_split_report_with_slack_after_its_claims_is_read() {
+    let hex: String = ION_SPLIT_REPORT.split_whitespace().collect();
+    let b: Vec<u8> = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+        .collect();
+    let seg = decode(&b).expect("ION's report is read");
+    let Content::Report(rs) = seg.content else {
+        panic!("not a report: {seg:?}");
+    };
+    assert_eq!((rs.report_serial, rs.checkpoint_serial), (7145, 6236));
+    assert_eq!((rs.lower_bound, rs.upper_bound), (1_427_236, 2_000_078));
+    let claims: Vec<_> = rs.claims.iter().collect();
+    assert_eq!(claims.len(), 9);
+    assert_eq!(claims[0].offset, 1_427_236);
+    assert_eq!(claims[8].end(), 2_000_078);
+    // Slack is only forgiven where ION leaves it: after a report, not after other segments.
+    let mut ack = vec![0x09, 0x02, 0x01, 0x00, 0x05];
+    assert!(decode(&ack).is_ok());
+    ack.push(0x00);
+    assert!(decode(&ack).is_err());
+}
