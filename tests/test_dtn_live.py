@@ -135,7 +135,7 @@ def test_bad_flags_are_one_line_naming_them(tmp_path):
     plan.write_text("a contact +0 +60 1 2 1000\na range +0 +60 1 2 1\n")
     base = ["dtn", "--node", "1", "--contact-plan", str(plan), "--duration", "1"]
     cases = [
-        (["--peer", "2:127.0.0.1"], "--peer 2:127.0.0.1: want ENGINE=ADDRESS"),
+        (["--peer", "2:127.0.0.1"], "--peer 2:127.0.0.1: want NODE=ADDRESS"),
         (["--peer", "3=127.0.0.1"], "dtn.contact_plan"),
         (["--peer", "2=127.0.0.1", "--send", "nofile=ipn:2.1"], "dtn.send[0]"),
         (["--peer", "2=127.0.0.1", "--send", "x=ipn:two"], "want FILE=ipn:NODE.SERVICE"),
@@ -149,3 +149,35 @@ def test_bad_flags_are_one_line_naming_them(tmp_path):
     plan.write_text("a contact +0 +60 1 2 -5\n")
     r = spacetp_cli(*base, "--peer", "2=127.0.0.1")
     assert r.returncode == 2 and "line 1" in r.stderr, r.stderr
+
+
+def test_a_file_crosses_the_udp_convergence_layer_in_fragments(tmp_path):
+    # ION's udpclo/udpcli: a bundle per datagram. 300 kB does not fit one, so it goes as
+    # fragments that the destination joins.
+    data = tmp_path / "f.bin"
+    data.write_bytes(os.urandom(300_000))
+    plan = tmp_path / "plan.txt"
+    plan.write_text("a contact +0 +3600 1 2 10000000\na contact +0 +3600 2 1 10000000\n")
+    r = spacetp_cli("dtn", "--node", "1", "--udp-peer", "2=127.0.0.1", "--contact-plan",
+                    str(plan), "--duration", "1")  # fmt: skip
+    assert r.returncode == 2 and "dtn.udp_peers[0]" in r.stderr and "a range" in r.stderr
+    plan.write_text(plan.read_text() + "a range +0 +3600 1 2 0\n")
+    base = 20000 + os.getpid() % 10000
+    rx = _node(None, "--node", 2, "--bind", f"127.0.0.1:{base}", "--udp-bind",
+               f"127.0.0.1:{base + 1}", "--udp-peer", f"1=127.0.0.1:{base + 3}",
+               "--contact-plan", plan, "--out", tmp_path / "in", "--until-delivered", 1,
+               "--linger", 0, "--duration", 30, "--report", tmp_path / "rx.json")  # fmt: skip
+    time.sleep(1)
+    tx = _node(None, "--node", 1, "--bind", f"127.0.0.1:{base + 2}", "--udp-bind",
+               f"127.0.0.1:{base + 3}", "--udp-peer", f"2=127.0.0.1:{base + 1}",
+               "--contact-plan", plan, "--send", f"{data}=ipn:2.1", "--until-sent",
+               "--linger", 0, "--duration", 30, "--report", tmp_path / "tx.json")  # fmt: skip
+    _finish(tx, 40)
+    _finish(rx, 40)
+    r = json.loads((tmp_path / "rx.json").read_text())
+    t = json.loads((tmp_path / "tx.json").read_text())
+    assert t["udp"]["fragmented"] == 1 and t["udp"]["bundles_out"] == 5, t["udp"]
+    assert r["udp"]["bundles_in"] == 5 and r["stopped"] == "delivered", r
+    [got] = r["delivered"]
+    assert got["sha256"] == _sha(data) and got["bytes"] == 300_000
+    assert t["spans"] == [] and r["spans"] == []  # nothing went by LTP

@@ -37,6 +37,10 @@ def _summary(rep: dict) -> list[str]:
         lines.append(
             f"dropped a bundle to {d['destination']} ({fmt_bytes(d['bytes'])}): {d['why']}"
         )
+    if rep.get("udp"):
+        u = rep["udp"]
+        lines.append(f"UDP convergence layer: {u['bundles_out']} datagrams out "
+                     f"({u['fragmented']} bundles fragmented), {u['bundles_in']} in")  # fmt: skip
     for sp in rep["spans"]:
         lines.append(
             f"span to {sp['peer']}: export sessions {sp['export_sessions_completed']}/"
@@ -67,6 +71,17 @@ def register(app: typer.Typer) -> None:
         peer: Annotated[
             list[str] | None,
             typer.Option(help="ENGINE=ADDRESS[:PORT] of a neighbor's LTP (udplso; repeatable)."),
+        ] = None,
+        udp_peer: Annotated[
+            list[str] | None,
+            typer.Option(
+                help="NODE=ADDRESS[:PORT] of a neighbor reached by the UDP convergence layer "
+                "(udpclo: a bundle per datagram, port 4556 by default; repeatable)."
+            ),
+        ] = None,
+        udp_bind: Annotated[
+            str | None,
+            typer.Option(help="ADDRESS:PORT of this node's UDP convergence layer (udpcli)."),
         ] = None,
         send: Annotated[
             list[str] | None,
@@ -130,6 +145,9 @@ def register(app: typer.Typer) -> None:
                 "node": node,
                 "bind": bind,
                 "peers": [live.parse_peer(p) for p in peer or []],
+                "udp_peers": [
+                    live.parse_peer(p, "--udp-peer", live.UDP_CL_PORT) for p in udp_peer or []
+                ],
                 "contact_plan": plan_text,
                 "send": [live.parse_send(s) for s in send or []],
                 "until_sent": until_sent,
@@ -137,6 +155,7 @@ def register(app: typer.Typer) -> None:
             if ltp:
                 settings["ltp"] = live.parse_ltp(ltp)
             for key, v in (
+                ("udp_bind", udp_bind),
                 ("out_dir", out_dir),
                 ("store_dir", store),
                 ("service", service),

@@ -283,6 +283,7 @@ fn check(b: &mut bp7::Bundle) -> Result<(), BundleError> {
             "a block's CRC does not match its contents".into(),
         ));
     }
+    renumber_ion_fragment_blocks(b);
     b.validate().map_err(|errs| {
         BundleError(
             errs.iter()
@@ -291,6 +292,27 @@ fn check(b: &mut bp7::Bundle) -> Result<(), BundleError> {
                 .join("; "),
         )
     })
+}
+
+/// ION 4.1.3 sends the extension blocks of a fragment it made with block number 0, all of
+/// them (RFC 9171 4.3.2 reserves 0 for the primary block and wants the numbers unique);
+/// ION takes its own fragments back. Such blocks are numbered again here, after the
+/// highest number in use, when they carry no CRC (a CRC covers the number). Nothing else
+/// is forgiven: duplicate non-zero numbers are still refused.
+fn renumber_ion_fragment_blocks(b: &mut bp7::Bundle) {
+    let mut next = b
+        .canonicals
+        .iter()
+        .map(|c| c.block_number)
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    for c in b.canonicals.iter_mut() {
+        if c.block_number == 0 && !c.crc.has_crc() {
+            next += 1;
+            c.block_number = next;
+        }
+    }
 }
 
 fn header_of(b: &bp7::Bundle) -> Result<Header, BundleError> {
@@ -343,6 +365,29 @@ mod tests {
 
     fn eid(node: u64, service: u64) -> Eid {
         Eid { node, service }
+    }
+
+    #[test]
+    fn a_fragment_numbered_as_ion_numbers_its_fragments_is_read() {
+        // ION 4.1.3's fragments (captured from its udpclo) number every extension block 0.
+        let whole = Bundle::new(eid(1, 2), eid(2, 1), 5, 0, 300_000, vec![9u8; 500]);
+        let (mut first, _) = whole.fragment(200);
+        for c in first.inner.canonicals.iter_mut() {
+            if c.block_type != PAYLOAD_BLOCK {
+                c.block_number = 0;
+            }
+        }
+        let back = Bundle::decode(&first.to_bytes()).expect("read as ION reads it");
+        assert_eq!(back.header.fragment, Some((0, 500)));
+        assert_eq!(back.payload().len(), 200);
+        // Two blocks with the same non-zero number stay an error.
+        let (mut second, _) = whole.fragment(300);
+        for c in second.inner.canonicals.iter_mut() {
+            if c.block_type != PAYLOAD_BLOCK {
+                c.block_number = 5;
+            }
+        }
+        assert!(Bundle::decode(&second.to_bytes()).is_err());
     }
 
     #[test]

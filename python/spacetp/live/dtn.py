@@ -21,8 +21,10 @@ from typing import Any
 
 from spacetp import _core
 
-# What the CLI's --peer and --send read.
+# The ports the CLI's --peer and --udp-peer take by default: LTP's (ION's udplsi) and the
+# bundle protocol's (ION's udpcli).
 DEFAULT_PORT = 1113
+UDP_CL_PORT = 4556
 
 
 def check(settings: dict[str, Any]) -> None:
@@ -47,13 +49,13 @@ def run_node(settings: dict[str, Any]) -> dict[str, Any]:
             signal.signal(s, h)
 
 
-def parse_peer(text: str) -> list:
+def parse_peer(text: str, flag: str = "--peer", port: int = DEFAULT_PORT) -> list:
     """`ENGINE=ADDRESS[:PORT]` -> [engine, "address:port"]."""
     engine, sep, addr = text.partition("=")
     if not sep or not engine.strip().isdigit():
-        raise ValueError(f"--peer {text}: want ENGINE=ADDRESS[:PORT], e.g. 2=10.77.0.2:1113")
+        raise ValueError(f"{flag} {text}: want NODE=ADDRESS[:PORT], e.g. 2=10.77.0.2:{port}")
     if addr.count(":") == 0 or (addr.startswith("[") and addr.endswith("]")):
-        addr = f"{addr}:{DEFAULT_PORT}"
+        addr = f"{addr}:{port}"
     return [int(engine), addr]
 
 

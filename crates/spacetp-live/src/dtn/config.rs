@@ -25,7 +25,15 @@ pub struct DtnSettings {
     /// The UDP address LTP listens on (ION's `udplsi`, port 1113 by convention).
     pub bind: SocketAddr,
     /// `[ENGINE, ADDRESS:PORT]`: where each neighbor's LTP listens (ION's `udplso`).
+    #[serde(default)]
     pub peers: Vec<(u64, SocketAddr)>,
+    /// `[NODE, ADDRESS:PORT]`: neighbors reached by the UDP convergence layer instead
+    /// (ION's `udpclo`; one bundle per datagram, no retransmission).
+    #[serde(default)]
+    pub udp_peers: Vec<(u64, SocketAddr)>,
+    /// Where this node's UDP convergence layer listens (ION's `udpcli`; default: the LTP
+    /// address with port 4556, when there are UDP peers).
+    pub udp_bind: Option<SocketAddr>,
     /// The contact plan (ION's `ionrc` syntax); `+t` times count from this node's start,
     /// absolute times are UTC.
     pub contact_plan: String,
@@ -114,17 +122,21 @@ pub fn config_from_json(text: &str, epoch: i64) -> Result<DtnConfig, FieldError>
     if s.node == 0 {
         return Err(FieldError::new("dtn.node", "ipn node numbers start at 1"));
     }
-    if s.peers.is_empty() {
+    if s.peers.is_empty() && s.udp_peers.is_empty() {
         return Err(FieldError::new(
             "dtn.peers",
             "a node needs at least one peer (ENGINE and ADDRESS:PORT)",
         ));
     }
-    for (i, (e, _)) in s.peers.iter().enumerate() {
-        if *e == 0 || *e == s.node || s.peers[..i].iter().any(|p| p.0 == *e) {
+    let all: Vec<(String, u64)> = (s.peers.iter().enumerate())
+        .map(|(i, p)| (format!("dtn.peers[{i}]"), p.0))
+        .chain((s.udp_peers.iter().enumerate()).map(|(i, p)| (format!("dtn.udp_peers[{i}]"), p.0)))
+        .collect();
+    for (i, (at, e)) in all.iter().enumerate() {
+        if *e == 0 || *e == s.node || all[..i].iter().any(|p| p.1 == *e) {
             return Err(FieldError::new(
-                format!("dtn.peers[{i}]"),
-                format!("engine {e} is 0, this node, or another peer's"),
+                at.clone(),
+                format!("node {e} is 0, this node, or another peer's"),
             ));
         }
     }
@@ -137,7 +149,7 @@ pub fn config_from_json(text: &str, epoch: i64) -> Result<DtnConfig, FieldError>
     )
     .map_err(|e| FieldError::new("dtn.contact_plan", e.to_string()))?;
     for c in plan.contacts_from(s.node) {
-        if c.to != s.node && !s.peers.iter().any(|p| p.0 == c.to) {
+        if c.to != s.node && !all.iter().any(|p| p.1 == c.to) {
             return Err(FieldError::new(
                 "dtn.contact_plan",
                 format!(
@@ -196,6 +208,29 @@ pub fn config_from_json(text: &str, epoch: i64) -> Result<DtnConfig, FieldError>
             addr,
             span,
         });
+    }
+    for (i, &(n, _)) in s.udp_peers.iter().enumerate() {
+        if plan.contacts_between(s.node, n).is_empty()
+            && plan.contacts_between(n, s.node).is_empty()
+        {
+            return Err(FieldError::new(
+                format!("dtn.udp_peers[{i}]"),
+                format!("the contact plan has no contact between {} and {n}", s.node),
+            ));
+        }
+        if !plan
+            .range_table()
+            .iter()
+            .any(|r| (r.range.from, r.range.to) == (s.node, n))
+        {
+            return Err(FieldError::new(
+                format!("dtn.udp_peers[{i}]"),
+                format!(
+                    "the contact plan has no `a range` between {} and {n}: routing needs the one-way light time",
+                    s.node
+                ),
+            ));
+        }
     }
     for (i, (f, n, _)) in s.send.iter().enumerate() {
         if !f.is_file() {

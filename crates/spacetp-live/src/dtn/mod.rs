@@ -9,3 +9,4 @@ pub mod report;
 pub use config::{config_from_json, DtnConfig, DtnSettings};
 pub use node::DtnNode;
 pub use report::DtnReport;
+pub mod udp_cl;

@@ -5,6 +5,7 @@
 
 use super::config::DtnConfig;
 use super::report::{DeliveredFile, Dropped, DtnReport, SentFile, SpanCounts};
+use super::udp_cl::{self, UdpCl};
 use crate::error::LiveError;
 use crate::sys::monotonic_ns;
 use bytes::Bytes;
@@ -55,6 +56,8 @@ pub struct DtnNode {
     finished: bool,
     report: DtnReport,
     buf: Vec<u8>,
+    /// The UDP convergence layer, for UDP peers.
+    udp: Option<UdpCl>,
 }
 
 fn hex(d: &[u8]) -> String {
@@ -100,7 +103,16 @@ impl DtnNode {
         edges.sort_by_key(|e| (e.at, e.rate_bps.is_some()));
         let clock = unix_now_ms.saturating_sub(DTN_EPOCH_UNIX * 1000);
         let agent = Agent::new(cfg.s.node, Arc::new(cfg.plan.clone()), Some(clock)).keep_payloads();
+        let udp = match (cfg.s.udp_bind, cfg.s.udp_peers.is_empty()) {
+            (Some(at), _) => Some(UdpCl::new(at, &cfg.s.udp_peers)?),
+            (None, false) => {
+                let at = SocketAddr::new(cfg.s.bind.ip(), udp_cl::DEFAULT_PORT);
+                Some(UdpCl::new(at, &cfg.s.udp_peers)?)
+            }
+            (None, true) => None,
+        };
         let mut node = DtnNode {
+            udp,
             addrs: cfg.peers.iter().map(|p| (p.engine, p.addr)).collect(),
             socket,
             start: monotonic_ns(),
@@ -237,6 +249,13 @@ impl DtnNode {
             let mut moved = false;
             while let Some((neighbor, bytes)) = self.agent.poll_forward(now) {
                 moved = true;
+                if let Some(udp) = self.udp.as_mut().filter(|u| u.reaches(neighbor)) {
+                    if !udp.send(neighbor, &bytes) {
+                        self.agent.on_forward_failed(now, neighbor, &bytes);
+                        break;
+                    }
+                    continue;
+                }
                 let len = bytes.len() as u64;
                 match self.engine.send(
                     now,
@@ -472,20 +491,29 @@ impl DtnNode {
 
     /// Sleeps until a datagram arrives or `ns` pass.
     fn wait(&self, ns: Time) {
-        let mut pfd = libc::pollfd {
-            fd: self.socket.as_raw_fd(),
+        let fd = |fd| libc::pollfd {
+            fd,
             events: libc::POLLIN,
             revents: 0,
         };
+        let mut pfd = [
+            fd(self.socket.as_raw_fd()),
+            fd(self.udp.as_ref().map_or(-1, |u| u.socket.as_raw_fd())),
+        ];
         let ts = libc::timespec {
             tv_sec: (ns / SEC) as libc::time_t,
             tv_nsec: (ns % SEC) as libc::c_long,
         };
-        // SAFETY: one pollfd we own, a timespec on the stack, no signal mask.
-        unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
+        // SAFETY: two pollfds we own (a negative fd is ignored), a timespec on the stack, no
+        // signal mask.
+        unsafe { libc::ppoll(pfd.as_mut_ptr(), 2, &ts, std::ptr::null()) };
     }
 
     fn receive(&mut self) {
+        while let Some((neighbor, n)) = self.udp.as_mut().and_then(|u| u.receive(&mut self.buf)) {
+            let now = self.now();
+            self.agent.on_block(now, neighbor, &self.buf[..n]);
+        }
         loop {
             let n = match self.socket.recv_from(&mut self.buf) {
                 Ok((n, _)) => n,
@@ -504,6 +532,7 @@ impl DtnNode {
     pub fn report(&self) -> DtnReport {
         let mut r = self.report.clone();
         r.agent = self.agent.stats().into();
+        r.udp = self.udp.as_ref().map(|u| u.counts.clone());
         r.spans = self
             .cfg
             .peers

@@ -160,4 +160,6 @@ pub struct DtnReport {
     pub send_errors: u64,
     /// Red parts for an LTP client service other than the Bundle Protocol's (1).
     pub blocks_for_other_services: u64,
+    /// The UDP convergence layer's counters, when the node has UDP peers.
+    pub udp: Option<super::udp_cl::UdpClCounts>,
 }
