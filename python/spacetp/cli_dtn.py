@@ -102,7 +102,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
         ltp: Annotated[
             list[str] | None,
-            typer.Option(help="KEY=VALUE: an LTP span setting, as [flows.ltp] (repeatable)."),
+            typer.Option(help="KEY=VALUE: an LTP span setting, as \\[flows.ltp] (repeatable)."),
         ] = None,
         until_delivered: Annotated[
             int | None,

@@ -64,23 +64,28 @@ def register(app: typer.Typer) -> None:
             ),
         ] = None,
         intercept_port: Annotated[
-            int, typer.Option(help="Port of the transparent socket that --intercept uses.")
-        ] = INTERCEPT_PORT,
-        forward_original: Annotated[
-            bool,
+            int | None,
             typer.Option(
-                "--forward-original",
-                help="Relay SCPS-TP connections addressed to other hosts to that host and port.",
+                help=f"Port of the transparent socket that --intercept uses (default "
+                f"{INTERCEPT_PORT})."
             ),
-        ] = False,
+        ] = None,
+        forward_original: Annotated[
+            bool | None,
+            typer.Option(
+                "--forward-original/--no-forward-original",
+                help="Relay SCPS-TP connections addressed to other hosts to that host and port.",
+                show_default=False,
+            ),
+        ] = None,
         protocol: Annotated[
-            str,
+            str | None,
             typer.Option(
                 help="What crosses the link: an SCPS-TP or TCP profile, as in the simulator, or "
                 "quic, quic-cubic, quic-bbr, quic-newreno (every connection a stream of one "
                 "QUIC connection between the gateways)."
             ),
-        ] = "scps-tp",
+        ] = None,
         tcp: Annotated[
             str | None,
             typer.Option(
@@ -112,7 +117,9 @@ def register(app: typer.Typer) -> None:
                 "(gateway-cert.pem, gateway-key.pem; copy both to both gateways), then exit."
             ),
         ] = None,
-        mtu: Annotated[int, typer.Option(help="Largest IP packet on the space link.")] = 1500,
+        mtu: Annotated[
+            int | None, typer.Option(help="Largest IP packet on the space link (default 1500).")
+        ] = None,
         tun: Annotated[
             str | None,
             typer.Option(
@@ -176,13 +183,13 @@ def register(app: typer.Typer) -> None:
             typer.Option(help="Unanswered probes after which both ends are reset (default 4)."),
         ] = None,
         after_crash: Annotated[
-            str,
+            str | None,
             typer.Option(
                 help="What a crashed gateway's leftover interception rules do until the next "
                 "start or --cleanup: open (traffic passes, unaccelerated) or closed (TCP that "
                 "would pass the gateway is reset)."
             ),
-        ] = "open",
+        ] = None,
         cleanup: Annotated[
             bool,
             typer.Option(
@@ -193,8 +200,18 @@ def register(app: typer.Typer) -> None:
         ] = False,
         stats: Annotated[Path | None, typer.Option(help="Write the counters as JSON here.")] = None,
         check: Annotated[
-            bool, typer.Option("--check", help="Only validate the configuration.")
+            bool,
+            typer.Option(
+                "--check", help="Only validate the configuration, and print it as resolved."
+            ),
         ] = False,
+        config: Annotated[
+            Path | None,
+            typer.Option(
+                help="A TOML file of these settings (keys: the long options with _ for -); "
+                "every flag given overrides it."
+            ),
+        ] = None,
     ) -> None:
         """Performance-enhancing proxy: splits kernel-TCP connections, carries each across the
         space link as SCPS-TP (spacetp-proto) or as a stream of one QUIC connection between
@@ -204,6 +221,36 @@ def register(app: typer.Typer) -> None:
         from spacetp.errors import UserError
         from spacetp.live.emulate import EmulateError
         from spacetp.live.gateway import check_config, host_port, is_quic, run, udp_link
+        from spacetp.live.gateway_config import load, resolve
+
+        try:
+            flags = {
+                "protocol": protocol, "local": local, "peer": peer, "listen": listen,
+                "forward": forward, "forward_original": forward_original,
+                "intercept": intercept, "intercept_port": intercept_port,
+                "tcp": json.loads(tcp) if tcp else None,
+                "quic": json.loads(quic) if quic else None, "quic_port": quic_port,
+                "tls_cert": tls_cert and str(tls_cert), "tls_key": tls_key and str(tls_key),
+                "mtu": mtu, "tun": tun, "space_if": space_if, "udp": udp,
+                "link_state_udp": link_state_udp, "duration": duration, "drain": drain,
+                "keepalive": keepalive, "keepalive_interval": keepalive_interval,
+                "keepalive_probes": keepalive_probes, "after_crash": after_crash,
+                "stats": stats and str(stats),
+            }  # fmt: skip
+            o = resolve(load(config) if config is not None else {}, flags)
+        except json.JSONDecodeError as e:
+            raise UserError(f"--tcp/--quic: not valid JSON: {e}") from None
+        except ValueError as e:
+            raise UserError(str(e)) from None
+        protocol, local, peer = o["protocol"], o["local"], o["peer"]
+        listen, forward, forward_original = o["listen"], o["forward"], o["forward_original"]
+        intercept, intercept_port = o["intercept"], o["intercept_port"]
+        quic_port, tls_cert, tls_key = o["quic_port"], o["tls_cert"], o["tls_key"]
+        mtu, tun, space_if, udp = o["mtu"], o["tun"], o["space_if"], o["udp"]
+        link_state_udp, duration, drain = o["link_state_udp"], o["duration"], o["drain"]
+        keepalive, keepalive_interval = o["keepalive"], o["keepalive_interval"]
+        keepalive_probes, after_crash = o["keepalive_probes"], o["after_crash"]
+        stats = Path(o["stats"]) if o["stats"] else None
 
         if make_cert is not None:
             from spacetp.live.gateway import make_cert as make
@@ -246,10 +293,10 @@ def register(app: typer.Typer) -> None:
                     cfg[k] = v
             if intercept:
                 cfg["intercept"] = f"0.0.0.0:{intercept_port}"
-            if tcp:
-                cfg["tcp"] = json.loads(tcp)
-            if quic:
-                cfg["quic"] = json.loads(quic)
+            if o["tcp"]:
+                cfg["tcp"] = o["tcp"]
+            if o["quic"]:
+                cfg["quic"] = o["quic"]
             for key, v in (("quic_port", quic_port), ("tls_cert", tls_cert), ("tls_key", tls_key)):
                 if v is not None:
                     cfg[key] = str(v) if isinstance(v, Path) else v
@@ -269,6 +316,8 @@ def register(app: typer.Typer) -> None:
             raise UserError(str(e)) from None
         if check:
             out.print("configuration ok", highlight=False)
+            shown = {k: v for k, v in o.items() if v not in (None, [])}
+            out.print(json.dumps(shown, indent=2), highlight=False, markup=False)
             return
         if quic_carrier:
             if udp is not None or tun is not None or space_if:

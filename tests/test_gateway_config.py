@@ -1,0 +1,74 @@
+"""`spacetp gateway --config gw.toml`: one TOML file of the gateway's settings, the same
+vocabulary as the flags, every flag an override; unknown keys and wrong kinds refused with
+the file and the key (no root needed: `--check` resolves and validates, runs nothing)."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import ROOT, spacetp_cli
+from spacetp.live.gateway_config import KEYS, reference
+
+GW = """
+protocol = "scps-tp"
+local = "10.77.0.1"
+peer = "10.77.0.2"
+listen = ["10.78.1.2:5000=5000"]
+keepalive = 60
+tcp = { scps = { rate = "10 Mb/s" } }
+"""
+
+
+def _check(tmp_path, text: str, *flags: str):
+    f = tmp_path / "gw.toml"
+    f.write_text(text)
+    return spacetp_cli("gateway", "--config", str(f), "--check", *flags)
+
+
+def _resolved(r) -> dict:
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    return json.loads(out[out.index("{") :])
+
+
+def test_a_file_configures_the_gateway_and_flags_override_it(tmp_path):
+    got = _resolved(_check(tmp_path, GW))
+    assert got["keepalive"] == 60 and got["listen"] == ["10.78.1.2:5000=5000"]
+    assert got["tcp"] == {"scps": {"rate": "10 Mb/s"}}
+    assert got["mtu"] == 1500 and got["after_crash"] == "open"  # defaults where neither says
+    over = _resolved(_check(tmp_path, GW, "--keepalive", "30", "--mtu", "1400", "--listen",
+                            "10.78.1.2:6000=6000"))  # fmt: skip
+    assert over["keepalive"] == 30 and over["mtu"] == 1400
+    assert over["listen"] == ["10.78.1.2:6000=6000"]  # a list flag replaces the file's
+
+
+def test_unknown_keys_and_wrong_kinds_name_the_file_and_the_key(tmp_path):
+    cases = [
+        ("kepalive = 3", "gw.toml: unknown key `kepalive`"),
+        ('keepalive_probes = "four"', "gw.toml: keepalive_probes: 'four' is not a whole number"),
+        ("forward = [5000]", "gw.toml: forward: [5000] is not a list of strings"),
+        ("mtu = true", "gw.toml: mtu: True is not a whole number"),
+        ("local = ", "gw.toml: not valid TOML"),
+    ]
+    for line, want in cases:
+        r = _check(tmp_path, GW + line + "\n")
+        assert r.returncode == 2 and want in r.stderr, (line, r.stderr)
+        assert len(r.stderr.strip().splitlines()) == 1
+    # The relay's own settings are checked by the core, naming their path.
+    r = _check(tmp_path, GW.replace('"10 Mb/s"', '"10 Mbit"'))
+    assert r.returncode == 2 and "tcp.scps.rate" in r.stderr, r.stderr
+    r = _check(tmp_path, GW + "keepalive_probes = 0\n")
+    assert r.returncode == 2 and "keepalive_probes" in r.stderr, r.stderr
+
+
+def test_every_key_is_a_flag_and_is_documented():
+    import typer.main
+
+    from spacetp.cli import app
+
+    gateway = typer.main.get_command(app).commands["gateway"]
+    flags = {o for p in gateway.params for o in p.opts}
+    for key in KEYS:
+        assert "--" + key.replace("_", "-") in flags, key
+    docs = (ROOT / "docs" / "live.md").read_text()
+    assert reference() in docs, "docs/live.md's table is not gateway_config.reference()"
