@@ -163,7 +163,7 @@ def test_gateway_passes_drain_to_the_relay(monkeypatch):
 
     seen = []
 
-    def run(cfg, link_fd, link_state_fd):
+    def run(cfg, link_fd, link_state_fd, on_tick=None):
         seen.append(cfg)
         return {"stopped": "duration"}
 

@@ -38,10 +38,16 @@ def ltp_schema() -> str:
 def gateway_check(config_json: str) -> None:
     """Validate a gateway configuration; ValueError naming the bad setting."""
 
-def gateway(config_json: str, link_fd: int | None = None, link_state_fd: int | None = None) -> str:
+def gateway(
+    config_json: str,
+    link_fd: int | None = None,
+    link_state_fd: int | None = None,
+    on_tick: object | None = None,
+) -> str:
     """Run a gateway until its duration or a signal; report as JSON. SCPS-TP: on packet fd
     `link_fd`; QUIC: on that fd (IPv4 packets) if given, else a UDP socket bound to its
-    tunnel address. Link-state notices arrive as datagrams on `link_state_fd`."""
+    tunnel address. Link-state notices arrive as datagrams on `link_state_fd`. `on_tick` is
+    called about once a second with the report so far (JSON text)."""
 
 def gateway_make_cert() -> tuple[str, str]:
     """A certificate and private key (PEM) for a QUIC gateway pair."""

@@ -28,6 +28,29 @@ def _rule(text: str, what: str) -> list:
         raise ValueError(f"--{what} {text}: the SCPS-TP port must be a number") from None
 
 
+def _print_status(where: str) -> None:
+    """`--status ADDRESS:PORT`: a running gateway's state, from its metrics endpoint."""
+    import urllib.request
+
+    from spacetp.console import out
+    from spacetp.errors import UserError
+    from spacetp.live.gateway_metrics import status_rows
+
+    try:
+        with urllib.request.urlopen(f"http://{where}/status", timeout=5) as r:
+            report = json.loads(r.read())
+    except (OSError, ValueError) as e:
+        raise UserError(f"--status {where}: no gateway metrics there ({e})") from None
+    from rich.table import Table
+
+    t = Table(title=f"gateway at {where}")
+    t.add_column("")
+    t.add_column("", justify="right")
+    for k, v in status_rows(report):
+        t.add_row(k, v)
+    out.print(t)
+
+
 def register(app: typer.Typer) -> None:
     @app.command("gateway")
     def gateway(
@@ -205,6 +228,20 @@ def register(app: typer.Typer) -> None:
                 "--check", help="Only validate the configuration, and print it as resolved."
             ),
         ] = False,
+        metrics: Annotated[
+            str | None,
+            typer.Option(
+                help="ADDRESS:PORT: serve the counters at /metrics (Prometheus text format) "
+                "and /status (JSON), updated every second."
+            ),
+        ] = None,
+        status: Annotated[
+            str | None,
+            typer.Option(
+                help="ADDRESS:PORT of a running gateway's --metrics: print its state as a "
+                "table, then exit."
+            ),
+        ] = None,
         config: Annotated[
             Path | None,
             typer.Option(
@@ -223,6 +260,10 @@ def register(app: typer.Typer) -> None:
         from spacetp.live.gateway import check_config, host_port, is_quic, run, udp_link
         from spacetp.live.gateway_config import load, resolve
 
+        if status is not None:
+            _print_status(status)
+            return
+
         try:
             flags = {
                 "protocol": protocol, "local": local, "peer": peer, "listen": listen,
@@ -235,7 +276,7 @@ def register(app: typer.Typer) -> None:
                 "link_state_udp": link_state_udp, "duration": duration, "drain": drain,
                 "keepalive": keepalive, "keepalive_interval": keepalive_interval,
                 "keepalive_probes": keepalive_probes, "after_crash": after_crash,
-                "stats": stats and str(stats),
+                "stats": stats and str(stats), "metrics": metrics,
             }  # fmt: skip
             o = resolve(load(config) if config is not None else {}, flags)
         except json.JSONDecodeError as e:
@@ -251,6 +292,7 @@ def register(app: typer.Typer) -> None:
         keepalive, keepalive_interval = o["keepalive"], o["keepalive_interval"]
         keepalive_probes, after_crash = o["keepalive_probes"], o["after_crash"]
         stats = Path(o["stats"]) if o["stats"] else None
+        metrics = o["metrics"]
 
         if make_cert is not None:
             from spacetp.live.gateway import make_cert as make
@@ -370,7 +412,17 @@ def register(app: typer.Typer) -> None:
                     except (OSError, ValueError) as e:
                         raise UserError(f"--link-state-udp {link_state_udp}: {e}") from None
                     ls = sock.fileno()
-                rep = run(cfg, fd, ls)
+                tick = None
+                if metrics is not None:
+                    from spacetp.live.gateway_metrics import MetricsServer
+
+                    try:
+                        server = MetricsServer(*host_port(metrics))
+                    except (OSError, ValueError) as e:
+                        raise UserError(f"--metrics {metrics}: {e}") from None
+                    undo.callback(server.close)
+                    tick = server.update
+                rep = run(cfg, fd, ls, tick)
             except (EmulateError, ValueError, OSError) as e:
                 raise UserError(str(e)) from None
         out.print(json.dumps(rep, indent=2), highlight=False)

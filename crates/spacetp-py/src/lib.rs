@@ -235,14 +235,26 @@ fn gateway_check(config_json: &str) -> PyResult<()> {
 /// returns the report as JSON text. An SCPS-TP gateway's link is packet fd `link_fd`; a QUIC
 /// gateway's is that fd if given (IPv4 packets), else a UDP socket bound to its tunnel
 /// address. Link-state notices arrive on datagram fd `link_state_fd`.
+///
+/// `on_tick`, if given, is called about once a second with the report so far (JSON text):
+/// what a metrics endpoint serves.
 #[pyfunction]
-#[pyo3(signature = (config_json, link_fd=None, link_state_fd=None))]
+#[pyo3(signature = (config_json, link_fd=None, link_state_fd=None, on_tick=None))]
 fn gateway(
     py: Python<'_>,
     config_json: &str,
     link_fd: Option<i32>,
     link_state_fd: Option<i32>,
+    on_tick: Option<PyObject>,
 ) -> PyResult<String> {
+    let mut ticks = 0u32;
+    let mut tick = |py: Python<'_>, report: &dyn Fn() -> String| -> PyResult<()> {
+        ticks += 1;
+        if let Some(f) = on_tick.as_ref().filter(|_| ticks % 10 == 1) {
+            f.call1(py, (report(),))?;
+        }
+        Ok(())
+    };
     use spacetp_live::carrier::AnyConfig;
     use spacetp_live::quic_gateway::{Link, QuicGateway};
     let report =
@@ -262,6 +274,9 @@ fn gateway(
                     if py.check_signals().is_err() {
                         g.begin_stop("signal");
                     }
+                    tick(py, &|| {
+                        serde_json::to_string(&g.report()).unwrap_or_default()
+                    })?;
                 }
                 serde_json::to_string(&g.report())
             }
@@ -285,6 +300,9 @@ fn gateway(
                     if py.check_signals().is_err() {
                         g.begin_stop("signal");
                     }
+                    tick(py, &|| {
+                        serde_json::to_string(&g.report()).unwrap_or_default()
+                    })?;
                 }
                 serde_json::to_string(&g.report())
             }

@@ -65,13 +65,14 @@ def check_config(cfg: dict) -> None:
     _core.gateway_check(json.dumps(cfg))
 
 
-def run(cfg: dict, link_fd: int | None, link_state_fd: int | None = None) -> dict:
+def run(cfg: dict, link_fd: int | None, link_state_fd: int | None = None, on_tick=None) -> dict:
     """Run a gateway on packet fd `link_fd` (a QUIC gateway: on a UDP socket at its tunnel
     address when None) until cfg["duration_s"] or a signal; the report. Link-state notices
-    (b"link down", b"link up") arrive as datagrams on `link_state_fd`."""
+    (b"link down", b"link up") arrive as datagrams on `link_state_fd`; `on_tick(report_json)`
+    is called about once a second."""
     from spacetp import _core
 
-    return json.loads(_core.gateway(json.dumps(cfg), link_fd, link_state_fd))
+    return json.loads(_core.gateway(json.dumps(cfg), link_fd, link_state_fd, on_tick))
 
 
 def is_quic(gateway: dict) -> bool:

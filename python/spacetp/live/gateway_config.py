@@ -49,6 +49,7 @@ KEYS: dict[str, tuple[str, Any, str]] = {
     "keepalive_probes": ("int", None, "unanswered probes before both ends are reset (default 4)"),
     "after_crash": ("str", "open", "what leftover rules do after a crash: open or closed"),
     "stats": ("str", None, "write the counters as JSON to this file at the stop"),
+    "metrics": ("str", None, "ADDRESS:PORT of the Prometheus metrics endpoint (/metrics)"),
 }
 
 _KINDS = {

@@ -394,9 +394,15 @@ impl Gateway {
             (None, Some(why)) => format!("stopping ({why})"),
             (None, None) => "running".into(),
         };
+        r.link_up = !self.link_down;
+        r.rtt_buckets = report::RTT_BUCKETS.iter().map(|&b| (b, 0)).collect();
         // Flows still open count too.
         for f in self.flows.values().filter(|f| f.finished_at.is_none()) {
             r.add_connection_stats(f.conn.stats());
+            r.open_connections += 1;
+            if let Some(srtt) = f.conn.rtt().srtt() {
+                r.observe_rtt(srtt as f64 / 1e9);
+            }
         }
         r
     }

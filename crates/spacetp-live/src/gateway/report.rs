@@ -7,6 +7,19 @@ use super::*;
 pub struct GatewayReport {
     pub elapsed_s: f64,
     pub stopped: String,
+    /// Relayed connections open now, and whether the link is up (no `link down` notice
+    /// in force).
+    pub open_connections: u64,
+    pub link_up: bool,
+    /// The smoothed RTT of each open connection that has one, in buckets (Prometheus
+    /// histogram: upper bounds in seconds, cumulative counts), with their sum and count.
+    pub rtt_buckets: Vec<(f64, u64)>,
+    pub rtt_sum_s: f64,
+    pub rtt_count: u64,
+    /// SNACKs received and the segments they resent; retransmission timeouts.
+    pub snacks_received: u64,
+    pub snack_retransmits: u64,
+    pub timeouts: u64,
     /// Connections accepted from local applications, and SCPS-TP connections admitted.
     pub accepted: u64,
     pub admitted: u64,
@@ -60,8 +73,28 @@ pub struct GatewayReport {
     pub integrity_resets: u64,
 }
 
+/// Upper bounds (s) of the RTT histogram's buckets: LEO to deep GEO and beyond.
+pub const RTT_BUCKETS: [f64; 10] = [0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 1.0, 2.0, 5.0, 10.0];
+
 impl GatewayReport {
+    /// One open connection's smoothed RTT into the histogram.
+    pub(super) fn observe_rtt(&mut self, srtt_s: f64) {
+        if self.rtt_buckets.is_empty() {
+            self.rtt_buckets = RTT_BUCKETS.iter().map(|&b| (b, 0)).collect();
+        }
+        for (le, n) in self.rtt_buckets.iter_mut() {
+            if srtt_s <= *le {
+                *n += 1;
+            }
+        }
+        self.rtt_sum_s += srtt_s;
+        self.rtt_count += 1;
+    }
+
     pub(super) fn add_connection_stats(&mut self, st: &ConnStats) {
+        self.snacks_received += st.snacks_received;
+        self.snack_retransmits += st.snack_retransmits;
+        self.timeouts += st.timeouts;
         self.segments_sent += st.segments_sent;
         self.retransmitted_segments += st.retransmitted_segments;
         self.rst_rejected += st.rst_rejected;

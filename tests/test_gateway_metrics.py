@@ -1,0 +1,104 @@
+"""`spacetp gateway --metrics ADDRESS:PORT` and `--status`: a gateway pair on loopback (UDP
+encapsulation, no root) relays a transfer; its endpoint, read by the Prometheus project's own
+parser (prometheus_client), has the counters, gauges and RTT histogram with the right
+values, and `--status` prints them."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import threading
+import time
+import urllib.request
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from conftest import spacetp_cli
+from test_emulate import _exe
+
+N = 300_000
+
+
+def _gateways(base: int, duration: float) -> list[subprocess.Popen]:
+    a = ["--local", "10.77.0.1", "--peer", "10.77.0.2", "--listen", f"127.0.0.1:{base}=5000",
+         "--udp", f"127.0.0.1:{base + 1},127.0.0.1:{base + 2}",
+         "--metrics", f"127.0.0.1:{base + 4}"]  # fmt: skip
+    b = ["--local", "10.77.0.2", "--peer", "10.77.0.1", "--forward", f"5000=127.0.0.1:{base + 3}",
+         "--udp", f"127.0.0.1:{base + 2},127.0.0.1:{base + 1}"]  # fmt: skip
+    return [
+        subprocess.Popen(
+            [*_exe(), "gateway", *args, "--duration", str(duration)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )  # fmt: skip
+        for args in (a, b)
+    ]
+
+
+def _scrape(url: str, deadline: float) -> str:
+    while True:
+        try:
+            return urllib.request.urlopen(url, timeout=2).read().decode()
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+def test_the_metrics_endpoint_counts_a_relayed_transfer(tmp_path):
+    base = 30000 + (os.getpid() * 7) % 20000
+    srv = socket.socket()
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind(("127.0.0.1", base + 3))
+    srv.listen()
+    got = []
+
+    def serve():
+        c, _ = srv.accept()
+        n = 0
+        while b := c.recv(65536):
+            n += len(b)
+        got.append(n)
+
+    threading.Thread(target=serve, daemon=True).start()
+    gws = _gateways(base, 12)
+    try:
+        url = f"http://127.0.0.1:{base + 4}/metrics"
+        _scrape(url, time.monotonic() + 10)  # the gateway is up
+        c = socket.create_connection(("127.0.0.1", base))
+        c.sendall(os.urandom(N))
+        c.close()
+        deadline = time.monotonic() + 8
+        while not got and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert got == [N]
+        time.sleep(1.2)  # the endpoint is updated every second
+        text = _scrape(url, time.monotonic() + 5)
+        fams = {f.name: f for f in text_string_to_metric_families(text)}
+        value = {s.name: s.value for f in fams.values() for s in f.samples if not s.labels}
+        assert fams["spacetp_gateway_accepted"].type == "counter"
+        assert value["spacetp_gateway_accepted_total"] == 1
+        assert value["spacetp_gateway_bytes_up_total"] == N
+        assert value["spacetp_gateway_link_up"] == 1
+        assert fams["spacetp_gateway_open_connections"].type == "gauge"
+        assert fams["spacetp_gateway_rtt_seconds"].type == "histogram"
+        buckets = [s for s in fams["spacetp_gateway_rtt_seconds"].samples if s.labels]
+        counts = [s.value for s in buckets]
+        assert counts == sorted(counts) and buckets[-1].labels["le"] == "+Inf"
+        r = spacetp_cli("gateway", "--status", f"127.0.0.1:{base + 4}")
+        assert r.returncode == 0 and "open connections" in r.stdout and "bytes up" in r.stdout
+        for g in gws:
+            out, err = g.communicate(timeout=30)
+            assert g.returncode == 0, err
+    finally:
+        for g in gws:
+            if g.poll() is None:
+                g.kill()
+        srv.close()
+
+
+def test_status_of_nothing_is_one_line(tmp_path):
+    r = spacetp_cli("gateway", "--status", "127.0.0.1:9")
+    assert r.returncode == 2 and "--status 127.0.0.1:9: no gateway metrics there" in r.stderr
