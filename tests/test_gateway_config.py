@@ -72,3 +72,40 @@ def test_every_key_is_a_flag_and_is_documented():
         assert "--" + key.replace("_", "-") in flags, key
     docs = (ROOT / "docs" / "live.md").read_text()
     assert reference() in docs, "docs/live.md's table is not gateway_config.reference()"
+
+
+def test_sighup_reads_the_file_again_and_says_what_it_took(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from test_emulate import _exe
+
+    base = 31000 + (os.getpid() * 11) % 20000
+    f = tmp_path / "gw.toml"
+    f.write_text(f'local = "10.77.0.1"\npeer = "10.77.0.2"\nlisten = ["127.0.0.1:{base}=5000"]\n'
+                 f'udp = "127.0.0.1:{base + 1},127.0.0.1:{base + 2}"\nduration = 20\n')  # fmt: skip
+    g = subprocess.Popen([*_exe(), "gateway", "--config", str(f), "--keepalive-probes", "3"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        time.sleep(2)
+        f.write_text(f.read_text() + "keepalive = 30\nmtu = 1400\nkeepalive_probes = 9\n")
+        g.send_signal(signal.SIGHUP)
+        time.sleep(2)
+        f.write_text(f.read_text() + "kepalive = 1\n")
+        g.send_signal(signal.SIGHUP)
+        time.sleep(2)
+        assert g.poll() is None, "SIGHUP stopped the gateway"
+        g.send_signal(signal.SIGTERM)
+        out, err = g.communicate(timeout=20)
+    finally:
+        if g.poll() is None:
+            g.kill()
+    assert g.returncode == 0, err
+    lines = err.strip().splitlines()
+    # The flag --keepalive-probes still overrides the file: only keepalive changed.
+    assert lines[0] == "SIGHUP: applied keepalive; needs a restart (kept as running): mtu", err
+    assert "unknown key `kepalive`" in lines[1] and "kept the running settings" in lines[1]
+    rep = json.loads(out)
+    assert rep["reloads"] == 1 and rep["stopped"] == "signal"

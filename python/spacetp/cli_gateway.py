@@ -15,17 +15,10 @@ import typer
 from spacetp.live.gateway_net import AFTER_CRASH, INTERCEPT_PORT
 
 
-def _rule(text: str, what: str) -> list:
-    """`ADDRESS:PORT=SCPS_PORT` (listen) or `SCPS_PORT=ADDRESS:PORT` (forward)."""
-    left, sep, right = text.partition("=")
-    if not sep:
-        raise ValueError(f"--{what} {text}: want " + (
-            "ADDRESS:PORT=SCPS_PORT" if what == "listen" else "SCPS_PORT=ADDRESS:PORT"
-        ))  # fmt: skip
-    try:
-        return [left, int(right)] if what == "listen" else [int(left), right]
-    except ValueError:
-        raise ValueError(f"--{what} {text}: the SCPS-TP port must be a number") from None
+def _say(line: str) -> None:
+    from spacetp.console import err
+
+    err.print(line, highlight=False, markup=False, soft_wrap=True)
 
 
 def _print_status(where: str) -> None:
@@ -258,7 +251,7 @@ def register(app: typer.Typer) -> None:
         from spacetp.errors import UserError
         from spacetp.live.emulate import EmulateError
         from spacetp.live.gateway import check_config, host_port, is_quic, run, udp_link
-        from spacetp.live.gateway_config import load, resolve
+        from spacetp.live.gateway_config import Reloader, load, relay_config, resolve
 
         if status is not None:
             _print_status(status)
@@ -323,36 +316,7 @@ def register(app: typer.Typer) -> None:
         if drain is not None and not drain >= 0:
             raise UserError(f"--drain {drain:g}: must be a number of seconds >= 0")
         try:
-            cfg = {
-                "protocol": protocol,
-                "mtu": mtu,
-                "listen": [_rule(r, "listen") for r in listen or []],
-                "forward": [_rule(r, "forward") for r in forward or []],
-                "forward_original": forward_original,
-            }
-            for k, v in (("local", local), ("peer", peer)):
-                if v is not None:
-                    cfg[k] = v
-            if intercept:
-                cfg["intercept"] = f"0.0.0.0:{intercept_port}"
-            if o["tcp"]:
-                cfg["tcp"] = o["tcp"]
-            if o["quic"]:
-                cfg["quic"] = o["quic"]
-            for key, v in (("quic_port", quic_port), ("tls_cert", tls_cert), ("tls_key", tls_key)):
-                if v is not None:
-                    cfg[key] = str(v) if isinstance(v, Path) else v
-            if duration is not None:
-                cfg["duration_s"] = duration
-            if drain is not None:
-                cfg["drain_s"] = drain
-            for key, v in (
-                ("keepalive_s", keepalive),
-                ("keepalive_interval_s", keepalive_interval),
-                ("keepalive_probes", keepalive_probes),
-            ):
-                if v is not None:
-                    cfg[key] = v  # checked by check_config, errors name the key
+            cfg = relay_config(o)
             check_config(cfg)
         except ValueError as e:
             raise UserError(str(e)) from None
@@ -386,7 +350,7 @@ def register(app: typer.Typer) -> None:
         with contextlib.ExitStack() as undo:
             # SIGINT too: a job started in the background by a shell has SIGINT ignored, and
             # Python then installs no handler of its own.
-            sigs = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+            sigs = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)  # SIGHUP: a reload, below
             old = {s: signal.signal(s, stop) for s in sigs}
             undo.callback(lambda: [signal.signal(s, h) for s, h in old.items()])
             try:
@@ -412,7 +376,7 @@ def register(app: typer.Typer) -> None:
                     except (OSError, ValueError) as e:
                         raise UserError(f"--link-state-udp {link_state_udp}: {e}") from None
                     ls = sock.fileno()
-                tick = None
+                server = None
                 if metrics is not None:
                     from spacetp.live.gateway_metrics import MetricsServer
 
@@ -421,8 +385,9 @@ def register(app: typer.Typer) -> None:
                     except (OSError, ValueError) as e:
                         raise UserError(f"--metrics {metrics}: {e}") from None
                     undo.callback(server.close)
-                    tick = server.update
-                rep = run(cfg, fd, ls, tick)
+                reloader = Reloader(config, flags, quic_carrier, _say, server)
+                signal.signal(signal.SIGHUP, reloader.request)
+                rep = run(cfg, fd, ls, reloader.tick)
             except (EmulateError, ValueError, OSError) as e:
                 raise UserError(str(e)) from None
         out.print(json.dumps(rep, indent=2), highlight=False)

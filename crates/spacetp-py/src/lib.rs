@@ -248,12 +248,13 @@ fn gateway(
     on_tick: Option<PyObject>,
 ) -> PyResult<String> {
     let mut ticks = 0u32;
-    let mut tick = |py: Python<'_>, report: &dyn Fn() -> String| -> PyResult<()> {
+    // The callback may answer with a new configuration (JSON): a SIGHUP reload.
+    let mut tick = |py: Python<'_>, report: &dyn Fn() -> String| -> PyResult<Option<String>> {
         ticks += 1;
-        if let Some(f) = on_tick.as_ref().filter(|_| ticks % 10 == 1) {
-            f.call1(py, (report(),))?;
+        match on_tick.as_ref().filter(|_| ticks % 10 == 1) {
+            Some(f) => f.call1(py, (report(),))?.extract::<Option<String>>(py),
+            None => Ok(None),
         }
-        Ok(())
     };
     use spacetp_live::carrier::AnyConfig;
     use spacetp_live::quic_gateway::{Link, QuicGateway};
@@ -274,9 +275,20 @@ fn gateway(
                     if py.check_signals().is_err() {
                         g.begin_stop("signal");
                     }
-                    tick(py, &|| {
+                    let new = tick(py, &|| {
                         serde_json::to_string(&g.report()).unwrap_or_default()
                     })?;
+                    if let Some(text) = new {
+                        match spacetp_live::carrier::any_config_from_json(&text) {
+                            Ok(AnyConfig::Scps(cfg)) => {
+                                g.reconfigure(cfg);
+                            }
+                            Ok(AnyConfig::Quic(_)) => g.note_reload_error(
+                                "the new protocol is QUIC: that needs a restart",
+                            ),
+                            Err(e) => g.note_reload_error(&e.to_string()),
+                        }
+                    }
                 }
                 serde_json::to_string(&g.report())
             }

@@ -11,6 +11,7 @@ Process-level options (`--link-fd`, `--link-state-fd`, `--make-cert`, `--cleanup
 
 from __future__ import annotations
 
+import json
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -101,3 +102,87 @@ def reference() -> str:
         d = "none" if default in (None, []) else f"`{default}`".lower()
         rows.append(f"| `{key}` | {kind} | {d} | {what} |")
     return "\n".join(rows)
+
+
+def _rule(text: str, what: str) -> list:
+    """`ADDRESS:PORT=SCPS_PORT` (listen) or `SCPS_PORT=ADDRESS:PORT` (forward)."""
+    left, sep, right = text.partition("=")
+    if not sep:
+        raise ValueError(f"--{what} {text}: want " + (
+            "ADDRESS:PORT=SCPS_PORT" if what == "listen" else "SCPS_PORT=ADDRESS:PORT"
+        ))  # fmt: skip
+    try:
+        return [left, int(right)] if what == "listen" else [int(left), right]
+    except ValueError:
+        raise ValueError(f"--{what} {text}: the SCPS-TP port must be a number") from None
+
+
+def relay_config(o: dict[str, Any]) -> dict[str, Any]:
+    """The relay's settings (the JSON `spacetp._core.gateway` takes) from resolved settings;
+    ValueError for a malformed rule."""
+    cfg: dict[str, Any] = {
+        "protocol": o["protocol"],
+        "mtu": o["mtu"],
+        "listen": [_rule(r, "listen") for r in o["listen"] or []],
+        "forward": [_rule(r, "forward") for r in o["forward"] or []],
+        "forward_original": o["forward_original"],
+    }
+    if o["intercept"]:
+        cfg["intercept"] = f"0.0.0.0:{o['intercept_port']}"
+    same = ("local", "peer", "tcp", "quic", "quic_port", "tls_cert", "tls_key")
+    renamed = {"duration": "duration_s", "drain": "drain_s", "keepalive": "keepalive_s",
+               "keepalive_interval": "keepalive_interval_s",
+               "keepalive_probes": "keepalive_probes"}  # fmt: skip
+    for key in same:
+        if o[key]:
+            cfg[key] = o[key]
+    for key, to in renamed.items():
+        if o[key] is not None:
+            cfg[to] = o[key]  # checked by the core, errors name the key
+    return cfg
+
+
+class Reloader:
+    """SIGHUP: the file is read again with the same flags on top, and the running gateway
+    takes what it can (the core says what needs a restart). Also hands each update to the
+    metrics endpoint. `tick` is the gateway's `on_tick`."""
+
+    def __init__(self, path: Path | None, flags: dict, quic: bool, say, metrics=None):
+        self.path, self.flags, self.quic, self.say, self.metrics = path, flags, quic, say, metrics
+        self.requested = False
+        self.seen = 0
+
+    def request(self, signum=None, frame=None) -> None:
+        self.requested = True
+
+    def tick(self, report_json: str) -> str | None:
+        if self.metrics is not None:
+            self.metrics.update(report_json)
+        try:
+            rep = json.loads(report_json)
+        except ValueError:
+            rep = {}
+        if rep.get("reloads", 0) > self.seen:
+            self.seen = rep["reloads"]
+            self.say(f"SIGHUP: {rep.get('last_reload', '')}")
+        return self._next_config()
+
+    def _next_config(self) -> str | None:
+        if not self.requested:
+            return None
+        self.requested = False
+        if self.path is None:
+            self.say("SIGHUP: no --config file to read again; running as before")
+            return None
+        if self.quic:
+            self.say("SIGHUP: a QUIC gateway takes no new settings while running; restart it")
+            return None
+        from spacetp.live.gateway import check_config
+
+        try:
+            cfg = relay_config(resolve(load(self.path), self.flags))
+            check_config(cfg)
+        except ValueError as e:
+            self.say(f"SIGHUP: {e}; kept the running settings")
+            return None
+        return json.dumps(cfg)

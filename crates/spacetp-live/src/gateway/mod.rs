@@ -45,7 +45,9 @@ mod flow;
 mod inbound;
 mod link;
 mod opening;
+mod reload;
 mod report;
+pub use reload::Reload;
 mod sockets;
 
 pub(crate) use config::{check_rules, parse_settings, refuse_keys, seconds, settings_to_config};

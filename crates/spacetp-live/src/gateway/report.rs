@@ -20,6 +20,9 @@ pub struct GatewayReport {
     pub snacks_received: u64,
     pub snack_retransmits: u64,
     pub timeouts: u64,
+    /// Configurations taken while running (SIGHUP), and what the last one did.
+    pub reloads: u64,
+    pub last_reload: String,
     /// Connections accepted from local applications, and SCPS-TP connections admitted.
     pub accepted: u64,
     pub admitted: u64,
