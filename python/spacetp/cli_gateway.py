@@ -251,7 +251,7 @@ def register(app: typer.Typer) -> None:
         from spacetp.errors import UserError
         from spacetp.live.emulate import EmulateError
         from spacetp.live.gateway import check_config, host_port, is_quic, run, udp_link
-        from spacetp.live.gateway_config import Reloader, load, relay_config, resolve
+        from spacetp.live.gateway_config import Ticker, load, relay_config, resolve
 
         if status is not None:
             _print_status(status)
@@ -385,9 +385,9 @@ def register(app: typer.Typer) -> None:
                     except (OSError, ValueError) as e:
                         raise UserError(f"--metrics {metrics}: {e}") from None
                     undo.callback(server.close)
-                reloader = Reloader(config, flags, quic_carrier, _say, server)
-                signal.signal(signal.SIGHUP, reloader.request)
-                rep = run(cfg, fd, ls, reloader.tick)
+                ticker = Ticker(config, flags, quic_carrier, _say, server)
+                signal.signal(signal.SIGHUP, ticker.request)
+                rep = run(cfg, fd, ls, ticker.tick)
             except (EmulateError, ValueError, OSError) as e:
                 raise UserError(str(e)) from None
         out.print(json.dumps(rep, indent=2), highlight=False)

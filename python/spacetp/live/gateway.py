@@ -105,6 +105,13 @@ def udp_link(local: str, peer: str) -> int:
     """A UDP socket bound to `local` and connected to `peer` (both ADDRESS:PORT): the link fd
     of UDP encapsulation. The caller owns the returned fd."""
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    # Room for a burst (thousands of SYNs when many clients connect at once): the kernel's
+    # default buffer holds a few hundred packets. As root the sysctl cap does not apply.
+    for opt, force in ((socket.SO_RCVBUF, 33), (socket.SO_SNDBUF, 32)):  # SO_*BUFFORCE
+        try:
+            s.setsockopt(socket.SOL_SOCKET, force, 8 << 20)
+        except OSError:
+            s.setsockopt(socket.SOL_SOCKET, opt, 8 << 20)
     s.bind(host_port(local))
     s.connect(host_port(peer))
     return s.detach()

@@ -142,15 +142,17 @@ def relay_config(o: dict[str, Any]) -> dict[str, Any]:
     return cfg
 
 
-class Reloader:
-    """SIGHUP: the file is read again with the same flags on top, and the running gateway
-    takes what it can (the core says what needs a restart). Also hands each update to the
-    metrics endpoint. `tick` is the gateway's `on_tick`."""
+class Ticker:
+    """What the gateway's update of every second drives (`tick` is its `on_tick`): the
+    metrics endpoint; SIGHUP reloads (the file read again with the same flags on top, the
+    running gateway taking what it can, the core saying what needs a restart); and a warning
+    when the gateway runs out of file descriptors."""
 
     def __init__(self, path: Path | None, flags: dict, quic: bool, say, metrics=None):
         self.path, self.flags, self.quic, self.say, self.metrics = path, flags, quic, say, metrics
         self.requested = False
         self.seen = 0
+        self.fd_waits = 0
 
     def request(self, signum=None, frame=None) -> None:
         self.requested = True
@@ -165,6 +167,12 @@ class Reloader:
         if rep.get("reloads", 0) > self.seen:
             self.seen = rep["reloads"]
             self.say(f"SIGHUP: {rep.get('last_reload', '')}")
+        if rep.get("accept_fd_limit", 0) > self.fd_waits:
+            if self.fd_waits == 0:
+                self.say(f"out of file descriptors (limit {rep.get('fd_limit')}): new "
+                         "connections wait in the listen backlog; raise the hard limit "
+                         "(ulimit -Hn, or LimitNOFILE= in a systemd unit)")  # fmt: skip
+            self.fd_waits = rep["accept_fd_limit"]
         return self._next_config()
 
     def _next_config(self) -> str | None:

@@ -62,6 +62,10 @@ pub(crate) use sockets::{connect_nonblocking, transparent_listener};
 pub(crate) const PROTO: u8 = 6;
 /// A flow stays this long after its connection finished, to answer late segments.
 const LINGER: Time = 2 * SEC;
+/// Connections the kernel may hold for each listener before the gateway accepts them.
+const LISTEN_BACKLOG: libc::c_int = 4096;
+/// How long accepting pauses when the process is out of file descriptors.
+const ACCEPT_PAUSE: Time = 100 * MS;
 /// Bytes read from a kernel socket at once.
 const CHUNK: usize = 65_536;
 /// Packets read from the link before the sockets are serviced again.
@@ -98,6 +102,9 @@ pub struct Gateway {
     link_down: bool,
     /// Explicit listeners with the peer's SCPS-TP port, and the transparent one (None).
     listeners: Vec<(TcpListener, Option<u16>)>,
+    /// Out of file descriptors (EMFILE, ENFILE): accepting waits until then, rather than
+    /// spinning on a listener the kernel keeps reporting readable.
+    accept_paused_until: Time,
     flows: HashMap<Key, Flow>,
     next_port: u16,
     /// Secret of the initial sequence numbers (RFC 6528), new for every gateway.
@@ -130,12 +137,18 @@ impl Gateway {
                 TcpListener::bind(addr).map_err(|e| LiveError::os(format!("listen {addr}"), e))?;
             l.set_nonblocking(true)
                 .map_err(|e| LiveError::os(format!("listen {addr}: non-blocking"), e))?;
+            // std listens with a backlog of 128: thousands of clients connecting at once
+            // overflow it and are reset. Listening again raises it (capped by somaxconn).
+            // SAFETY: listen on a socket we own.
+            unsafe { libc::listen(l.as_raw_fd(), LISTEN_BACKLOG) };
             listeners.push((l, Some(port)));
         }
         if let Some(at) = cfg.intercept {
             listeners.push((transparent_listener(at)?, None));
         }
+        let fd_limit = crate::sys::raise_fd_limit();
         Ok(Gateway {
+            accept_paused_until: 0,
             cfg,
             link,
             link_state: None,
@@ -154,7 +167,10 @@ impl Gateway {
             },
             rst_window: (0, 0),
             polled: Vec::new(),
-            rep: GatewayReport::default(),
+            rep: GatewayReport {
+                fd_limit,
+                ..Default::default()
+            },
             stopping: None,
             stop_reason: None,
             stopped: None,
@@ -336,7 +352,14 @@ impl Gateway {
         };
         let mut fds = vec![pollin(self.link)];
         fds.extend(self.link_state.map(pollin));
-        fds.extend(self.listeners.iter().map(|(l, _)| pollin(l.as_raw_fd())));
+        let paused = now < self.accept_paused_until;
+        if paused {
+            until = until.min(self.accept_paused_until);
+        }
+        fds.extend(self.listeners.iter().map(|(l, _)| libc::pollfd {
+            events: if paused { 0 } else { libc::POLLIN },
+            ..pollin(l.as_raw_fd())
+        }));
         let first_flow = fds.len();
         self.polled.clear();
         for (&key, f) in &self.flows {

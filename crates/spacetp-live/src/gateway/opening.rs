@@ -17,6 +17,13 @@ impl Gateway {
             loop {
                 let (s, client) = match self.listeners[i].0.accept() {
                     Ok(x) => x,
+                    Err(e) if matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE)) => {
+                        // The connection waits in the kernel's backlog; accepting resumes
+                        // once descriptors are free (or after the pause).
+                        self.rep.accept_fd_limit += 1;
+                        self.accept_paused_until = now + ACCEPT_PAUSE;
+                        return;
+                    }
                     Err(_) => break,
                 };
                 s.set_nonblocking(true).ok();

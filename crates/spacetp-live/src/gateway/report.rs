@@ -20,6 +20,10 @@ pub struct GatewayReport {
     pub snacks_received: u64,
     pub snack_retransmits: u64,
     pub timeouts: u64,
+    /// The process's file-descriptor limit (raised to the hard limit at start), and how
+    /// often accepting paused because it was reached.
+    pub fd_limit: u64,
+    pub accept_fd_limit: u64,
     /// Configurations taken while running (SIGHUP), and what the last one did.
     pub reloads: u64,
     pub last_reload: String,
