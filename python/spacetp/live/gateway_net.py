@@ -70,6 +70,23 @@ def netns_cookie() -> int | None:
             return None
 
 
+CAP_NET_ADMIN = 12
+
+
+def can_admin_network() -> bool:
+    """Whether this process may change routes, nftables, TUN devices and net sysctls: root,
+    or CAP_NET_ADMIN in its effective set (a service with only the capabilities it needs)."""
+    if os.geteuid() == 0:
+        return True
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("CapEff:"):
+                return bool(int(line.split()[1], 16) >> CAP_NET_ADMIN & 1)
+    except (OSError, ValueError):
+        pass
+    return False
+
+
 def state_file(tun: str) -> Path:
     return STATE_DIR / f"gateway-{netns_id()}-{tun}.json"
 
@@ -127,8 +144,10 @@ def cleanup(tun: str) -> str | None:
     """Remove what a gateway with TUN `tun` that died left in this network namespace; one
     line saying what was removed, None if there is no state file. EmulateError naming the
     PID if that gateway still runs."""
-    if os.geteuid() != 0:
-        raise EmulateError("--cleanup needs root (it deletes routing rules and nft tables)")
+    if not can_admin_network():
+        raise EmulateError(
+            "--cleanup needs root or CAP_NET_ADMIN (it deletes routing rules and nft tables)"
+        )
     f = state_file(tun)
     if not f.exists():
         return None
@@ -218,9 +237,9 @@ class GatewayNet(TornDown):
         tmp.replace(f)
 
     def _check(self) -> None:
-        if os.geteuid() != 0:
+        if not can_admin_network():
             what = "--tun" if self.tun else "--intercept"
-            raise EmulateError(f"{what} needs root (routing rules, nftables)")
+            raise EmulateError(f"{what} needs root or CAP_NET_ADMIN (routing rules, nftables)")
         if self.after_crash not in AFTER_CRASH:
             raise EmulateError(f"--after-crash {self.after_crash}: use one of open, closed")
         if self.tun is not None:
