@@ -21,14 +21,26 @@ impl Gateway {
                 let e = std::io::Error::last_os_error();
                 return match e.raw_os_error() {
                     Some(libc::EAGAIN) | Some(libc::EINTR) => Ok(()),
+                    // A UDP link reports the peer gateway's ICMP errors on the next read
+                    // (its process is down or restarting, the path is gone): the error is
+                    // consumed, the link stays; the connections' timers do the rest.
+                    Some(
+                        libc::ECONNREFUSED
+                        | libc::EHOSTUNREACH
+                        | libc::ENETUNREACH
+                        | libc::EHOSTDOWN
+                        | libc::ENETDOWN,
+                    ) => {
+                        self.rep.link_unreachable += 1;
+                        continue;
+                    }
                     _ => Err(LiveError::os("reading the link fd", e)),
                 };
             }
             if n == 0 {
-                return Err(LiveError::os(
-                    "reading the link fd",
-                    std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "it was closed"),
-                ));
+                // An empty datagram (a packet link never closes with a read of 0).
+                self.rep.undecodable += 1;
+                continue;
             }
             self.rep.packets_in += 1;
             self.on_packet(now, &buf[..n as usize]);

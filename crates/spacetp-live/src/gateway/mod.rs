@@ -62,6 +62,14 @@ pub(crate) use sockets::{connect_nonblocking, transparent_listener};
 pub(crate) const PROTO: u8 = 6;
 /// A flow stays this long after its connection finished, to answer late segments.
 const LINGER: Time = 2 * SEC;
+/// A random port in 49152..=65535.
+fn first_ephemeral_port() -> u16 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(monotonic_ns());
+    EPHEMERAL_PORTS + (h.finish() % (u16::MAX - EPHEMERAL_PORTS) as u64) as u16
+}
+
 /// Connections the kernel may hold for each listener before the gateway accepts them.
 const LISTEN_BACKLOG: libc::c_int = 4096;
 /// How long accepting pauses when the process is out of file descriptors.
@@ -155,7 +163,9 @@ impl Gateway {
             link_down: false,
             listeners,
             flows: HashMap::new(),
-            next_port: EPHEMERAL_PORTS,
+            // A random first port (RFC 6056): a gateway started again after a crash does not
+            // reuse the ports of connections its peer may still hold.
+            next_port: first_ephemeral_port(),
             isn_secret: Default::default(),
             t0: monotonic_ns(),
             buf: vec![0; 65_536],

@@ -45,6 +45,8 @@ pub struct GatewayReport {
     pub bad_checksum: u64,
     pub undecodable: u64,
     pub link_write_errors: u64,
+    /// ICMP errors a UDP link reported (the peer gateway down or unreachable).
+    pub link_unreachable: u64,
     pub segments_sent: u64,
     pub retransmitted_segments: u64,
     pub max_flows: u64,
