@@ -348,7 +348,12 @@ def test_example_explains_itself(name: str):
 def test_example_validates_and_runs(path: Path):
     sc = spacetp.load(path)
     if _needs_orbits_extra(sc):
-        pytest.skip(f"{path.name} needs the orbits extra: pip install spacetp[orbits]")
+        # The README's test command installs the extra; without it this is a failure, not
+        # a skip, so a broken install cannot hide the orbit examples.
+        import importlib.util
+
+        missing = [m for m in ("sgp4", "skyfield") if importlib.util.find_spec(m) is None]
+        assert not missing, f"{path.name} needs the orbits extra: pip install spacetp[orbits]"
     spacetp.validate(sc)
     t0 = time.perf_counter()
     res = spacetp.run(path)
