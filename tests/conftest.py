@@ -1,6 +1,7 @@
 import shlex
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -42,3 +43,15 @@ def bash_ignores_sigint_in_background() -> bool:
         ["bash", "-c", "grep SigIgn /proc/self/status & wait"], capture_output=True, text=True
     )
     return bool(int(r.stdout.split()[1], 16) & (1 << (signal.SIGINT - 1)))
+
+
+def free_ports(n: int) -> list[int]:
+    """`n` loopback ports nothing listens on now, chosen by the kernel (ports derived from a
+    pid collide with whatever else the machine runs)."""
+    socks = [socket.socket() for _ in range(n)]
+    for s in socks:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in socks]
+    for s in socks:
+        s.close()
+    return ports

@@ -16,26 +16,17 @@ import subprocess
 import threading
 import time
 
+from conftest import free_ports
 from test_emulate import _exe
 
 FLOWS = 8
-
-
-def _free_ports(n: int) -> list[int]:
-    socks = [socket.socket() for _ in range(n)]
-    for s in socks:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
 
 
 def test_a_gateway_killed_mid_transfer_and_restarted(tmp_path):
     srv = socket.socket()
     srv.bind(("127.0.0.1", 0))
     srv.listen(64)
-    p_listen, p_a, p_b = _free_ports(3)
+    p_listen, p_a, p_b = free_ports(3)
     ended: list[tuple[int, str]] = []  # (bytes the server got, how it ended)
     digests: list[str] = []
 

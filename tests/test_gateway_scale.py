@@ -13,19 +13,10 @@ import subprocess
 import threading
 import time
 
+from conftest import free_ports
 from test_emulate import _exe
 
 N = 150
-
-
-def _free_ports(n: int) -> list[int]:
-    socks = [socket.socket() for _ in range(n)]
-    for s in socks:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
 
 
 def _limit_files():
@@ -36,7 +27,7 @@ def test_out_of_descriptors_the_gateway_waits_then_relays_every_connection(tmp_p
     srv = socket.socket()
     srv.bind(("127.0.0.1", 0))
     srv.listen(512)
-    p_listen, p_a, p_b = _free_ports(3)
+    p_listen, p_a, p_b = free_ports(3)
     p_srv = srv.getsockname()[1]
 
     def serve():
