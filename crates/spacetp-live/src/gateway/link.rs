@@ -45,9 +45,26 @@ impl LinkOut {
         }
     }
 
-    /// Everything flow `f` has to send now.
-    pub(super) fn transmit(&mut self, key: Key, f: &mut Flow, now: Time, rep: &mut GatewayReport) {
-        while let Some(t) = f.conn.poll_transmit(now) {
+    /// Everything flow `f` has to send now, as far as the shared link rate lets it; if the
+    /// rate held it back, when it may go on.
+    pub(super) fn transmit(
+        &mut self,
+        key: Key,
+        f: &mut Flow,
+        now: Time,
+        link_rate: &mut Option<TokenBucket>,
+        rep: &mut GatewayReport,
+    ) -> Option<Time> {
+        loop {
+            if let Some(b) = link_rate {
+                // Room for a whole packet, whatever comes next.
+                if let Err(at) = b.ready(now, f.conn.segment_size() as u64 + 60) {
+                    return Some(at);
+                }
+            }
+            let Some(t) = f.conn.poll_transmit(now) else {
+                return None;
+            };
             let payload: &[u8] = if t.len == 0 {
                 &[]
             } else {
@@ -89,7 +106,12 @@ impl LinkOut {
                 None => encode_ipv4_tcp(&ip, &t.hdr, Payload::Bytes(payload), &mut self.buf),
             };
             match encoded {
-                Ok(_) => self.write(rep),
+                Ok(_) => {
+                    if let Some(b) = link_rate {
+                        let _ = b.take(now, self.buf.len() as u64);
+                    }
+                    self.write(rep)
+                }
                 Err(_) => rep.link_write_errors += 1,
             }
         }

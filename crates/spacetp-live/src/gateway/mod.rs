@@ -28,7 +28,8 @@ use crate::monotonic_ns;
 use crate::reassembly::Reassembly;
 use serde::Serialize;
 use spacetp_proto::{
-    reset_reply, CloseReason, ConnStats, Connection, State, TcpConfig, Time, MS, SEC, US,
+    reset_reply, CloseReason, ConnStats, Connection, State, TcpConfig, Time, TokenBucket, MS, SEC,
+    US,
 };
 use spacetp_wire::{
     compress_with_payload, decode_ipv4_header, decode_ipv4_tcp, decompress, encode_ipv4_packet,
@@ -70,6 +71,12 @@ fn first_ephemeral_port() -> u16 {
     EPHEMERAL_PORTS + (h.finish() % (u16::MAX - EPHEMERAL_PORTS) as u64) as u16
 }
 
+/// The shared bucket of the link rate, as deep as a connection's (`tcp.scps.bucket`).
+fn link_bucket(tcp: &TcpConfig) -> Option<TokenBucket> {
+    let rate = tcp.scps.rate?;
+    Some(TokenBucket::new(rate.0, tcp.scps.bucket.0))
+}
+
 /// Connections the kernel may hold for each listener before the gateway accepts them.
 const LISTEN_BACKLOG: libc::c_int = 4096;
 /// How long accepting pauses when the process is out of file descriptors.
@@ -87,6 +94,29 @@ const RESETS_PER_SECOND: u32 = 100;
 /// challenge ACKs, and never longer than `STOP_LINGER_MAX`.
 const STOP_MARGIN: Time = 100 * MS;
 const STOP_LINGER_MAX: Time = 5 * SEC;
+
+/// What one turn of [`Gateway::service`] sends with.
+struct Sender<'a> {
+    out: &'a mut LinkOut,
+    link_rate: &'a mut Option<TokenBucket>,
+    ready_at: &'a mut Option<Time>,
+    rep: &'a mut GatewayReport,
+    dead: &'a mut Vec<Key>,
+}
+
+impl Sender<'_> {
+    /// Flow `f`'s packets to the link, then what follows from them.
+    fn send_and_tidy(&mut self, key: Key, f: &mut Flow, now: Time) {
+        if let Some(t) = self.out.transmit(key, f, now, self.link_rate, self.rep) {
+            *self.ready_at = Some(self.ready_at.map_or(t, |u| u.min(t)));
+        }
+        f.release_acknowledged();
+        f.finish(now, self.rep);
+        if f.lingered(now) {
+            self.dead.push(key);
+        }
+    }
+}
 
 /// A flow's addresses on the link: (this gateway's side, the peer's side).
 type Key = (SocketAddrV4, SocketAddrV4);
@@ -122,6 +152,14 @@ pub struct Gateway {
     buf: Vec<u8>,
     chunk: Vec<u8>,
     out: LinkOut,
+    /// The space link's rate (`tcp.scps.rate`), shared by every connection as the SCPS
+    /// Reference Implementation shares a route's rate: N connections each paced at the link
+    /// rate would overflow it N times. None: no rate control.
+    link_rate: Option<TokenBucket>,
+    /// When the link rate next lets a packet go, if it held one back.
+    link_ready_at: Option<Time>,
+    /// Where the next turn starts sending, so no flow always comes first for the link rate.
+    turn: usize,
     /// Resets answering segments for no flow: the current second and how many went out in it.
     rst_window: (Time, u32),
     /// The flows whose sockets the last poll covered, in order, and what it reported.
@@ -155,6 +193,11 @@ impl Gateway {
             listeners.push((transparent_listener(at)?, None));
         }
         let fd_limit = crate::sys::raise_fd_limit();
+        // Rate control refills its bucket every few tens of microseconds at hundreds of Mb/s:
+        // the default 50 us timer slack would wake the loop late and lose the tokens.
+        // SAFETY: prctl on this thread only.
+        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
+        let link_rate = link_bucket(&cfg.tcp);
         Ok(Gateway {
             accept_paused_until: 0,
             cfg,
@@ -175,6 +218,9 @@ impl Gateway {
                 ip_id: 0,
                 buf: Vec::with_capacity(2048),
             },
+            link_rate,
+            link_ready_at: None,
+            turn: 0,
             rst_window: (0, 0),
             polled: Vec::new(),
             rep: GatewayReport {
@@ -323,23 +369,34 @@ impl Gateway {
     fn service(&mut self, now: Time) {
         self.rep.max_flows = self.rep.max_flows.max(self.flows.len() as u64);
         let keepalive = (!self.link_down).then_some(self.cfg.keepalive);
+        // Sending starts at a different flow each turn (the link rate may run out).
+        let first = self.turn % self.flows.len().max(1);
+        self.turn = self.turn.wrapping_add(1);
+        self.link_ready_at = None;
         let mut dead = Vec::new();
-        for (&key, f) in self.flows.iter_mut() {
+        let mut send = Sender {
+            out: &mut self.out,
+            link_rate: &mut self.link_rate,
+            ready_at: &mut self.link_ready_at,
+            rep: &mut self.rep,
+            dead: &mut dead,
+        };
+        for (i, (&key, f)) in self.flows.iter_mut().enumerate() {
             f.check_socket();
-            f.socket_to_connection(&mut self.chunk, &mut self.rep);
-            f.connection_to_socket(&mut self.rep);
+            f.socket_to_connection(&mut self.chunk, send.rep);
+            f.connection_to_socket(send.rep);
             if let Some(k) = keepalive {
-                f.keepalive(now, &k, &mut self.rep);
+                f.keepalive(now, &k, send.rep);
             }
             if f.conn.poll_timeout().is_some_and(|t| t <= now) {
                 f.conn.on_timeout(now);
             }
-            self.out.transmit(key, f, now, &mut self.rep);
-            f.release_acknowledged();
-            f.finish(now, &mut self.rep);
-            if f.lingered(now) {
-                dead.push(key);
+            if i >= first {
+                send.send_and_tidy(key, f, now);
             }
+        }
+        for (&key, f) in self.flows.iter_mut().take(first) {
+            send.send_and_tidy(key, f, now);
         }
         for k in dead {
             self.flows.remove(&k);
@@ -370,6 +427,9 @@ impl Gateway {
             events: if paused { 0 } else { libc::POLLIN },
             ..pollin(l.as_raw_fd())
         }));
+        if let Some(t) = self.link_ready_at {
+            until = until.min(t);
+        }
         let first_flow = fds.len();
         self.polled.clear();
         for (&key, f) in &self.flows {

@@ -1,7 +1,7 @@
 //! SIGHUP: a new configuration for a running gateway. What a running gateway can take is
-//! applied (the SCPS-TP settings and keepalives of connections opened from now on, the
-//! keepalives of open ones, the drain and the duration); what it cannot (addresses, rules,
-//! the MTU) is named as needing a restart, and the running value is kept.
+//! applied (the shared link rate at once; the other SCPS-TP settings for connections opened
+//! from now on; the keepalives of open ones, the drain and the duration); what it cannot
+//! (addresses, rules, the MTU) is named as needing a restart, and the running value is kept.
 
 use super::*;
 
@@ -42,7 +42,10 @@ impl Gateway {
         // shows every field.
         if format!("{:?}", old.tcp) != format!("{:?}", new.tcp) {
             old.tcp = new.tcp;
-            r.applied.push("tcp (connections opened from now on)");
+            // The shared link rate changes at once; each connection keeps its own settings.
+            self.link_rate = link_bucket(&old.tcp);
+            r.applied
+                .push("tcp (link rate at once; the rest for connections opened from now on)");
         }
         if old.keepalive != new.keepalive {
             old.keepalive = new.keepalive;
@@ -106,7 +109,11 @@ mod tests {
         ));
         assert_eq!(
             r.applied,
-            vec!["tcp (connections opened from now on)", "keepalive", "drain"]
+            vec![
+                "tcp (link rate at once; the rest for connections opened from now on)",
+                "keepalive",
+                "drain"
+            ]
         );
         assert_eq!(r.needs_restart, vec!["mtu"]);
         assert_eq!(g.cfg.keepalive.idle, 30 * SEC);

@@ -133,6 +133,23 @@ fn relays_to_the_destination_the_segments_carry() {
 }
 
 #[test]
+fn connections_share_the_link_rate() {
+    // The gateways' rate is 20 Mb/s: four connections of 1 MB each (over 4 MB of packets)
+    // need at least 1.6 s through one shared bucket; each paced at the rate on its own they
+    // would send 80 Mb/s and be done in a quarter of that.
+    let t0 = std::time::Instant::now();
+    through_gateways(
+        r#""rate": "100 Mb/s", "delay": "5 ms""#,
+        "scps-nucc",
+        4,
+        1_000_000,
+        false,
+    );
+    let took = t0.elapsed().as_secs_f64();
+    assert!(took > 4e6 * 8.0 / 20e6, "4 x 1 MB in {took:.2} s");
+}
+
+#[test]
 fn relays_under_loss_and_in_parallel() {
     through_gateways(
         r#""rate": "50 Mb/s", "delay": "5 ms", "errors": {"per": 0.02}"#,

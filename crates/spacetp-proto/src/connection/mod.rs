@@ -31,6 +31,8 @@ mod recv;
 mod resend;
 mod rto_undo;
 mod scps;
+/// Token-bucket rate control, also shared by many connections (the gateway's link rate).
+pub use scps::TokenBucket;
 mod sent;
 mod state;
 mod stats;
