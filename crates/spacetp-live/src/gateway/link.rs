@@ -62,9 +62,7 @@ impl LinkOut {
                     return Some(at);
                 }
             }
-            let Some(t) = f.conn.poll_transmit(now) else {
-                return None;
-            };
+            let t = f.conn.poll_transmit(now)?;
             let payload: &[u8] = if t.len == 0 {
                 &[]
             } else {
