@@ -198,6 +198,20 @@ def register(app: typer.Typer) -> None:
             int | None,
             typer.Option(help="Unanswered probes after which both ends are reset (default 4)."),
         ] = None,
+        idle_timeout: Annotated[
+            float | None,
+            typer.Option(
+                help="Reset both ends of a relayed connection that moved no data either way "
+                "for this many seconds (default: never)."
+            ),
+        ] = None,
+        log: Annotated[
+            str | None,
+            typer.Option(
+                help="summary (default: reloads, warnings, the final report), text (also a "
+                "line per connection opened and ended, with its id) or json (all as JSON lines)."
+            ),
+        ] = None,
         after_crash: Annotated[
             str | None,
             typer.Option(
@@ -269,6 +283,7 @@ def register(app: typer.Typer) -> None:
                 "link_state_udp": link_state_udp, "duration": duration, "drain": drain,
                 "keepalive": keepalive, "keepalive_interval": keepalive_interval,
                 "keepalive_probes": keepalive_probes, "after_crash": after_crash,
+                "idle_timeout": idle_timeout, "log": log,
                 "stats": stats and str(stats), "metrics": metrics,
             }  # fmt: skip
             o = resolve(load(config) if config is not None else {}, flags)
@@ -385,12 +400,15 @@ def register(app: typer.Typer) -> None:
                     except (OSError, ValueError) as e:
                         raise UserError(f"--metrics {metrics}: {e}") from None
                     undo.callback(server.close)
-                ticker = Ticker(config, flags, quic_carrier, _say, server)
+                ticker = Ticker(config, flags, quic_carrier, _say, server, log=o["log"])
                 signal.signal(signal.SIGHUP, ticker.request)
                 rep = run(cfg, fd, ls, ticker.tick)
+                ticker.log_events(rep.pop("events", []))
             except (EmulateError, ValueError, OSError) as e:
                 raise UserError(str(e)) from None
-        out.print(json.dumps(rep, indent=2), highlight=False)
+        # JSON lines: the report is one line too.
+        out.print(json.dumps(rep, indent=None if o["log"] == "json" else 2), highlight=False,
+                  markup=False, soft_wrap=True)  # fmt: skip
         if stats is not None:
             stats.write_text(json.dumps(rep, indent=2) + "\n")
         if rep["stopped"].startswith("error"):

@@ -131,6 +131,8 @@ pub(crate) struct Running {
     em: std::thread::JoinHandle<crate::Report>,
     tap_thread: std::thread::JoinHandle<()>,
     gws: Vec<std::thread::JoinHandle<GatewayReport>>,
+    /// The gateways' log events so far (A, B).
+    pub(crate) events: [Arc<std::sync::Mutex<Vec<serde_json::Value>>>; 2],
 }
 
 #[cfg_attr(not(test), allow(dead_code))]
@@ -153,10 +155,11 @@ impl Running {
         let (t, st) = (tap.clone(), stop.clone());
         let tap_thread = std::thread::spawn(move || t.run([ta, tb], [xa, xb], &st));
         let ctl: [Arc<std::sync::atomic::AtomicU8>; 2] = Default::default();
+        let events: [Arc<std::sync::Mutex<Vec<serde_json::Value>>>; 2] = Default::default();
         let gws = [(a, ga), (b, gb)]
             .into_iter()
-            .zip(ctl.clone())
-            .map(|((cfg, fd), ctl)| {
+            .zip(ctl.clone().into_iter().zip(events.clone()))
+            .map(|((cfg, fd), (ctl, log))| {
                 let st = stop.clone();
                 std::thread::spawn(move || {
                     let mut g = Gateway::new(cfg, fd.as_raw_fd()).unwrap();
@@ -171,7 +174,9 @@ impl Running {
                             RUN | STOP => {}
                             _ => unreachable!(),
                         }
-                        if !g.run_for(20 * MS) {
+                        let more = g.run_for(20 * MS);
+                        log.lock().unwrap().extend(g.take_events());
+                        if !more {
                             break;
                         }
                     }
@@ -186,6 +191,7 @@ impl Running {
             em,
             tap_thread,
             gws,
+            events,
         }
     }
 
@@ -225,6 +231,8 @@ pub(crate) fn config(profile: &str, local: [u8; 4], peer: [u8; 4]) -> GatewayCon
         duration: None,
         drain: None,
         keepalive: Keepalive::default(),
+        idle_timeout: None,
+        log_events: true,
     }
 }
 

@@ -237,7 +237,8 @@ fn gateway_check(config_json: &str) -> PyResult<()> {
 /// address. Link-state notices arrive on datagram fd `link_state_fd`.
 ///
 /// `on_tick`, if given, is called about once a second with the report so far (JSON text):
-/// what a metrics endpoint serves.
+/// what a metrics endpoint serves; an SCPS-TP gateway's has the log events since the last
+/// call under `events` (with `log_connections`).
 #[pyfunction]
 #[pyo3(signature = (config_json, link_fd=None, link_state_fd=None, on_tick=None))]
 fn gateway(
@@ -249,13 +250,14 @@ fn gateway(
 ) -> PyResult<String> {
     let mut ticks = 0u32;
     // The callback may answer with a new configuration (JSON): a SIGHUP reload.
-    let mut tick = |py: Python<'_>, report: &dyn Fn() -> String| -> PyResult<Option<String>> {
-        ticks += 1;
-        match on_tick.as_ref().filter(|_| ticks % 10 == 1) {
-            Some(f) => f.call1(py, (report(),))?.extract::<Option<String>>(py),
-            None => Ok(None),
-        }
-    };
+    let mut tick =
+        |py: Python<'_>, report: &mut dyn FnMut() -> String| -> PyResult<Option<String>> {
+            ticks += 1;
+            match on_tick.as_ref().filter(|_| ticks % 10 == 1) {
+                Some(f) => f.call1(py, (report(),))?.extract::<Option<String>>(py),
+                None => Ok(None),
+            }
+        };
     use spacetp_live::carrier::AnyConfig;
     use spacetp_live::quic_gateway::{Link, QuicGateway};
     let report =
@@ -275,8 +277,11 @@ fn gateway(
                     if py.check_signals().is_err() {
                         g.begin_stop("signal");
                     }
-                    let new = tick(py, &|| {
-                        serde_json::to_string(&g.report()).unwrap_or_default()
+                    // The report, with the log events since the last tick under "events".
+                    let new = tick(py, &mut || {
+                        let mut r = serde_json::to_value(g.report()).unwrap_or_default();
+                        r["events"] = g.take_events().into();
+                        r.to_string()
                     })?;
                     if let Some(text) = new {
                         match spacetp_live::carrier::any_config_from_json(&text) {
@@ -290,7 +295,9 @@ fn gateway(
                         }
                     }
                 }
-                serde_json::to_string(&g.report())
+                let mut r = serde_json::to_value(g.report()).unwrap_or_default();
+                r["events"] = g.take_events().into();
+                serde_json::to_string(&r)
             }
             AnyConfig::Quic(cfg) => {
                 let local = cfg.local;
@@ -312,7 +319,7 @@ fn gateway(
                     if py.check_signals().is_err() {
                         g.begin_stop("signal");
                     }
-                    tick(py, &|| {
+                    tick(py, &mut || {
                         serde_json::to_string(&g.report()).unwrap_or_default()
                     })?;
                 }

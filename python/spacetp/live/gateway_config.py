@@ -16,6 +16,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from spacetp.live.gateway_log import check_mode, event_line, message_line
 from spacetp.live.gateway_net import INTERCEPT_PORT
 
 # key: (kind, default, what it is). Kinds: str, int, number, bool, list (of strings), table.
@@ -48,6 +49,8 @@ KEYS: dict[str, tuple[str, Any, str]] = {
     "keepalive": ("number", None, "seconds of silence before keepalive probes (default 120)"),
     "keepalive_interval": ("number", None, "seconds between probes (default 30)"),
     "keepalive_probes": ("int", None, "unanswered probes before both ends are reset (default 4)"),
+    "idle_timeout": ("number", None, "reset both ends of a connection idle this long (s)"),
+    "log": ("str", "summary", "summary, text (a line per connection) or json (JSON lines)"),
     "after_crash": ("str", "open", "what leftover rules do after a crash: open or closed"),
     "stats": ("str", None, "write the counters as JSON to this file at the stop"),
     "metrics": ("str", None, "ADDRESS:PORT of the Prometheus metrics endpoint (/metrics)"),
@@ -132,7 +135,10 @@ def relay_config(o: dict[str, Any]) -> dict[str, Any]:
     same = ("local", "peer", "tcp", "quic", "quic_port", "tls_cert", "tls_key")
     renamed = {"duration": "duration_s", "drain": "drain_s", "keepalive": "keepalive_s",
                "keepalive_interval": "keepalive_interval_s",
-               "keepalive_probes": "keepalive_probes"}  # fmt: skip
+               "keepalive_probes": "keepalive_probes",
+               "idle_timeout": "idle_timeout_s"}  # fmt: skip
+    if check_mode(o["log"]) != "summary":
+        cfg["log_connections"] = True
     for key in same:
         if o[key]:
             cfg[key] = o[key]
@@ -146,10 +152,16 @@ class Ticker:
     """What the gateway's update of every second drives (`tick` is its `on_tick`): the
     metrics endpoint; SIGHUP reloads (the file read again with the same flags on top, the
     running gateway taking what it can, the core saying what needs a restart); and a warning
-    when the gateway runs out of file descriptors."""
+    when the gateway runs out of file descriptors; and the connections' log lines
+    (`spacetp.live.gateway_log`)."""
 
-    def __init__(self, path: Path | None, flags: dict, quic: bool, say, metrics=None):
-        self.path, self.flags, self.quic, self.say, self.metrics = path, flags, quic, say, metrics
+    def __init__(
+        self, path: Path | None, flags: dict, quic: bool, say, metrics=None, log="summary"
+    ):
+        self.path, self.flags, self.quic, self.metrics = path, flags, quic, metrics
+        self.log = check_mode(log)
+        self.say = lambda text: say(message_line(text, self.log))
+        self.write = say
         self.requested = False
         self.seen = 0
         self.fd_waits = 0
@@ -164,6 +176,7 @@ class Ticker:
             rep = json.loads(report_json)
         except ValueError:
             rep = {}
+        self.log_events(rep.get("events", []))
         if rep.get("reloads", 0) > self.seen:
             self.seen = rep["reloads"]
             self.say(f"SIGHUP: {rep.get('last_reload', '')}")
@@ -174,6 +187,12 @@ class Ticker:
                          "(ulimit -Hn, or LimitNOFILE= in a systemd unit)")  # fmt: skip
             self.fd_waits = rep["accept_fd_limit"]
         return self._next_config()
+
+    def log_events(self, events: list[dict]) -> None:
+        for ev in events:
+            line = event_line(ev, self.log)
+            if line is not None:
+                self.write(line)
 
     def _next_config(self) -> str | None:
         if not self.requested:

@@ -48,6 +48,7 @@ HELP = {
     "ack_rejected": "ACKs refused outside the window (RFC 5961).",
     "keepalive_probes": "Keepalive probes sent across the link.",
     "reaped": "Connections ended because the peer stopped answering keepalives.",
+    "idle_reaped": "Connections ended after moving no data for the idle timeout.",
 }
 
 

@@ -58,6 +58,10 @@ pub struct GatewayConfig {
     /// (None: reset every flow on both sides at once).
     pub drain: Option<Time>,
     pub keepalive: Keepalive,
+    /// Reset both sides of a flow that moved no payload for this long (None: never).
+    pub idle_timeout: Option<Time>,
+    /// Keep log events (flows opened and ended, with ids) for [`Gateway::take_events`].
+    pub log_events: bool,
 }
 
 /// The gateway's settings as written: JSON from the CLI's flags (and the testbed). One
@@ -116,6 +120,12 @@ pub struct GatewaySettings {
     pub keepalive_s: Option<f64>,
     pub keepalive_interval_s: Option<f64>,
     pub keepalive_probes: Option<u32>,
+    /// Reset both ends of a relayed connection that moved no data either way for this many
+    /// seconds (default: never).
+    pub idle_timeout_s: Option<f64>,
+    /// Log each relayed connection's opening and end, with its id (`spacetp gateway --log`).
+    #[serde(default)]
+    pub log_connections: bool,
 }
 
 fn default_protocol() -> String {
@@ -287,5 +297,7 @@ pub(crate) fn settings_to_config(s: GatewaySettings) -> Result<GatewayConfig, Fi
         duration: seconds(s.duration_s, "duration_s", 0.0)?,
         drain: seconds(s.drain_s, "drain_s", 0.0)?,
         keepalive,
+        idle_timeout: seconds(s.idle_timeout_s, "idle_timeout_s", 1.0)?,
+        log_events: s.log_connections,
     })
 }

@@ -4,6 +4,16 @@
 use super::*;
 
 pub(super) struct Flow {
+    /// This gateway's number for the flow (logs), counted from 1.
+    pub(super) id: u64,
+    pub(super) opened_at: Time,
+    /// The last payload byte moved either way (idle reaping).
+    pub(super) last_active: Time,
+    /// Payload read from the kernel socket and written to it.
+    pub(super) bytes_up: u64,
+    pub(super) bytes_down: u64,
+    /// Why the gateway ended the flow, if it did (logs): "keepalive", "idle", "stop", ...
+    pub(super) ended_by: Option<&'static str>,
     pub(super) conn: Connection,
     pub(super) sock: Option<TcpStream>,
     pub(super) connecting: bool,
@@ -35,8 +45,15 @@ impl Flow {
         sock: Option<TcpStream>,
         connecting: bool,
         now: Time,
+        id: u64,
     ) -> Self {
         Flow {
+            id,
+            opened_at: now,
+            last_active: now,
+            bytes_up: 0,
+            bytes_down: 0,
+            ended_by: None,
             conn,
             sock,
             connecting,
@@ -61,6 +78,9 @@ impl Flow {
     pub(super) fn on_segment(&mut self, now: Time, h: &TcpHeader, payload: &[u8]) {
         self.last_heard = now;
         self.probes = 0;
+        if !payload.is_empty() {
+            self.last_active = now;
+        }
         if let Some(a) = self.conn.on_segment(now, h, payload.len() as u32) {
             self.received.store(a, payload);
         }
@@ -143,7 +163,12 @@ impl Flow {
     }
 
     /// Kernel -> link: what the socket has, as far as the connection's send buffer takes it.
-    pub(super) fn socket_to_connection(&mut self, tmp: &mut [u8], rep: &mut GatewayReport) {
+    pub(super) fn socket_to_connection(
+        &mut self,
+        now: Time,
+        tmp: &mut [u8],
+        rep: &mut GatewayReport,
+    ) {
         let Some(s) = self.sock.as_mut().filter(|_| !self.connecting) else {
             return;
         };
@@ -157,6 +182,8 @@ impl Flow {
                 Ok(0) => self.sock_eof = true,
                 Ok(n) => {
                     rep.bytes_up += n as u64;
+                    self.bytes_up += n as u64;
+                    self.last_active = now;
                     let k = self.conn.send(n as u64) as usize;
                     self.sbuf.extend_from_slice(&tmp[..k]);
                     self.stage.extend_from_slice(&tmp[k..n]);
@@ -175,7 +202,7 @@ impl Flow {
     /// Link -> kernel: in-order bytes, only those both the connection counts as received
     /// and the reassembly buffer holds. The two agree by construction; if they ever did not,
     /// the flow is reset rather than a gap filled.
-    pub(super) fn connection_to_socket(&mut self, rep: &mut GatewayReport) {
+    pub(super) fn connection_to_socket(&mut self, now: Time, rep: &mut GatewayReport) {
         let Some(s) = self.sock.as_mut().filter(|_| !self.connecting) else {
             return;
         };
@@ -199,6 +226,8 @@ impl Flow {
                     self.conn.read(n as u64);
                     self.received.consume(n);
                     rep.bytes_down += n as u64;
+                    self.bytes_down += n as u64;
+                    self.last_active = now;
                 }
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
@@ -225,11 +254,29 @@ impl Flow {
         }
         if self.probes >= k.probes {
             rep.reaped += 1;
+            self.ended_by = Some("keepalive");
             return self.abort();
         }
         self.probes += 1;
         rep.keepalive_probes += 1;
         self.conn.probe();
+    }
+
+    /// With an idle timeout: reset both sides of a flow that moved no payload for that long.
+    pub(super) fn reap_if_idle(&mut self, now: Time, idle: Option<Time>, rep: &mut GatewayReport) {
+        let Some(due) = self.idle_due(idle) else {
+            return;
+        };
+        if now >= due {
+            rep.idle_reaped += 1;
+            self.ended_by = Some("idle");
+            self.abort();
+        }
+    }
+
+    fn idle_due(&self, idle: Option<Time>) -> Option<Time> {
+        let open = self.finished_at.is_none() && !self.aborted();
+        idle.filter(|_| open).map(|i| self.last_active + i)
     }
 
     /// When the next keepalive probe (or the reaping) is due, for a flow that waits on its
@@ -245,14 +292,20 @@ impl Flow {
 
     /// The earliest time this flow has work without input: a connection timer, keepalive,
     /// or the end of its linger.
-    pub(super) fn next_deadline(&self, k: &Keepalive) -> Option<Time> {
+    pub(super) fn next_deadline(&self, k: &Keepalive, idle: Option<Time>) -> Option<Time> {
         let linger = self
             .finished_at
             .map(|t| t.max(self.last_heard) + self.linger());
-        [self.conn.poll_timeout(), self.keepalive_due(k), linger]
-            .into_iter()
-            .flatten()
-            .min()
+        let idle = self.idle_due(idle);
+        [
+            self.conn.poll_timeout(),
+            self.keepalive_due(k),
+            linger,
+            idle,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Acknowledged bytes are no longer needed.
@@ -285,6 +338,25 @@ impl Flow {
         self.sbuf = Vec::new();
         self.stage = Vec::new();
         rep.add_connection_stats(self.conn.stats());
+    }
+
+    /// The log event of this flow's end.
+    pub(super) fn close_event(&self, now: Time) -> serde_json::Value {
+        let how = if self.aborted() { "reset" } else { "closed" };
+        let cause = self.ended_by.or(match self.conn.close_reason() {
+            Some(CloseReason::Normal) | None => None,
+            Some(r) => Some(r.as_str()),
+        });
+        serde_json::json!({
+            "event": "close",
+            "conn": self.id,
+            "how": how,
+            "cause": cause,
+            "bytes_up": self.bytes_up,
+            "bytes_down": self.bytes_down,
+            "seconds": (now.saturating_sub(self.opened_at)) as f64 / 1e9,
+            "retransmitted": self.conn.stats().retransmitted_segments,
+        })
     }
 }
 

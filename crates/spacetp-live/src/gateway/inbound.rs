@@ -156,7 +156,8 @@ impl Gateway {
             _ => None,
         };
         let ok = sock.is_some();
-        let mut f = Flow::new(conn, sock, true, now);
+        let id = self.open_event(key, if ok { "admitted" } else { "refused" });
+        let mut f = Flow::new(conn, sock, true, now, id);
         f.comp_rx = comp_context(h, d.ip.src, d.ip.dst);
         f.on_segment(now, h, &[]);
         if ok {

@@ -97,6 +97,8 @@ const STOP_LINGER_MAX: Time = 5 * SEC;
 
 /// What one turn of [`Gateway::service`] sends with.
 struct Sender<'a> {
+    /// Where a flow's end is logged, if logging.
+    events: Option<&'a mut Vec<serde_json::Value>>,
     out: &'a mut LinkOut,
     link_rate: &'a mut Option<TokenBucket>,
     ready_at: &'a mut Option<Time>,
@@ -111,7 +113,15 @@ impl Sender<'_> {
             *self.ready_at = Some(self.ready_at.map_or(t, |u| u.min(t)));
         }
         f.release_acknowledged();
+        let was_open = f.finished_at.is_none();
         f.finish(now, self.rep);
+        if let Some(ev) = self
+            .events
+            .as_mut()
+            .filter(|_| was_open && f.finished_at.is_some())
+        {
+            ev.push(f.close_event(now));
+        }
         if f.lingered(now) {
             self.dead.push(key);
         }
@@ -166,6 +176,10 @@ pub struct Gateway {
     polled: Vec<Key>,
     rep: GatewayReport,
     stopping: Option<Stopping>,
+    /// Flows opened so far (the next flow's id is one more).
+    opened: u64,
+    /// Log events (JSON objects) not yet taken by [`Gateway::take_events`], if logging.
+    events: Vec<serde_json::Value>,
     /// Why the gateway is stopping, and once it has stopped.
     stop_reason: Option<String>,
     stopped: Option<String>,
@@ -227,6 +241,8 @@ impl Gateway {
                 fd_limit,
                 ..Default::default()
             },
+            opened: 0,
+            events: Vec::new(),
             stopping: None,
             stop_reason: None,
             stopped: None,
@@ -310,6 +326,7 @@ impl Gateway {
                 continue;
             }
             self.rep.open_at_stop.push(f.describe(now));
+            f.ended_by = Some("stop");
             f.abort();
             self.rep.reset_on_stop += 1;
             let rtt = f.conn.rtt().srtt().unwrap_or(self.cfg.tcp.initial_rto.0);
@@ -375,6 +392,7 @@ impl Gateway {
         self.link_ready_at = None;
         let mut dead = Vec::new();
         let mut send = Sender {
+            events: self.cfg.log_events.then_some(&mut self.events),
             out: &mut self.out,
             link_rate: &mut self.link_rate,
             ready_at: &mut self.link_ready_at,
@@ -383,11 +401,12 @@ impl Gateway {
         };
         for (i, (&key, f)) in self.flows.iter_mut().enumerate() {
             f.check_socket();
-            f.socket_to_connection(&mut self.chunk, send.rep);
-            f.connection_to_socket(send.rep);
+            f.socket_to_connection(now, &mut self.chunk, send.rep);
+            f.connection_to_socket(now, send.rep);
             if let Some(k) = keepalive {
                 f.keepalive(now, &k, send.rep);
             }
+            f.reap_if_idle(now, self.cfg.idle_timeout, send.rep);
             if f.conn.poll_timeout().is_some_and(|t| t <= now) {
                 f.conn.on_timeout(now);
             }
@@ -433,7 +452,7 @@ impl Gateway {
         let first_flow = fds.len();
         self.polled.clear();
         for (&key, f) in &self.flows {
-            if let Some(t) = f.next_deadline(&self.cfg.keepalive) {
+            if let Some(t) = f.next_deadline(&self.cfg.keepalive, self.cfg.idle_timeout) {
                 until = until.min(t);
             }
             let Some(s) = &f.sock else { continue };
@@ -479,6 +498,26 @@ impl Gateway {
                 }
             }
         }
+    }
+
+    /// The log events since the last call (empty unless the configuration asks for them).
+    pub fn take_events(&mut self) -> Vec<serde_json::Value> {
+        std::mem::take(&mut self.events)
+    }
+
+    /// A new flow's id, and its open event if logging.
+    fn open_event(&mut self, key: Key, side: &str) -> u64 {
+        self.opened += 1;
+        if self.cfg.log_events {
+            self.events.push(serde_json::json!({
+                "event": "open",
+                "conn": self.opened,
+                "side": side,
+                "local": key.0.to_string(),
+                "remote": key.1.to_string(),
+            }));
+        }
+        self.opened
     }
 
     pub fn report(&self) -> GatewayReport {

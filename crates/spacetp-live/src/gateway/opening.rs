@@ -48,7 +48,9 @@ impl Gateway {
                 }
                 let iss = self.isn(now, key);
                 let conn = self.connection(key, iss, Connection::connect);
-                self.flows.insert(key, Flow::new(conn, Some(s), false, now));
+                let id = self.open_event(key, "accepted");
+                self.flows
+                    .insert(key, Flow::new(conn, Some(s), false, now, id));
                 self.rep.accepted += 1;
             }
         }

@@ -51,6 +51,14 @@ impl Gateway {
             old.keepalive = new.keepalive;
             r.applied.push("keepalive");
         }
+        if old.idle_timeout != new.idle_timeout {
+            old.idle_timeout = new.idle_timeout;
+            r.applied.push("idle_timeout");
+        }
+        if old.log_events != new.log_events {
+            old.log_events = new.log_events;
+            r.applied.push("log_connections");
+        }
         if old.drain != new.drain {
             old.drain = new.drain;
             r.applied.push("drain");

@@ -78,6 +78,8 @@ pub struct GatewayReport {
     pub open_at_stop: Vec<String>,
     pub keepalive_probes: u64,
     pub reaped: u64,
+    /// Flows reset after moving no payload for the idle timeout.
+    pub idle_reaped: u64,
     /// Flows reset because relaying would have broken exactness (must stay 0: a bug).
     pub integrity_resets: u64,
 }

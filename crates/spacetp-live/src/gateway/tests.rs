@@ -602,3 +602,71 @@ fn the_schema_names_every_setting() {
     }
     assert_eq!(schema["additionalProperties"], serde_json::json!(false));
 }
+
+#[test]
+fn an_idle_connection_is_reaped_after_the_idle_timeout_and_logged() {
+    let (run, server, aport) = pair(r#""rate": "10 Mb/s", "delay": "5 ms""#, |c| {
+        c.idle_timeout = Some(SEC);
+    });
+    let srv = std::thread::spawn(move || {
+        let (mut s, _) = server.accept().unwrap();
+        let mut b = [0u8; 5];
+        s.read_exact(&mut b).unwrap();
+        s.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+            .unwrap();
+        s.read(&mut b).map(|n| n as i64)
+    });
+    let mut c = connect(aport);
+    c.write_all(b"hello").unwrap();
+    let t0 = std::time::Instant::now();
+    c.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    let mut b = [0u8; 1];
+    let r = c.read(&mut b);
+    let took = t0.elapsed();
+    let at_server = srv.join().unwrap();
+    let events = run.events.clone();
+    let reps = run.finish();
+    // Both ends reset, after the idle second (keepalives answered all along).
+    assert!(
+        matches!(&r, Err(e) if e.kind() == ErrorKind::ConnectionReset),
+        "{r:?}"
+    );
+    assert!(
+        matches!(&at_server, Err(e) if e.kind() == ErrorKind::ConnectionReset),
+        "{at_server:?}"
+    );
+    assert!(took >= std::time::Duration::from_millis(900), "{took:?}");
+    assert!(took < std::time::Duration::from_secs(5), "{took:?}");
+    // Both gateways have the timeout; whichever reaps first resets the other's half.
+    let reaped: u64 = reps.iter().map(|r| r.idle_reaped).sum();
+    assert!((1..=2).contains(&reaped), "{reaped}");
+    // The log: each side opened connection 1 and ended it; the reaping side says why.
+    for (side, log) in events.iter().enumerate() {
+        let log = log.lock().unwrap();
+        assert_eq!(log[0]["event"], "open", "{log:?}");
+        assert_eq!(log[0]["conn"], 1);
+        let close = log.iter().find(|e| e["event"] == "close").unwrap();
+        assert_eq!(
+            (close["conn"].as_u64(), close["how"].as_str()),
+            (Some(1), Some("reset"))
+        );
+        assert_eq!(
+            close["bytes_up"].as_u64().unwrap() + close["bytes_down"].as_u64().unwrap(),
+            5,
+            "side {side}"
+        );
+    }
+    let causes: Vec<_> = events
+        .iter()
+        .map(|l| {
+            l.lock()
+                .unwrap()
+                .iter()
+                .find(|e| e["event"] == "close")
+                .unwrap()["cause"]
+                .clone()
+        })
+        .collect();
+    assert!(causes.contains(&serde_json::json!("idle")), "{causes:?}");
+}

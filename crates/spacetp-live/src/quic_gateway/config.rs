@@ -64,6 +64,8 @@ pub(crate) fn config_from_settings(s: GatewaySettings) -> Result<QuicGatewayConf
             ("keepalive_s", s.keepalive_s.is_some()),
             ("keepalive_interval_s", s.keepalive_interval_s.is_some()),
             ("keepalive_probes", s.keepalive_probes.is_some()),
+            ("idle_timeout_s", s.idle_timeout_s.is_some()),
+            ("log_connections", s.log_connections),
         ],
         &format!(
             "a QUIC gateway (protocol \"{}\"): its tunnel's settings are under quic \

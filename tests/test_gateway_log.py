@@ -1,0 +1,99 @@
+"""`spacetp gateway --log json --idle-timeout S`: a gateway pair on loopback (UDP
+encapsulation, no root) relays a connection that then goes quiet; the idle timeout resets
+both ends, and each gateway's log (stderr) says so in JSON lines with the connection's id: its
+opening, its end (reset, why, bytes each way); the final report is one line on stdout."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import threading
+import time
+
+from conftest import free_ports
+from spacetp.live.gateway_log import event_line
+from test_emulate import _exe
+
+
+def _gateways(p: list[int], extra: list[str]) -> list[subprocess.Popen]:
+    a = ["--local", "10.77.0.1", "--peer", "10.77.0.2", "--listen", f"127.0.0.1:{p[0]}=5000",
+         "--udp", f"127.0.0.1:{p[1]},127.0.0.1:{p[2]}"]  # fmt: skip
+    b = ["--local", "10.77.0.2", "--peer", "10.77.0.1", "--forward", f"5000=127.0.0.1:{p[3]}",
+         "--udp", f"127.0.0.1:{p[2]},127.0.0.1:{p[1]}"]  # fmt: skip
+    return [
+        subprocess.Popen(
+            [*_exe(), "gateway", *args, *extra, "--duration", "6"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )  # fmt: skip
+        for args in (a, b)
+    ]
+
+
+def test_an_idle_connection_is_reset_on_both_ends_and_logged_as_json_lines():
+    p = free_ports(4)
+    srv = socket.create_server(("127.0.0.1", p[3]))
+    at_server: list = []
+
+    def serve():
+        c, _ = srv.accept()
+        c.settimeout(10)
+        try:
+            at_server.append(c.recv(100))
+            at_server.append(c.recv(100))  # nothing more comes: the reset ends this
+        except OSError as e:
+            at_server.append(e)
+
+    threading.Thread(target=serve, daemon=True).start()
+    gws = _gateways(p, ["--log", "json", "--idle-timeout", "1"])
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                c = socket.create_connection(("127.0.0.1", p[0]))
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "gateway A never listened"
+                time.sleep(0.1)
+        c.sendall(b"hello")
+        c.settimeout(10)
+        t0 = time.monotonic()
+        try:
+            got = c.recv(1)
+        except ConnectionResetError:
+            got = "reset"
+        took = time.monotonic() - t0
+        outs = [g.communicate(timeout=20) for g in gws]
+    finally:
+        for g in gws:
+            g.kill()
+    assert got == "reset" and 0.9 <= took < 5, (got, took)
+    assert at_server[0] == b"hello" and isinstance(at_server[1], ConnectionResetError), at_server
+    causes = []
+    for out, err in outs:
+        # The log on stderr (every line JSON), the final report on stdout (one line).
+        events = [json.loads(x) for x in err.splitlines() if x.strip()]
+        assert all(isinstance(x["time"], float) for x in events)
+        opened = [x for x in events if x["event"] == "open"]
+        closed = [x for x in events if x["event"] == "close"]
+        assert [x["conn"] for x in opened] == [1] and [x["conn"] for x in closed] == [1], events
+        assert closed[0]["how"] == "reset"
+        assert closed[0]["bytes_up"] + closed[0]["bytes_down"] == 5
+        causes.append(closed[0]["cause"])
+        [report] = [json.loads(x) for x in out.splitlines() if x.strip()]
+        assert report["stopped"] == "duration" and "events" not in report
+    assert "idle" in causes, causes
+
+
+def test_text_log_lines_name_the_connection_and_what_it_moved():
+    ev = {"event": "close", "conn": 7, "how": "reset", "cause": "idle", "bytes_up": 1500,
+          "bytes_down": 2_000_000, "seconds": 61.25, "retransmitted": 3}  # fmt: skip
+    line = event_line(ev, "text")
+    assert line.startswith("conn 7 reset (idle) after 61.2 s:"), line
+    assert "1.5 kB up" in line and "2 MB down" in line and "3 retransmitted" in line, line
+    opened = {"event": "open", "conn": 7, "side": "accepted", "local": "10.77.0.1:49200",
+              "remote": "10.77.0.2:5000"}  # fmt: skip
+    assert event_line(opened, "text") == "conn 7 accepted: 10.77.0.2:5000 <-> 10.77.0.1:49200"
+    assert event_line(ev, "summary") is None
