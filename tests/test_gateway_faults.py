@@ -9,6 +9,7 @@ new connection through the restarted gateway is relayed exactly at once."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import signal
 import socket
@@ -121,3 +122,128 @@ def test_a_gateway_killed_mid_transfer_and_restarted(tmp_path):
             if p.poll() is None:
                 p.kill()
         srv.close()
+
+
+def _pair_args(p_listen: int, p_a: int, p_b: int, p_srv: int) -> tuple[list[str], list[str]]:
+    a = ["--local", "10.77.0.1", "--peer", "10.77.0.2", "--listen", f"127.0.0.1:{p_listen}=5000",
+         "--udp", f"127.0.0.1:{p_a},127.0.0.1:{p_b}"]  # fmt: skip
+    b = ["--local", "10.77.0.2", "--peer", "10.77.0.1", "--forward", f"5000=127.0.0.1:{p_srv}",
+         "--udp", f"127.0.0.1:{p_b},127.0.0.1:{p_a}"]  # fmt: skip
+    return a, b
+
+
+def _gateway(args: list[str]) -> subprocess.Popen:
+    return subprocess.Popen([*_exe(), "gateway", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+
+
+def _connect(port: int, deadline: float) -> socket.socket:
+    while True:
+        try:
+            return socket.create_connection(("127.0.0.1", port))
+        except OSError:
+            assert time.monotonic() < deadline, "the gateway never listened"
+            time.sleep(0.1)
+
+
+def _sink(srv: socket.socket, got: list, delay: float = 0.0) -> None:
+    """Accept one connection; after `delay` s without reading, hash it to EOF."""
+    c, _ = srv.accept()
+    time.sleep(delay)
+    h, n = hashlib.sha256(), 0
+    try:
+        while b := c.recv(65536):
+            h.update(b)
+            n += len(b)
+        got.append((n, h.hexdigest()))
+    except OSError as e:
+        got.append((n, repr(e)))
+
+
+def test_the_far_gateway_unreachable_at_start_then_up_or_never():
+    # Gateway A starts alone: its UDP link draws ICMP port-unreachable errors (counted, the
+    # gateway goes on). A client connects and sends; gateway B comes up 2 s later and the
+    # SCPS-TP SYN's retransmission finds it: every byte arrives. A client of a gateway whose
+    # peer never comes gets a reset once the SYN retries are spent, not a hang.
+    srv = socket.create_server(("127.0.0.1", 0))
+    p_listen, p_a, p_b, p_listen2, p_a2, p_b2 = free_ports(6)
+    a, b = _pair_args(p_listen, p_a, p_b, srv.getsockname()[1])
+    got: list = []
+    threading.Thread(target=_sink, args=(srv, got), daemon=True).start()
+    lonely, _ = _pair_args(p_listen2, p_a2, p_b2, 9)
+    gw_a = _gateway([*a, "--duration", "20"])
+    gw_lonely = _gateway([*lonely, "--duration", "12", "--tcp", '{"syn_retries": 2}'])
+    procs = [gw_a, gw_lonely]
+    try:
+        data = os.urandom(300_000)
+        c = _connect(p_listen, time.monotonic() + 10)
+        c.sendall(data)
+        c.shutdown(socket.SHUT_WR)
+        time.sleep(2)
+        procs.append(_gateway([*b, "--duration", "18"]))
+        c.settimeout(20)
+        assert c.recv(1) == b""  # the server's close, relayed back
+        deadline = time.monotonic() + 10
+        while not got and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert got == [(len(data), hashlib.sha256(data).hexdigest())], got
+        # The gateway whose peer never comes: the client is reset, within the SYN retries
+        # (1 + 2 + 4 s and the last wait), not left hanging.
+        c2 = _connect(p_listen2, time.monotonic() + 10)
+        c2.sendall(b"hello")
+        c2.settimeout(15)
+        t0 = time.monotonic()
+        try:
+            end = c2.recv(1)
+        except ConnectionResetError:
+            end = "reset"
+        assert end == "reset" and time.monotonic() - t0 < 14, end
+        rep_a = json.loads(gw_a.communicate(timeout=30)[0])
+        rep_lonely = json.loads(gw_lonely.communicate(timeout=30)[0])
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+        srv.close()
+    assert rep_a["link_unreachable"] >= 1 and rep_a["integrity_resets"] == 0, rep_a
+    assert rep_lonely["reset"] == 1 and rep_lonely["link_unreachable"] >= 1, rep_lonely
+
+
+def test_a_slow_reader_holding_its_window_at_zero_loses_nothing():
+    # The server reads nothing for STALL s while the client has 6 MB to send: the kernel
+    # buffers fill, gateway B cannot write, its SCPS-TP window closes, gateway A stops
+    # reading the client, the client blocks. Keepalives far shorter than the stall (2 s
+    # idle, two probes 1 s apart) must not take the window probes' silence for a dead peer.
+    # Then the reader reads everything, exactly. benches: SPACETP_STALL_S=180 for minutes.
+    stall = float(os.environ.get("SPACETP_STALL_S", "15"))
+    srv = socket.create_server(("127.0.0.1", 0))
+    p_listen, p_a, p_b = free_ports(3)
+    a, b = _pair_args(p_listen, p_a, p_b, srv.getsockname()[1])
+    got: list = []
+    threading.Thread(target=_sink, args=(srv, got, stall), daemon=True).start()
+    ka = ["--keepalive", "2", "--keepalive-interval", "1", "--keepalive-probes", "2",
+          "--duration", str(stall + 25)]  # fmt: skip
+    procs = [_gateway([*b, *ka]), _gateway([*a, *ka])]
+    try:
+        data = os.urandom(6_000_000)
+        c = _connect(p_listen, time.monotonic() + 10)
+        c.settimeout(stall + 20)
+        t0 = time.monotonic()
+        c.sendall(data)
+        c.shutdown(socket.SHUT_WR)
+        assert c.recv(1) == b""
+        waited = time.monotonic() - t0
+        deadline = time.monotonic() + 10
+        while not got and time.monotonic() < deadline:
+            time.sleep(0.1)
+        reps = [json.loads(p.communicate(timeout=stall + 40)[0]) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+        srv.close()
+    assert got == [(len(data), hashlib.sha256(data).hexdigest())], got
+    assert waited >= stall, f"the client was never held back ({waited:.1f} s)"
+    for r in reps:
+        assert (r["reset"], r["reaped"], r["integrity_resets"]) == (0, 0, 0), r
+        assert r["closed"] == 1, r

@@ -14,18 +14,18 @@ import urllib.request
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from conftest import spacetp_cli
+from conftest import free_ports, spacetp_cli
 from test_emulate import _exe
 
 N = 300_000
 
 
-def _gateways(base: int, duration: float) -> list[subprocess.Popen]:
-    a = ["--local", "10.77.0.1", "--peer", "10.77.0.2", "--listen", f"127.0.0.1:{base}=5000",
-         "--udp", f"127.0.0.1:{base + 1},127.0.0.1:{base + 2}",
-         "--metrics", f"127.0.0.1:{base + 4}"]  # fmt: skip
-    b = ["--local", "10.77.0.2", "--peer", "10.77.0.1", "--forward", f"5000=127.0.0.1:{base + 3}",
-         "--udp", f"127.0.0.1:{base + 2},127.0.0.1:{base + 1}"]  # fmt: skip
+def _gateways(p: list[int], duration: float) -> list[subprocess.Popen]:
+    a = ["--local", "10.77.0.1", "--peer", "10.77.0.2", "--listen", f"127.0.0.1:{p[0]}=5000",
+         "--udp", f"127.0.0.1:{p[1]},127.0.0.1:{p[2]}",
+         "--metrics", f"127.0.0.1:{p[4]}"]  # fmt: skip
+    b = ["--local", "10.77.0.2", "--peer", "10.77.0.1", "--forward", f"5000=127.0.0.1:{p[3]}",
+         "--udp", f"127.0.0.1:{p[2]},127.0.0.1:{p[1]}"]  # fmt: skip
     return [
         subprocess.Popen(
             [*_exe(), "gateway", *args, "--duration", str(duration)],
@@ -48,10 +48,10 @@ def _scrape(url: str, deadline: float) -> str:
 
 
 def test_the_metrics_endpoint_counts_a_relayed_transfer(tmp_path):
-    base = 30000 + (os.getpid() * 7) % 20000
+    p = free_ports(5)
     srv = socket.socket()
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    srv.bind(("127.0.0.1", base + 3))
+    srv.bind(("127.0.0.1", p[3]))
     srv.listen()
     got = []
 
@@ -63,11 +63,11 @@ def test_the_metrics_endpoint_counts_a_relayed_transfer(tmp_path):
         got.append(n)
 
     threading.Thread(target=serve, daemon=True).start()
-    gws = _gateways(base, 12)
+    gws = _gateways(p, 12)
     try:
-        url = f"http://127.0.0.1:{base + 4}/metrics"
+        url = f"http://127.0.0.1:{p[4]}/metrics"
         _scrape(url, time.monotonic() + 10)  # the gateway is up
-        c = socket.create_connection(("127.0.0.1", base))
+        c = socket.create_connection(("127.0.0.1", p[0]))
         c.sendall(os.urandom(N))
         c.close()
         deadline = time.monotonic() + 8
@@ -87,7 +87,12 @@ def test_the_metrics_endpoint_counts_a_relayed_transfer(tmp_path):
         buckets = [s for s in fams["spacetp_gateway_rtt_seconds"].samples if s.labels]
         counts = [s.value for s in buckets]
         assert counts == sorted(counts) and buckets[-1].labels["le"] == "+Inf"
-        r = spacetp_cli("gateway", "--status", f"127.0.0.1:{base + 4}")
+        # Per peer: gateway A's one peer on the link is gateway B's address.
+        peer = {(s.name, s.labels.get("peer")): s.value for f in fams.values() for s in f.samples}
+        assert peer[("spacetp_gateway_peer_bytes_up_total", "10.77.0.2")] == N
+        assert peer[("spacetp_gateway_peer_connections_total", "10.77.0.2")] == 1
+        assert fams["spacetp_gateway_peer_open_connections"].type == "gauge"
+        r = spacetp_cli("gateway", "--status", f"127.0.0.1:{p[4]}")
         assert r.returncode == 0 and "open connections" in r.stdout and "bytes up" in r.stdout
         for g in gws:
             out, err = g.communicate(timeout=30)

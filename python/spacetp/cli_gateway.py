@@ -205,6 +205,13 @@ def register(app: typer.Typer) -> None:
                 "for this many seconds (default: never)."
             ),
         ] = None,
+        max_half_open: Annotated[
+            int | None,
+            typer.Option(
+                help="SYNs from the space link beyond this many half-open connections are "
+                "dropped, so a SYN flood holds a bounded share (default 1024)."
+            ),
+        ] = None,
         log: Annotated[
             str | None,
             typer.Option(
@@ -283,7 +290,7 @@ def register(app: typer.Typer) -> None:
                 "link_state_udp": link_state_udp, "duration": duration, "drain": drain,
                 "keepalive": keepalive, "keepalive_interval": keepalive_interval,
                 "keepalive_probes": keepalive_probes, "after_crash": after_crash,
-                "idle_timeout": idle_timeout, "log": log,
+                "idle_timeout": idle_timeout, "log": log, "max_half_open": max_half_open,
                 "stats": stats and str(stats), "metrics": metrics,
             }  # fmt: skip
             o = resolve(load(config) if config is not None else {}, flags)

@@ -233,6 +233,7 @@ pub(crate) fn config(profile: &str, local: [u8; 4], peer: [u8; 4]) -> GatewayCon
         keepalive: Keepalive::default(),
         idle_timeout: None,
         log_events: true,
+        max_half_open: crate::gateway::DEFAULT_MAX_HALF_OPEN,
     }
 }
 

@@ -50,6 +50,11 @@ KEYS: dict[str, tuple[str, Any, str]] = {
     "keepalive_interval": ("number", None, "seconds between probes (default 30)"),
     "keepalive_probes": ("int", None, "unanswered probes before both ends are reset (default 4)"),
     "idle_timeout": ("number", None, "reset both ends of a connection idle this long (s)"),
+    "max_half_open": (
+        "int",
+        None,
+        "SYNs from the link beyond this many half-open are dropped (1024)",
+    ),
     "log": ("str", "summary", "summary, text (a line per connection) or json (JSON lines)"),
     "after_crash": ("str", "open", "what leftover rules do after a crash: open or closed"),
     "stats": ("str", None, "write the counters as JSON to this file at the stop"),
@@ -136,7 +141,7 @@ def relay_config(o: dict[str, Any]) -> dict[str, Any]:
     renamed = {"duration": "duration_s", "drain": "drain_s", "keepalive": "keepalive_s",
                "keepalive_interval": "keepalive_interval_s",
                "keepalive_probes": "keepalive_probes",
-               "idle_timeout": "idle_timeout_s"}  # fmt: skip
+               "idle_timeout": "idle_timeout_s", "max_half_open": "max_half_open"}  # fmt: skip
     if check_mode(o["log"]) != "summary":
         cfg["log_connections"] = True
     for key in same:

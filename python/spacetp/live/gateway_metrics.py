@@ -49,6 +49,7 @@ HELP = {
     "keepalive_probes": "Keepalive probes sent across the link.",
     "reaped": "Connections ended because the peer stopped answering keepalives.",
     "idle_reaped": "Connections ended after moving no data for the idle timeout.",
+    "half_open_dropped": "SYNs dropped: max_half_open connections waited for their handshake.",
 }
 
 
@@ -81,7 +82,31 @@ def prometheus_text(report: dict) -> str:
         out.append(f'{name}_bucket{{le="+Inf"}} {report.get("rtt_count", 0)}')
         out.append(f"{name}_sum {report.get('rtt_sum_s', 0.0):g}")
         out.append(f"{name}_count {report.get('rtt_count', 0)}")
+    out += _peer_lines(report.get("peers") or [])
     return "\n".join(out) + "\n"
+
+
+# Per-peer series: (field, metric suffix, type, help).
+PEER_SERIES = (
+    ("open_connections", "peer_open_connections", "gauge", "Connections open now, by peer."),
+    ("connections", "peer_connections_total", "counter", "Connections relayed, by peer."),
+    ("bytes_up", "peer_bytes_up_total", "counter", "Bytes from the local side, by peer."),
+    ("bytes_down", "peer_bytes_down_total", "counter", "Bytes to the local side, by peer."),
+    ("retransmitted_segments", "peer_retransmitted_segments_total", "counter",
+     "Segments retransmitted across the link, by peer."),
+)  # fmt: skip
+
+
+def _peer_lines(peers: list[dict]) -> list[str]:
+    """One series per peer (the far end's address on the link; "other" past 256 peers)."""
+    out: list[str] = []
+    if not peers:
+        return out
+    for field, suffix, kind, what in PEER_SERIES:
+        name = f"{PREFIX}_{suffix}"
+        out += [f"# HELP {name} {what}", f"# TYPE {name} {kind}"]
+        out += [f'{name}{{peer="{p["peer"]}"}} {p[field]:g}' for p in peers]
+    return out
 
 
 class MetricsServer:
@@ -117,9 +142,11 @@ class MetricsServer:
 
     def update(self, report_json: str) -> None:
         try:
-            self.latest = json.loads(report_json)
+            latest = json.loads(report_json)
         except ValueError:
-            pass
+            return
+        latest.pop("events", None)  # the log's, since the last update
+        self.latest = latest
 
     def close(self) -> None:
         self.httpd.shutdown()

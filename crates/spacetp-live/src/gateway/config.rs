@@ -6,6 +6,9 @@ use serde::Deserialize;
 use spacetp_proto::FieldError;
 use std::net::Ipv4Addr;
 
+/// Half-open flows a gateway holds by default (Linux's `tcp_max_syn_backlog` is of this order).
+pub const DEFAULT_MAX_HALF_OPEN: u32 = 1024;
+
 /// Keepalive across the space link (see `Flow::keepalive`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Keepalive {
@@ -62,6 +65,8 @@ pub struct GatewayConfig {
     pub idle_timeout: Option<Time>,
     /// Keep log events (flows opened and ended, with ids) for [`Gateway::take_events`].
     pub log_events: bool,
+    /// At most this many flows admitted from the peer may wait for their handshake.
+    pub max_half_open: u32,
 }
 
 /// The gateway's settings as written: JSON from the CLI's flags (and the testbed). One
@@ -126,6 +131,9 @@ pub struct GatewaySettings {
     /// Log each relayed connection's opening and end, with its id (`spacetp gateway --log`).
     #[serde(default)]
     pub log_connections: bool,
+    /// SYNs from the space link beyond this many half-open connections are dropped
+    /// (default 1024).
+    pub max_half_open: Option<u32>,
 }
 
 fn default_protocol() -> String {
@@ -299,5 +307,15 @@ pub(crate) fn settings_to_config(s: GatewaySettings) -> Result<GatewayConfig, Fi
         keepalive,
         idle_timeout: seconds(s.idle_timeout_s, "idle_timeout_s", 1.0)?,
         log_events: s.log_connections,
+        max_half_open: match s.max_half_open {
+            None => DEFAULT_MAX_HALF_OPEN,
+            Some(n @ 1..=1_000_000) => n,
+            Some(n) => {
+                return Err(FieldError::new(
+                    "gateway.max_half_open",
+                    format!("{n} is not a whole number in [1, 1000000]"),
+                ))
+            }
+        },
     })
 }

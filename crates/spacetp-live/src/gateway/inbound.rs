@@ -140,6 +140,14 @@ impl Gateway {
             self.reply_reset(now, key, h, len);
             return;
         }
+        // A SYN flood must not hold every resource: past the limit of half-open flows
+        // (admitted, handshake not complete) new SYNs are dropped, as a kernel's full SYN
+        // backlog does; the established flows go on.
+        if self.half_open >= self.cfg.max_half_open {
+            self.rep.half_open_dropped += 1;
+            return;
+        }
+        self.half_open += 1;
         let dest = if to_us {
             self.cfg
                 .forward

@@ -74,6 +74,12 @@ impl LinkOut {
                         // did, sending anything else would corrupt the stream.
                         debug_assert!(false, "segment at {} beyond the send buffer", t.pos);
                         rep.integrity_resets += 1;
+                        rep.integrity_detail.push(format!(
+                            "segment at {} of {} bytes: {}",
+                            t.pos,
+                            t.len,
+                            f.describe(now)
+                        ));
                         f.abort();
                         continue;
                     }

@@ -52,7 +52,9 @@ pub use reload::Reload;
 mod sockets;
 
 pub(crate) use config::{check_rules, parse_settings, refuse_keys, seconds, settings_to_config};
-pub use config::{config_from_json, schema, GatewayConfig, GatewaySettings, Keepalive};
+pub use config::{
+    config_from_json, schema, GatewayConfig, GatewaySettings, Keepalive, DEFAULT_MAX_HALF_OPEN,
+};
 use flow::{comp_context, Flow};
 use link::LinkOut;
 pub use report::GatewayReport;
@@ -99,6 +101,7 @@ const STOP_LINGER_MAX: Time = 5 * SEC;
 struct Sender<'a> {
     /// Where a flow's end is logged, if logging.
     events: Option<&'a mut Vec<serde_json::Value>>,
+    peers: &'a mut report::PeerTotals,
     out: &'a mut LinkOut,
     link_rate: &'a mut Option<TokenBucket>,
     ready_at: &'a mut Option<Time>,
@@ -115,12 +118,13 @@ impl Sender<'_> {
         f.release_acknowledged();
         let was_open = f.finished_at.is_none();
         f.finish(now, self.rep);
-        if let Some(ev) = self
-            .events
-            .as_mut()
-            .filter(|_| was_open && f.finished_at.is_some())
-        {
-            ev.push(f.close_event(now));
+        if was_open && f.finished_at.is_some() {
+            let rtx = f.conn.stats().retransmitted_segments;
+            let ip = (*key.1.ip()).into();
+            self.peers.add(ip, f.bytes_up, f.bytes_down, rtx, false);
+            if let Some(ev) = self.events.as_mut() {
+                ev.push(f.close_event(now));
+            }
         }
         if f.lingered(now) {
             self.dead.push(key);
@@ -176,6 +180,10 @@ pub struct Gateway {
     polled: Vec<Key>,
     rep: GatewayReport,
     stopping: Option<Stopping>,
+    /// Flows admitted from the peer whose handshake has not completed (counted each turn).
+    half_open: u32,
+    /// Per-peer totals of the finished flows.
+    peers: report::PeerTotals,
     /// Flows opened so far (the next flow's id is one more).
     opened: u64,
     /// Log events (JSON objects) not yet taken by [`Gateway::take_events`], if logging.
@@ -241,6 +249,8 @@ impl Gateway {
                 fd_limit,
                 ..Default::default()
             },
+            half_open: 0,
+            peers: Default::default(),
             opened: 0,
             events: Vec::new(),
             stopping: None,
@@ -390,9 +400,11 @@ impl Gateway {
         let first = self.turn % self.flows.len().max(1);
         self.turn = self.turn.wrapping_add(1);
         self.link_ready_at = None;
+        self.half_open = 0;
         let mut dead = Vec::new();
         let mut send = Sender {
             events: self.cfg.log_events.then_some(&mut self.events),
+            peers: &mut self.peers,
             out: &mut self.out,
             link_rate: &mut self.link_rate,
             ready_at: &mut self.link_ready_at,
@@ -407,6 +419,9 @@ impl Gateway {
                 f.keepalive(now, &k, send.rep);
             }
             f.reap_if_idle(now, self.cfg.idle_timeout, send.rep);
+            if f.finished_at.is_none() && f.conn.state() == State::SynReceived {
+                self.half_open += 1;
+            }
             if f.conn.poll_timeout().is_some_and(|t| t <= now) {
                 f.conn.on_timeout(now);
             }
@@ -531,13 +546,17 @@ impl Gateway {
         r.link_up = !self.link_down;
         r.rtt_buckets = report::RTT_BUCKETS.iter().map(|&b| (b, 0)).collect();
         // Flows still open count too.
-        for f in self.flows.values().filter(|f| f.finished_at.is_none()) {
+        let mut peers = self.peers.snapshot();
+        for (key, f) in self.flows.iter().filter(|(_, f)| f.finished_at.is_none()) {
+            let rtx = f.conn.stats().retransmitted_segments;
+            peers.add((*key.1.ip()).into(), f.bytes_up, f.bytes_down, rtx, true);
             r.add_connection_stats(f.conn.stats());
             r.open_connections += 1;
             if let Some(srtt) = f.conn.rtt().srtt() {
                 r.observe_rtt(srtt as f64 / 1e9);
             }
         }
+        r.peers = peers.into_sorted();
         r
     }
 }

@@ -59,6 +59,10 @@ impl Gateway {
             old.log_events = new.log_events;
             r.applied.push("log_connections");
         }
+        if old.max_half_open != new.max_half_open {
+            old.max_half_open = new.max_half_open;
+            r.applied.push("max_half_open");
+        }
         if old.drain != new.drain {
             old.drain = new.drain;
             r.applied.push("drain");

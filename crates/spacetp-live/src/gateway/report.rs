@@ -78,10 +78,77 @@ pub struct GatewayReport {
     pub open_at_stop: Vec<String>,
     pub keepalive_probes: u64,
     pub reaped: u64,
+    /// SYNs dropped because `max_half_open` flows were waiting for their handshake.
+    pub half_open_dropped: u64,
     /// Flows reset after moving no payload for the idle timeout.
     pub idle_reaped: u64,
+    /// Per peer (the far end's address on the link: the peer gateway, or with transparent
+    /// relaying the far host), finished and open connections together.
+    pub peers: Vec<PeerStats>,
     /// Flows reset because relaying would have broken exactness (must stay 0: a bug).
     pub integrity_resets: u64,
+    /// What each of those flows looked like (for the bug report).
+    pub integrity_detail: Vec<String>,
+}
+
+/// One peer's share of the counters.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct PeerStats {
+    pub peer: String,
+    pub open_connections: u64,
+    pub connections: u64,
+    pub bytes_up: u64,
+    pub bytes_down: u64,
+    pub retransmitted_segments: u64,
+}
+
+/// Peers counted one by one; the rest are summed as "other" (a flood of forged addresses
+/// must not grow the report without bound).
+pub const MAX_PEERS: usize = 256;
+
+/// The running per-peer totals of finished connections.
+#[derive(Default)]
+pub(super) struct PeerTotals(HashMap<std::net::IpAddr, PeerStats>);
+
+impl PeerTotals {
+    fn entry(&mut self, ip: std::net::IpAddr) -> &mut PeerStats {
+        let other = std::net::IpAddr::from([0, 0, 0, 0]);
+        let ip = if self.0.len() >= MAX_PEERS && !self.0.contains_key(&ip) {
+            other
+        } else {
+            ip
+        };
+        self.0.entry(ip).or_insert_with(|| PeerStats {
+            peer: if ip == other {
+                "other".into()
+            } else {
+                ip.to_string()
+            },
+            ..Default::default()
+        })
+    }
+
+    /// A connection to `ip` that moved these bytes; `open` if it still is.
+    pub(super) fn add(&mut self, ip: std::net::IpAddr, up: u64, down: u64, rtx: u64, open: bool) {
+        let p = self.entry(ip);
+        p.connections += 1;
+        p.open_connections += open as u64;
+        p.bytes_up += up;
+        p.bytes_down += down;
+        p.retransmitted_segments += rtx;
+    }
+
+    /// A copy to add the open connections to.
+    pub(super) fn snapshot(&self) -> PeerTotals {
+        PeerTotals(self.0.clone())
+    }
+
+    /// Sorted by address, for the report.
+    pub(super) fn into_sorted(self) -> Vec<PeerStats> {
+        let mut v: Vec<_> = self.0.into_values().collect();
+        v.sort_by(|a, b| a.peer.cmp(&b.peer));
+        v
+    }
 }
 
 /// Upper bounds (s) of the RTT histogram's buckets: LEO to deep GEO and beyond.

@@ -670,3 +670,69 @@ fn an_idle_connection_is_reaped_after_the_idle_timeout_and_logged() {
         .collect();
     assert!(causes.contains(&serde_json::json!("idle")), "{causes:?}");
 }
+
+#[test]
+fn a_flood_of_blind_acks_with_snacks_changes_no_relayed_byte() {
+    // What spacetp.live.flood's snack_outside class sends, 10 000 a second: ACK segments
+    // on a real flow's addresses and ports with random sequence and acknowledgment numbers
+    // and a SNACK naming a hole 10 MB away. The receiving gateway answers each with an ACK
+    // (RFC 9293), so the sender sees a storm of duplicate ACKs; nothing may be lost.
+    let size = 4_000_000;
+    let (run, server, aport) = pair(r#""rate": "20 Mb/s", "delay": "20 ms""#, |c| {
+        c.tcp.scps.rate = Some(spacetp_proto::units::Rate(8e6));
+    });
+    let srv = serve_one(server);
+    let client = std::thread::spawn(move || {
+        let mut s = connect(aport);
+        s.write_all(&pattern(size, 5)).unwrap();
+        s.shutdown(Shutdown::Write).unwrap();
+        let mut rest = Vec::new();
+        s.read_to_end(&mut rest).map(|_| rest.len())
+    });
+    let tap = run.tap.clone();
+    assert!(wait_for(std::time::Duration::from_secs(20), || tap
+        .seen(1)
+        .1
+        .is_some()));
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut rnd = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x as u32
+    };
+    let t0 = std::time::Instant::now();
+    while t0.elapsed() < std::time::Duration::from_secs(2) {
+        let Some(to_b) = tap.seen(1).1 else { break };
+        for _ in 0..100 {
+            let (seq, ack) = (rnd(), rnd());
+            tap.inject(
+                1,
+                forged(
+                    &to_b,
+                    |h| {
+                        h.flags = flags::ACK;
+                        h.seq = seq;
+                        h.ack = ack;
+                        h.options.snacks.len = 1;
+                        h.options.snacks.items[0].offset = 7142;
+                        h.options.snacks.items[0].size = 40;
+                    },
+                    &[],
+                ),
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let (got, err) = srv.join().unwrap();
+    let c = client.join().unwrap();
+    let reps = run.finish();
+    assert_eq!(err, None, "the server saw an error; {reps:?}");
+    assert!(
+        got == pattern(size, 5),
+        "received {} bytes, not the same",
+        got.len()
+    );
+    assert!(c.is_ok(), "{c:?}");
+    assert_eq!(reps[0].integrity_resets + reps[1].integrity_resets, 0);
+}

@@ -66,6 +66,7 @@ pub(crate) fn config_from_settings(s: GatewaySettings) -> Result<QuicGatewayConf
             ("keepalive_probes", s.keepalive_probes.is_some()),
             ("idle_timeout_s", s.idle_timeout_s.is_some()),
             ("log_connections", s.log_connections),
+            ("max_half_open", s.max_half_open.is_some()),
         ],
         &format!(
             "a QUIC gateway (protocol \"{}\"): its tunnel's settings are under quic \

@@ -125,7 +125,9 @@ impl Connection {
     fn transmit_recovery(&mut self, now: Time, data_ok: bool, out: &mut TcpHeader) -> Option<Sent> {
         let (recovery, ctx) = self.recovery_ctx(now);
         let pos = recovery.next_retransmission(&ctx)?;
-        if pos >= self.snd_max || self.resent_recently(pos, now) {
+        // A position the policy chose on an earlier ACK may be acknowledged by now (a later
+        // ACK of the same burst): resending it would send bytes the sender has released.
+        if pos < self.snd_una || pos >= self.snd_max || self.resent_recently(pos, now) {
             return None;
         }
         let seg_bytes = self.seg_size as u64 + RATE_HEADER_BYTES;

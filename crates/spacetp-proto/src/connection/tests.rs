@@ -457,3 +457,49 @@ fn prr_spreads_the_reduction_and_ends_at_ssthresh() {
         );
     }
 }
+
+#[test]
+fn a_retransmission_chosen_on_an_earlier_ack_is_not_sent_once_acknowledged() {
+    // A relay reads a burst of ACKs before it asks what to send: the third duplicate ACK
+    // makes NewReno choose snd_una for a fast retransmission, and the next ACK of the same
+    // burst acknowledges it. What goes out after must start at or above the new snd_una
+    // (a gateway has released the bytes below it: resending them would corrupt the stream).
+    for kind in [RecoveryKind::Newreno, RecoveryKind::Reno] {
+        let mut p = Pipe::new(&with(kind, false), 1000, 5_000_000);
+        p.run(SEC);
+        while p.a.poll_transmit(p.now).is_some() {}
+        let una = p.a.snd_una();
+        assert!(p.a.bytes_in_flight() > 10_000);
+        let ack = |p: &Pipe, pos: u64| TcpHeader {
+            src_port: 80,
+            dst_port: 1000,
+            seq: crate::seq::to_wire(p.b.iss, p.b.snd_max()),
+            ack: crate::seq::to_wire(p.a.iss, pos),
+            flags: flags::ACK,
+            // The window a already has: a changed window makes no duplicate (RFC 5681).
+            window: (p.a.snd_wnd >> p.a.snd_wscale) as u16,
+            ..Default::default()
+        };
+        for _ in 0..3 {
+            let h = ack(&p, una);
+            p.a.on_segment(p.now, &h, 0);
+        }
+        assert!(
+            p.a.recovery.in_recovery(),
+            "{kind:?}: three duplicates start recovery"
+        );
+        // Everything in flight, as a cumulative ACK after a reordering would.
+        let all = p.a.snd_max();
+        let h = ack(&p, all);
+        p.a.on_segment(p.now, &h, 0);
+        let now = p.now;
+        while let Some(t) = p.a.poll_transmit(now) {
+            assert!(
+                t.len == 0 || t.pos >= all,
+                "{kind:?}: sent {} bytes at {} below snd_una {all}",
+                t.len,
+                t.pos,
+            );
+        }
+    }
+}

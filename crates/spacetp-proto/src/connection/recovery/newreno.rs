@@ -109,6 +109,8 @@ impl LossRecovery for NewReno {
                 c.win.ssthresh.min(c.flight_size().max(mss) + mss)
             };
             self.in_recovery = false;
+            // A retransmission not yet sent is acknowledged now.
+            self.rtx = None;
             c.cc.on_recovery_exit(c.win, c.now);
             return true;
         }
