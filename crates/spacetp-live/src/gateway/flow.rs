@@ -14,6 +14,9 @@ pub(super) struct Flow {
     pub(super) bytes_down: u64,
     /// Why the gateway ended the flow, if it did (logs): "keepalive", "idle", "stop", ...
     pub(super) ended_by: Option<&'static str>,
+    /// Once finished: whether every byte went both ways (a close, even if a reset ended
+    /// the FIN exchange).
+    pub(super) clean_end: bool,
     pub(super) conn: Connection,
     pub(super) sock: Option<TcpStream>,
     pub(super) connecting: bool,
@@ -54,6 +57,7 @@ impl Flow {
             bytes_up: 0,
             bytes_down: 0,
             ended_by: None,
+            clean_end: false,
             conn,
             sock,
             connecting,
@@ -326,7 +330,8 @@ impl Flow {
             return;
         }
         self.finished_at = Some(now);
-        if self.aborted() {
+        self.clean_end = !self.aborted() || self.delivered_both_ways();
+        if !self.clean_end {
             rep.reset += 1;
             if let Some(s) = self.sock.take() {
                 linger_zero(&s);
@@ -340,9 +345,20 @@ impl Flow {
         rep.add_connection_stats(self.conn.stats());
     }
 
+    /// Every byte of both directions was delivered: the peer's FIN reached the socket, the
+    /// socket's EOF became our FIN and the peer acknowledged all our data. A reset after
+    /// that only cut the FIN exchange short (the peer had forgotten the connection, its
+    /// TIME-WAIT over before our retransmitted FIN arrived): a close, not a loss.
+    fn delivered_both_ways(&self) -> bool {
+        self.shut_wr
+            && self.close_sent
+            && self.stage.is_empty()
+            && self.conn.snd_una() >= self.sbase + self.sbuf.len() as u64
+    }
+
     /// The log event of this flow's end.
     pub(super) fn close_event(&self, now: Time) -> serde_json::Value {
-        let how = if self.aborted() { "reset" } else { "closed" };
+        let how = if self.clean_end { "closed" } else { "reset" };
         let cause = self.ended_by.or(match self.conn.close_reason() {
             Some(CloseReason::Normal) | None => None,
             Some(r) => Some(r.as_str()),
