@@ -138,6 +138,12 @@ impl Flow {
     /// How long a finished flow stays to answer late segments (a retransmitted FIN whose
     /// ACK was lost): at least `LINGER`, and four retransmission timeouts on slow links.
     pub(super) fn linger(&self) -> Time {
+        // A reset flow stays only to repeat its RST to a peer that challenges it (a few
+        // round trips); its backed-off RTO (a SYN flood's half-open flows have one) would
+        // keep thousands of dead flows for half a minute.
+        if self.aborted() {
+            return LINGER;
+        }
         LINGER.max(4 * self.conn.rtt().rto())
     }
 
