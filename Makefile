@@ -33,7 +33,7 @@ rust-test:
 	cargo test --workspace --release
 
 py-test: build
-	$(VENV)/bin/pytest -q tests
+	$(VENV)/bin/pytest -q --durations=15 tests
 
 test: lint rust-test py-test
 

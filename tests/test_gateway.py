@@ -68,6 +68,7 @@ def transfer(
     seed: int = 1,
     transparent: bool = False,
     capture: Path | None = None,
+    run_as: str | None = None,
 ):
     """Send `flows` parallel transfers of `nbytes` through the gateways; check every hash.
     Returns (elapsed seconds of the slowest flow, the reports). `transparent`: the routed
@@ -76,7 +77,8 @@ def transfer(
     from spacetp.live.gateway import SRV_ADDR, Testbed
 
     tag = f"{os.getpid()}{int(time.monotonic() * 1000) % 10000}"
-    with Testbed(link, gateway=gateway, tag=tag, workdir=tmp, transparent=transparent) as tb:
+    with Testbed(link, gateway=gateway, tag=tag, workdir=tmp, transparent=transparent,
+                 run_as=run_as) as tb:  # fmt: skip
         names = [tb.ns(r) for r in ("cli", "gwa", "gwb", "srv")]
         assert set(names) <= set(_namespaces())
         tshark = _capture(tb, "gwa", "space0", capture) if capture else None
@@ -191,6 +193,17 @@ def test_transparent_5mb_under_ber_as_real_ip_packets(tmp_path):
 
 
 @pytest.mark.skipif(shutil.which("nft") is None, reason="transparent mode needs nft (nftables)")
+def test_transparent_relay_with_two_capabilities_and_no_root(tmp_path):
+    """The systemd unit's set-up: both gateways run as user nobody with only CAP_NET_ADMIN
+    and CAP_NET_RAW (setpriv, ambient capabilities). Each sets up its TUN, routing rules,
+    nftables interception and sysctls, relays intercepted transfers exactly, and takes all
+    of it down again (teardown finds nothing left)."""
+    proto = {"protocol": "scps-tp", "tcp": {"scps": {"rate": "40 Mb/s"}}}
+    _, reps = transfer(FAST, proto, 1_000_000, 2, tmp_path, transparent=True, run_as="nobody")
+    for r in (reps["gateway_a"], reps["gateway_b"]):
+        assert r["closed"] == 2 and r["integrity_resets"] == 0, r
+
+
 def test_transparent_compressed_headers_through_the_kernels(tmp_path):
     """Header compression on real packets: with COMP offered by both gateways, everything
     after the SYNs crosses the kernels of gwa and gwb as IP protocol 105 (routed into the

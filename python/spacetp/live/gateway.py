@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -177,6 +178,10 @@ class Testbed(TornDown):
     # FIN exchanges after the applications are done, so that the reports count every
     # connection that ended normally as closed. None: a stop resets every connection.
     drain: float | None = 10.0
+    # Run the gateways as this user (e.g. "nobody") with only CAP_NET_ADMIN and CAP_NET_RAW
+    # (setpriv), as the systemd unit does; None: as root.
+    run_as: str | None = None
+    own_dir: Path | None = None
     tag: str = field(default_factory=lambda: str(os.getpid()))
     workdir: Path = field(default_factory=lambda: Path("/tmp"))
     created: list[str] = field(default_factory=list)
@@ -304,15 +309,41 @@ class Testbed(TornDown):
                 ("gwb", ["--forward-original"] + (["--local", LINK_B] if quic else [])),
             )
         ):  # fmt: skip
-            f = self.workdir / f"gw-{self.tag}-{role}.json"
+            where = self.workdir if self.run_as is None else self._own_dir()
+            f = where / f"gw-{self.tag}-{role}.json"
             self.gw_stats.append(f)
-            cmd = [sys.executable, "-m", "spacetp.cli", "gateway"]
+            cmd = [*self._privileges(), sys.executable, "-m", "spacetp.cli", "gateway"]
             # QUIC rides the kernel's UDP across space0; SCPS-TP needs the TUN.
             cmd += [] if quic else ["--tun", "scps0", "--space-if", "space0"]
             cmd += [*common, *args, "--stats", str(f)]
             fds = tuple(notice[i : i + 1])
             cmd += [x for fd in fds for x in ("--link-state-fd", str(fd))]
             self._spawn(self.ns(role), cmd, fds, stdout=subprocess.DEVNULL)
+
+    def _own_dir(self) -> Path:
+        """A directory of the unprivileged gateways (under /tmp: the workdir's parents may
+        be closed to them)."""
+        if self.own_dir is None:
+            import tempfile
+
+            self.own_dir = Path(tempfile.mkdtemp(prefix=f"spacetp-gw-{self.tag}-"))
+            self.own_dir.chmod(0o755)
+        return self.own_dir
+
+    def _privileges(self) -> list[str]:
+        """The gateway command's prefix: nothing (root), or setpriv to `run_as` with the two
+        capabilities only, writing its state to a directory of the testbed it owns."""
+        if self.run_as is None:
+            return []
+        import pwd
+
+        u = pwd.getpwnam(self.run_as)
+        state = self._own_dir()
+        os.chown(state, u.pw_uid, u.pw_gid)
+        caps = "+net_admin,+net_raw"
+        return ["env", f"SPACETP_STATE_DIR={state}", "setpriv", f"--reuid={u.pw_uid}",
+                f"--regid={u.pw_gid}", "--clear-groups", f"--inh-caps={caps}",
+                f"--ambient-caps={caps}"]  # fmt: skip
 
     @property
     def _a_port(self) -> int:
@@ -442,6 +473,9 @@ class Testbed(TornDown):
         self.created = []
         for f in self.workdir.glob(f"gw-{self.tag}-*.*"):
             f.unlink(missing_ok=True)
+        # The unprivileged gateways' directory (state file, reports).
+        if self.own_dir is not None:
+            shutil.rmtree(self.own_dir, ignore_errors=True)
 
 
 def _main(argv: list[str]) -> None:

@@ -43,7 +43,9 @@ MARK = 0x5C7
 INTERCEPT_PORT = 5999
 # Where gateways record what they changed on the host (tmpfs: gone after a reboot, as are
 # the changes themselves).
-STATE_DIR = Path("/run/spacetp")
+# Where the gateway records what it changed (systemd: RuntimeDirectory=spacetp); a gateway
+# run by hand as an unprivileged user with capabilities names a directory it may write.
+STATE_DIR = Path(os.environ.get("SPACETP_STATE_DIR", "/run/spacetp"))
 AFTER_CRASH = ("open", "closed")
 
 
