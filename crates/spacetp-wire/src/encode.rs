@@ -34,14 +34,14 @@ impl Payload<'_> {
         self.len() == 0
     }
 
-    fn add_to(&self, c: &mut Checksum) {
+    pub(crate) fn add_to(&self, c: &mut Checksum) {
         match *self {
             Payload::Bytes(b) => c.add_bytes(b),
             Payload::Zeros(n) => c.add_zeros(n as usize),
         };
     }
 
-    fn append_to(&self, out: &mut Vec<u8>) {
+    pub(crate) fn append_to(&self, out: &mut Vec<u8>) {
         match *self {
             Payload::Bytes(b) => out.extend_from_slice(b),
             Payload::Zeros(n) => out.resize(out.len() + n as usize, 0),

@@ -7,6 +7,7 @@ use std::fmt;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Layer {
     Ipv4,
+    Ipv6,
     Tcp,
     Udp,
     Compressed,
@@ -24,6 +25,8 @@ pub enum WireError {
     },
     /// The IP version nibble is not 4.
     NotIpv4 { version: u8 },
+    /// The IP version nibble is not 6 (an IPv6 decoder was asked).
+    NotIpv6 { version: u8 },
     /// IHL below 5 words.
     BadIpHeaderLength { ihl: u8 },
     /// IPv4 total length smaller than the IPv4 header.
@@ -71,6 +74,7 @@ impl fmt::Display for WireError {
                 )
             }
             NotIpv4 { version } => write!(f, "IP version {version}, not 4"),
+            NotIpv6 { version } => write!(f, "IP version {version}, not 6"),
             BadIpHeaderLength { ihl } => write!(f, "IPv4 IHL {ihl} < 5"),
             BadTotalLength {
                 total_len,

@@ -1,4 +1,4 @@
-//! Bytes on the wire for spacetp: IPv4 and TCP headers, the TCP options the papers use
+//! Bytes on the wire for spacetp: IPv4, IPv6 and TCP headers, the TCP options the papers use
 //! (MSS, window scale, SACK-permitted, SACK, timestamps) and the SCPS-TP options
 //! (capabilities 20, SNACK 21, record boundary 22, corruption experienced 23), the SCPS
 //! compressed header, checksums and pcap files.
@@ -13,6 +13,7 @@ pub mod decode;
 pub mod encode;
 pub mod error;
 pub mod ip;
+pub mod ipv6;
 pub mod options;
 pub mod pcap;
 pub mod tcp;
@@ -35,6 +36,7 @@ pub use ip::{
     Ipv4Header, Ipv4Params, PROTO_SCPS_COMPRESSED, PROTO_SCPS_TP, PROTO_TCP, PROTO_UDP,
     SCPS_UDP_ENCAP_PORT,
 };
+pub use ipv6::{decode_ipv6_tcp, encode_ipv6_tcp, DecodedPacket6, Ipv6Header, IPV6_HEADER_LEN};
 pub use options::{
     SackBlocks, ScpsCapabilities, Snack, SnackList, TcpOptions, Timestamps, MAX_OPTIONS_LEN,
     MAX_SACK_BLOCKS, MAX_SNACKS, MAX_SNACK_BITVEC,
