@@ -4,6 +4,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -55,3 +56,25 @@ def free_ports(n: int) -> list[int]:
     for s in socks:
         s.close()
     return ports
+
+
+def connect_when_listening(port: int, within: float = 10.0) -> socket.socket:
+    """A TCP connection to 127.0.0.1:`port`, retried until something listens there (a
+    gateway starting up), for at most `within` seconds."""
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            return socket.create_connection(("127.0.0.1", port))
+        except OSError:
+            assert time.monotonic() < deadline, f"nothing listened on port {port}"
+            time.sleep(0.1)
+
+
+def until_reset(c: socket.socket) -> tuple[object, float]:
+    """Read one byte from `c`: what came ("reset" for a reset) and how long it took."""
+    t0 = time.monotonic()
+    try:
+        got: object = c.recv(1)
+    except ConnectionResetError:
+        got = "reset"
+    return got, time.monotonic() - t0

@@ -17,7 +17,7 @@ import subprocess
 import threading
 import time
 
-from conftest import free_ports
+from conftest import connect_when_listening, free_ports, until_reset
 from test_emulate import _exe
 
 FLOWS = 8
@@ -137,15 +137,6 @@ def _gateway(args: list[str]) -> subprocess.Popen:
                             stderr=subprocess.PIPE, text=True)  # fmt: skip
 
 
-def _connect(port: int, deadline: float) -> socket.socket:
-    while True:
-        try:
-            return socket.create_connection(("127.0.0.1", port))
-        except OSError:
-            assert time.monotonic() < deadline, "the gateway never listened"
-            time.sleep(0.1)
-
-
 def _sink(srv: socket.socket, got: list, delay: float = 0.0) -> None:
     """Accept one connection; after `delay` s without reading, hash it to EOF."""
     c, _ = srv.accept()
@@ -176,7 +167,7 @@ def test_the_far_gateway_unreachable_at_start_then_up_or_never():
     procs = [gw_a, gw_lonely]
     try:
         data = os.urandom(300_000)
-        c = _connect(p_listen, time.monotonic() + 10)
+        c = connect_when_listening(p_listen)
         c.sendall(data)
         c.shutdown(socket.SHUT_WR)
         time.sleep(2)
@@ -189,15 +180,11 @@ def test_the_far_gateway_unreachable_at_start_then_up_or_never():
         assert got == [(len(data), hashlib.sha256(data).hexdigest())], got
         # The gateway whose peer never comes: the client is reset, within the SYN retries
         # (1 + 2 + 4 s and the last wait), not left hanging.
-        c2 = _connect(p_listen2, time.monotonic() + 10)
+        c2 = connect_when_listening(p_listen2)
         c2.sendall(b"hello")
         c2.settimeout(15)
-        t0 = time.monotonic()
-        try:
-            end = c2.recv(1)
-        except ConnectionResetError:
-            end = "reset"
-        assert end == "reset" and time.monotonic() - t0 < 14, end
+        end, took = until_reset(c2)
+        assert end == "reset" and took < 14, (end, took)
         rep_a = json.loads(gw_a.communicate(timeout=30)[0])
         rep_lonely = json.loads(gw_lonely.communicate(timeout=30)[0])
     finally:
@@ -226,7 +213,7 @@ def test_a_slow_reader_holding_its_window_at_zero_loses_nothing():
     procs = [_gateway([*b, *ka]), _gateway([*a, *ka])]
     try:
         data = os.urandom(6_000_000)
-        c = _connect(p_listen, time.monotonic() + 10)
+        c = connect_when_listening(p_listen)
         c.settimeout(stall + 20)
         t0 = time.monotonic()
         c.sendall(data)
