@@ -50,8 +50,8 @@ def register(app: typer.Typer) -> None:
         local: Annotated[
             str | None,
             typer.Option(
-                help="This gateway's IPv4 address on the space link (explicit rules; QUIC: "
-                "where its tunnel's UDP socket is bound)."
+                help="This gateway's address on the space link, IPv4 or IPv6 as the peer's "
+                "(explicit rules; QUIC: the IPv4 address its tunnel's UDP socket is bound to)."
             ),
         ] = None,
         peer: Annotated[

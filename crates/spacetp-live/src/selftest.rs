@@ -12,7 +12,7 @@ use serde::Serialize;
 use spacetp_proto::MS;
 use spacetp_wire::{decode_ipv4_tcp, encode_ipv4_tcp, flags, Ipv4Params, Payload, TcpHeader};
 use std::io::{ErrorKind, Read, Write};
-use std::net::{Ipv4Addr, Shutdown, SocketAddrV4, TcpListener, TcpStream};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixDatagram;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -222,8 +222,8 @@ pub(crate) fn config(profile: &str, local: [u8; 4], peer: [u8; 4]) -> GatewayCon
     GatewayConfig {
         tcp,
         mss: 1400,
-        local_ip: local,
-        peer_ip: peer,
+        local_ip: local.into(),
+        peer_ip: peer.into(),
         listen: vec![],
         forward: vec![],
         intercept: None,
@@ -260,8 +260,8 @@ pub(crate) fn pair(link: &str, tune: impl Fn(&mut GatewayConfig)) -> (Running, T
     let aport = free_port();
     let mut a = config("scps-tp", [10, 77, 0, 1], [10, 77, 0, 2]);
     let mut b = config("scps-tp", [10, 77, 0, 2], [10, 77, 0, 1]);
-    a.listen = vec![(SocketAddrV4::new(Ipv4Addr::LOCALHOST, aport), 7000)];
-    b.forward = vec![(7000, SocketAddrV4::new(Ipv4Addr::LOCALHOST, sport))];
+    a.listen = vec![(SocketAddr::from(([127, 0, 0, 1], aport)), 7000)];
+    b.forward = vec![(7000, SocketAddr::from(([127, 0, 0, 1], sport)))];
     tune(&mut a);
     tune(&mut b);
     (Running::start(link, a, b), server, aport)

@@ -27,7 +27,7 @@ KEYS: dict[str, tuple[str, Any, str]] = {
         "what crosses the link: an SCPS-TP or TCP profile, or quic, "
         "quic-cubic, quic-bbr, quic-newreno",
     ),
-    "local": ("str", None, "this gateway's IPv4 address on the space link"),
+    "local": ("str", None, "this gateway's address on the space link (IPv4 or IPv6)"),
     "peer": ("str", None, "the peer gateway's address on the space link"),
     "listen": ("list", [], "ADDRESS:PORT=SCPS_PORT rules: accept kernel TCP, carry it to the peer"),
     "forward": ("list", [], "SCPS_PORT=ADDRESS:PORT rules: relay to a kernel-TCP destination"),

@@ -4,7 +4,7 @@ use super::*;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use spacetp_proto::FieldError;
-use std::net::Ipv4Addr;
+use std::net::IpAddr;
 
 /// Half-open flows a gateway holds by default (Linux's `tcp_max_syn_backlog` is of this order).
 pub const DEFAULT_MAX_HALF_OPEN: u32 = 1024;
@@ -42,19 +42,19 @@ pub struct GatewayConfig {
     pub mss: u32,
     /// This gateway's and the peer gateway's addresses on the space link (0.0.0.0 when only
     /// transparent relaying is configured).
-    pub local_ip: [u8; 4],
-    pub peer_ip: [u8; 4],
+    pub local_ip: IpAddr,
+    pub peer_ip: IpAddr,
     /// Transparent listening socket (IP_TRANSPARENT): connections redirected to it by
     /// nftables `tproxy` cross the link with their own addresses.
-    pub intercept: Option<SocketAddrV4>,
+    pub intercept: Option<SocketAddr>,
     /// Relay SCPS-TP connections addressed to anything but `local_ip` to their own
     /// destination address and port.
     pub forward_original: bool,
     /// Kernel-TCP listening addresses; connections accepted on one go to the peer's SCPS-TP
     /// port given with it.
-    pub listen: Vec<(SocketAddrV4, u16)>,
+    pub listen: Vec<(SocketAddr, u16)>,
     /// SCPS-TP connections arriving on this port are relayed to that kernel-TCP destination.
-    pub forward: Vec<(u16, SocketAddrV4)>,
+    pub forward: Vec<(u16, SocketAddr)>,
     /// Stop after this long (ns).
     pub duration: Option<Time>,
     /// On a stop, let open flows finish for up to this long before resetting the rest
@@ -102,17 +102,19 @@ pub struct GatewaySettings {
     /// (IPv4 and TCP headers and 40 bytes of options: SNACK, SACK).
     #[serde(default = "default_mtu")]
     pub mtu: u32,
-    /// This gateway's and the peer's IPv4 addresses on the space link (explicit rules).
-    pub local: Option<Ipv4Addr>,
-    pub peer: Option<Ipv4Addr>,
-    /// `[ADDRESS:PORT, SCPS_PORT]`: accept kernel TCP there, carry it to the peer's port.
+    /// This gateway's and the peer's addresses on the space link (explicit rules), both
+    /// IPv4 or both IPv6: the SCPS-TP segments travel between them.
+    pub local: Option<IpAddr>,
+    pub peer: Option<IpAddr>,
+    /// `[ADDRESS:PORT, SCPS_PORT]`: accept kernel TCP there (IPv4 or IPv6), carry it to the
+    /// peer's port.
     #[serde(default)]
-    pub listen: Vec<(SocketAddrV4, u16)>,
+    pub listen: Vec<(SocketAddr, u16)>,
     /// `[SCPS_PORT, ADDRESS:PORT]`: relay SCPS-TP connections to that port there.
     #[serde(default)]
-    pub forward: Vec<(u16, SocketAddrV4)>,
+    pub forward: Vec<(u16, SocketAddr)>,
     /// The transparent socket that nftables `tproxy` hands intercepted connections to.
-    pub intercept: Option<SocketAddrV4>,
+    pub intercept: Option<SocketAddr>,
     /// Relay SCPS-TP connections addressed to other hosts to that host and port.
     #[serde(default)]
     pub forward_original: bool,
@@ -205,7 +207,7 @@ pub(crate) fn check_rules(
     s: &GatewaySettings,
     port_name: &str,
     peer_needed: bool,
-) -> Result<([u8; 4], [u8; 4]), FieldError> {
+) -> Result<(IpAddr, IpAddr), FieldError> {
     for (i, (_, port)) in s.listen.iter().enumerate() {
         if *port == 0 {
             return Err(FieldError::new(
@@ -224,19 +226,26 @@ pub(crate) fn check_rules(
     }
     // The gateways' own addresses are needed by the explicit rules only.
     let explicit = !s.listen.is_empty() || !s.forward.is_empty();
-    let addr = |a: Option<Ipv4Addr>, key: &str, needed: bool| match (a, needed) {
-        (Some(a), _) => Ok(a.octets()),
-        (None, false) => Ok([0; 4]),
+    let none = IpAddr::from([0, 0, 0, 0]);
+    let addr = |a: Option<IpAddr>, key: &str, needed: bool| match (a, needed) {
+        (Some(a), _) => Ok(a),
+        (None, false) => Ok(none),
         (None, true) => Err(FieldError::new(
             format!("gateway.{key}"),
             "needed by the listen and forward rules (this gateway's and the \
-             peer's IPv4 addresses on the space link)",
+             peer's addresses on the space link)",
         )),
     };
     let (local_ip, peer_ip) = (
         addr(s.local, "local", explicit)?,
         addr(s.peer, "peer", explicit && peer_needed)?,
     );
+    if local_ip != none && peer_ip != none && local_ip.is_ipv6() != peer_ip.is_ipv6() {
+        return Err(FieldError::new(
+            "gateway.peer",
+            format!("{peer_ip} and local {local_ip}: both IPv4 or both IPv6 (one space link)"),
+        ));
+    }
     if !explicit && s.intercept.is_none() && !s.forward_original {
         return Err(FieldError::new(
             "gateway",

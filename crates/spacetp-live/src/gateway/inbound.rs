@@ -87,6 +87,9 @@ impl Gateway {
     }
 
     pub(super) fn on_packet(&mut self, now: Time, pkt: &[u8]) {
+        if pkt.first().is_some_and(|b| b >> 4 == 6) {
+            return self.on_packet6(now, pkt);
+        }
         if pkt.len() > 9 && pkt[9] == PROTO_SCPS_COMPRESSED {
             return self.on_compressed(now, pkt);
         }
@@ -104,32 +107,74 @@ impl Gateway {
         }
         let h = &d.tcp;
         let key: Key = (
-            SocketAddrV4::new(d.ip.dst.into(), h.dst_port),
-            SocketAddrV4::new(d.ip.src.into(), h.src_port),
+            SocketAddr::new(d.ip.dst.into(), h.dst_port),
+            SocketAddr::new(d.ip.src.into(), h.src_port),
         );
-        let payload = d.payload(pkt);
+        // The peer's compression context, from its SYN or SYN-ACK.
+        let ctx = || comp_context(h, d.ip.src, d.ip.dst);
+        self.on_segment_for(now, key, h, d.payload(pkt), ctx);
+    }
+
+    /// An IPv6 packet (no extension headers): as IPv4, without header compression.
+    fn on_packet6(&mut self, now: Time, pkt: &[u8]) {
+        let Ok(d) = decode_ipv6_tcp(pkt) else {
+            self.rep.undecodable += 1;
+            return;
+        };
+        if d.ip.next_header != PROTO {
+            self.rep.undecodable += 1;
+            return;
+        }
+        if !d.checksum_ok {
+            self.rep.bad_checksum += 1;
+            return;
+        }
+        let h = &d.tcp;
+        let key: Key = (
+            SocketAddr::new(d.ip.dst.into(), h.dst_port),
+            SocketAddr::new(d.ip.src.into(), h.src_port),
+        );
+        self.on_segment_for(now, key, h, d.payload(pkt), || None);
+    }
+
+    /// A decoded segment to flow `key`, or to none (`comp` makes the peer's compression
+    /// context from the segment, if it is a SYN that offers it).
+    fn on_segment_for(
+        &mut self,
+        now: Time,
+        key: Key,
+        h: &TcpHeader,
+        payload: &[u8],
+        comp: impl Fn() -> Option<CompressionContext>,
+    ) {
         match self.flows.get_mut(&key) {
             Some(f) => {
                 let opening = f.conn.state() == State::SynSent;
                 f.on_segment(now, h, payload);
                 // Only the SYN-ACK that completes our handshake sets up the peer's context.
                 if opening && f.conn.state() != State::SynSent && h.flags & flags::SYN != 0 {
-                    f.comp_rx = comp_context(h, d.ip.src, d.ip.dst);
+                    f.comp_rx = comp();
                 }
             }
-            None => self.on_new_segment(now, key, &d, payload.len() as u32),
+            None => self.on_new_segment(now, key, h, payload.len() as u32, comp()),
         }
     }
 
     /// A segment for no flow: a SYN this gateway admits opens one; anything else is
     /// answered with a reset (RFC 9293 3.10.7.1), so a peer whose gateway restarted learns
     /// at once that its connections are gone.
-    pub(super) fn on_new_segment(&mut self, now: Time, key: Key, d: &DecodedPacket, len: u32) {
-        let h = &d.tcp;
+    pub(super) fn on_new_segment(
+        &mut self,
+        now: Time,
+        key: Key,
+        h: &TcpHeader,
+        len: u32,
+        comp_rx: Option<CompressionContext>,
+    ) {
         let is_syn = h.flags & flags::SYN != 0 && h.flags & flags::ACK == 0;
         // A SYN to this gateway's own address follows the explicit rules (no rule: RST);
         // one to any other address is relayed to that address with forward_original.
-        let to_us = d.ip.dst == self.cfg.local_ip && self.cfg.local_ip != [0; 4];
+        let to_us = key.0.ip() == self.cfg.local_ip && !self.cfg.local_ip.is_unspecified();
         let ours = is_syn && (to_us || self.cfg.forward_original) && self.stopping.is_none();
         if !ours {
             if is_syn {
@@ -166,7 +211,7 @@ impl Gateway {
         let ok = sock.is_some();
         let id = self.open_event(key, if ok { "admitted" } else { "refused" });
         let mut f = Flow::new(conn, sock, true, now, id);
-        f.comp_rx = comp_context(h, d.ip.src, d.ip.dst);
+        f.comp_rx = comp_rx;
         f.on_segment(now, h, &[]);
         if ok {
             self.rep.admitted += 1;

@@ -26,21 +26,42 @@ impl LinkOut {
         }
     }
 
-    pub(super) fn ip(&mut self, key: Key, protocol: u8) -> Ipv4Params {
+    /// The IPv4 header of a packet of flow `key` (None for an IPv6 flow).
+    pub(super) fn ipv4(&mut self, key: Key, protocol: u8) -> Option<Ipv4Params> {
+        let (SocketAddr::V4(src), SocketAddr::V4(dst)) = key else {
+            return None;
+        };
         self.ip_id = self.ip_id.wrapping_add(1);
-        Ipv4Params {
-            src: key.0.ip().octets(),
-            dst: key.1.ip().octets(),
+        Some(Ipv4Params {
+            src: src.ip().octets(),
+            dst: dst.ip().octets(),
             protocol,
             id: self.ip_id,
+        })
+    }
+
+    /// A TCP-format segment of flow `key` in full (not compressed), IPv4 or IPv6 as the
+    /// flow's addresses are.
+    fn encode(&mut self, key: Key, h: &TcpHeader, payload: &[u8]) -> Result<(), WireError> {
+        self.buf.clear();
+        match (key, self.ipv4(key, PROTO)) {
+            (_, Some(ip)) => encode_ipv4_tcp(&ip, h, Payload::Bytes(payload), &mut self.buf),
+            (k, None) => {
+                let ip = Ipv6Header {
+                    src: ipv6_octets(k.0.ip()),
+                    dst: ipv6_octets(k.1.ip()),
+                    next_header: PROTO,
+                    ..Default::default()
+                };
+                encode_ipv6_tcp(&ip, h, Payload::Bytes(payload), &mut self.buf)
+            }
         }
+        .map(|_| ())
     }
 
     /// A bare header (no flow): the reset that answers a segment for no connection.
     pub(super) fn header(&mut self, key: Key, h: &TcpHeader, rep: &mut GatewayReport) {
-        self.buf.clear();
-        let ip = self.ip(key, PROTO);
-        if encode_ipv4_tcp(&ip, h, Payload::Bytes(&[]), &mut self.buf).is_ok() {
+        if self.encode(key, h, &[]).is_ok() {
             self.write(rep);
         }
     }
@@ -85,10 +106,14 @@ impl LinkOut {
                     }
                 }
             };
-            self.buf.clear();
-            let mut ip = self.ip(key, PROTO);
             if t.hdr.flags & flags::SYN != 0 {
-                f.comp_tx = comp_context(&t.hdr, ip.src, ip.dst);
+                f.comp_tx = match key {
+                    (SocketAddr::V4(s), SocketAddr::V4(d)) => {
+                        comp_context(&t.hdr, s.ip().octets(), d.ip().octets())
+                    }
+                    // The compressed header is IPv4's (its context keeps IPv4 addresses).
+                    _ => None,
+                };
             }
             // Compressed once both ends offered COMP (SYNs travel in full).
             let comp = match (&mut f.comp_tx, f.conn.header_compression()) {
@@ -101,13 +126,14 @@ impl LinkOut {
                 }
                 _ => None,
             };
-            let encoded = match comp {
-                Some(c) => {
-                    ip.protocol = PROTO_SCPS_COMPRESSED;
+            let encoded = match (comp, self.ipv4(key, PROTO_SCPS_COMPRESSED)) {
+                (Some(c), Some(ip)) => {
                     rep.compressed_out += 1;
+                    self.buf.clear();
                     encode_ipv4_packet(&ip, c.as_bytes(), Payload::Bytes(payload), &mut self.buf)
+                        .map(|_| ())
                 }
-                None => encode_ipv4_tcp(&ip, &t.hdr, Payload::Bytes(payload), &mut self.buf),
+                _ => self.encode(key, &t.hdr, payload),
             };
             match encoded {
                 Ok(_) => {
@@ -119,5 +145,13 @@ impl LinkOut {
                 Err(_) => rep.link_write_errors += 1,
             }
         }
+    }
+}
+
+/// An address as IPv6 octets (an IPv4 one mapped, which an IPv6 flow never has).
+fn ipv6_octets(a: std::net::IpAddr) -> [u8; 16] {
+    match a {
+        std::net::IpAddr::V6(a) => a.octets(),
+        std::net::IpAddr::V4(a) => a.to_ipv6_mapped().octets(),
     }
 }

@@ -32,13 +32,13 @@ use spacetp_proto::{
     US,
 };
 use spacetp_wire::{
-    compress_with_payload, decode_ipv4_header, decode_ipv4_tcp, decompress, encode_ipv4_packet,
-    encode_ipv4_tcp, flags, CompressionContext, DecodedPacket, Ipv4Params, Payload, TcpHeader,
-    PROTO_SCPS_COMPRESSED,
+    compress_with_payload, decode_ipv4_header, decode_ipv4_tcp, decode_ipv6_tcp, decompress,
+    encode_ipv4_packet, encode_ipv4_tcp, encode_ipv6_tcp, flags, CompressionContext, Ipv4Params,
+    Ipv6Header, Payload, TcpHeader, WireError, PROTO_SCPS_COMPRESSED,
 };
 use std::collections::HashMap;
 use std::io::{ErrorKind, Read, Write};
-use std::net::{Shutdown, SocketAddr, SocketAddrV4, TcpListener, TcpStream};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 mod config;
@@ -120,7 +120,7 @@ impl Sender<'_> {
         f.finish(now, self.rep);
         if was_open && f.finished_at.is_some() {
             let rtx = f.conn.stats().retransmitted_segments;
-            let ip = (*key.1.ip()).into();
+            let ip = key.1.ip();
             self.peers.add(ip, f.bytes_up, f.bytes_down, rtx, false);
             if let Some(ev) = self.events.as_mut() {
                 ev.push(f.close_event(now));
@@ -133,7 +133,7 @@ impl Sender<'_> {
 }
 
 /// A flow's addresses on the link: (this gateway's side, the peer's side).
-type Key = (SocketAddrV4, SocketAddrV4);
+type Key = (SocketAddr, SocketAddr);
 
 /// How a stopping gateway ends its flows.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -549,7 +549,7 @@ impl Gateway {
         let mut peers = self.peers.snapshot();
         for (key, f) in self.flows.iter().filter(|(_, f)| f.finished_at.is_none()) {
             let rtx = f.conn.stats().retransmitted_segments;
-            peers.add((*key.1.ip()).into(), f.bytes_up, f.bytes_down, rtx, true);
+            peers.add(key.1.ip(), f.bytes_up, f.bytes_down, rtx, true);
             r.add_connection_stats(f.conn.stats());
             r.open_connections += 1;
             if let Some(srtt) = f.conn.rtt().srtt() {

@@ -31,9 +31,9 @@ impl Gateway {
                 let key = match self.listeners[i].1 {
                     Some(port) => self.explicit_key(port),
                     // Intercepted: the client's address and port to the original destination.
-                    None => match (client, s.local_addr()) {
-                        (SocketAddr::V4(c), Ok(SocketAddr::V4(d))) => (c, d),
-                        _ => {
+                    None => match s.local_addr() {
+                        Ok(d) => (client, d),
+                        Err(_) => {
                             linger_zero(&s);
                             self.rep.refused += 1;
                             continue;
@@ -87,7 +87,7 @@ impl Gateway {
     /// Addresses of a new flow of an explicit listener: a free local port (from
     /// `EPHEMERAL_PORTS`) to the peer gateway's SCPS-TP `port`.
     pub(super) fn explicit_key(&mut self, port: u16) -> Key {
-        let peer = SocketAddrV4::new(self.cfg.peer_ip.into(), port);
+        let peer = SocketAddr::new(self.cfg.peer_ip, port);
         let next = |p: u16| {
             if p == u16::MAX {
                 EPHEMERAL_PORTS
@@ -98,11 +98,11 @@ impl Gateway {
         let mut lp = self.next_port;
         while self
             .flows
-            .contains_key(&(SocketAddrV4::new(self.cfg.local_ip.into(), lp), peer))
+            .contains_key(&(SocketAddr::new(self.cfg.local_ip, lp), peer))
         {
             lp = next(lp);
         }
         self.next_port = next(lp);
-        (SocketAddrV4::new(self.cfg.local_ip.into(), lp), peer)
+        (SocketAddr::new(self.cfg.local_ip, lp), peer)
     }
 }

@@ -35,12 +35,17 @@ pub(super) fn set_opt<T>(
     Ok(())
 }
 
-/// A new non-blocking, close-on-exec IPv4 TCP socket.
-pub(super) fn tcp_socket() -> std::io::Result<OwnedFd> {
+/// A new non-blocking, close-on-exec TCP socket of `a`'s family.
+pub(super) fn tcp_socket(a: &SocketAddr) -> std::io::Result<OwnedFd> {
+    let family = if a.is_ipv6() {
+        libc::AF_INET6
+    } else {
+        libc::AF_INET
+    };
     // SAFETY: socket(2) returns a new fd that we wrap (and so own) at once.
     let fd = unsafe {
         libc::socket(
-            libc::AF_INET,
+            family,
             libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
             0,
         )
@@ -55,24 +60,36 @@ pub(super) fn tcp_socket() -> std::io::Result<OwnedFd> {
 /// bind(2) or connect(2) (`call`) socket `fd` to `a`.
 pub(super) fn to_addr(
     fd: RawFd,
-    a: SocketAddrV4,
+    a: SocketAddr,
     call: unsafe extern "C" fn(libc::c_int, *const libc::sockaddr, libc::socklen_t) -> libc::c_int,
 ) -> std::io::Result<()> {
-    let sa = libc::sockaddr_in {
-        sin_family: libc::AF_INET as libc::sa_family_t,
-        sin_port: a.port().to_be(),
-        sin_addr: libc::in_addr {
-            s_addr: u32::from_ne_bytes(a.ip().octets()),
-        },
-        sin_zero: [0; 8],
-    };
-    // SAFETY: the call reads a sockaddr_in we own, of the size we pass.
-    let r = unsafe {
-        call(
-            fd,
-            &sa as *const _ as *const libc::sockaddr,
-            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
-        )
+    // SAFETY (both arms): the call reads a sockaddr we own, of the size we pass.
+    let r = match a {
+        SocketAddr::V4(a) => {
+            let sa = libc::sockaddr_in {
+                sin_family: libc::AF_INET as libc::sa_family_t,
+                sin_port: a.port().to_be(),
+                sin_addr: libc::in_addr {
+                    s_addr: u32::from_ne_bytes(a.ip().octets()),
+                },
+                sin_zero: [0; 8],
+            };
+            let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+            unsafe { call(fd, &sa as *const _ as *const libc::sockaddr, len) }
+        }
+        SocketAddr::V6(a) => {
+            let sa = libc::sockaddr_in6 {
+                sin6_family: libc::AF_INET6 as libc::sa_family_t,
+                sin6_port: a.port().to_be(),
+                sin6_flowinfo: 0,
+                sin6_addr: libc::in6_addr {
+                    s6_addr: a.ip().octets(),
+                },
+                sin6_scope_id: a.scope_id(),
+            };
+            let len = std::mem::size_of::<libc::sockaddr_in6>() as libc::socklen_t;
+            unsafe { call(fd, &sa as *const _ as *const libc::sockaddr, len) }
+        }
     };
     if r < 0 {
         return Err(std::io::Error::last_os_error());
@@ -83,13 +100,18 @@ pub(super) fn to_addr(
 /// A listening socket with IP_TRANSPARENT set before bind, so it accepts connections that
 /// nftables `tproxy` redirects to it; each accepted socket's local address is the original
 /// destination. Needs CAP_NET_ADMIN.
-pub(crate) fn transparent_listener(at: SocketAddrV4) -> Result<TcpListener, LiveError> {
+pub(crate) fn transparent_listener(at: SocketAddr) -> Result<TcpListener, LiveError> {
     let err = |what: &str, e: std::io::Error| LiveError::os(format!("intercept {at}: {what}"), e);
-    let fd = tcp_socket().map_err(|e| err("socket", e))?;
+    let fd = tcp_socket(&at).map_err(|e| err("socket", e))?;
     let one: libc::c_int = 1;
     set_opt(fd.as_raw_fd(), libc::SOL_SOCKET, libc::SO_REUSEADDR, &one)
         .map_err(|e| err("SO_REUSEADDR", e))?;
-    set_opt(fd.as_raw_fd(), libc::SOL_IP, libc::IP_TRANSPARENT, &one)
+    let (level, opt) = if at.is_ipv6() {
+        (libc::SOL_IPV6, libc::IPV6_TRANSPARENT)
+    } else {
+        (libc::SOL_IP, libc::IP_TRANSPARENT)
+    };
+    set_opt(fd.as_raw_fd(), level, opt, &one)
         .map_err(|e| err("IP_TRANSPARENT (needs CAP_NET_ADMIN)", e))?;
     to_addr(fd.as_raw_fd(), at, libc::bind).map_err(|e| err("bind", e))?;
     // SAFETY: listen on our socket.
@@ -100,8 +122,8 @@ pub(crate) fn transparent_listener(at: SocketAddrV4) -> Result<TcpListener, Live
 }
 
 /// Start a non-blocking kernel-TCP connect.
-pub(crate) fn connect_nonblocking(to: SocketAddrV4) -> std::io::Result<TcpStream> {
-    let s = TcpStream::from(tcp_socket()?);
+pub(crate) fn connect_nonblocking(to: SocketAddr) -> std::io::Result<TcpStream> {
+    let s = TcpStream::from(tcp_socket(&to)?);
     if let Err(e) = to_addr(s.as_raw_fd(), to, libc::connect) {
         if e.raw_os_error() != Some(libc::EINPROGRESS) {
             return Err(e);

@@ -2,7 +2,6 @@
 //! with kernel-TCP ends on loopback.
 use super::*;
 use crate::selftest::*;
-use std::net::Ipv4Addr;
 
 /// Emulator between two gateways (datagram socket pairs), all in threads; a kernel-TCP
 /// client on loopback sends through gateway A, a loopback server behind gateway B echoes
@@ -18,7 +17,7 @@ fn through_gateways(
     let server = TcpListener::bind("127.0.0.1:0").unwrap();
     let sport = server.local_addr().unwrap().port();
     let aport = free_port();
-    let local = |port| SocketAddrV4::new(Ipv4Addr::LOCALHOST, port);
+    let local = |port| SocketAddr::from(([127, 0, 0, 1], port));
     // With `original`, gateway A addresses the server itself (127.0.0.1:sport), not B.
     let peer_of_a = if original {
         [127, 0, 0, 1]
@@ -188,14 +187,14 @@ fn configuration_errors_name_the_setting() {
     // Transparent relaying alone needs no addresses of the gateways.
     let c = config_from_json(r#"{"intercept": "0.0.0.0:5999", "forward_original": true}"#).unwrap();
     assert_eq!(c.intercept, Some("0.0.0.0:5999".parse().unwrap()));
-    assert!(c.forward_original && c.local_ip == [0; 4]);
+    assert!(c.forward_original && c.local_ip.is_unspecified());
 }
 
 #[test]
 fn refused_port_resets_the_client() {
     let aport = free_port();
     let mut a = config("scps-tp", [10, 77, 0, 1], [10, 77, 0, 2]);
-    a.listen = vec![(SocketAddrV4::new(Ipv4Addr::LOCALHOST, aport), 7001)];
+    a.listen = vec![(SocketAddr::from(([127, 0, 0, 1], aport)), 7001)];
     let b = config("scps-tp", [10, 77, 0, 2], [10, 77, 0, 1]);
     let running = Running::start(r#""rate": "10 Mb/s", "delay": "2 ms""#, a, b);
     let mut s = connect(aport);
@@ -735,4 +734,64 @@ fn a_flood_of_blind_acks_with_snacks_changes_no_relayed_byte() {
     );
     assert!(c.is_ok(), "{c:?}");
     assert_eq!(reps[0].integrity_resets + reps[1].integrity_resets, 0);
+}
+
+#[test]
+fn relays_exact_bytes_over_an_ipv6_link_between_ipv6_ends() {
+    // IPv6 end to end: the client connects to gateway A on [::1], the SCPS-TP segments
+    // cross the link as IPv6 packets between fd00::1 and fd00::2 (under loss), gateway B
+    // connects to the server on [::1]. Every packet the tap saw was IPv6 with a good
+    // checksum.
+    let server = TcpListener::bind("[::1]:0").unwrap();
+    let sport = server.local_addr().unwrap().port();
+    let aport = {
+        let probe = TcpListener::bind("[::1]:0").unwrap();
+        probe.local_addr().unwrap().port()
+    };
+    let v6 = |s: &str| s.parse::<std::net::IpAddr>().unwrap();
+    let mut a = config("scps-tp", [0; 4], [0; 4]);
+    let mut b = config("scps-tp", [0; 4], [0; 4]);
+    (a.local_ip, a.peer_ip) = (v6("fd00::1"), v6("fd00::2"));
+    (b.local_ip, b.peer_ip) = (v6("fd00::2"), v6("fd00::1"));
+    a.listen = vec![(SocketAddr::new(v6("::1"), aport), 7000)];
+    b.forward = vec![(7000, SocketAddr::new(v6("::1"), sport))];
+    let run = Running::start(
+        r#""rate": "50 Mb/s", "delay": "5 ms", "errors": {"per": 0.01}"#,
+        a,
+        b,
+    );
+    let srv = serve_one(server);
+    let size = 1_000_000;
+    // Gateway A listens once its thread has started.
+    let mut c = (0..100)
+        .find_map(|_| {
+            TcpStream::connect(("::1", aport))
+                .map_err(|_| std::thread::sleep(std::time::Duration::from_millis(50)))
+                .ok()
+        })
+        .expect("gateway A listens on [::1]");
+    c.write_all(&pattern(size, 9)).unwrap();
+    c.shutdown(Shutdown::Write).unwrap();
+    let (got, err) = srv.join().unwrap();
+    let reps = run.finish();
+    assert_eq!(err, None);
+    assert!(
+        got == pattern(size, 9),
+        "received {} bytes, not the same",
+        got.len()
+    );
+    assert_eq!(
+        (reps[0].accepted, reps[1].admitted, reps[1].bytes_down),
+        (1, 1, size as u64)
+    );
+    assert!(reps[0].retransmitted_segments > 0, "the loss was repaired");
+    for r in &reps {
+        assert_eq!(
+            (r.undecodable, r.bad_checksum, r.integrity_resets),
+            (0, 0, 0),
+            "{r:?}"
+        );
+        assert_eq!(r.peers.len(), 1);
+        assert!(r.peers[0].peer.starts_with("fd00::"), "{:?}", r.peers);
+    }
 }

@@ -5,7 +5,7 @@ use crate::gateway::{check_rules, refuse_keys, seconds, GatewaySettings};
 use spacetp_proto::{FieldError, Time, SEC};
 use spacetp_quic::tls::{Identity, GATEWAY_NAME};
 use spacetp_quic::{quic_config_on, QuicSettings};
-use std::net::SocketAddrV4;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, SocketAddrV4};
 
 /// The tunnel's UDP port when none is given.
 pub const DEFAULT_PORT: u16 = 4433;
@@ -93,6 +93,7 @@ pub(crate) fn config_from_settings(s: GatewaySettings) -> Result<QuicGatewayConf
     )?;
     // The peer's address is needed only to dial it (below).
     let (local_ip, _) = check_rules(&s, "stream", false)?;
+    let local_ip = ipv4(local_ip, "gateway.local")?;
     let port = match s.quic_port {
         Some(0) => {
             return Err(FieldError::new(
@@ -106,7 +107,7 @@ pub(crate) fn config_from_settings(s: GatewaySettings) -> Result<QuicGatewayConf
     let dials = !s.listen.is_empty() || s.intercept.is_some();
     let peer =
         match (dials, s.peer) {
-            (true, Some(p)) => Some(SocketAddrV4::new(p, port)),
+            (true, Some(p)) => Some(SocketAddrV4::new(ipv4(p, "gateway.peer")?, port)),
             (true, None) => return Err(FieldError::new(
                 "gateway.peer",
                 "a QUIC gateway that accepts connections (listen or intercept) dials its peer: \
@@ -135,16 +136,44 @@ pub(crate) fn config_from_settings(s: GatewaySettings) -> Result<QuicGatewayConf
     Ok(QuicGatewayConfig {
         quic,
         max_payload,
-        local: SocketAddrV4::new(local_ip.into(), port),
+        local: SocketAddrV4::new(local_ip, port),
         peer,
         identity,
         tls_name: s.tls_name.unwrap_or_else(|| GATEWAY_NAME.to_string()),
-        listen: s.listen,
-        forward: s.forward,
-        intercept: s.intercept,
+        listen: s
+            .listen
+            .iter()
+            .enumerate()
+            .map(|(i, (a, p))| Ok((v4(*a, &format!("gateway.listen[{i}]"))?, *p)))
+            .collect::<Result<_, FieldError>>()?,
+        forward: s
+            .forward
+            .iter()
+            .enumerate()
+            .map(|(i, (p, a))| Ok((*p, v4(*a, &format!("gateway.forward[{i}]"))?)))
+            .collect::<Result<_, FieldError>>()?,
+        intercept: s
+            .intercept
+            .map(|a| v4(a, "gateway.intercept"))
+            .transpose()?,
         forward_original: s.forward_original,
         max_streams: 10_000,
         duration: seconds(s.duration_s, "duration_s", 0.0)?,
         drain: seconds(s.drain_s, "drain_s", 0.0)?,
     })
+}
+
+/// The QUIC gateway's tunnel and rules are IPv4 (its UDP socket and packet link).
+fn ipv4(a: IpAddr, path: &str) -> Result<Ipv4Addr, FieldError> {
+    match a {
+        IpAddr::V4(a) => Ok(a),
+        IpAddr::V6(a) => Err(FieldError::new(
+            path,
+            format!("{a}: a QUIC gateway takes IPv4 addresses (IPv6 is SCPS-TP's for now)"),
+        )),
+    }
+}
+
+fn v4(a: SocketAddr, path: &str) -> Result<SocketAddrV4, FieldError> {
+    Ok(SocketAddrV4::new(ipv4(a.ip(), path)?, a.port()))
 }

@@ -81,7 +81,7 @@ impl QuicGateway {
             listeners.push((l, Some(port)));
         }
         if let Some(at) = cfg.intercept {
-            listeners.push((transparent_listener(at)?, None));
+            listeners.push((transparent_listener(at.into())?, None));
         }
         Ok(QuicGateway {
             tunnel: Tunnel::new(&cfg, link),
@@ -387,7 +387,7 @@ impl QuicGateway {
         let Some(t) = self.tunnel.conns.get_mut(&key.0) else {
             return;
         };
-        match dst.map(connect_nonblocking) {
+        match dst.map(|d| connect_nonblocking(d.into())) {
             Some(Ok(s)) => {
                 r.connected_to(s);
                 // Bytes that came with the preamble wait for the connection.
