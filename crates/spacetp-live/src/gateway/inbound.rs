@@ -106,10 +106,7 @@ impl Gateway {
             return;
         }
         let h = &d.tcp;
-        let key: Key = (
-            SocketAddr::new(d.ip.dst.into(), h.dst_port),
-            SocketAddr::new(d.ip.src.into(), h.src_port),
-        );
+        let key = link_key(d.ip.dst.into(), d.ip.src.into(), h);
         // The peer's compression context, from its SYN or SYN-ACK.
         let ctx = || comp_context(h, d.ip.src, d.ip.dst);
         self.on_segment_for(now, key, h, d.payload(pkt), ctx);
@@ -130,10 +127,7 @@ impl Gateway {
             return;
         }
         let h = &d.tcp;
-        let key: Key = (
-            SocketAddr::new(d.ip.dst.into(), h.dst_port),
-            SocketAddr::new(d.ip.src.into(), h.src_port),
-        );
+        let key = link_key(d.ip.dst.into(), d.ip.src.into(), h);
         self.on_segment_for(now, key, h, d.payload(pkt), || None);
     }
 
@@ -156,7 +150,7 @@ impl Gateway {
                     f.comp_rx = comp();
                 }
             }
-            None => self.on_new_segment(now, key, h, payload.len() as u32, comp()),
+            None => self.on_new_segment(now, key, h, payload.len() as u32, comp),
         }
     }
 
@@ -169,7 +163,7 @@ impl Gateway {
         key: Key,
         h: &TcpHeader,
         len: u32,
-        comp_rx: Option<CompressionContext>,
+        comp_rx: impl Fn() -> Option<CompressionContext>,
     ) {
         let is_syn = h.flags & flags::SYN != 0 && h.flags & flags::ACK == 0;
         // A SYN to this gateway's own address follows the explicit rules (no rule: RST);
@@ -211,7 +205,8 @@ impl Gateway {
         let ok = sock.is_some();
         let id = self.open_event(key, if ok { "admitted" } else { "refused" });
         let mut f = Flow::new(conn, sock, true, now, id);
-        f.comp_rx = comp_rx;
+        // Only an admitted SYN's context is built (not one per forged segment).
+        f.comp_rx = comp_rx();
         f.on_segment(now, h, &[]);
         if ok {
             self.rep.admitted += 1;
@@ -236,4 +231,12 @@ impl Gateway {
         self.rep.rst_replies += 1;
         self.out.header(key, &r, &mut self.rep);
     }
+}
+
+/// A segment's flow: (this gateway's side, the peer's side) from its addresses and ports.
+fn link_key(dst: std::net::IpAddr, src: std::net::IpAddr, h: &TcpHeader) -> Key {
+    (
+        SocketAddr::new(dst, h.dst_port),
+        SocketAddr::new(src, h.src_port),
+    )
 }

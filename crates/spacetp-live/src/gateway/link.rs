@@ -126,14 +126,16 @@ impl LinkOut {
                 }
                 _ => None,
             };
-            let encoded = match (comp, self.ipv4(key, PROTO_SCPS_COMPRESSED)) {
-                (Some(c), Some(ip)) => {
+            // Only a compressed packet builds its IPv4 header here (a full one in `encode`).
+            let compressed = comp.and_then(|c| Some((c, self.ipv4(key, PROTO_SCPS_COMPRESSED)?)));
+            let encoded = match compressed {
+                Some((c, ip)) => {
                     rep.compressed_out += 1;
                     self.buf.clear();
                     encode_ipv4_packet(&ip, c.as_bytes(), Payload::Bytes(payload), &mut self.buf)
                         .map(|_| ())
                 }
-                _ => self.encode(key, &t.hdr, payload),
+                None => self.encode(key, &t.hdr, payload),
             };
             match encoded {
                 Ok(_) => {

@@ -33,6 +33,14 @@ impl Reload {
     }
 }
 
+/// A setting a running gateway takes as it is: the new value, named if it changed.
+fn take<T: PartialEq>(old: &mut T, new: T, name: &'static str, r: &mut Reload) {
+    if *old != new {
+        *old = new;
+        r.applied.push(name);
+    }
+}
+
 impl Gateway {
     /// Takes what can change live from `new`; the rest stays as running.
     pub fn reconfigure(&mut self, new: GatewayConfig) -> Reload {
@@ -47,30 +55,27 @@ impl Gateway {
             r.applied
                 .push("tcp (link rate at once; the rest for connections opened from now on)");
         }
-        if old.keepalive != new.keepalive {
-            old.keepalive = new.keepalive;
-            r.applied.push("keepalive");
-        }
-        if old.idle_timeout != new.idle_timeout {
-            old.idle_timeout = new.idle_timeout;
-            r.applied.push("idle_timeout");
-        }
-        if old.log_events != new.log_events {
-            old.log_events = new.log_events;
-            r.applied.push("log_connections");
-        }
-        if old.max_half_open != new.max_half_open {
-            old.max_half_open = new.max_half_open;
-            r.applied.push("max_half_open");
-        }
-        if old.drain != new.drain {
-            old.drain = new.drain;
-            r.applied.push("drain");
-        }
-        if old.duration != new.duration {
-            old.duration = new.duration;
-            r.applied.push("duration");
-        }
+        take(&mut old.keepalive, new.keepalive, "keepalive", &mut r);
+        take(
+            &mut old.idle_timeout,
+            new.idle_timeout,
+            "idle_timeout",
+            &mut r,
+        );
+        take(
+            &mut old.log_events,
+            new.log_events,
+            "log_connections",
+            &mut r,
+        );
+        take(
+            &mut old.max_half_open,
+            new.max_half_open,
+            "max_half_open",
+            &mut r,
+        );
+        take(&mut old.drain, new.drain, "drain", &mut r);
+        take(&mut old.duration, new.duration, "duration", &mut r);
         let fixed: [(&'static str, bool); 7] = [
             ("mtu", old.mss != new.mss),
             ("local", old.local_ip != new.local_ip),
