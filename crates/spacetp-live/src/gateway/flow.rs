@@ -82,11 +82,16 @@ impl Flow {
     pub(super) fn on_segment(&mut self, now: Time, h: &TcpHeader, payload: &[u8]) {
         self.last_heard = now;
         self.probes = 0;
+        let opening = self.opening();
         if !payload.is_empty() {
             self.last_active = now;
         }
         if let Some(a) = self.conn.on_segment(now, h, payload.len() as u32) {
             self.received.store(a, payload);
+        }
+        if opening && !self.opening() {
+            // Idle time counts from the handshake's end: a slow opening is the SYN retries' to judge.
+            self.last_active = now;
         }
     }
 
@@ -285,18 +290,22 @@ impl Flow {
     }
 
     fn idle_due(&self, idle: Option<Time>) -> Option<Time> {
-        let open = self.finished_at.is_none() && !self.aborted();
+        let open = self.finished_at.is_none() && !self.aborted() && !self.opening();
         idle.filter(|_| open).map(|i| self.last_active + i)
+    }
+
+    /// Still in the handshake (or never started): not yet idle, not yet waiting on a peer.
+    fn opening(&self) -> bool {
+        matches!(
+            self.conn.state(),
+            State::Closed | State::Listen | State::SynSent | State::SynReceived
+        )
     }
 
     /// When the next keepalive probe (or the reaping) is due, for a flow that waits on its
     /// peer: handshake done, not finished.
     pub(super) fn keepalive_due(&self, k: &Keepalive) -> Option<Time> {
-        let waiting = self.finished_at.is_none()
-            && !matches!(
-                self.conn.state(),
-                State::Closed | State::Listen | State::SynSent | State::SynReceived
-            );
+        let waiting = self.finished_at.is_none() && !self.opening();
         waiting.then(|| self.last_heard + k.idle + self.probes as Time * k.interval)
     }
 

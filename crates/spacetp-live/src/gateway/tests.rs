@@ -671,6 +671,49 @@ fn an_idle_connection_is_reaped_after_the_idle_timeout_and_logged() {
 }
 
 #[test]
+fn a_handshake_slower_than_the_idle_timeout_is_not_reaped_as_idle() {
+    // 800 ms one way: the handshake alone outlasts the 1 s idle timeout. Idle time counts
+    // from the handshake's end, so the bytes still arrive; the reset comes a second later.
+    let (run, server, aport) = pair(r#""rate": "10 Mb/s", "delay": "800 ms""#, |c| {
+        c.idle_timeout = Some(SEC);
+    });
+    let srv = std::thread::spawn(move || {
+        // Polled, so that a connection that never comes fails the test instead of hanging it.
+        server.set_nonblocking(true).unwrap();
+        let t0 = std::time::Instant::now();
+        let mut s = loop {
+            match server.accept() {
+                Ok((s, _)) => break s,
+                Err(_) if t0.elapsed() < std::time::Duration::from_secs(10) => {
+                    std::thread::sleep(std::time::Duration::from_millis(10))
+                }
+                Err(e) => return Err(e),
+            }
+        };
+        s.set_nonblocking(false)?;
+        let mut b = [0u8; 5];
+        s.read_exact(&mut b).map(|_| b)
+    });
+    let mut c = connect(aport);
+    c.write_all(b"hello").unwrap();
+    c.set_read_timeout(Some(std::time::Duration::from_secs(15)))
+        .unwrap();
+    let mut b = [0u8; 1];
+    let r = c.read(&mut b);
+    let at_server = srv.join().unwrap();
+    let reps = run.finish();
+    assert!(
+        matches!(&at_server, Ok(b) if b == b"hello"),
+        "{at_server:?}"
+    );
+    assert!(
+        matches!(&r, Err(e) if e.kind() == ErrorKind::ConnectionReset),
+        "{r:?}"
+    );
+    assert!(reps.iter().map(|r| r.idle_reaped).sum::<u64>() >= 1);
+}
+
+#[test]
 fn a_flood_of_blind_acks_with_snacks_changes_no_relayed_byte() {
     // What spacetp.live.flood's snack_outside class sends, 10 000 a second: ACK segments
     // on a real flow's addresses and ports with random sequence and acknowledgment numbers
