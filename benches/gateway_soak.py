@@ -99,6 +99,22 @@ def _sample(pid: int) -> dict:
     return {"rss_kb": rss, "fds": len(os.listdir(f"/proc/{pid}/fd"))}
 
 
+def _not_closed(workdir: Path, tag: str, started: float) -> list[dict]:
+    """Every connection a gateway's log ends otherwise than closed: when (seconds into the
+    run), how, why, and how far it got."""
+    out = []
+    for role in ("gwa", "gwb"):
+        log = workdir / f"gw-{tag}-{role}.log"
+        for line in log.read_text().splitlines() if log.exists() else []:
+            try:
+                ev = json.loads(line)
+            except ValueError:
+                continue
+            if ev.get("event") == "close" and ev.get("how") != "closed":
+                out.append({"gateway": role, "at_s": round(ev["time"] - started, 1)} | ev)
+    return out
+
+
 def flatness(samples: list[dict], key: str) -> float:
     """Largest over smallest of `key` after the warm-up (the first fifth)."""
     after = [s[key] for s in samples[len(samples) // 5 :]] or [1]
@@ -110,7 +126,9 @@ def run(minutes: float, short_rate: float, n_long: int, workdir: Path) -> dict:
 
     secs = minutes * 60
     outages = ", ".join(f'["{t} s", "{t + 20} s"]' for t in range(240, int(secs), 300))
-    with Testbed(LINK.format(outages=outages), gateway=GATEWAY, workdir=workdir) as tb:
+    started = time.time()
+    tb = Testbed(LINK.format(outages=outages), gateway=GATEWAY, workdir=workdir, log=True)
+    with tb:
         srv = tb.exec("srv", [sys.executable, "-c", SERVER.format(host=SRV_ADDR)],
                       stdout=subprocess.PIPE, text=True)  # fmt: skip
         srv.stdout.readline()
@@ -138,6 +156,7 @@ def run(minutes: float, short_rate: float, n_long: int, workdir: Path) -> dict:
         "minutes": minutes,
         "client": client,
         "gateways": {g: {k: reps.get(g, {}).get(k) for k in keys} for g in pids},
+        "not_closed": _not_closed(workdir, tb.tag, started),
         "samples": samples,
         "flat": {k: flatness(samples, k) for k in samples[0] if k != "minute"} if samples else {},
     }

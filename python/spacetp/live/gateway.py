@@ -181,6 +181,9 @@ class Testbed(TornDown):
     # Run the gateways as this user (e.g. "nobody") with only CAP_NET_ADMIN and CAP_NET_RAW
     # (setpriv), as the systemd unit does; None: as root.
     run_as: str | None = None
+    # Each gateway's connection log (`--log json`, one JSON line per event) to
+    # `<workdir>/gw-<tag>-<role>.log`; False: no log.
+    log: bool = False
     own_dir: Path | None = None
     tag: str = field(default_factory=lambda: str(os.getpid()))
     workdir: Path = field(default_factory=lambda: Path("/tmp"))
@@ -318,7 +321,13 @@ class Testbed(TornDown):
             cmd += [*common, *args, "--stats", str(f)]
             fds = tuple(notice[i : i + 1])
             cmd += [x for fd in fds for x in ("--link-state-fd", str(fd))]
-            self._spawn(self.ns(role), cmd, fds, stdout=subprocess.DEVNULL)
+            log = None
+            if self.log:
+                cmd += ["--log", "json"]
+                log = open(self.workdir / f"gw-{self.tag}-{role}.log", "w")  # noqa: SIM115
+            self._spawn(self.ns(role), cmd, fds, stdout=subprocess.DEVNULL, stderr=log)
+            if log is not None:
+                log.close()  # the child holds its own copy
 
     def _own_dir(self) -> Path:
         """A directory of the unprivileged gateways (under /tmp: the workdir's parents may
