@@ -30,7 +30,7 @@ lint: $(VENV)/bin/python
 	$(VENV)/bin/ruff format --check python tests
 
 rust-test:
-	cargo test --workspace --release
+	cargo test --workspace --profile tests
 
 py-test: build
 	$(VENV)/bin/pytest -q --durations=15 tests

@@ -168,9 +168,12 @@ def main() -> None:
     ap.add_argument("--short-rate", type=float, default=5, help="short connections a second")
     ap.add_argument("--long", type=int, default=3, help="long connections at any time")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--keep", type=Path, help="keep the gateways' logs and reports here")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
-        out = run(a.minutes, a.short_rate, a.long, Path(d))
+        where = a.keep or Path(d)
+        where.mkdir(parents=True, exist_ok=True)
+        out = run(a.minutes, a.short_rate, a.long, where)
     print(json.dumps({k: v for k, v in out.items() if k != "samples"}, indent=1))
     if a.json:
         a.json.write_text(json.dumps(out, indent=1) + "\n")
