@@ -99,12 +99,12 @@ def _sample(pid: int) -> dict:
     return {"rss_kb": rss, "fds": len(os.listdir(f"/proc/{pid}/fd"))}
 
 
-def _not_closed(workdir: Path, tag: str, started: float) -> list[dict]:
+def _not_closed(tb, started: float) -> list[dict]:
     """Every connection a gateway's log ends otherwise than closed: when (seconds into the
     run), how, why, and how far it got."""
     out = []
     for role in ("gwa", "gwb"):
-        log = workdir / f"gw-{tag}-{role}.log"
+        log = tb.log_path(role)
         for line in log.read_text().splitlines() if log.exists() else []:
             try:
                 ev = json.loads(line)
@@ -156,7 +156,7 @@ def run(minutes: float, short_rate: float, n_long: int, workdir: Path) -> dict:
         "minutes": minutes,
         "client": client,
         "gateways": {g: {k: reps.get(g, {}).get(k) for k in keys} for g in pids},
-        "not_closed": _not_closed(workdir, tb.tag, started),
+        "not_closed": _not_closed(tb, started),
         "samples": samples,
         "flat": {k: flatness(samples, k) for k in samples[0] if k != "minute"} if samples else {},
     }

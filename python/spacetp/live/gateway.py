@@ -181,8 +181,8 @@ class Testbed(TornDown):
     # Run the gateways as this user (e.g. "nobody") with only CAP_NET_ADMIN and CAP_NET_RAW
     # (setpriv), as the systemd unit does; None: as root.
     run_as: str | None = None
-    # Each gateway's connection log (`--log json`, one JSON line per event) to
-    # `<workdir>/gw-<tag>-<role>.log`; False: no log.
+    # Each gateway's connection log (JSON lines, one per event, as `--log json` writes) to
+    # `log_path(role)`, kept after teardown; False: no log.
     log: bool = False
     own_dir: Path | None = None
     tag: str = field(default_factory=lambda: str(os.getpid()))
@@ -324,10 +324,14 @@ class Testbed(TornDown):
             log = None
             if self.log:
                 cmd += ["--log", "json"]
-                log = open(self.workdir / f"gw-{self.tag}-{role}.log", "w")  # noqa: SIM115
+                log = open(self.log_path(role), "w")  # noqa: SIM115
             self._spawn(self.ns(role), cmd, fds, stdout=subprocess.DEVNULL, stderr=log)
             if log is not None:
                 log.close()  # the child holds its own copy
+
+    def log_path(self, role: str) -> Path:
+        """Where gateway `role` ("gwa", "gwb") writes its connection log (with `log`)."""
+        return self.workdir / f"log-{self.tag}-{role}.jsonl"
 
     def _own_dir(self) -> Path:
         """A directory of the unprivileged gateways (under /tmp: the workdir's parents may
@@ -390,11 +394,13 @@ class Testbed(TornDown):
                 f = self.workdir / f"gw-{self.tag}-{role}.json"
                 self.gw_stats.append(f)
                 ls = notice[i : i + 1]
+                log = str(self.log_path(role)) if self.log else "-"
                 self._spawn(
                     self.ns(role),
-                    [*_exe(), "--gateway", json.dumps(cfg), str(s.fileno()), str(f), *map(str, ls)],
+                    [*_exe(), "--gateway", json.dumps(cfg), str(s.fileno()), str(f), log,
+                     *map(str, ls)],
                     (s.fileno(), *ls),
-                )
+                )  # fmt: skip
         finally:
             for s in (ga, ea, gb, eb):
                 s.close()
@@ -487,10 +493,28 @@ class Testbed(TornDown):
             shutil.rmtree(self.own_dir, ignore_errors=True)
 
 
+def _run_logged(cfg: dict, fd: int, ls: int | None, log: str) -> dict:
+    """`run`, writing the connection events to file `log` as JSON lines (unless "-")."""
+    if log == "-":
+        return run(cfg, fd, ls)
+    from spacetp.live.gateway_log import event_line
+
+    with open(log, "w") as out:
+
+        def write(events: list) -> None:
+            out.writelines(event_line(ev, "json") + "\n" for ev in events)
+            out.flush()
+
+        tick = lambda r: write(json.loads(r).get("events", []))  # noqa: E731
+        rep = run({**cfg, "log_connections": True}, fd, ls, tick)
+        write(rep.pop("events", []))
+    return rep
+
+
 def _main(argv: list[str]) -> None:
     """Process entry points of the testbed: `--emulate LINK.json FD_A FD_B STATS [NOTIFY_FD..]`
-    and `--gateway CONFIG_JSON FD STATS [LINK_STATE_FD]`. SIGTERM stops either and writes its
-    report."""
+    and `--gateway CONFIG_JSON FD STATS LOG [LINK_STATE_FD]` (LOG: a file for the connection
+    log's JSON lines, or -). SIGTERM stops either and writes its report."""
     signal.signal(signal.SIGTERM, _interrupt)
     signal.signal(signal.SIGHUP, _interrupt)
     mode, *args = argv
@@ -500,8 +524,8 @@ def _main(argv: list[str]) -> None:
         link, fa, fb, stats, *notify = args
         rep = emulate(Path(link).read_text(), int(fa), int(fb), None, False, list(map(int, notify)))
     else:
-        cfg, fd, stats, *ls = args
-        rep = run(json.loads(cfg), int(fd), int(ls[0]) if ls else None)
+        cfg, fd, stats, log, *ls = args
+        rep = _run_logged(json.loads(cfg), int(fd), int(ls[0]) if ls else None, log)
     Path(stats).write_text(json.dumps(rep) + "\n")
 
 

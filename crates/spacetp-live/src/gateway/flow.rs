@@ -177,6 +177,28 @@ impl Flow {
         }
     }
 
+    /// The kernel socket and what to poll it for (POLLERR comes unasked: a reset from the end
+    /// host). None without a socket, or once both directions are shut: poll would report
+    /// POLLHUP at once, every time, and the loop would spin while the link side finishes.
+    pub(super) fn socket_poll(&self) -> Option<libc::pollfd> {
+        let s = self.sock.as_ref()?;
+        if self.sock_eof && self.shut_wr {
+            return None;
+        }
+        let mut events = 0;
+        if self.connecting || (self.conn.readable() > 0 && self.received.in_order() > 0) {
+            events |= libc::POLLOUT;
+        }
+        if !self.connecting && self.stage.is_empty() && !self.sock_eof {
+            events |= libc::POLLIN;
+        }
+        Some(libc::pollfd {
+            fd: s.as_raw_fd(),
+            events,
+            revents: 0,
+        })
+    }
+
     /// Kernel -> link: what the socket has, as far as the connection's send buffer takes it.
     pub(super) fn socket_to_connection(
         &mut self,

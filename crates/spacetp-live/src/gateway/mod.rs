@@ -470,21 +470,10 @@ impl Gateway {
             if let Some(t) = f.next_deadline(&self.cfg.keepalive, self.cfg.idle_timeout) {
                 until = until.min(t);
             }
-            let Some(s) = &f.sock else { continue };
-            let mut ev = 0;
-            if f.connecting || (f.conn.readable() > 0 && f.received.in_order() > 0) {
-                ev |= libc::POLLOUT;
+            if let Some(p) = f.socket_poll() {
+                fds.push(p);
+                self.polled.push(key);
             }
-            if !f.connecting && f.stage.is_empty() && !f.sock_eof {
-                ev |= libc::POLLIN;
-            }
-            // Polled even with no events: POLLERR reports a reset from the end host.
-            fds.push(libc::pollfd {
-                fd: s.as_raw_fd(),
-                events: ev,
-                revents: 0,
-            });
-            self.polled.push(key);
         }
         if until <= now {
             return;
@@ -494,6 +483,7 @@ impl Gateway {
             tv_sec: (dt / SEC) as libc::time_t,
             tv_nsec: (dt % SEC) as libc::c_long,
         };
+        self.rep.wakeups += 1;
         // SAFETY: ppoll over our pollfds with a timeout we own.
         let n = unsafe {
             libc::ppoll(

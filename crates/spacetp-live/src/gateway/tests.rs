@@ -714,6 +714,40 @@ fn a_handshake_slower_than_the_idle_timeout_is_not_reaped_as_idle() {
 }
 
 #[test]
+fn a_socket_shut_both_ways_does_not_make_the_loop_spin() {
+    // The server answers and closes while gateway B's FIN still crosses a 1 s round trip:
+    // B's kernel socket is then shut both ways, and poll reports POLLHUP on it at once,
+    // every time it is asked. The loop must stop asking, not wake thousands of times a second.
+    let (run, server, aport) = pair(r#""rate": "10 Mb/s", "delay": "500 ms""#, |_| {});
+    let t0 = std::time::Instant::now();
+    let srv = std::thread::spawn(move || {
+        let (mut s, _) = server.accept().unwrap();
+        let mut got = Vec::new();
+        s.read_to_end(&mut got).unwrap();
+        s.write_all(b"ok").unwrap();
+        got.len()
+    });
+    let mut c = connect(aport);
+    c.write_all(&[7u8; 1000]).unwrap();
+    c.shutdown(Shutdown::Write).unwrap();
+    let mut back = Vec::new();
+    c.read_to_end(&mut back).unwrap();
+    assert_eq!((srv.join().unwrap(), back.as_slice()), (1000, &b"ok"[..]));
+    std::thread::sleep(std::time::Duration::from_secs(2)); // B's FIN exchange ends meanwhile
+    let secs = t0.elapsed().as_secs_f64();
+    let reps = run.finish();
+    assert_eq!((reps[0].closed, reps[1].closed), (1, 1));
+    for r in &reps {
+        // At rest the loop wakes every 50 ms; a few segments add a few wake-ups each.
+        assert!(
+            (r.wakeups as f64) < 60.0 * secs,
+            "{} wake-ups in {secs:.1} s",
+            r.wakeups
+        );
+    }
+}
+
+#[test]
 fn a_flood_of_blind_acks_with_snacks_changes_no_relayed_byte() {
     // What spacetp.live.flood's snack_outside class sends, 10 000 a second: ACK segments
     // on a real flow's addresses and ports with random sequence and acknowledgment numbers
