@@ -21,6 +21,10 @@ gwb route through TUN devices `space0` joined by the emulator:
     cli --veth-- gwa: lan -> tproxy -> [gateway A] -> scps0 (TUN) -> routing -> space0 (TUN)
     == emulator == gwb: space0 -> rule `iif space0 ipproto tcp` -> scps0 -> [gateway B]
     -> kernel TCP from 10.78.2.1 --veth-- srv 10.78.2.2
+
+With `ipv6=True` the four namespaces have IPv6 as well (dual stack): ULA addresses beside the
+IPv4 ones, cli fd01::1 -- fd01::2 gwa, space0 fd02::1 -- fd02::2, gwb fd03::1 -- fd03::2 srv,
+and the same routes; in routed mode the gateways then intercept and relay IPv6 TCP too.
 """
 
 from __future__ import annotations
@@ -57,6 +61,9 @@ CLI_ADDR, GWA_ADDR = "10.78.1.1", "10.78.1.2"
 GWB_ADDR, SRV_ADDR = "10.78.2.1", "10.78.2.2"
 # The gateways' addresses on the space link (inside the SCPS-TP packets).
 LINK_A, LINK_B = "10.77.0.1", "10.77.0.2"
+# The same places' IPv6 addresses (`Testbed(ipv6=True)`), each in a /64.
+CLI6, GWA6, GWB6, SRV6 = "fd01::1", "fd01::2", "fd03::1", "fd03::2"
+LINK_A6, LINK_B6 = "fd02::1", "fd02::2"
 
 
 def check_config(cfg: dict) -> None:
@@ -172,6 +179,8 @@ class Testbed(TornDown):
     gateway: dict = field(default_factory=lambda: {"protocol": "scps-tp"})
     port: int = 5000
     transparent: bool = False
+    # IPv6 in every namespace beside IPv4 (addresses and routes above); off, IPv6 is disabled.
+    ipv6: bool = False
     # The emulator tells both gateways when an outage starts and ends (persist mode).
     link_state: bool = True
     # How long a gateway told to stop lets open connections finish (`--drain`): the last
@@ -220,15 +229,19 @@ class Testbed(TornDown):
             ns = self.ns(role)
             _ip("netns", "add", ns)
             self.created.append(ns)
-            ns_sysctl(ns, "net.ipv6.conf.all.disable_ipv6=1")
+            off = "0" if self.ipv6 else "1"
+            ns_sysctl(ns, f"net.ipv6.conf.all.disable_ipv6={off}",
+                      f"net.ipv6.conf.default.disable_ipv6={off}")  # fmt: skip
             if role in ("gwa", "gwb"):
                 # Routers by their own configuration, as a real ground station's gateway host:
                 # a gateway that stops restores what it found, and leaves a working router.
                 ns_sysctl(ns, "net.ipv4.ip_forward=1")
+                if self.ipv6:
+                    ns_sysctl(ns, "net.ipv6.conf.all.forwarding=1")
             _ip("-n", ns, "link", "set", "dev", "lo", "up")
-        for left, right, la, ra in (
-            ("cli", "gwa", CLI_ADDR, GWA_ADDR),
-            ("gwb", "srv", GWB_ADDR, SRV_ADDR),
+        for left, right, la, ra, la6, ra6 in (
+            ("cli", "gwa", CLI_ADDR, GWA_ADDR, CLI6, GWA6),
+            ("gwb", "srv", GWB_ADDR, SRV_ADDR, GWB6, SRV6),
         ):
             a, b = self._veth(left, right)
             _ip(
@@ -237,6 +250,10 @@ class Testbed(TornDown):
             )  # fmt: skip
             _ip("-n", self.ns(left), "addr", "add", f"{la}/24", "dev", a)
             _ip("-n", self.ns(right), "addr", "add", f"{ra}/24", "dev", b)
+            if self.ipv6:
+                # nodad: usable at once (duplicate detection would hold them ~2 s).
+                _ip("-n", self.ns(left), "-6", "addr", "add", f"{la6}/64", "dev", a, "nodad")
+                _ip("-n", self.ns(right), "-6", "addr", "add", f"{ra6}/64", "dev", b, "nodad")
             _ip("-n", self.ns(left), "link", "set", "dev", a, "up")
             _ip("-n", self.ns(right), "link", "set", "dev", b, "up")
         if self.transparent:
@@ -273,15 +290,21 @@ class Testbed(TornDown):
         gateway --tun scps0` process that sets up its own routing and interception."""
         fds = []
         try:
-            for role, addr, peer, far in (
-                ("gwa", LINK_A, LINK_B, "10.78.2.0/24"),
-                ("gwb", LINK_B, LINK_A, "10.78.1.0/24"),
+            for role, addr, peer, far, addr6, far6 in (
+                ("gwa", LINK_A, LINK_B, "10.78.2.0/24", LINK_A6, "fd03::/64"),
+                ("gwb", LINK_B, LINK_A, "10.78.1.0/24", LINK_B6, "fd01::/64"),
             ):
                 ns, tmp = self.ns(role), f"sg{self.tag[-8:]}{role[2]}s"
                 fds.append(tun_in_namespace(ns, tmp, "space0", addr, peer, 1500))
                 _ip("-n", ns, "route", "add", far, "dev", "space0")
+                if self.ipv6:
+                    _ip("-n", ns, "-6", "addr", "add", f"{addr6}/64", "dev", "space0", "nodad")
+                    _ip("-n", ns, "-6", "route", "add", far6, "dev", "space0")
             _ip("-n", self.ns("cli"), "route", "add", "default", "via", GWA_ADDR)
             _ip("-n", self.ns("srv"), "route", "add", "default", "via", GWB_ADDR)
+            if self.ipv6:
+                _ip("-n", self.ns("cli"), "-6", "route", "add", "default", "via", GWA6)
+                _ip("-n", self.ns("srv"), "-6", "route", "add", "default", "via", GWB6)
             notice = self._emulate(*fds)
         finally:
             for fd in fds:

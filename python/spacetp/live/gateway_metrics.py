@@ -28,6 +28,7 @@ NOT_METRICS = {"stopped", "open_at_stop", "rtt_buckets", "rtt_sum_s", "rtt_count
 # What each counter counts, for its HELP line (the report's fields, docs/live.md).
 HELP = {
     "accepted": "Connections accepted from local applications.",
+    "intercepted": "Connections accepted from the transparent sockets (nftables tproxy).",
     "admitted": "Connections admitted from the peer gateway.",
     "refused": "Connections refused (no rule, or the destination refused).",
     "foreign": "Segments from the link that matched no connection.",

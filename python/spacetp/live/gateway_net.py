@@ -3,7 +3,7 @@ diverted into it, and transparent interception of TCP arriving from LAN interfac
 
     LAN iface --[nftables tproxy]--> gateway's transparent socket (kernel TCP)
                                       gateway (SCPS-TP) <== TUN fd ==> kernel routing
-    space iface <--- SCPS-TP as IPv4 protocol 6, forwarded by the kernel ---'
+    space iface <--- SCPS-TP as IPv4 or IPv6 protocol 6, forwarded by the kernel ---'
 
 The gateway is a host behind its TUN device: the kernel forwards the SCPS-TP packets it writes
 there like any other IP packet, out of whatever interface leads to the destination. TCP that
@@ -12,6 +12,11 @@ so the kernel's own TCP never sees it and never answers it with a reset. Interce
 nftables `tproxy`: TCP from a LAN interface to any address that is not this host's is
 delivered to the gateway's IP_TRANSPARENT socket, and the accepted socket's local address is
 the original destination.
+
+Dual stack: when the namespace has IPv6 (`net.ipv6.conf.all.disable_ipv6` is 0) the same is
+set up for IPv6 next to IPv4: an `ip -6` divert rule for TCP (compressed headers, protocol
+105, are IPv4's), the `ip -6` local route and fwmark rule, a `table ip6` beside the `table ip`
+and IPv6 forwarding; the relay listens on `[::]:PORT` too. Without IPv6, IPv4 only.
 
 Everything set up here is undone on close (the TUN device disappears with its fd, rules and
 routes are deleted, sysctls restored), so it can run in the root namespace of a real gateway.
@@ -51,6 +56,21 @@ AFTER_CRASH = ("open", "closed")
 
 def _sysctl(key: str) -> Path:
     return Path("/proc/sys") / key.replace(".", "/")
+
+
+def ipv6_enabled() -> bool:
+    """Whether this network namespace has IPv6: the kernel has it and it is not disabled
+    (the relay's IPv6 transparent socket follows the same test)."""
+    try:
+        return _sysctl("net.ipv6.conf.all.disable_ipv6").read_text().strip() == "0"
+    except OSError:
+        return False
+
+
+# IPv6's minimum link MTU: below it the kernel takes IPv6 off the device.
+IPV6_MIN_MTU = 1280
+# The families of the nft tables (one table of each, same name).
+NFT_FAMILIES = ("ip", "ip6")
 
 
 def netns_id() -> int:
@@ -188,8 +208,8 @@ def _tables_user(table: int) -> str:
         )
     return (
         f"no spacetp gateway state was found in {STATE_DIR}, so another program uses table "
-        f"{table} (see `ip route show table {table}` and `ip rule`); spacetp gateways use "
-        f"tables {TABLE_DIVERT} and {TABLE_LOCAL}"
+        f"{table} (see `ip route show table {table}`, `ip rule` and their `ip -6` forms); "
+        f"spacetp gateways use tables {TABLE_DIVERT} and {TABLE_LOCAL}"
     )
 
 
@@ -217,6 +237,8 @@ class GatewayNet(TornDown):
     restore: dict[str, str] = field(default_factory=dict)
     # What a crashed gateway's state file recorded and set-up undid first (one line).
     cleaned: str | None = None
+    # IPv6 set up too (decided in set-up: a TUN, IPv6 in the namespace, mtu >= 1280).
+    ipv6: bool = False
 
     @property
     def name(self) -> str:
@@ -259,18 +281,21 @@ class GatewayNet(TornDown):
         if self.intercept and shutil.which("nft") is None:
             raise EmulateError("--intercept needs the nft command (package nftables)")
         # Our own leftovers are gone by now; whatever still uses the tables is someone else.
+        families = [[], ["-6"]] if self.ipv6 else [[]]
         for t in (TABLE_DIVERT, TABLE_LOCAL):
-            routes = _ip("route", "show", "table", str(t), check=False).stdout.strip()
-            rules = _ip("rule", "show", "table", str(t), check=False).stdout.strip()
-            if routes or rules:
-                raise EmulateError(f"routing table {t} is in use: {_tables_user(t)}")
-        table = ["nft", "list", "table", "ip", self.nft_table]
-        if self.intercept and subprocess.run(table, capture_output=True).returncode == 0:
-            raise EmulateError(
-                f"nftables table ip {self.nft_table} exists and no spacetp gateway state "
-                f"was found for --tun {self.tun} in this network namespace; if nothing uses "
-                f"it, delete it (nft delete table ip {self.nft_table})"
-            )
+            for fam in families:
+                routes = _ip(*fam, "route", "show", "table", str(t), check=False).stdout.strip()
+                rules = _ip(*fam, "rule", "show", "table", str(t), check=False).stdout.strip()
+                if routes or rules:
+                    raise EmulateError(f"routing table {t} is in use: {_tables_user(t)}")
+        for fam in NFT_FAMILIES if self.intercept else ():
+            table = ["nft", "list", "table", fam, self.nft_table]
+            if subprocess.run(table, capture_output=True).returncode == 0:
+                raise EmulateError(
+                    f"nftables table {fam} {self.nft_table} exists and no spacetp gateway "
+                    f"state was found for --tun {self.tun} in this network namespace; if "
+                    f"nothing uses it, delete it (nft delete table {fam} {self.nft_table})"
+                )
 
     def _set(self, key: str, value: str) -> None:
         p = _sysctl(key)
@@ -287,6 +312,8 @@ class GatewayNet(TornDown):
         _ip(*args)
 
     def _setup(self) -> None:
+        # QUIC gateways intercept IPv4 only (their tunnel's preamble carries IPv4).
+        self.ipv6 = self.tun is not None and self.mtu >= IPV6_MIN_MTU and ipv6_enabled()
         self._check()
         self._record()
         if self.tun is None:
@@ -294,6 +321,8 @@ class GatewayNet(TornDown):
             self._intercept()
             return
         self.fd = open_tun(self.tun)
+        if self.ipv6:
+            self._tun_ipv6()
         _ip("link", "set", "dev", self.tun, "mtu", str(self.mtu), "up")
         # A router: the packets the gateway writes carry other hosts' addresses (transparent
         # mode), so reverse-path filtering must let them in on the TUN.
@@ -302,35 +331,64 @@ class GatewayNet(TornDown):
         self._set(f"net.ipv4.conf.{self.tun}.rp_filter", "0")
         # The routes of the TUN go with the device; rules must be deleted.
         _ip("route", "add", "default", "dev", self.tun, "table", str(TABLE_DIVERT))
-        # TCP, and SCPS-TP with compressed headers (IP protocol 105).
+        if self.ipv6:
+            self._set("net.ipv6.conf.all.forwarding", "1")
+            _ip("-6", "route", "add", "default", "dev", self.tun, "table", str(TABLE_DIVERT))
+        # TCP, and SCPS-TP with compressed headers (IP protocol 105, IPv4 only).
+        divert = [([], "tcp"), ([], "105")] + ([(["-6"], "tcp")] if self.ipv6 else [])
         for d in self.space:
-            for proto in ("tcp", "105"):
+            for fam, proto in divert:
                 rule = ["iif", d, "ipproto", proto, "lookup", str(TABLE_DIVERT)]
                 rule += ["priority", str(TABLE_DIVERT)]
-                self._do(["rule", "add", *rule], ["rule", "del", *rule])
+                self._do([*fam, "rule", "add", *rule], [*fam, "rule", "del", *rule])
         if self.intercept:
             # The SCPS-TP segments gateway A writes into the TUN carry the same addresses and
             # ports as the intercepted kernel socket. TCP early demux would attach that socket
             # to them, and the kernel drops a forwarded packet that has a socket attached.
+            # (IPv6's early demux obeys this IPv4 sysctl too.)
             self._set("net.ipv4.tcp_early_demux", "0")
             self._intercept()
+
+    def _tun_ipv6(self) -> None:
+        """The TUN, still down, ready for IPv6 and silent: the kernel's own packets there
+        would reach the gateway. No link-local address (no DAD) and no multicast (no MLD
+        reports for the all-routers group a router's devices join)."""
+        # IPv6 leaves a device below its minimum MTU, groups and all (silently: it is
+        # down), and comes back without all-routers once the device has no IFF_MULTICAST.
+        _ip("link", "set", "dev", self.tun, "multicast", "off", "mtu", str(IPV6_MIN_MTU - 1))
+        _ip("link", "set", "dev", self.tun, "mtu", str(self.mtu))
+        conf = f"net.ipv6.conf.{self.tun}"
+        if _sysctl(f"{conf}.disable_ipv6").read_text().strip() != "0":
+            self._set(f"{conf}.disable_ipv6", "0")
+        _ip("link", "set", "dev", self.tun, "addrgenmode", "none")
 
     def _intercept(self) -> None:
         """Intercepted TCP delivered to the transparent socket: the local route, the fwmark
         rule and the nft table."""
         if self.intercept:
-            local = ["local", "0.0.0.0/0", "dev", "lo", "table", str(TABLE_LOCAL)]
-            self._do(["route", "add", *local], ["route", "del", *local])
             rule = ["fwmark", hex(MARK), "lookup", str(TABLE_LOCAL), "priority", str(TABLE_LOCAL)]
-            self._do(["rule", "add", *rule], ["rule", "del", *rule])
-            self.undo.append(["nft", "delete", "table", "ip", self.nft_table])
+            for fam, anywhere in [([], "0.0.0.0/0")] + ([(["-6"], "::/0")] if self.ipv6 else []):
+                local = ["local", anywhere, "dev", "lo", "table", str(TABLE_LOCAL)]
+                self._do([*fam, "route", "add", *local], [*fam, "route", "del", *local])
+                self._do([*fam, "rule", "add", *rule], [*fam, "rule", "del", *rule])
+            for fam in self._nft_families:
+                self.undo.append(["nft", "delete", "table", fam, self.nft_table])
             self._record()
             r = subprocess.run(["nft", "-f", "-"], input=self._nft_rules(), capture_output=True,
                                text=True)  # fmt: skip
             if r.returncode != 0:
                 raise EmulateError(f"nft (interception rules): {r.stderr.strip()}")
 
+    @property
+    def _nft_families(self) -> tuple[str, ...]:
+        return NFT_FAMILIES if self.ipv6 else NFT_FAMILIES[:1]
+
     def _nft_rules(self) -> str:
+        """One table per family (`ip`, and `ip6` with IPv6), the same chains in each, added
+        in one transaction."""
+        return "".join(self._nft_table(fam) for fam in self._nft_families)
+
+    def _nft_table(self, family: str) -> str:
         ifs = ", ".join(f'"{d}"' for d in self.intercept)
         # While the gateway runs, intercepted TCP is delivered locally and never forwarded;
         # the forward rule bites only when the gateway died and left its table (closed).
@@ -341,7 +399,7 @@ class GatewayNet(TornDown):
     }}"""
         tproxy = f"tproxy to :{self.intercept_port} meta mark set {MARK} accept"
         return f"""
-table ip {self.nft_table} {{
+table {family} {self.nft_table} {{
     chain intercept {{
         type filter hook prerouting priority mangle; policy accept;
         iifname {{ {ifs} }} meta l4proto tcp fib daddr type local accept

@@ -45,7 +45,8 @@ pub struct GatewayConfig {
     pub local_ip: IpAddr,
     pub peer_ip: IpAddr,
     /// Transparent listening socket (IP_TRANSPARENT): connections redirected to it by
-    /// nftables `tproxy` cross the link with their own addresses.
+    /// nftables `tproxy` cross the link with their own addresses. At `0.0.0.0:PORT`, an
+    /// IPv6 one at `[::]:PORT` listens too when the namespace has IPv6.
     pub intercept: Option<SocketAddr>,
     /// Relay SCPS-TP connections addressed to anything but `local_ip` to their own
     /// destination address and port.
@@ -99,7 +100,7 @@ pub struct GatewaySettings {
     /// writes) (QUIC only).
     pub tls_name: Option<String>,
     /// Largest IP packet on the space link, bytes, in [200, 65535]; the MSS is `mtu - 80`
-    /// (IPv4 and TCP headers and 40 bytes of options: SNACK, SACK).
+    /// (IPv4 and TCP headers and 40 bytes of options: SNACK, SACK), 20 less for IPv6.
     #[serde(default = "default_mtu")]
     pub mtu: u32,
     /// This gateway's and the peer's addresses on the space link (explicit rules), both
@@ -113,7 +114,8 @@ pub struct GatewaySettings {
     /// `[SCPS_PORT, ADDRESS:PORT]`: relay SCPS-TP connections to that port there.
     #[serde(default)]
     pub forward: Vec<(u16, SocketAddr)>,
-    /// The transparent socket that nftables `tproxy` hands intercepted connections to.
+    /// The transparent socket that nftables `tproxy` hands intercepted connections to
+    /// (at `0.0.0.0:PORT`, also `[::]:PORT` for IPv6 when the namespace has IPv6).
     pub intercept: Option<SocketAddr>,
     /// Relay SCPS-TP connections addressed to other hosts to that host and port.
     #[serde(default)]

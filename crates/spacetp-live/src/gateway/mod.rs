@@ -12,8 +12,9 @@
 //!   This is how the SCPS Reference Implementation's gateway and XIPLink carry traffic.
 //!
 //! The space link is one packet fd (a TUN device, or a datagram socket joined to
-//! `spacetp emulate` in tests) carrying IPv4 packets of protocol 6 with the SCPS options,
-//! full headers with checksums (`spacetp-wire`). Many connections share the fd; they are
+//! `spacetp emulate` in tests) carrying IPv4 or IPv6 packets of protocol 6 with the SCPS
+//! options (the flow's addresses decide the family), full headers with checksums
+//! (`spacetp-wire`). Many connections share the fd; they are
 //! told apart by their addresses and ports. Payload never enters the connection: each flow keeps the
 //! bytes it sent by stream position (retransmissions re-read them) and writes received
 //! payload into a reassembly buffer by position; the connection says how much of it is in
@@ -59,10 +60,12 @@ use flow::{comp_context, Flow};
 use link::LinkOut;
 pub use report::GatewayReport;
 pub(crate) use sockets::linger_zero;
-pub(crate) use sockets::{connect_nonblocking, transparent_listener};
+pub(crate) use sockets::{connect_nonblocking, ipv6_twin, transparent_listener};
 
 /// IP protocol number the SCPS-TP segments travel as (TCP with SCPS options, as the RI gateway).
 pub(crate) const PROTO: u8 = 6;
+/// How much longer an IPv6 header is than an IPv4 one (an IPv6 flow's MSS is this much less).
+const IPV6_EXTRA: u32 = 20;
 /// A flow stays this long after its connection finished, to answer late segments.
 const LINGER: Time = 2 * SEC;
 /// A random port in 49152..=65535.
@@ -213,6 +216,10 @@ impl Gateway {
         }
         if let Some(at) = cfg.intercept {
             listeners.push((transparent_listener(at)?, None));
+            // Dual stack: `spacetp gateway` then tproxies IPv6 TCP to the same port.
+            if let Some(at6) = ipv6_twin(at) {
+                listeners.push((transparent_listener(at6)?, None));
+            }
         }
         let fd_limit = crate::sys::raise_fd_limit();
         // Rate control refills its bucket every few tens of microseconds at hundreds of Mb/s:

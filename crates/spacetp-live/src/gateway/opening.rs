@@ -52,6 +52,9 @@ impl Gateway {
                 self.flows
                     .insert(key, Flow::new(conn, Some(s), false, now, id));
                 self.rep.accepted += 1;
+                if self.listeners[i].1.is_none() {
+                    self.rep.intercepted += 1;
+                }
             }
         }
     }
@@ -67,7 +70,9 @@ impl Gateway {
         iss: u32,
         open: fn(&TcpConfig, u32, u16, u16, u32) -> Connection,
     ) -> Connection {
-        let mut conn = open(&self.cfg.tcp, self.cfg.mss, key.0.port(), key.1.port(), iss);
+        // `mss` leaves room for an IPv4 header; an IPv6 one is 20 bytes longer.
+        let mss = self.cfg.mss - if key.0.is_ipv6() { IPV6_EXTRA } else { 0 };
+        let mut conn = open(&self.cfg.tcp, mss, key.0.port(), key.1.port(), iss);
         conn.set_manual_read();
         let used: std::collections::HashSet<u8> = self
             .flows

@@ -27,8 +27,11 @@ pub struct GatewayReport {
     /// Configurations taken while running (SIGHUP), and what the last one did.
     pub reloads: u64,
     pub last_reload: String,
-    /// Connections accepted from local applications, and SCPS-TP connections admitted.
+    /// Connections accepted from local applications (of which `intercepted`: handed to a
+    /// transparent socket by nftables `tproxy`, IPv4 or IPv6), and SCPS-TP connections
+    /// admitted.
     pub accepted: u64,
+    pub intercepted: u64,
     pub admitted: u64,
     /// SCPS-TP SYNs for ports without a forwarding rule (answered with RST).
     pub refused: u64,

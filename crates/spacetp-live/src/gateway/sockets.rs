@@ -113,12 +113,32 @@ pub(crate) fn transparent_listener(at: SocketAddr) -> Result<TcpListener, LiveEr
     };
     set_opt(fd.as_raw_fd(), level, opt, &one)
         .map_err(|e| err("IP_TRANSPARENT (needs CAP_NET_ADMIN)", e))?;
+    if at.is_ipv6() {
+        // IPv6 only: the IPv4 twin holds 0.0.0.0 at the same port.
+        set_opt(fd.as_raw_fd(), libc::IPPROTO_IPV6, libc::IPV6_V6ONLY, &one)
+            .map_err(|e| err("IPV6_V6ONLY", e))?;
+    }
     to_addr(fd.as_raw_fd(), at, libc::bind).map_err(|e| err("bind", e))?;
     // SAFETY: listen on our socket.
     if unsafe { libc::listen(fd.as_raw_fd(), 1024) } < 0 {
         return Err(err("listen", std::io::Error::last_os_error()));
     }
     Ok(TcpListener::from(fd))
+}
+
+/// Whether this network namespace has IPv6: the kernel has it and
+/// `net.ipv6.conf.all.disable_ipv6` is 0 (what `spacetp gateway` checks before it
+/// intercepts IPv6 too).
+pub(crate) fn ipv6_enabled() -> bool {
+    std::fs::read_to_string("/proc/sys/net/ipv6/conf/all/disable_ipv6")
+        .is_ok_and(|v| v.trim() == "0")
+}
+
+/// The IPv6 transparent socket next to one at `0.0.0.0:PORT`: `[::]:PORT`, if this
+/// namespace has IPv6; None for any other address (the caller chose one family).
+pub(crate) fn ipv6_twin(at: SocketAddr) -> Option<SocketAddr> {
+    let any4 = at.ip() == std::net::IpAddr::from([0, 0, 0, 0]);
+    (any4 && ipv6_enabled()).then(|| SocketAddr::from(([0u16; 8], at.port())))
 }
 
 /// Start a non-blocking kernel-TCP connect.
