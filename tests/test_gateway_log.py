@@ -57,7 +57,8 @@ def test_an_idle_connection_is_reset_on_both_ends_and_logged_as_json_lines():
         for g in gws:
             g.kill()
     assert got == "reset" and 0.9 <= took < 7, (got, took)
-    assert at_server[:1] == [b"hello"] and isinstance(at_server[-1], ConnectionResetError), at_server
+    assert at_server[:1] == [b"hello"], at_server
+    assert isinstance(at_server[-1], ConnectionResetError), at_server
     causes = []
     for out, err in outs:
         # The log on stderr (every line JSON), the final report on stdout (one line).
