@@ -51,6 +51,7 @@ HELP = {
     "reaped": "Connections ended because the peer stopped answering keepalives.",
     "idle_reaped": "Connections ended after moving no data for the idle timeout.",
     "half_open_dropped": "SYNs dropped: max_half_open connections waited for their handshake.",
+    "wakeups": "Times the event loop waited and woke (about 20 a second at rest).",
 }
 
 
