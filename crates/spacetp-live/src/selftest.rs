@@ -133,6 +133,8 @@ pub(crate) struct Running {
     gws: Vec<std::thread::JoinHandle<GatewayReport>>,
     /// The gateways' log events so far (A, B).
     pub(crate) events: [Arc<std::sync::Mutex<Vec<serde_json::Value>>>; 2],
+    /// Where link-state notices to each gateway are written (as `spacetp emulate` does).
+    notices: [UnixDatagram; 2],
 }
 
 #[cfg_attr(not(test), allow(dead_code))]
@@ -156,13 +158,16 @@ impl Running {
         let tap_thread = std::thread::spawn(move || t.run([ta, tb], [xa, xb], &st));
         let ctl: [Arc<std::sync::atomic::AtomicU8>; 2] = Default::default();
         let events: [Arc<std::sync::Mutex<Vec<serde_json::Value>>>; 2] = Default::default();
-        let gws = [(a, ga), (b, gb)]
+        let (na, heard_a) = UnixDatagram::pair().unwrap();
+        let (nb, heard_b) = UnixDatagram::pair().unwrap();
+        let gws = [(a, ga, heard_a), (b, gb, heard_b)]
             .into_iter()
             .zip(ctl.clone().into_iter().zip(events.clone()))
-            .map(|((cfg, fd), (ctl, log))| {
+            .map(|((cfg, fd, heard), (ctl, log))| {
                 let st = stop.clone();
                 std::thread::spawn(move || {
                     let mut g = Gateway::new(cfg, fd.as_raw_fd()).unwrap();
+                    g.set_link_state_fd(heard.as_raw_fd()).unwrap();
                     let mut stopping = false;
                     while !st.load(Ordering::Relaxed) {
                         match ctl.load(Ordering::Relaxed) {
@@ -192,7 +197,14 @@ impl Running {
             tap_thread,
             gws,
             events,
+            notices: [na, nb],
         }
+    }
+
+    /// Tell gateway `side` the link is down or up (`crate::LINK_DOWN`, `crate::LINK_UP`),
+    /// without changing the link itself.
+    pub(crate) fn notify(&self, side: usize, notice: &[u8]) {
+        self.notices[side].send(notice).unwrap();
     }
 
     /// Make gateway `side` (0: A, 1: B) do `what` (`STOP`, `CRASH`).

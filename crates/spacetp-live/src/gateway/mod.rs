@@ -429,6 +429,11 @@ impl Gateway {
             if f.finished_at.is_none() && f.conn.state() == State::SynReceived {
                 self.half_open += 1;
             }
+            if self.link_down {
+                // A handshake that ended in an outage (its SYN-ACK was on its way when the
+                // notice came) enters persist mode now, as the open connections did then.
+                f.conn.on_link_outage(now);
+            }
             if f.conn.poll_timeout().is_some_and(|t| t <= now) {
                 f.conn.on_timeout(now);
             }

@@ -748,6 +748,29 @@ fn a_socket_shut_both_ways_does_not_make_the_loop_spin() {
 }
 
 #[test]
+fn a_handshake_that_ends_during_an_outage_enters_persist_mode_too() {
+    // The link-down notice reaches A while its SYN-ACK is still crossing (500 ms one way):
+    // the connection is established in the outage and must hold its data like those open
+    // when the notice came, not send it and time out (the soak's resets: "data timed out").
+    // The notice alone marks the outage here; the link itself stays up.
+    let (run, server, aport) = pair(r#""rate": "10 Mb/s", "delay": "500 ms""#, |_| {});
+    let srv = serve_one(server);
+    let mut c = connect(aport);
+    std::thread::sleep(std::time::Duration::from_millis(200)); // A's SYN is on its way
+    run.notify(0, crate::LINK_DOWN);
+    c.write_all(&[5u8; 20_000]).unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let held = run.tap.seen(1).1.is_none();
+    run.notify(0, crate::LINK_UP);
+    c.shutdown(Shutdown::Write).unwrap();
+    let (got, err) = srv.join().unwrap();
+    let reps = run.finish();
+    assert!(held, "A sent data during the outage it was told of");
+    assert_eq!((got.len(), err), (20_000, None));
+    assert_eq!((reps[0].link_down_notices, reps[0].reset), (1, 0));
+}
+
+#[test]
 fn a_flood_of_blind_acks_with_snacks_changes_no_relayed_byte() {
     // What spacetp.live.flood's snack_outside class sends, 10 000 a second: ACK segments
     // on a real flow's addresses and ports with random sequence and acknowledgment numbers
