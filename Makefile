@@ -13,9 +13,14 @@ $(VENV)/bin/python:
 	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet "maturin>=1.5,<2" pytest ruff
 
+# The Cargo profile of the Python extension: `release` (thin LTO) for the demo and for
+# use; `make test` builds it with `tests` (no LTO), the profile of the Rust tests it runs
+# first, so the two share their compiled dependencies instead of building them twice.
+PROFILE ?= release
+
 $(STAMP): $(VENV)/bin/python pyproject.toml Cargo.toml $(shell find crates python -name '*.rs' -o -name '*.py' -o -name 'Cargo.toml' 2>/dev/null)
-	$(PIP) install --quiet -e ".[dev,orbits]"
-	. $(VENV)/bin/activate && maturin develop --release --quiet
+	MATURIN_PEP517_ARGS="--profile $(PROFILE)" $(PIP) install --quiet -e ".[dev,orbits]"
+	. $(VENV)/bin/activate && maturin develop --profile $(PROFILE) --skip-install --quiet
 	touch $(STAMP)
 
 build: $(STAMP)
@@ -35,6 +40,7 @@ rust-test:
 py-test: build
 	$(VENV)/bin/pytest -q --durations=15 tests
 
+test: PROFILE = tests
 test: lint rust-test py-test
 
 clean:
