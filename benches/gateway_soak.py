@@ -151,7 +151,8 @@ def run(minutes: float, short_rate: float, n_long: int, workdir: Path) -> dict:
         client = json.loads(cli.communicate()[0] or "{}")
         reps = tb.reports(settle=1.0)
     keys = ("accepted", "closed", "reset", "reaped", "retransmitted_segments", "timeouts",
-            "integrity_resets", "max_flows", "link_down_notices")  # fmt: skip
+            "integrity_resets", "max_flows", "link_down_notices", "rst_replies", "foreign",
+            "reset_on_stop", "wakeups", "elapsed_s")  # fmt: skip
     return {
         "minutes": minutes,
         "client": client,
