@@ -40,6 +40,11 @@ pub(crate) struct Seen {
 pub(crate) struct Tap {
     seen: std::sync::Mutex<[(Option<Seen>, Option<Seen>); 2]>,
     inject: std::sync::Mutex<Vec<(usize, Vec<u8>)>>,
+    /// Drop every packet both ways: an outage the test controls.
+    pub(crate) cut: AtomicBool,
+    /// Begin the cut right after a FIN is delivered to gateway `side` (value side + 1; 0:
+    /// never), so that gateway's answer to it is lost.
+    pub(crate) cut_after_fin_to: std::sync::atomic::AtomicUsize,
 }
 
 impl Tap {
@@ -77,10 +82,23 @@ impl Tap {
             unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 2) };
             for side in 0..2 {
                 while let Ok(n) = gw[side].recv(&mut buf) {
-                    em[side].send(&buf[..n]).ok();
+                    if !self.cut.load(Ordering::Relaxed) {
+                        em[side].send(&buf[..n]).ok();
+                    }
                 }
                 while let Ok(n) = em[side].recv(&mut buf) {
+                    if self.cut.load(Ordering::Relaxed) {
+                        continue;
+                    }
                     if let Ok(d) = decode_ipv4_tcp(&buf[..n]) {
+                        let fin_to = self.cut_after_fin_to.load(Ordering::Relaxed);
+                        if fin_to == side + 1 && d.tcp.has(flags::FIN) {
+                            // Once: the test ends the cut, and later FINs pass.
+                            self.cut_after_fin_to.store(0, Ordering::Relaxed);
+                            self.cut.store(true, Ordering::Relaxed);
+                            gw[side].send(&buf[..n]).ok();
+                            continue;
+                        }
                         let s = Seen {
                             src: d.ip.src,
                             dst: d.ip.dst,
@@ -147,9 +165,16 @@ impl Running {
         let stop = Arc::new(AtomicBool::new(false));
         let sc = crate::scenario_json(7, link);
         let st = stop.clone();
+        // The emulator announces its outages to both gateways, as `spacetp emulate` does; a
+        // test may also announce one the link does not have (`notify`).
+        let (na, heard_a) = UnixDatagram::pair().unwrap();
+        let (nb, heard_b) = UnixDatagram::pair().unwrap();
+        let opts = Options {
+            notify: vec![na.as_raw_fd(), nb.as_raw_fd()],
+            ..Default::default()
+        };
         let em = std::thread::spawn(move || {
-            let mut e =
-                Emulator::new(&sc, ea.as_raw_fd(), eb.as_raw_fd(), &Options::default()).unwrap();
+            let mut e = Emulator::new(&sc, ea.as_raw_fd(), eb.as_raw_fd(), &opts).unwrap();
             while !st.load(Ordering::Relaxed) && e.run_for(20 * MS) {}
             e.report()
         });
@@ -158,8 +183,6 @@ impl Running {
         let tap_thread = std::thread::spawn(move || t.run([ta, tb], [xa, xb], &st));
         let ctl: [Arc<std::sync::atomic::AtomicU8>; 2] = Default::default();
         let events: [Arc<std::sync::Mutex<Vec<serde_json::Value>>>; 2] = Default::default();
-        let (na, heard_a) = UnixDatagram::pair().unwrap();
-        let (nb, heard_b) = UnixDatagram::pair().unwrap();
         let gws = [(a, ga, heard_a), (b, gb, heard_b)]
             .into_iter()
             .zip(ctl.clone().into_iter().zip(events.clone()))

@@ -110,6 +110,8 @@ struct Sender<'a> {
     ready_at: &'a mut Option<Time>,
     rep: &'a mut GatewayReport,
     dead: &'a mut Vec<Key>,
+    /// The link is down: finished flows stay (below).
+    link_down: bool,
 }
 
 impl Sender<'_> {
@@ -129,7 +131,10 @@ impl Sender<'_> {
                 ev.push(f.close_event(now));
             }
         }
-        if f.lingered(now) {
+        // A finished flow lingers to acknowledge a retransmitted FIN (its TIME-WAIT). While
+        // the link is down the peer cannot retransmit, so the lingering waits for the link;
+        // the link-up notice restarts it (last_heard).
+        if f.lingered(now) && !self.link_down {
             self.dead.push(key);
         }
     }
@@ -417,6 +422,7 @@ impl Gateway {
             ready_at: &mut self.link_ready_at,
             rep: &mut self.rep,
             dead: &mut dead,
+            link_down: self.link_down,
         };
         for (i, (&key, f)) in self.flows.iter_mut().enumerate() {
             f.check_socket();

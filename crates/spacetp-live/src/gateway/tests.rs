@@ -771,6 +771,56 @@ fn a_handshake_that_ends_during_an_outage_enters_persist_mode_too() {
 }
 
 #[test]
+fn a_finished_flow_outlives_an_outage_that_ate_its_last_ack() {
+    // B's FIN reaches A, and an outage begins before A's ACK of it reaches B: B (LAST-ACK)
+    // resends its FIN when the link is back. A's finished flow must still be there to
+    // acknowledge it (a TIME-WAIT does not run out while the peer cannot speak), not answer
+    // with a reset that ends a connection whose every byte was delivered (the soak's resets).
+    let (run, server, aport) = pair(r#""rate": "10 Mb/s", "delay": "20 ms""#, |_| {});
+    run.tap
+        .cut_after_fin_to
+        .store(1, std::sync::atomic::Ordering::Relaxed);
+    let srv = std::thread::spawn(move || {
+        let (mut s, _) = server.accept().unwrap();
+        let mut got = Vec::new();
+        s.read_to_end(&mut got).unwrap();
+        s.write_all(b"ok").unwrap();
+        got.len()
+    });
+    let mut c = connect(aport);
+    c.write_all(&[3u8; 1000]).unwrap();
+    c.shutdown(Shutdown::Write).unwrap();
+    let mut back = Vec::new();
+    c.read_to_end(&mut back).unwrap();
+    assert_eq!((srv.join().unwrap(), back.as_slice()), (1000, &b"ok"[..]));
+    assert!(
+        run.tap.cut.load(std::sync::atomic::Ordering::Relaxed),
+        "the outage did not begin"
+    );
+    run.notify(0, crate::LINK_DOWN);
+    run.notify(1, crate::LINK_DOWN);
+    std::thread::sleep(std::time::Duration::from_secs(4)); // twice A's lingering
+    run.tap
+        .cut
+        .store(false, std::sync::atomic::Ordering::Relaxed);
+    run.notify(0, crate::LINK_UP);
+    run.notify(1, crate::LINK_UP);
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let events = run.events.clone();
+    let reps = run.finish();
+    let ends: Vec<_> = events
+        .iter()
+        .map(|l| {
+            let l = l.lock().unwrap();
+            let e = l.iter().find(|e| e["event"] == "close").cloned();
+            e.map(|e| (e["how"].clone(), e["cause"].clone()))
+        })
+        .collect();
+    assert_eq!((reps[0].rst_replies, reps[1].reset), (0, 0), "{ends:?}");
+    assert_eq!((reps[0].closed, reps[1].closed), (1, 1), "{ends:?}");
+}
+
+#[test]
 fn a_flood_of_blind_acks_with_snacks_changes_no_relayed_byte() {
     // What spacetp.live.flood's snack_outside class sends, 10 000 a second: ACK segments
     // on a real flow's addresses and ports with random sequence and acknowledgment numbers
