@@ -713,13 +713,9 @@ fn a_handshake_slower_than_the_idle_timeout_is_not_reaped_as_idle() {
     assert!(reps.iter().map(|r| r.idle_reaped).sum::<u64>() >= 1);
 }
 
-#[test]
-fn a_socket_shut_both_ways_does_not_make_the_loop_spin() {
-    // The server answers and closes while gateway B's FIN still crosses a 1 s round trip:
-    // B's kernel socket is then shut both ways, and poll reports POLLHUP on it at once,
-    // every time it is asked. The loop must stop asking, not wake thousands of times a second.
-    let (run, server, aport) = pair(r#""rate": "10 Mb/s", "delay": "500 ms""#, |_| {});
-    let t0 = std::time::Instant::now();
+/// A client sends 1000 bytes and closes its side; the server reads them to the end,
+/// answers "ok" and closes: a half-closed exchange, checked at both ends.
+fn request_and_answer(server: TcpListener, aport: u16) {
     let srv = std::thread::spawn(move || {
         let (mut s, _) = server.accept().unwrap();
         let mut got = Vec::new();
@@ -733,6 +729,16 @@ fn a_socket_shut_both_ways_does_not_make_the_loop_spin() {
     let mut back = Vec::new();
     c.read_to_end(&mut back).unwrap();
     assert_eq!((srv.join().unwrap(), back.as_slice()), (1000, &b"ok"[..]));
+}
+
+#[test]
+fn a_socket_shut_both_ways_does_not_make_the_loop_spin() {
+    // The server answers and closes while gateway B's FIN still crosses a 1 s round trip:
+    // B's kernel socket is then shut both ways, and poll reports POLLHUP on it at once,
+    // every time it is asked. The loop must stop asking, not wake thousands of times a second.
+    let (run, server, aport) = pair(r#""rate": "10 Mb/s", "delay": "500 ms""#, |_| {});
+    let t0 = std::time::Instant::now();
+    request_and_answer(server, aport);
     std::thread::sleep(std::time::Duration::from_secs(2)); // B's FIN exchange ends meanwhile
     let secs = t0.elapsed().as_secs_f64();
     let reps = run.finish();
@@ -780,19 +786,7 @@ fn a_finished_flow_outlives_an_outage_that_ate_its_last_ack() {
     run.tap
         .cut_after_fin_to
         .store(1, std::sync::atomic::Ordering::Relaxed);
-    let srv = std::thread::spawn(move || {
-        let (mut s, _) = server.accept().unwrap();
-        let mut got = Vec::new();
-        s.read_to_end(&mut got).unwrap();
-        s.write_all(b"ok").unwrap();
-        got.len()
-    });
-    let mut c = connect(aport);
-    c.write_all(&[3u8; 1000]).unwrap();
-    c.shutdown(Shutdown::Write).unwrap();
-    let mut back = Vec::new();
-    c.read_to_end(&mut back).unwrap();
-    assert_eq!((srv.join().unwrap(), back.as_slice()), (1000, &b"ok"[..]));
+    request_and_answer(server, aport);
     assert!(
         run.tap.cut.load(std::sync::atomic::Ordering::Relaxed),
         "the outage did not begin"
