@@ -90,7 +90,8 @@ impl Flow {
             self.received.store(a, payload);
         }
         if opening && !self.opening() {
-            // Idle time counts from the handshake's end: a slow opening is the SYN retries' to judge.
+            // Idle time counts from the handshake's end: a slow opening is for the SYN
+            // retries to judge.
             self.last_active = now;
         }
     }
