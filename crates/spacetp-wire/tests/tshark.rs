@@ -316,8 +316,11 @@ fn tshark_available() -> bool {
         .unwrap_or(false)
 }
 
+/// A path for capture `name` in a directory of its own: the tests run in parallel, and one
+/// removing a shared directory it found empty raced another about to write into it.
 fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("spacetp-wire-tshark-{}", std::process::id()));
+    let dir =
+        std::env::temp_dir().join(format!("spacetp-wire-tshark-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
 }
@@ -331,7 +334,7 @@ fn cleanup(path: &Path) {
     }
     let _ = std::fs::remove_file(path);
     if let Some(dir) = path.parent() {
-        let _ = std::fs::remove_dir(dir); // fails while the other test still has files there
+        let _ = std::fs::remove_dir(dir);
     }
 }
 
