@@ -4,9 +4,9 @@ performance targets of issue #7; writes BENCHMARKS.md at the repository root.
     .venv/bin/python benches/vs_ns3.py [--reps 3] [--quick] [--out BENCHMARKS.md]
     .venv/bin/spacetp bench --vs-ns3 [same options]
 
-ns-3 is built here from the PyPI wheel `ns3==3.44.post0` with ../shared/anchors/ns3/build.sh
+ns-3 is built here from the PyPI wheel `ns3==3.44.post0` with benches/ns3/build.sh
 (venv .venv-ns3, binary target/ns3/anchor) and run with the exact arguments of
-../shared/anchors/ns3/commands.txt, alternating with spacetp case by case so that both see the
+benches/ns3/commands.txt, alternating with spacetp case by case so that both see the
 same machine load. If the wheel cannot be installed, the stored results*.csv wall times are used
 instead and the report says so. Every figure is the median of --reps runs; spacetp's wall time is
 the core's own (`Result.wall_s`: building the world and simulating), as ns-3's is the time
@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benches"))
 import ns3_compare as nc  # noqa: E402  (the matched scenarios and settings)
 
-ANCHORS = ROOT.parent / "shared" / "anchors" / "ns3"
+ANCHORS = ROOT / "benches" / "ns3"  # the ns-3 harness and its stored results
 NS3_VENV = ROOT / ".venv-ns3"
 NS3_BIN = ROOT / "target" / "ns3" / "anchor"
 SIM_BIN = ROOT / "target" / "release" / "spacetp-sim"
@@ -316,9 +316,9 @@ def main(argv: list[str] | None = None) -> None:
     ns3_bin = None if args.no_ns3 else build_ns3()
     where = (
         f"ns-3 measured live in the same run (`{NS3_BIN.relative_to(ROOT)}`, built from the "
-        "PyPI wheel ns3==3.44.post0 with ../shared/anchors/ns3/build.sh)"
+        "PyPI wheel ns3==3.44.post0 with benches/ns3/build.sh)"
         if ns3_bin
-        else "ns-3 wall times from the stored ../shared/anchors/ns3/results*.csv (the wheel "
+        else "ns-3 wall times from the stored benches/ns3/results*.csv (the wheel "
         "could not be installed here)"
     )
     head = [

@@ -11,7 +11,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
-SHARED = ROOT.parent / "shared"
+# Reference data in the repository, with its provenance (README.md in each folder).
+RI_DATA = ROOT / "crates" / "spacetp-wire" / "tests" / "data" / "scps-ri"
+NS3_ANCHORS = ROOT / "benches" / "ns3"
 
 
 def spacetp_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:

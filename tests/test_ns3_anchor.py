@@ -1,16 +1,16 @@
-"""NewReno on the asymmetry example against ns-3.44 (../shared/anchors/ns3/results.csv,
-scenario A), with ns-3's settings matched: initial window 10, SACK and timestamps off,
-delayed ACK 2 / 200 ms, min RTO 1 s, 300 kB buffers (all `newreno` profile defaults), 2-byte
-PPP framing, 100-packet host queues, a BDP router queue."""
+"""NewReno on the asymmetry example against ns-3.44 (benches/ns3/results.csv, scenario A;
+provenance in benches/ns3/README.md), with ns-3's settings matched: initial window 10, SACK
+and timestamps off, delayed ACK 2 / 200 ms, min RTO 1 s, 300 kB buffers (all `newreno`
+profile defaults), 2-byte PPP framing, 100-packet host queues, a BDP router queue."""
 
 import csv
 
 import pytest
 
 import spacetp
-from conftest import EXAMPLES, SHARED
+from conftest import EXAMPLES, NS3_ANCHORS
 
-NS3 = SHARED / "anchors" / "ns3" / "results.csv"
+NS3 = NS3_ANCHORS / "results.csv"
 
 
 def ns3_goodput(rev_bps):
@@ -23,7 +23,6 @@ def ns3_goodput(rev_bps):
 
 @pytest.mark.parametrize("rev", ["1500000", "15000", "5000", "1500"])
 def test_newreno_goodput_within_25_percent_of_ns3(rev):
-    assert NS3.exists(), f"{NS3} is missing: ../shared must sit beside the repository"
     sc = spacetp.load(EXAMPLES / "asymmetry.toml")
     spacetp.set_value(sc, "links[1].rate_back", f"{rev} b/s")
     for i in (0, 1):
@@ -33,7 +32,7 @@ def test_newreno_goodput_within_25_percent_of_ns3(rev):
     assert abs(ours - theirs) / theirs < 0.25, (ours, theirs)
 
 
-SENS = SHARED / "anchors" / "ns3" / "results_sensitivity.csv"
+SENS = NS3_ANCHORS / "results_sensitivity.csv"
 
 
 def ns3_row(path, scenario, variant, param, value):

@@ -14,12 +14,11 @@ import pytest
 
 import spacetp
 from chromium import CHROMIUM, blank, page_check
-from conftest import EXAMPLES, SHARED
+from conftest import EXAMPLES, RI_DATA
 from spacetp import tsg
 
-RI = SHARED / "anchors" / "scps-ri"
+RI = RI_DATA
 TSHARK = shutil.which("tshark")
-needs_ri = pytest.mark.skipif(not RI.is_dir(), reason=f"{RI} (the RI's captures) is not here")
 needs_tshark = pytest.mark.skipif(TSHARK is None, reason="tshark is not installed")
 DECODE = {  # how tshark is told what the RI's captures carry (their README)
     "rawip": ["-d", "ip.proto==106,tcp"],
@@ -49,7 +48,6 @@ RI_CAPTURES = [
 ]
 
 
-@needs_ri
 @needs_tshark
 @pytest.mark.parametrize("name", RI_CAPTURES)
 def test_retransmissions_and_gaps_are_the_ones_tshark_finds(name):
@@ -62,7 +60,6 @@ def test_retransmissions_and_gaps_are_the_ones_tshark_finds(name):
         assert ours, "the lossy captures have retransmissions"
 
 
-@needs_ri
 def test_snack_holes_of_the_reference_implementation_are_read_and_answered():
     # README of the captures: 43 SNACK ACKs, each `15 06 0000 0001` (offset 0, one segment),
     # each followed by an immediate retransmission.
@@ -78,7 +75,6 @@ def test_snack_holes_of_the_reference_implementation_are_read_and_answered():
         assert len(later), f"hole at {h['left']} never resent"
 
 
-@needs_ri
 def test_compressed_headers_carry_the_same_transfer_as_the_plain_run():
     plain = tsg.from_pcap(RI / "rawip_ttcp.pcap")
     comp = tsg.from_pcap(RI / "rawip_ttcp_compressed.pcap")

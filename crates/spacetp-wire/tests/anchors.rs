@@ -1,6 +1,6 @@
-//! Every packet of every reference capture (shared/anchors/scps-ri: real SCPS Reference
-//! Implementation traffic; shared/anchors/tshark: scapy-built SCPS option samples) decodes,
-//! with valid checksums, and the fields match the values the anchors' READMEs state.
+//! Every packet of every reference capture (tests/data/scps-ri: real SCPS Reference
+//! Implementation traffic; tests/data/tshark: scapy-built SCPS option samples) decodes, with
+//! valid checksums, and the fields match the values their READMEs state.
 
 mod common;
 

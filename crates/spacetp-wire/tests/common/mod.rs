@@ -6,15 +6,15 @@ use std::path::PathBuf;
 
 use spacetp_wire::{PcapPacket, PcapReader};
 
-/// `/work/shared/anchors/<sub>`, computed from this crate's directory. Panics (fails the test)
-/// with a clear message when the directory is missing: these tests must not pass silently.
+/// `tests/data/<sub>` of this crate: the reference captures, in the repository with their
+/// provenance (`tests/data/*/README.md`). Panics (fails the test) with a clear message when the
+/// directory is missing: these tests must not pass silently.
 pub fn anchor_dir(sub: &str) -> PathBuf {
-    let base = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/anchors");
-    let p = PathBuf::from(base).join(sub);
+    let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data")).join(sub);
     assert!(
         p.is_dir(),
-        "anchor directory {} is missing: the reference captures (shared/anchors/{sub}) must sit \
-         beside the repository for these tests",
+        "anchor directory {} is missing: the reference captures are test data of this crate \
+         (crates/spacetp-wire/tests/data/{sub})",
         p.display()
     );
     p
@@ -39,7 +39,7 @@ pub fn pcaps_in(sub: &str) -> Vec<PathBuf> {
         })
         .collect();
     v.sort();
-    assert!(!v.is_empty(), "no pcap in anchors/{sub}");
+    assert!(!v.is_empty(), "no pcap in tests/data/{sub}");
     v
 }
 
