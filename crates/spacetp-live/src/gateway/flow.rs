@@ -116,7 +116,7 @@ impl Flow {
         self.stage.clear();
         self.conn.reset();
         if let Some(s) = self.sock.take() {
-            linger_zero(&s);
+            reset_on_close(&s);
         }
     }
 
@@ -372,11 +372,13 @@ impl Flow {
         if !self.clean_end {
             rep.reset += 1;
             if let Some(s) = self.sock.take() {
-                linger_zero(&s);
+                reset_on_close(&s);
             }
         } else {
             rep.closed += 1;
-            self.sock = None;
+            if let Some(s) = self.sock.take() {
+                close_gracefully(s);
+            }
         }
         self.sbuf = Vec::new();
         self.stage = Vec::new();

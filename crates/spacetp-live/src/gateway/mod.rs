@@ -59,8 +59,8 @@ pub use config::{
 use flow::{comp_context, Flow};
 use link::LinkOut;
 pub use report::GatewayReport;
-pub(crate) use sockets::linger_zero;
-pub(crate) use sockets::{connect_nonblocking, ipv6_twin, transparent_listener};
+pub(crate) use sockets::{close_gracefully, reset_on_close};
+pub(crate) use sockets::{connect_nonblocking, explicit_listener, ipv6_twin, transparent_listener};
 
 /// IP protocol number the SCPS-TP segments travel as (TCP with SCPS options, as the RI gateway).
 pub(crate) const PROTO: u8 = 6;
@@ -209,15 +209,7 @@ impl Gateway {
         crate::sys::set_nonblocking(link)?;
         let mut listeners = Vec::new();
         for &(addr, port) in &cfg.listen {
-            let l =
-                TcpListener::bind(addr).map_err(|e| LiveError::os(format!("listen {addr}"), e))?;
-            l.set_nonblocking(true)
-                .map_err(|e| LiveError::os(format!("listen {addr}: non-blocking"), e))?;
-            // std listens with a backlog of 128: thousands of clients connecting at once
-            // overflow it and are reset. Listening again raises it (capped by somaxconn).
-            // SAFETY: listen on a socket we own.
-            unsafe { libc::listen(l.as_raw_fd(), LISTEN_BACKLOG) };
-            listeners.push((l, Some(port)));
+            listeners.push((explicit_listener(addr)?, Some(port)));
         }
         if let Some(at) = cfg.intercept {
             listeners.push((transparent_listener(at)?, None));
@@ -571,3 +563,5 @@ impl Gateway {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_exact_or_reset;

@@ -26,6 +26,7 @@ impl Gateway {
                     }
                     Err(_) => break,
                 };
+                reset_on_close(&s); // inherited from the listener; said again to be sure
                 s.set_nonblocking(true).ok();
                 s.set_nodelay(true).ok();
                 let key = match self.listeners[i].1 {
@@ -34,7 +35,7 @@ impl Gateway {
                     None => match s.local_addr() {
                         Ok(d) => (client, d),
                         Err(_) => {
-                            linger_zero(&s);
+                            reset_on_close(&s);
                             self.rep.refused += 1;
                             continue;
                         }
@@ -42,7 +43,7 @@ impl Gateway {
                 };
                 if self.flows.contains_key(&key) {
                     // The same addresses and ports as a flow still lingering: refuse.
-                    linger_zero(&s);
+                    reset_on_close(&s);
                     self.rep.refused += 1;
                     continue;
                 }

@@ -1,15 +1,32 @@
-//! Kernel sockets as the gateway needs them: non-blocking, transparent, reset on close.
+//! Kernel sockets as the gateway needs them: non-blocking, transparent, reset on close
+//! unless the relay completed.
 
 use super::*;
 use crate::error::LiveError;
 
-/// Reset-on-close for a kernel socket (SO_LINGER 0): dropping it sends an RST.
-pub(crate) fn linger_zero(s: &TcpStream) {
+/// Reset-on-close (SO_LINGER on, 0 s): closing the socket sends an RST, not a FIN.
+///
+/// Every relayed socket is armed so from the moment it exists (listeners too: an accepted
+/// socket inherits it), because the kernel closes a dead process's sockets: however the
+/// gateway ends (SIGKILL, the OOM killer, a panic, abort) the end host is then reset, never
+/// sent a FIN that its application would read as a complete stream. Only a relay that
+/// completed both ways disarms it, in [`close_gracefully`].
+pub(crate) fn reset_on_close(s: &impl AsRawFd) {
+    set_linger(s.as_raw_fd(), true);
+}
+
+/// Close a relayed socket whose relay completed both ways: with SO_LINGER off the kernel
+/// sends what the socket still holds, then the FIN (the close goes on after the process).
+pub(crate) fn close_gracefully(s: TcpStream) {
+    set_linger(s.as_raw_fd(), false);
+}
+
+fn set_linger(fd: RawFd, reset: bool) {
     let l = libc::linger {
-        l_onoff: 1,
+        l_onoff: reset as libc::c_int,
         l_linger: 0,
     };
-    set_opt(s.as_raw_fd(), libc::SOL_SOCKET, libc::SO_LINGER, &l).ok();
+    set_opt(fd, libc::SOL_SOCKET, libc::SO_LINGER, &l).ok();
 }
 
 /// setsockopt(2) with a value of type `T`.
@@ -97,6 +114,20 @@ pub(super) fn to_addr(
     Ok(())
 }
 
+/// A listening socket of an explicit rule at `addr`: non-blocking, reset on close, with a
+/// deep backlog (std listens with 128: thousands of clients connecting at once would
+/// overflow it and be reset; listening again raises it, capped by somaxconn).
+pub(crate) fn explicit_listener(addr: SocketAddr) -> Result<TcpListener, LiveError> {
+    let err = |what: &str, e| LiveError::os(format!("listen {addr}{what}"), e);
+    let l = TcpListener::bind(addr).map_err(|e| err("", e))?;
+    l.set_nonblocking(true)
+        .map_err(|e| err(": non-blocking", e))?;
+    // SAFETY: listen on a socket we own.
+    unsafe { libc::listen(l.as_raw_fd(), LISTEN_BACKLOG) };
+    reset_on_close(&l);
+    Ok(l)
+}
+
 /// A listening socket with IP_TRANSPARENT set before bind, so it accepts connections that
 /// nftables `tproxy` redirects to it; each accepted socket's local address is the original
 /// destination. Needs CAP_NET_ADMIN.
@@ -118,9 +149,10 @@ pub(crate) fn transparent_listener(at: SocketAddr) -> Result<TcpListener, LiveEr
         set_opt(fd.as_raw_fd(), libc::IPPROTO_IPV6, libc::IPV6_V6ONLY, &one)
             .map_err(|e| err("IPV6_V6ONLY", e))?;
     }
+    reset_on_close(&fd);
     to_addr(fd.as_raw_fd(), at, libc::bind).map_err(|e| err("bind", e))?;
     // SAFETY: listen on our socket.
-    if unsafe { libc::listen(fd.as_raw_fd(), 1024) } < 0 {
+    if unsafe { libc::listen(fd.as_raw_fd(), LISTEN_BACKLOG) } < 0 {
         return Err(err("listen", std::io::Error::last_os_error()));
     }
     Ok(TcpListener::from(fd))
@@ -144,6 +176,7 @@ pub(crate) fn ipv6_twin(at: SocketAddr) -> Option<SocketAddr> {
 /// Start a non-blocking kernel-TCP connect.
 pub(crate) fn connect_nonblocking(to: SocketAddr) -> std::io::Result<TcpStream> {
     let s = TcpStream::from(tcp_socket(&to)?);
+    reset_on_close(&s);
     if let Err(e) = to_addr(s.as_raw_fd(), to, libc::connect) {
         if e.raw_os_error() != Some(libc::EINPROGRESS) {
             return Err(e);

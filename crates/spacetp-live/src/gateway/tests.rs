@@ -374,7 +374,7 @@ fn a_reset_from_the_client_reaches_the_server_at_once_and_discards_what_was_buff
             Err(_) => std::thread::sleep(std::time::Duration::from_millis(5)),
         }
     }
-    linger_zero(&s);
+    reset_on_close(&s);
     let aborted = std::time::Instant::now();
     drop(s);
     let (got, err) = srv.join().unwrap();

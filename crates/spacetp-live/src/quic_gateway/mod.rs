@@ -30,7 +30,9 @@ pub use link::Link;
 pub use report::{QuicGatewayReport, TunnelStats};
 
 use crate::error::LiveError;
-use crate::gateway::{connect_nonblocking, linger_zero, transparent_listener};
+use crate::gateway::{
+    close_gracefully, connect_nonblocking, explicit_listener, reset_on_close, transparent_listener,
+};
 use preamble::Preamble;
 use quinn_proto::{ConnectionHandle, Dir, Event, StreamEvent, StreamId};
 use relay::{code, Ended, Need, Relay};
@@ -74,11 +76,7 @@ impl QuicGateway {
     pub fn new(cfg: QuicGatewayConfig, link: Link) -> Result<Self, LiveError> {
         let mut listeners = Vec::new();
         for &(addr, port) in &cfg.listen {
-            let l =
-                TcpListener::bind(addr).map_err(|e| LiveError::os(format!("listen {addr}"), e))?;
-            l.set_nonblocking(true)
-                .map_err(|e| LiveError::os(format!("listen {addr}: non-blocking"), e))?;
-            listeners.push((l, Some(port)));
+            listeners.push((explicit_listener(addr.into())?, Some(port)));
         }
         if let Some(at) = cfg.intercept {
             listeners.push((transparent_listener(at.into())?, None));
@@ -302,6 +300,7 @@ impl QuicGateway {
                 let Ok((s, client)) = self.listeners[i].0.accept() else {
                     break;
                 };
+                reset_on_close(&s); // inherited from the listener; said again to be sure
                 s.set_nonblocking(true).ok();
                 s.set_nodelay(true).ok();
                 let p = match (self.listeners[i].1, client, s.local_addr()) {
@@ -310,7 +309,7 @@ impl QuicGateway {
                         Preamble::Original { dst, client }
                     }
                     _ => {
-                        linger_zero(&s);
+                        reset_on_close(&s);
                         self.rep.refused += 1;
                         continue;
                     }
@@ -411,6 +410,9 @@ impl QuicGateway {
             None => true,
             Some(Ended::Closed) => {
                 rep.closed += 1;
+                if let Some(s) = r.sock.take() {
+                    close_gracefully(s);
+                }
                 false
             }
             Some(Ended::Reset) => {

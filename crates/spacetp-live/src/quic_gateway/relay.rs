@@ -5,7 +5,7 @@
 
 use super::preamble::{self, Preamble};
 use super::report::QuicGatewayReport;
-use crate::gateway::linger_zero;
+use crate::gateway::reset_on_close;
 use bytes::{Buf, Bytes};
 use quinn_proto::{
     Connection, ConnectionHandle, ReadError, ReadableError, StreamId, VarInt, WriteError,
@@ -292,7 +292,7 @@ impl Relay {
     /// The socket is closed with an RST (the tunnel connection is gone).
     pub fn drop_socket_with_reset(&mut self) {
         if let Some(s) = self.sock.take() {
-            linger_zero(&s);
+            reset_on_close(&s);
         }
         self.ended = Some(Ended::Reset);
     }

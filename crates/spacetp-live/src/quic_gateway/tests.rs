@@ -41,6 +41,8 @@ fn config(json: serde_json::Value) -> QuicGatewayConfig {
 }
 
 const STOP: u8 = 1;
+/// Vanish without a word: the gateway is dropped, as a panic's unwinding drops it.
+const CRASH: u8 = 2;
 
 struct Pair {
     stop: Arc<AtomicBool>,
@@ -83,6 +85,9 @@ impl Pair {
                 let mut g = QuicGateway::new(cfg, link).unwrap();
                 let mut stopping = false;
                 while !st.load(Ordering::Relaxed) {
+                    if ctl.load(Ordering::Relaxed) == CRASH {
+                        return g.report();
+                    }
                     if ctl.load(Ordering::Relaxed) == STOP && !stopping {
                         g.begin_stop("test");
                         stopping = true;
@@ -248,7 +253,7 @@ fn an_end_host_reset_resets_the_far_end() {
     let (mut s, _) = l.accept().unwrap();
     let mut b = vec![0u8; 50_000];
     s.read_exact(&mut b).unwrap();
-    crate::gateway::linger_zero(&c);
+    crate::gateway::reset_on_close(&c);
     drop(c);
     let (_, err) = read_all(&mut s);
     assert_eq!(err, Some(std::io::ErrorKind::ConnectionReset));
@@ -329,4 +334,60 @@ fn bad_settings_name_their_key() {
     let scps = serde_json::json!({"protocol": "scps-tp", "local": "10.0.0.1", "peer": "10.0.0.2",
         "listen": [["127.0.0.1:1", 7]], "quic_port": 4433});
     assert!(err(scps).starts_with("gateway.quic_port: is not a setting of an SCPS-TP"));
+}
+
+/// Exact or reset: the end host behind a gateway that dies mid-transfer reads a reset,
+/// never a clean end of a truncated stream. `upload`: the client sends and B dies;
+/// otherwise the server sends and A dies.
+fn a_crash_resets_the_receiving_end_host(upload: bool) {
+    const SIZE: usize = 20_000_000;
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let sport = l.local_addr().unwrap().port();
+    let (pair, aport) = Pair::start(
+        r#""rate": "20 Mb/s", "delay": "5 ms""#,
+        serde_json::json!({}),
+        sport,
+        true,
+    );
+    let sender = move |mut s: TcpStream| {
+        let _ = s.write_all(&pattern(SIZE, 4)); // ends with a reset, sooner or later
+    };
+    let mut receiver = if upload {
+        let c = connect(aport);
+        std::thread::spawn(move || sender(c));
+        l.accept().unwrap().0
+    } else {
+        std::thread::spawn(move || sender(l.accept().unwrap().0));
+        connect(aport)
+    };
+    let mut got = 0;
+    let mut b = vec![0u8; 65_536];
+    while got < 300_000 {
+        let n = receiver.read(&mut b).unwrap();
+        assert!(n > 0, "the stream ended before the crash");
+        got += n;
+    }
+    pair.ctl[if upload { 1 } else { 0 }].store(CRASH, Ordering::Relaxed);
+    receiver
+        .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    let (rest, end) = read_all(&mut receiver);
+    pair.finish();
+    let n = got + rest.len();
+    assert!(n < SIZE, "the transfer completed before the crash");
+    assert_eq!(
+        end,
+        Some(std::io::ErrorKind::ConnectionReset),
+        "read {n} of {SIZE} bytes, then {end:?} (None: a clean end-of-stream)"
+    );
+}
+
+#[test]
+fn a_crashed_gateway_resets_the_server_of_an_upload_never_a_clean_end() {
+    a_crash_resets_the_receiving_end_host(true);
+}
+
+#[test]
+fn a_crashed_gateway_resets_the_client_of_a_download_never_a_clean_end() {
+    a_crash_resets_the_receiving_end_host(false);
 }
