@@ -22,6 +22,7 @@ from spacetp.experiments.framework import (
     tolerance_text,
 )
 from spacetp.experiments.papers import akan, edwards
+from spacetp.report import citation
 
 PNG = b"\x89PNG\r\n\x1a\n"
 VERDICTS = (PASS, FAIL, NOT_COMPARABLE)
@@ -59,7 +60,7 @@ def test_targets_file_parses_and_every_target_names_an_existing_figure():
 def test_every_implemented_paper_has_figures_and_targets():
     for name in experiments.available():
         meta, figures, targets = paper_entries(name)
-        assert meta["title"] and meta["seed"]
+        assert meta["title"] and meta["authors"] and meta["venue"]
         assert figures and targets, name
 
 
@@ -174,8 +175,10 @@ def report_rows(md: str) -> list[list[str]]:
 @pytest.mark.parametrize("paper", PAPERS)
 def test_quick_run_reports_a_verdict_per_target(quick_runs, paper):
     out, r = finished(quick_runs, paper)
-    _, figures, targets = paper_entries(paper)
+    meta, figures, targets = paper_entries(paper)
     md = (out / "report.md").read_text()
+    # the paper cited by its reference, not by a file path
+    assert citation(meta, lambda t: f"*{t}*") in md and ".txt" not in md.split("## Targets")[0]
     rows = report_rows(md)
     assert len(rows) == len(targets)
     for row, t in zip(rows, targets, strict=True):

@@ -25,7 +25,12 @@ from spacetp.experiments.framework import (
 )
 from spacetp.sweep import _version
 
-SEEDS_DIR = "../shared/seeds"  # where the source papers live, relative to the repository
+
+def citation(meta: dict, title=lambda t: t) -> str:
+    """The paper's bibliographic reference: authors, title (set by `title`), venue and year
+    (where the paper states it)."""
+    year = f", {meta['year']}" if meta.get("year") else ""
+    return f"{meta['authors']}. {title(meta['title'])}. {meta['venue']}{year}."
 
 
 def _header_facts(run: PaperRun) -> list[str]:
@@ -60,7 +65,7 @@ def markdown(run: PaperRun) -> str:
     lines = [
         f"# Reproduction: {m['title']}",
         "",
-        f"{m['authors']}. *{m['title']}*. {m['venue']}. Text: `{SEEDS_DIR}/{m['seed']}`.",
+        citation(m, lambda t: f"*{t}*"),
         "",
         *[f"- {fact}" for fact in _header_facts(run)],
         "",
@@ -148,8 +153,7 @@ def html_page(run: PaperRun, script: str = "") -> str:
         f"<title>Reproduction: {_e(m['title'])}</title>",
         f"<style>{CSS}</style>{script}</head><body>",
         f"<h1>Reproduction: {_e(m['title'])}</h1>",
-        f"<p>{_e(m['authors'])}. <i>{_e(m['title'])}</i>. {_e(m['venue'])}. "
-        f"Text: <code>{_e(SEEDS_DIR)}/{_e(m['seed'])}</code>.</p>",
+        f"<p>{citation({k: _e(v) for k, v in m.items()}, lambda t: f'<i>{t}</i>')}</p>",
         "<ul class='muted'>",
         *[f"<li>{_e(fact).replace('`', '')}</li>" for fact in _header_facts(run)],
         "</ul>",
