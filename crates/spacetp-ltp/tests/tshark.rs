@@ -1,8 +1,8 @@
 //! Cross-check with Wireshark: the segments of a lossy transfer (data, checkpoints, split
 //! reports with a non-zero lower bound, acknowledgments, cancels) and a segment with
 //! extensions are written to a capture as UDP port 1113, the LTP port tshark dissects,
-//! and every field tshark reads must equal ours. Skipped (with a message) when tshark is
-//! not on PATH.
+//! and every field tshark reads must equal ours. Without tshark on PATH the test fails: a
+//! cross-check that did not run must not pass (.ci/run installs tshark).
 
 mod common;
 
@@ -13,11 +13,17 @@ use spacetp_ltp::wire::{self, Content, Extension, Extensions, SegmentType, Sessi
 use spacetp_ltp::CancelReason;
 use spacetp_proto::SEC;
 
-fn tshark_available() -> bool {
-    Command::new("tshark")
+/// Fails the test when tshark cannot run: the cross-check is the point of this test.
+fn require_tshark() {
+    let runs = Command::new("tshark")
         .arg("--version")
         .output()
-        .is_ok_and(|o| o.status.success())
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        runs,
+        "tshark is not on PATH: this test checks our bytes against Wireshark's dissector and \
+         cannot pass without it (apt-get install tshark; .ci/run installs it)"
+    );
 }
 
 /// A classic pcap (raw IPv4) of UDP datagrams 1113 -> 1113 carrying `segments`.
@@ -154,10 +160,7 @@ fn decimal(t: &str) -> String {
 
 #[test]
 fn tshark_reads_every_field_as_we_wrote_it() {
-    if !tshark_available() {
-        println!("skipped: tshark is not on PATH (apt-get install tshark to run the cross-check)");
-        return;
-    }
+    require_tshark();
     // A transfer whose first report is split (over 20 gaps), then hand-built cancels and a
     // segment with extensions.
     let mut cfg = span(B, SEC, Some(8e7));

@@ -1,6 +1,7 @@
 //! Cross-check with Wireshark: a capture written by our encoder and pcap writer is read by
 //! tshark (a dissector nobody here wrote), and every field tshark decodes must equal ours,
-//! with good checksums. Skipped (with a message) when tshark is not on PATH.
+//! with good checksums. Without tshark on PATH these tests fail: a cross-check that did not
+//! run must not pass (.ci/run installs tshark).
 
 mod common;
 
@@ -308,12 +309,17 @@ fn tshark_fields(
         .collect()
 }
 
-fn tshark_available() -> bool {
-    Command::new("tshark")
+/// Fails the test when tshark cannot run: the cross-check is the point of these tests.
+fn require_tshark() {
+    let runs = Command::new("tshark")
         .arg("--version")
         .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        runs,
+        "tshark is not on PATH: this test checks our bytes against Wireshark's dissector and \
+         cannot pass without it (apt-get install tshark; .ci/run installs it)"
+    );
 }
 
 /// A path for capture `name` in a directory of its own: the tests run in parallel, and one
@@ -336,12 +342,6 @@ fn cleanup(path: &Path) {
     if let Some(dir) = path.parent() {
         let _ = std::fs::remove_dir(dir);
     }
-}
-
-/// Says that a test was skipped, on the real stderr (not captured by the test harness).
-fn skipped(why: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "SKIPPED: {why}");
 }
 
 fn num(v: &[String]) -> Vec<u64> {
@@ -500,10 +500,7 @@ fn check_against_ours(
 
 #[test]
 fn tshark_decodes_what_we_encode() {
-    if !tshark_available() {
-        skipped("tshark is not on PATH (apt-get install tshark to run the cross-check)");
-        return;
-    }
+    require_tshark();
     // Protocol 6, nanosecond and microsecond files.
     for res in [TsResolution::Nano, TsResolution::Micro] {
         let path = tmp(&format!("ours_{res:?}.pcap"));
@@ -538,10 +535,7 @@ fn tshark_decodes_what_we_encode() {
 
 #[test]
 fn scps_fields_script_agrees() {
-    if !tshark_available() {
-        skipped("tshark is not on PATH");
-        return;
-    }
+    require_tshark();
     let script = anchor("tshark", "scps_fields.sh");
     let path = tmp("ours_script.pcap");
     let packets = write_capture(&path, PROTO_TCP, TsResolution::Nano);
