@@ -38,7 +38,7 @@ rust-test:
 	cargo test --workspace --profile tests
 
 py-test: build
-	$(VENV)/bin/pytest -q --durations=15 tests
+	$(VENV)/bin/pytest -q -rs --durations=15 tests
 
 test: PROFILE = tests
 test: lint rust-test py-test

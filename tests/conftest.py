@@ -1,3 +1,4 @@
+import os
 import shlex
 import shutil
 import signal
@@ -80,3 +81,88 @@ def until_reset(c: socket.socket) -> tuple[object, float]:
     except ConnectionResetError:
         got = "reset"
     return got, time.monotonic() - t0
+
+
+# ---------------------------------------------------------------------- no silent skips
+# A skipped test is a check that did not run, so a skip fails the session (exit code 1, every
+# skipped test listed with its reason) unless the environment variable SPACETP_ALLOW_SKIPS
+# allows it: entries separated by ';', each `TEXT => WHY`; a skip whose reason contains TEXT
+# (case-insensitive) is allowed, and WHY, printed beside it, says why that is acceptable on
+# this machine. .ci/run leaves it unset: in CI every skip is a failure (docs/testing.md).
+
+ALLOW_SKIPS = "SPACETP_ALLOW_SKIPS"
+_skipped: list[tuple[str, str]] = []  # (test id, reason)
+
+
+def _allowed_skips() -> list[tuple[str, str]]:
+    """(text, why) pairs of SPACETP_ALLOW_SKIPS; a malformed entry stops the session."""
+    entries = []
+    for raw in os.environ.get(ALLOW_SKIPS, "").split(";"):
+        text, arrow, why = (s.strip() for s in raw.partition("=>"))
+        if not raw.strip():
+            continue
+        if not (arrow and text and why):
+            raise pytest.UsageError(
+                f"{ALLOW_SKIPS}: {raw.strip()!r} is not `TEXT => WHY` (say why the skip is "
+                "acceptable; entries are separated by ';')"
+            )
+        entries.append((text, why))
+    return entries
+
+
+_allow_key = pytest.StashKey[list]()
+
+
+def pytest_configure(config):
+    config.stash[_allow_key] = _allowed_skips()
+
+
+def _note_skip(report) -> None:
+    if report.skipped and not hasattr(report, "wasxfail"):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        _skipped.append((report.nodeid, reason.removeprefix("Skipped: ")))
+
+
+def pytest_runtest_logreport(report):
+    _note_skip(report)
+
+
+def pytest_collectreport(report):
+    _note_skip(report)  # a module skipped as a whole
+
+
+def _sort_skips(config) -> tuple[list, list]:
+    """(allowed, refused): allowed as (test, reason, why), refused as (test, reason)."""
+    allowed, refused = [], []
+    for test, reason in _skipped:
+        why = next((w for t, w in config.stash[_allow_key] if t.lower() in reason.lower()), None)
+        if why is None:
+            refused.append((test, reason))
+        else:
+            allowed.append((test, reason, why))
+    return allowed, refused
+
+
+def pytest_sessionfinish(session, exitstatus):
+    ran_clean = exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)
+    if ran_clean and _sort_skips(session.config)[1]:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    allowed, refused = _sort_skips(config)
+    tr = terminalreporter
+    if allowed:
+        tr.section(f"skips allowed by {ALLOW_SKIPS}: {len(allowed)}", sep="-")
+        for test, reason, why in allowed:
+            tr.line(f"{test}: {reason} (allowed: {why})")
+    if refused:
+        tests = "1 test" if len(refused) == 1 else f"{len(refused)} tests"
+        tr.section(f"{tests} skipped: the session fails", sep="=", red=True)
+        for test, reason in refused:
+            tr.line(f"{test}: {reason}", red=True)
+        tr.line(
+            "A skip is a check that did not run. Install what these tests need (.ci/run "
+            "installs tshark, chromium and nftables and runs as root), or allow the skips on "
+            f"this machine with {ALLOW_SKIPS}='TEXT => WHY; ...' (docs/testing.md)."
+        )

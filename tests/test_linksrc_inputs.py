@@ -30,11 +30,6 @@ to = "b"
 bytes = "200 kB"
 """
 
-orbits = pytest.mark.skipif(
-    not all(__import__("importlib").util.find_spec(m) for m in ("sgp4", "skyfield")),
-    reason="orbits need the extra: pip install spacetp[orbits]",
-)
-
 
 def _bad_tle_checksum(text: str) -> str:
     return text.replace("0  9991", "0  9992")
@@ -46,18 +41,15 @@ def _bad_tle_checksum(text: str) -> str:
         pytest.param(
             _bad_tle_checksum(LEO),
             "links[0].orbit.tle: line 2: checksum 2 does not match the line",
-            marks=orbits,
         ),
         pytest.param(
             LEO.replace("lat = 37.9249", "lat = 100"),
             "links[0].orbit.station.lat: 100 is not a latitude; must be in [-90, 90]",
-            marks=orbits,
         ),
         pytest.param(
             LEO.replace("elevation_mask = 10", "elevation_mask = 95"),
             "links[0].orbit.station.elevation_mask: 95 is not an elevation mask; must be in "
             "[0, 90)",
-            marks=orbits,
         ),
         pytest.param(
             LEO.replace(
@@ -67,12 +59,10 @@ def _bad_tle_checksum(text: str) -> str:
             ),
             "links[0].orbit.modcod.table[1]: 0.8 bits/symbol is not above the previous row's "
             "1.0; the table must be monotonic",
-            marks=orbits,
         ),
         pytest.param(
             LEO.replace('rate_back = "1 Mb/s"', 'rate_back = "1 Mb/s"\nrate = "2 Mb/s"'),
             "links[0].rate: `orbit.modcod` sets it; remove one of the two",
-            marks=orbits,
         ),
         (
             TWO.format(
@@ -128,7 +118,6 @@ def test_a_plan_file_drives_the_link_through_the_core(tmp_path):
     assert f["complete"] and 2.0 <= f["min_rtt_s"] < 2.1
 
 
-@orbits
 def test_every_path_to_the_core_resolves_the_orbit(tmp_path):
     from spacetp.executors import run_chunk
     from spacetp.live.emulate import link_scenario
@@ -151,7 +140,6 @@ def test_every_path_to_the_core_resolves_the_orbit(tmp_path):
     assert resolve(sc)["links"][0]["up"]["schedule"][1][0] > aos + 60
 
 
-@orbits
 def test_schedule_command_writes_table_csv_figure_and_a_plan_that_reads_back(cli, tmp_path):
     csv, png, plan = tmp_path / "p.csv", tmp_path / "p.png", tmp_path / "p.ionrc"
     r = cli(
@@ -186,7 +174,6 @@ def test_schedule_command_writes_table_csv_figure_and_a_plan_that_reads_back(cli
     assert res.flows[0]["complete"]
 
 
-@orbits
 def test_a_sweep_over_an_orbit_field_resolves_each_point_in_its_worker():
     sc = spacetp.load(EXAMPLES / "leo-pass.toml")
     spacetp.set_value(sc, "flows[0].bytes", "20 MB")
@@ -204,7 +191,6 @@ def test_a_sweep_over_an_orbit_field_resolves_each_point_in_its_worker():
     assert t.iloc[1] > t.iloc[0] + 60, "a higher mask opens the link later"
 
 
-@orbits
 def test_traces_written_by_schedule_replay_the_same_pass(cli, tmp_path):
     """Traces out and back in: the pass written as a Mahimahi trace and a delay CSV, replayed
     by a link, carries the same bits with the same delays."""

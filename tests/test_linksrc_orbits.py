@@ -10,13 +10,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-sgp4 = pytest.importorskip("sgp4", reason="orbits need the extra: pip install spacetp[orbits]")
-skyfield = pytest.importorskip("skyfield", reason="pip install spacetp[orbits]")
-pytest.importorskip("skyfield_data", reason="pip install spacetp[orbits]")
+# The orbits extra (sgp4, skyfield, skyfield-data) is part of the test environment: `make
+# build` installs spacetp[dev,orbits]. Without it these tests fail at import, never skip.
+import sgp4
+import skyfield_data  # noqa: F401
 
-from spacetp.linksrc import resolve_with_tables  # noqa: E402
-from spacetp.linksrc.orbit import _up_at  # noqa: E402
-from spacetp.linksrc.satellites import (  # noqa: E402
+from spacetp.linksrc import resolve_with_tables
+from spacetp.linksrc.orbit import _up_at
+from spacetp.linksrc.satellites import (
     itrs_positions,
     look,
     parse_tle,
