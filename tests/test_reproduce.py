@@ -1,5 +1,6 @@
 """`spacetp reproduce`: the targets file, the verdict logic, the registry, and quick runs of
-every implemented paper through the command line (figures, CSVs, both reports)."""
+every implemented paper through the command line (figures, CSVs, both reports), each target's
+verdict held to its pin in python/spacetp/experiments/verdicts.toml."""
 
 from __future__ import annotations
 
@@ -197,6 +198,85 @@ def test_quick_run_reports_a_verdict_per_target(quick_runs, paper):
         assert t["id"] in r.stdout  # the verdict table on the terminal
 
 
+# ----------------------------------------------------------------------- pinned verdicts
+
+PINS_FILE = Path(experiments.__file__).parent / "verdicts.toml"
+
+
+def pins() -> dict[str, dict[str, dict]]:
+    """{paper: {target id: {"verdict": ..., "why": ..., "full": ...}}} from verdicts.toml."""
+    import tomllib
+
+    raw = tomllib.loads(PINS_FILE.read_text())
+    return {
+        paper: {tid: p if isinstance(p, dict) else {"verdict": p} for tid, p in entries.items()}
+        for paper, entries in raw.items()
+    }
+
+
+def test_every_target_has_exactly_one_pin_and_every_pin_a_target():
+    pinned = pins()
+    assert set(pinned) == set(experiments.available()), "one table per paper"
+    for paper, entries in pinned.items():
+        ids = [t["id"] for t in paper_entries(paper)[2]]
+        assert sorted(entries) == sorted(ids), (
+            f"{paper}: targets without a pin {sorted(set(ids) - set(entries))}, "
+            f"pins without a target {sorted(set(entries) - set(ids))}"
+        )
+        for tid, p in entries.items():
+            assert set(p) <= {"verdict", "why", "full"}, f"{paper}/{tid}: {sorted(p)}"
+            assert p["verdict"] in VERDICTS, f"{paper}/{tid}: {p['verdict']!r}"
+            assert p.get("full", p["verdict"]) in VERDICTS, f"{paper}/{tid}: full"
+            if p["verdict"] != PASS or p.get("full", PASS) != PASS:
+                assert p.get("why"), f"{paper}/{tid}: a pin other than PASS says why"
+
+
+def pin_changes(paper: str, verdicts: dict[str, tuple[str, str]]) -> list[str]:
+    """What differs between the pins of `paper` and `verdicts` ({id: (verdict, ours)}), one
+    line per target, saying which way it moved."""
+    out = []
+    for tid, p in pins()[paper].items():
+        want = p["verdict"]
+        got, ours = verdicts[tid]
+        if got == want:
+            continue
+        if want == PASS:
+            out.append(f"{paper}/{tid}: was PASS, now {got} (ours: {ours}): a regression")
+        elif got == PASS:
+            out.append(
+                f"{paper}/{tid}: was {want}, now PASS (ours: {ours}): if the change that did "
+                f"this is meant, move the pin in {PINS_FILE.name} to PASS and say why"
+            )
+        else:
+            out.append(
+                f"{paper}/{tid}: was {want}, now {got} (ours: {ours}): find out why; if meant, "
+                f"move the pin in {PINS_FILE.name}"
+            )
+    return out
+
+
+def test_pin_changes_name_the_direction():
+    ids = [t["id"] for t in paper_entries("edwards")[2]]
+    current = {tid: (p["verdict"], "x") for tid, p in pins()["edwards"].items()}
+    assert pin_changes("edwards", current) == []
+    passing = next(tid for tid in ids if pins()["edwards"][tid]["verdict"] == PASS)
+    failing = next(tid for tid in ids if pins()["edwards"][tid]["verdict"] == FAIL)
+    moved = {**current, passing: (FAIL, "1"), failing: (PASS, "2")}
+    down, up = sorted(pin_changes("edwards", moved), key=lambda line: passing not in line)
+    assert down.startswith(f"edwards/{passing}: was PASS, now FAIL") and "regression" in down
+    assert up.startswith(f"edwards/{failing}: was FAIL, now PASS") and "move the pin" in up
+
+
+@pytest.mark.parametrize("paper", PAPERS)
+def test_quick_run_verdicts_are_the_pinned_ones(quick_runs, paper):
+    out, _ = finished(quick_runs, paper)
+    _, _, targets = paper_entries(paper)
+    rows = report_rows((out / "report.md").read_text())
+    got = {t["id"]: (row[-2].strip("*"), row[4]) for row, t in zip(rows, targets, strict=True)}
+    changes = pin_changes(paper, got)
+    assert not changes, "verdicts moved:\n" + "\n".join(changes)
+
+
 def test_quick_akan_report_keeps_the_308_bps_pass(quick_runs):
     out, _ = finished(quick_runs, "akan")
     (row,) = [r for r in report_rows((out / "report.md").read_text()) if "308 b/s" in r[2]]
@@ -210,8 +290,8 @@ def test_quick_liu_report_compares_model_and_simulation_per_loss_rate(quick_runs
     rows = report_rows((out / "report.md").read_text())
     (row,) = [r for r in rows if "fit the simulation very well" in r[2]]
     assert "simulation / model (24): p 0.0001:" in row[-1] and "p 0.01:" in row[-1], row
-    if row[-2] == "**FAIL**":
-        assert "the model ignores the start" in row[-1], row
+    assert pins()["liu"]["model-fits-sim"]["verdict"] == FAIL  # in the quick run (pinned)
+    assert row[-2] == "**FAIL**" and "the model ignores the start" in row[-1], row
 
 
 def test_nguyen_base_scenario_is_the_asymmetry_example():
