@@ -166,3 +166,68 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             "installs tshark, chromium and nftables and runs as root), or allow the skips on "
             f"this machine with {ALLOW_SKIPS}='TEXT => WHY; ...' (docs/testing.md)."
         )
+
+
+# ------------------------------------------------------------- processes and their lines
+
+
+class Output:
+    """A process's stdout and stderr, read as they come by two threads (nothing blocks on a
+    full pipe): wait for a line, then collect both at the end."""
+
+    def __init__(self, proc: subprocess.Popen):
+        import threading
+
+        self.proc, self.out, self.err = proc, [], []
+        self._new = threading.Condition()
+        self._threads = [
+            threading.Thread(target=self._read, args=(s, k), daemon=True)
+            for s, k in ((proc.stdout, self.out), (proc.stderr, self.err))
+            if s is not None
+        ]
+        for t in self._threads:
+            t.start()
+
+    def _read(self, stream, into: list) -> None:
+        for line in stream:
+            with self._new:
+                into.append(line)
+                self._new.notify_all()
+
+    def wait_for(self, text: str, within: float = 60.0, count: int = 1) -> str:
+        """The `count`th stderr line that contains `text`, waited for at most `within` s (the
+        process ending first fails at once, with what it wrote)."""
+        deadline = time.monotonic() + within
+        with self._new:
+            while True:
+                hits = [ln for ln in self.err if text in ln]
+                if len(hits) >= count:
+                    return hits[count - 1]
+                left = deadline - time.monotonic()
+                ended = not any(t.is_alive() for t in self._threads)
+                assert left > 0 and not ended, f"no {text!r} in: {''.join(self.err)[-3000:]}"
+                self._new.wait(min(left, 0.2))
+
+    def finish(self, timeout: float = 60.0) -> tuple[str, str]:
+        """Wait for the process to end: (stdout, stderr)."""
+        self.proc.wait(timeout=timeout)
+        for t in self._threads:
+            t.join(timeout=10)
+        return "".join(self.out), "".join(self.err)
+
+
+def start_gateway(*args: str) -> tuple[subprocess.Popen, Output]:
+    """`spacetp gateway ARGS...`, returned once it printed its readiness line (its sockets
+    listen; SIGHUP and SIGTERM are handled from then on)."""
+    exe = shutil.which("spacetp", path=str(Path(sys.executable).parent))
+    cmd = [exe] if exe else [sys.executable, "-m", "spacetp.cli"]
+    p = subprocess.Popen(
+        [*cmd, "gateway", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    io = Output(p)
+    try:
+        io.wait_for("ready: pid")
+    except BaseException:
+        p.kill()
+        raise
+    return p, io

@@ -75,37 +75,33 @@ def test_every_key_is_a_flag_and_is_documented():
 
 
 def test_sighup_reads_the_file_again_and_says_what_it_took(tmp_path):
-    import os
     import signal
-    import subprocess
-    import time
 
-    from test_emulate import _exe
+    from conftest import free_ports, start_gateway
 
-    base = 31000 + (os.getpid() * 11) % 20000
+    listen, here, there = free_ports(3)
     f = tmp_path / "gw.toml"
-    f.write_text(f'local = "10.77.0.1"\npeer = "10.77.0.2"\nlisten = ["127.0.0.1:{base}=5000"]\n'
-                 f'udp = "127.0.0.1:{base + 1},127.0.0.1:{base + 2}"\nduration = 20\n')  # fmt: skip
-    g = subprocess.Popen([*_exe(), "gateway", "--config", str(f), "--keepalive-probes", "3"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    f.write_text(f'local = "10.77.0.1"\npeer = "10.77.0.2"\nlisten = ["127.0.0.1:{listen}=5000"]\n'
+                 f'udp = "127.0.0.1:{here},127.0.0.1:{there}"\nduration = 120\n')  # fmt: skip
+    # Signalled only once it says it is ready: a SIGHUP before its handler is installed
+    # would end the process (the default action).
+    g, io = start_gateway("--config", str(f), "--keepalive-probes", "3")
     try:
-        time.sleep(2)
         f.write_text(f.read_text() + "keepalive = 30\nmtu = 1400\nkeepalive_probes = 9\n")
         g.send_signal(signal.SIGHUP)
-        time.sleep(2)
+        applied = io.wait_for("SIGHUP: ")
         f.write_text(f.read_text() + "kepalive = 1\n")
         g.send_signal(signal.SIGHUP)
-        time.sleep(2)
+        refused = io.wait_for("SIGHUP: ", count=2)
         assert g.poll() is None, "SIGHUP stopped the gateway"
         g.send_signal(signal.SIGTERM)
-        out, err = g.communicate(timeout=20)
+        out, err = io.finish(timeout=60)
     finally:
         if g.poll() is None:
             g.kill()
     assert g.returncode == 0, err
-    lines = err.strip().splitlines()
     # The flag --keepalive-probes still overrides the file: only keepalive changed.
-    assert lines[0] == "SIGHUP: applied keepalive; needs a restart (kept as running): mtu", err
-    assert "unknown key `kepalive`" in lines[1] and "kept the running settings" in lines[1]
+    assert applied.strip() == "SIGHUP: applied keepalive; needs a restart (kept as running): mtu"
+    assert "unknown key `kepalive`" in refused and "kept the running settings" in refused
     rep = json.loads(out)
     assert rep["reloads"] == 1 and rep["stopped"] == "signal"

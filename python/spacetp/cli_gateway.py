@@ -21,6 +21,22 @@ def _say(line: str) -> None:
     err.print(line, highlight=False, markup=False, soft_wrap=True)
 
 
+def _ready_then(ticker):
+    """The gateway's tick: first one readiness line on stderr (in the log's format), once the
+    core runs: its sockets listen, and SIGHUP reloads and SIGTERM stops it from here on (a
+    SIGHUP before this line may find the default action, which ends the process). Scripts
+    and tests wait for it before they signal or connect."""
+    first = [True]
+
+    def tick(report_json: str):
+        if first[0]:
+            first[0] = False
+            ticker.say(f"ready: pid {os.getpid()}; SIGHUP reloads, SIGTERM stops")
+        return ticker.tick(report_json)
+
+    return tick
+
+
 def _print_status(where: str) -> None:
     """`--status ADDRESS:PORT`: a running gateway's state, from its metrics endpoint."""
     import urllib.request
@@ -409,7 +425,7 @@ def register(app: typer.Typer) -> None:
                     undo.callback(server.close)
                 ticker = Ticker(config, flags, quic_carrier, _say, server, log=o["log"])
                 signal.signal(signal.SIGHUP, ticker.request)
-                rep = run(cfg, fd, ls, ticker.tick)
+                rep = run(cfg, fd, ls, _ready_then(ticker))
                 ticker.log_events(rep.pop("events", []))
             except (EmulateError, ValueError, OSError) as e:
                 raise UserError(str(e)) from None
