@@ -6,35 +6,27 @@ values, and `--status` prints them."""
 from __future__ import annotations
 
 import os
+import signal
 import socket
-import subprocess
 import threading
 import time
 import urllib.request
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from conftest import free_ports, spacetp_cli
-from test_emulate import _exe
+from conftest import free_ports, spacetp_cli, start_gateway
 
 N = 300_000
 
 
-def _gateways(p: list[int], duration: float) -> list[subprocess.Popen]:
+def _gateways(p: list[int]) -> list:
+    """Gateways B and A, each (process, Output) once ready; they run until SIGTERM."""
     a = ["--local", "10.77.0.1", "--peer", "10.77.0.2", "--listen", f"127.0.0.1:{p[0]}=5000",
          "--udp", f"127.0.0.1:{p[1]},127.0.0.1:{p[2]}",
          "--metrics", f"127.0.0.1:{p[4]}"]  # fmt: skip
     b = ["--local", "10.77.0.2", "--peer", "10.77.0.1", "--forward", f"5000=127.0.0.1:{p[3]}",
          "--udp", f"127.0.0.1:{p[2]},127.0.0.1:{p[1]}"]  # fmt: skip
-    return [
-        subprocess.Popen(
-            [*_exe(), "gateway", *args, "--duration", str(duration)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )  # fmt: skip
-        for args in (a, b)
-    ]
+    return [start_gateway(*args, "--duration", "600") for args in (b, a)]
 
 
 def _scrape(url: str, deadline: float) -> str:
@@ -63,21 +55,25 @@ def test_the_metrics_endpoint_counts_a_relayed_transfer(tmp_path):
         got.append(n)
 
     threading.Thread(target=serve, daemon=True).start()
-    gws = _gateways(p, 12)
+    gws = []
     try:
+        gws += _gateways(p)
         url = f"http://127.0.0.1:{p[4]}/metrics"
-        _scrape(url, time.monotonic() + 10)  # the gateway is up
         c = socket.create_connection(("127.0.0.1", p[0]))
         c.sendall(os.urandom(N))
         c.close()
-        deadline = time.monotonic() + 8
+        deadline = time.monotonic() + 60
         while not got and time.monotonic() < deadline:
             time.sleep(0.1)
         assert got == [N]
-        time.sleep(1.2)  # the endpoint is updated every second
-        text = _scrape(url, time.monotonic() + 5)
-        fams = {f.name: f for f in text_string_to_metric_families(text)}
-        value = {s.name: s.value for f in fams.values() for s in f.samples if not s.labels}
+        # The endpoint is updated about once a second: read it until it has the transfer.
+        while True:
+            text = _scrape(url, time.monotonic() + 30)
+            fams = {f.name: f for f in text_string_to_metric_families(text)}
+            value = {s.name: s.value for f in fams.values() for s in f.samples if not s.labels}
+            if value.get("spacetp_gateway_bytes_up_total") == N or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
         assert fams["spacetp_gateway_accepted"].type == "counter"
         assert value["spacetp_gateway_accepted_total"] == 1
         assert value["spacetp_gateway_bytes_up_total"] == N
@@ -94,11 +90,12 @@ def test_the_metrics_endpoint_counts_a_relayed_transfer(tmp_path):
         assert fams["spacetp_gateway_peer_open_connections"].type == "gauge"
         r = spacetp_cli("gateway", "--status", f"127.0.0.1:{p[4]}")
         assert r.returncode == 0 and "open connections" in r.stdout and "bytes up" in r.stdout
-        for g in gws:
-            out, err = g.communicate(timeout=30)
+        for g, io in gws:
+            g.send_signal(signal.SIGTERM)
+            _, err = io.finish(timeout=60)
             assert g.returncode == 0, err
     finally:
-        for g in gws:
+        for g, _ in gws:
             if g.poll() is None:
                 g.kill()
         srv.close()
