@@ -11,9 +11,8 @@ import resource
 import socket
 import subprocess
 import threading
-import time
 
-from conftest import free_ports
+from conftest import Output, free_ports
 from test_emulate import _exe
 
 N = 150
@@ -67,8 +66,10 @@ def test_out_of_descriptors_the_gateway_waits_then_relays_every_connection(tmp_p
                             preexec_fn=_limit_files)  # fmt: skip
     gw_b = subprocess.Popen([*_exe(), "gateway", *b, "--duration", "10"], text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    ios = [Output(gw_a), Output(gw_b)]
     try:
-        time.sleep(2)
+        for io in ios:
+            io.wait_for("ready: pid")
         clients = [socket.create_connection(("127.0.0.1", p_listen)) for _ in range(N)]
         results = [None] * N
 
@@ -85,8 +86,8 @@ def test_out_of_descriptors_the_gateway_waits_then_relays_every_connection(tmp_p
         for t in ts:
             t.join(30)
         assert results == [b"1000"] * N
-        out, err = gw_a.communicate(timeout=60)
-        gw_b.communicate(timeout=60)
+        out, err = ios[0].finish(timeout=60)
+        ios[1].finish(timeout=60)
     finally:
         for g in (gw_a, gw_b):
             if g.poll() is None:
