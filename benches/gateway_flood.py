@@ -55,6 +55,21 @@ def _proc_sample(pid: int) -> tuple[int, int]:
     return rss, len(os.listdir(f"/proc/{pid}/fd"))
 
 
+def _until_receiving(ns: str, flows: int, within: float = 60.0) -> None:
+    """Wait until the server in namespace `ns` has received data on `flows` connections
+    (its kernel's count, `ss -i`)."""
+    deadline = time.monotonic() + within
+    ss = ["ss", "-Htni", "state", "established", "sport = :5000"]
+    while True:
+        r = subprocess.run(["ip", "netns", "exec", ns, *ss], capture_output=True, text=True)
+        got = [int(w.split(":")[1]) for w in r.stdout.split() if w.startswith("bytes_received:")]
+        if sum(n > 0 for n in got) >= flows:
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the transfers did not start: {r.stdout}")
+        time.sleep(0.05)
+
+
 def run(pps: float, seconds: float, nbytes: int, workdir: Path, classes: list[str] | None = None,
         flood: bool = True) -> dict:  # fmt: skip
     from spacetp.live.flood import CLASSES
@@ -73,7 +88,7 @@ def run(pps: float, seconds: float, nbytes: int, workdir: Path, classes: list[st
         t0 = time.monotonic()
         send = tb.exec("cli", [sys.executable, PROBE, "send", SRV_ADDR, "5000", str(nbytes), "1",
                                str(FLOWS)], **pipes)  # fmt: skip
-        time.sleep(1.0)  # the transfers are under way
+        _until_receiving(tb.ns("srv"), FLOWS)  # the transfers are under way
         fl = None
         if flood:
             fl = tb.exec("gwa", [sys.executable, "-m", "spacetp.live.flood", CLI_ADDR, SRV_ADDR,
