@@ -18,6 +18,9 @@ def test_every_attack_class_has_its_expected_effect():
     reset = [r for r in rows if r["transfer"] == "reset on both sides"]
     assert len(exact) == len(rows) - 1 and len(reset) == 1
     assert "RST rejected" in next(r for r in rows if "beyond the window" in r["class"])["reaction"]
+    # RFC 9293: the stale FIN is dropped and acknowledged, the transfer goes on exactly.
+    fin = next(r for r in rows if r["class"].startswith("FIN+ACK"))
+    assert fin["transfer"] == "exact" and "B: old FIN rejected" in fin["reaction"], fin
 
 
 def test_a_bad_link_is_a_clear_error():

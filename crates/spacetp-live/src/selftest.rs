@@ -419,6 +419,16 @@ fn catalogue() -> Vec<(&'static str, usize, &'static str, Forge)> {
             },
         ),
         (
+            "FIN+ACK 14 kB below what the receiving gateway has (stale or forged)",
+            1,
+            "exact",
+            |s, _, i| {
+                let back = 14_000 * (1 + i % 4);
+                let seq = s.hdr.seq.wrapping_sub(back);
+                vec![on(s, flags::FIN | flags::ACK, seq, s.hdr.ack, &[])]
+            },
+        ),
+        (
             "data acknowledging bytes never sent",
             1,
             "exact",
@@ -568,6 +578,7 @@ fn reaction(reps: &[GatewayReport]) -> String {
             ("ACK rejected", r.ack_rejected),
             ("out of window", r.out_of_window),
             ("challenge ACKs", r.challenge_acks),
+            ("old FIN rejected", r.fin_rejected),
             ("bad checksum", r.bad_checksum),
             ("undecodable", r.undecodable),
             ("compressed bad", r.compressed_bad),

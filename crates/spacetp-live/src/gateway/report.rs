@@ -73,6 +73,8 @@ pub struct GatewayReport {
     pub ack_rejected: u64,
     pub out_of_window: u64,
     pub challenge_acks: u64,
+    /// RFC 9293: FINs on a sequence number the stream had passed, dropped and acknowledged.
+    pub fin_rejected: u64,
     /// Flows reset because the gateway stopped; keepalive probes sent; flows reset after
     /// unanswered probes (the peer vanished).
     pub reset_on_stop: u64,
@@ -186,5 +188,6 @@ impl GatewayReport {
         self.ack_rejected += st.ack_rejected;
         self.out_of_window += st.out_of_window_segments;
         self.challenge_acks += st.challenge_acks;
+        self.fin_rejected += st.old_fins;
     }
 }

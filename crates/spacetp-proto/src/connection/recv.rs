@@ -427,7 +427,15 @@ impl Receiver {
         // once one arrived (RFC 9293 3.10.7.4: after a FIN, segment text is ignored): the
         // stream ends there, and the first FIN's position stands.
         let right_edge = self.rcv_nxt + self.window();
-        let fin = fin && end <= right_edge && self.fin_at.is_none_or(|f| f == end);
+        // RFC 9293 3.10.7.4: a FIN occupies the sequence number after its data; one below
+        // rcv_nxt is old (a stale or forged segment): dropped, acknowledged, never taken
+        // as the stream's end. Once the FIN is in, only the same FIN again is answered.
+        let old_fin = fin && self.fin_at.is_none() && end < self.rcv_nxt;
+        if old_fin {
+            stats.old_fins += 1;
+            self.ack_now = true;
+        }
+        let fin = fin && !old_fin && end <= right_edge && self.fin_at.is_none_or(|f| f == end);
         end = end.min(right_edge).min(self.fin_at.unwrap_or(u64::MAX));
         if fin && !self.fin_received {
             self.fin_at = Some(end);

@@ -45,4 +45,7 @@ pub struct ConnStats {
     pub out_of_window_segments: u64,
     pub challenge_acks: u64,
     pub challenge_acks_suppressed: u64,
+    /// RFC 9293 3.10.7.4: FINs on a sequence number the stream had passed (stale or
+    /// forged): dropped and acknowledged.
+    pub old_fins: u64,
 }

@@ -292,3 +292,59 @@ fn a_connection_reset_by_its_peer_answers_later_segments_with_a_reset() {
     p.a.on_segment(p.now, &rst[0].hdr, 0);
     assert_eq!(p.a.close_reason(), Some(CloseReason::Reset));
 }
+
+#[test]
+fn rfc9293_a_fin_below_rcv_nxt_is_old_dropped_and_acknowledged() {
+    // 3.10.7.4, first check: a segment is unacceptable when no part of it (its FIN
+    // included: SEG.LEN counts the FIN) lies at or beyond RCV.NXT; "If an incoming segment
+    // is not acceptable, an acknowledgment should be sent in reply ... After sending the
+    // acknowledgment, drop the unacceptable segment." The case captured on a live gateway
+    // pair: a FIN+ACK with a valid ACK and a sequence number 14 kB below what b had received
+    // (and 1.4 MB below, and with old data on it). Before, b kept the FIN, discarded every
+    // later data segment and the connection died.
+    let mut p = mid_stream();
+    let next = p.b.rx.next_expected();
+    for (back, len) in [
+        (14_000u64, 0u32),
+        (1_400_000.min(next - 1), 0),
+        (14_000, 1000),
+    ] {
+        let h = to_b(&p, flags::FIN | flags::ACK, next - back);
+        p.b.on_segment(p.now, &h, len);
+        assert_eq!(
+            p.b.state(),
+            State::Established,
+            "a FIN {back} B below RCV.NXT"
+        );
+        let sent = b_sends(&mut p);
+        assert!(
+            sent.iter().any(|t| t.hdr.ack == to_wire(p.a.iss, next)),
+            "the old FIN is acknowledged with RCV.NXT"
+        );
+    }
+    assert_eq!(p.b.stats().old_fins, 3);
+    // The transfer goes on to the last byte, and the real FIN ends it.
+    p.run(200 * SEC);
+    assert_eq!(p.b.delivered(), 5_000_000);
+    assert_eq!(p.b.close_reason(), Some(CloseReason::Normal));
+}
+
+#[test]
+fn rfc9293_a_fin_at_or_beyond_rcv_nxt_still_ends_the_stream() {
+    // The other side of the same check: a FIN at RCV.NXT is the stream's end, and an
+    // out-of-order FIN (data missing before it) is kept until the data comes.
+    let mut p = Pipe::new(&TcpConfig::default(), 1000, 0);
+    p.run(SEC);
+    let next = p.b.rx.next_expected();
+    let h = to_b(&p, flags::FIN | flags::ACK, next + 500);
+    p.b.on_segment(p.now, &h, 0);
+    assert_eq!(
+        p.b.state(),
+        State::Established,
+        "the FIN waits for 500 bytes"
+    );
+    let data = to_b(&p, flags::ACK, next);
+    p.b.on_segment(p.now, &data, 500);
+    assert_eq!(p.b.state(), State::CloseWait);
+    assert_eq!(p.b.stats().old_fins, 0);
+}
