@@ -355,10 +355,12 @@ def test_example_validates_and_runs(path: Path):
         missing = [m for m in ("sgp4", "skyfield") if importlib.util.find_spec(m) is None]
         assert not missing, f"{path.name} needs the orbits extra: pip install spacetp[orbits]"
     spacetp.validate(sc)
-    t0 = time.perf_counter()
+    # Examples run in about a second: held by CPU time (this process's: the core runs in it),
+    # which a loaded machine does not stretch as it does wall time.
+    t0 = time.process_time()
     res = spacetp.run(path)
-    wall = time.perf_counter() - t0
-    assert wall < 10, f"{path.name}: {wall:.1f} s of wall time"
+    cpu = time.process_time() - t0
+    assert cpu < 10, f"{path.name}: {cpu:.1f} s of CPU"
     assert res.flows, f"{path.name}: no flows in the results"
     # A flow reset on purpose by an on-path attacker (examples/attack.toml) must end reset.
     reset = {a["flow"] for a in sc.get("attacks", []) if a.get("seq") == "exact"}
