@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -46,6 +47,29 @@ def _node(ns: str | None, *args: object) -> subprocess.Popen:
     if ns is not None:
         cmd = ["ip", "netns", "exec", ns, *cmd]
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _udp_ports(n: int) -> list[int]:
+    """`n` loopback UDP ports nothing is bound to now, chosen by the kernel."""
+    socks = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(n)]
+    for s in socks:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in socks]
+    for s in socks:
+        s.close()
+    return ports
+
+
+def _until_bound(p: subprocess.Popen, port: int, within: float = 60) -> None:
+    """Wait until node `p` has bound its UDP socket to `port` (ss): its signal handlers are
+    in place (installed before the core starts) and the core has read its --send files
+    (before its first look at signals)."""
+    deadline = time.monotonic() + within
+    while not subprocess.run(["ss", "-Hlun", f"sport = :{port}"], capture_output=True,
+                             text=True).stdout.strip():  # fmt: skip
+        assert p.poll() is None, p.communicate()
+        assert time.monotonic() < deadline, f"nothing bound UDP port {port}"
+        time.sleep(0.05)
 
 
 def _finish(p: subprocess.Popen, timeout: float) -> str:
@@ -102,12 +126,12 @@ def test_a_node_stopped_before_its_contact_keeps_the_bundle_and_delivers_it_afte
     now = tmp_path / "now.txt"
     now.write_text("a contact +0 +3600 1 2 1000000\na contact +0 +3600 2 1 1000000\n"
                    "a range +0 +3600 1 2 0\n")  # fmt: skip
-    port_a, port_b = 30000 + os.getpid() % 10000, 40000 + os.getpid() % 10000
+    port_a, port_b = _udp_ports(2)
     a = f"--bind 127.0.0.1:{port_a} --peer 2=127.0.0.1:{port_b}".split()
     first = _node(None, "--node", 1, *a, "--contact-plan", later, "--send", f"{data}=ipn:2.7",
                   "--store", store, "--until-sent", "--report",
                   tmp_path / "first.json")  # fmt: skip
-    time.sleep(2)
+    _until_bound(first, port_a)
     first.send_signal(signal.SIGTERM)
     _finish(first, 20)
     rep = json.loads((tmp_path / "first.json").read_text())
@@ -162,14 +186,14 @@ def test_a_file_crosses_the_udp_convergence_layer_in_fragments(tmp_path):
                     str(plan), "--duration", "1")  # fmt: skip
     assert r.returncode == 2 and "dtn.udp_peers[0]" in r.stderr and "a range" in r.stderr
     plan.write_text(plan.read_text() + "a range +0 +3600 1 2 0\n")
-    base = 20000 + os.getpid() % 10000
-    rx = _node(None, "--node", 2, "--bind", f"127.0.0.1:{base}", "--udp-bind",
-               f"127.0.0.1:{base + 1}", "--udp-peer", f"1=127.0.0.1:{base + 3}",
+    ports = _udp_ports(4)
+    rx = _node(None, "--node", 2, "--bind", f"127.0.0.1:{ports[0]}", "--udp-bind",
+               f"127.0.0.1:{ports[1]}", "--udp-peer", f"1=127.0.0.1:{ports[3]}",
                "--contact-plan", plan, "--out", tmp_path / "in", "--until-delivered", 1,
                "--linger", 0, "--duration", 30, "--report", tmp_path / "rx.json")  # fmt: skip
-    time.sleep(1)
-    tx = _node(None, "--node", 1, "--bind", f"127.0.0.1:{base + 2}", "--udp-bind",
-               f"127.0.0.1:{base + 3}", "--udp-peer", f"2=127.0.0.1:{base + 1}",
+    _until_bound(rx, ports[1])  # its bundle socket (bound after LTP's)
+    tx = _node(None, "--node", 1, "--bind", f"127.0.0.1:{ports[2]}", "--udp-bind",
+               f"127.0.0.1:{ports[3]}", "--udp-peer", f"2=127.0.0.1:{ports[1]}",
                "--contact-plan", plan, "--send", f"{data}=ipn:2.1", "--until-sent",
                "--linger", 0, "--duration", 30, "--report", tmp_path / "tx.json")  # fmt: skip
     _finish(tx, 40)
