@@ -1,6 +1,7 @@
 //! One relayed connection: the kernel socket on this side, the SCPS-TP connection across the
 //! link, and the bytes between them.
 
+use super::owed_reset::OwedReset;
 use super::*;
 
 pub(super) struct Flow {
@@ -40,6 +41,8 @@ pub(super) struct Flow {
     /// both ends offered COMP).
     pub(super) comp_tx: Option<CompressionContext>,
     pub(super) comp_rx: Option<CompressionContext>,
+    /// After this side aborted: the RST repeats still owed to the peer.
+    owed_reset: Option<OwedReset>,
 }
 
 impl Flow {
@@ -74,6 +77,7 @@ impl Flow {
             sock_error: false,
             comp_tx: None,
             comp_rx: None,
+            owed_reset: None,
         }
     }
 
@@ -153,11 +157,30 @@ impl Flow {
         LINGER.max(4 * self.conn.rtt().rto())
     }
 
-    /// A finished flow's lingering is over: `linger()` since it finished and since the last
-    /// segment heard (RFC 9293 3.10.7.4: a retransmitted FIN restarts the TIME-WAIT timeout).
+    /// A finished flow's lingering is over: no RST repeat is still owed, and `linger()` has
+    /// passed since it finished, since the last segment heard (RFC 9293 3.10.7.4: a
+    /// retransmitted FIN restarts the TIME-WAIT timeout) and since the last RST repeat.
     pub(super) fn lingered(&self, now: Time) -> bool {
-        self.finished_at
-            .is_some_and(|t| now >= t.max(self.last_heard) + self.linger())
+        let owing = self.owed_reset.is_some_and(|o| o.due().is_some());
+        !owing && self.linger_end().is_some_and(|t| now >= t)
+    }
+
+    fn linger_end(&self) -> Option<Time> {
+        let last_reset = self.owed_reset.map_or(0, |o| o.last);
+        let t = self.finished_at?.max(self.last_heard).max(last_reset);
+        Some(t + self.linger())
+    }
+
+    /// Repeat the RST this side owes the peer, when due.
+    pub(super) fn repeat_owed_reset(&mut self, now: Time) {
+        if let Some(o) = self.owed_reset.as_mut() {
+            o.on_time(&mut self.conn, now);
+        }
+    }
+
+    /// When the last RST repeat goes if this flow, just aborted at `now`, owes them.
+    pub(super) fn owed_resets_end(&self, now: Time) -> Option<Time> {
+        OwedReset::after_abort(&self.conn, now).map(|o| o.end())
     }
 
     /// The kernel side's state: a connect that completed or failed, or an error (a reset from
@@ -333,17 +356,14 @@ impl Flow {
     }
 
     /// The earliest time this flow has work without input: a connection timer, keepalive,
-    /// or the end of its linger.
+    /// idle reaping, an owed RST repeat, or the end of its linger.
     pub(super) fn next_deadline(&self, k: &Keepalive, idle: Option<Time>) -> Option<Time> {
-        let linger = self
-            .finished_at
-            .map(|t| t.max(self.last_heard) + self.linger());
-        let idle = self.idle_due(idle);
         [
             self.conn.poll_timeout(),
             self.keepalive_due(k),
-            linger,
-            idle,
+            self.linger_end(),
+            self.idle_due(idle),
+            self.owed_reset.and_then(|o| o.due()),
         ]
         .into_iter()
         .flatten()
@@ -371,6 +391,7 @@ impl Flow {
         self.clean_end = !self.aborted() || self.delivered_both_ways();
         if !self.clean_end {
             rep.reset += 1;
+            self.owed_reset = OwedReset::after_abort(&self.conn, now);
             if let Some(s) = self.sock.take() {
                 reset_on_close(&s);
             }

@@ -47,6 +47,7 @@ mod flow;
 mod inbound;
 mod link;
 mod opening;
+mod owed_reset;
 mod reload;
 mod report;
 pub use reload::Reload;
@@ -96,7 +97,7 @@ const EPHEMERAL_PORTS: u16 = 49152;
 /// segments must not become a flood of resets).
 const RESETS_PER_SECOND: u32 = 100;
 /// A stopping gateway that reset its flows stays two round trips plus this long to answer
-/// challenge ACKs, and never longer than `STOP_LINGER_MAX`.
+/// challenge ACKs (and past its RST repeats), and never longer than `STOP_LINGER_MAX`.
 const STOP_MARGIN: Time = 100 * MS;
 const STOP_LINGER_MAX: Time = 5 * SEC;
 
@@ -345,6 +346,9 @@ impl Gateway {
             self.rep.reset_on_stop += 1;
             let rtt = f.conn.rtt().srtt().unwrap_or(self.cfg.tcp.initial_rto.0);
             until = until.max(now + 2 * rtt + STOP_MARGIN);
+            if let Some(t) = f.owed_resets_end(now) {
+                until = until.max(t + STOP_MARGIN);
+            }
         }
         self.stopping = Some(Stopping::Resetting {
             until: until.min(now + STOP_LINGER_MAX),
@@ -435,6 +439,7 @@ impl Gateway {
             if f.conn.poll_timeout().is_some_and(|t| t <= now) {
                 f.conn.on_timeout(now);
             }
+            f.repeat_owed_reset(now);
             if i >= first {
                 send.send_and_tidy(key, f, now);
             }

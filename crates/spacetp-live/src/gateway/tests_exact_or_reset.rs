@@ -94,3 +94,76 @@ fn a_crashed_receiving_side_gateway_resets_the_client_never_a_clean_end() {
         "the client read {n} of {SIZE} bytes, then {end:?} (None: a clean end-of-stream)"
     );
 }
+
+#[test]
+fn an_owed_reset_crosses_a_lossy_link_to_a_silent_peer() {
+    // 5% PER, 20 ms each way. 60 connections each move 20 kB; then one end host resets
+    // (the client of even ones, after the server's answer; the server of odd ones, after
+    // the data), a second later: every segment is acknowledged by then, so the other
+    // gateway has nothing to send and would never draw the answer to a lost RST. The RST is
+    // repeated (its last repeat goes 15 smoothed RTTs after the first RST, 4.5 s here at most),
+    // and every end host is told within 10 s of the reset (without the repeats, some wait for
+    // the far gateway's keepalive: minutes).
+    const FLOWS: usize = 60;
+    const QUIET: Duration = Duration::from_secs(1);
+    let link = r#""rate": "20 Mb/s", "delay": "20 ms", "errors": {"per": 0.05}"#;
+    let (run, server, aport) = pair(link, |_| {});
+    let told = |s: &mut TcpStream| {
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        let t0 = std::time::Instant::now();
+        let r = s.read(&mut [0u8; 1]);
+        (r.map_err(|e| e.kind()), t0.elapsed())
+    };
+    let srv = std::thread::spawn(move || {
+        let mut hs = Vec::new();
+        for _ in 0..FLOWS {
+            let (mut s, _) = server.accept().unwrap();
+            hs.push(std::thread::spawn(move || {
+                let mut got = vec![0u8; 20_000];
+                s.read_exact(&mut got).unwrap();
+                if got[0] % 2 == 1 {
+                    std::thread::sleep(QUIET);
+                    reset_on_close(&s);
+                    return None;
+                }
+                s.write_all(b"k").unwrap();
+                Some(told(&mut s))
+            }));
+        }
+        hs.into_iter()
+            .filter_map(|h| h.join().unwrap())
+            .collect::<Vec<_>>()
+    });
+    let clients: Vec<_> = (0..FLOWS)
+        .map(|i| {
+            std::thread::spawn(move || {
+                let mut c = connect(aport);
+                c.write_all(&[i as u8; 20_000]).unwrap();
+                if i % 2 == 1 {
+                    return Some(told(&mut c));
+                }
+                c.read_exact(&mut [0u8; 1]).unwrap();
+                std::thread::sleep(QUIET);
+                reset_on_close(&c);
+                None
+            })
+        })
+        .collect();
+    let mut ends: Vec<_> = clients
+        .into_iter()
+        .filter_map(|c| c.join().unwrap())
+        .collect();
+    ends.extend(srv.join().unwrap());
+    let reps = run.finish();
+    assert_eq!(ends.len(), FLOWS);
+    for (r, took) in &ends {
+        assert_eq!(*r, Err(ErrorKind::ConnectionReset), "after {took:?}");
+        assert!(
+            *took < QUIET + Duration::from_secs(10),
+            "told after {took:?}"
+        );
+    }
+    let worst = ends.iter().map(|e| e.1).max().unwrap() - QUIET;
+    println!("{FLOWS} end hosts told of the far end's reset, the last after {worst:?}");
+    assert_eq!(reps[0].reset + reps[1].reset, 2 * FLOWS as u64, "{reps:?}");
+}

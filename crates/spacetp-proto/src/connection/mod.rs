@@ -325,6 +325,35 @@ impl Connection {
         }
     }
 
+    /// Send the RST of a connection we aborted again: a driver whose link may lose it
+    /// repeats it (the peer, if it sends nothing, would otherwise never learn). The peer
+    /// takes an RST only at exactly its next expected number (RFC 5961): `at_acknowledged`
+    /// puts it at what the peer acknowledged last, otherwise at what we sent last; between
+    /// the two the peer answers with a challenge ACK, which draws the exact RST. Nothing
+    /// happens unless this end aborted (a peer that reset us is owed nothing).
+    pub fn repeat_reset(&mut self, at_acknowledged: bool) {
+        if self.state == State::Closed && self.we_aborted() {
+            self.rst_at = Some(if at_acknowledged {
+                self.snd_una
+            } else {
+                self.snd_nxt
+            });
+        }
+    }
+
+    /// This end aborted the connection (not the peer's reset, not a close): the peer is owed
+    /// an RST.
+    pub fn we_aborted(&self) -> bool {
+        matches!(
+            self.close_reason,
+            Some(
+                CloseReason::Aborted
+                    | CloseReason::RetransmissionTimeout
+                    | CloseReason::HandshakeTimeout
+            )
+        )
+    }
+
     /// Ask the peer for an ACK now: a keepalive probe (RFC 9293 3.8.4), an empty segment one
     /// byte below snd_una, which the peer must answer. A driver that has heard nothing from
     /// the peer for long sends these to learn whether it is still there.

@@ -116,15 +116,7 @@ impl Connection {
     /// challenge ACK), is answered with an RST at the sequence number it acknowledges, which
     /// it accepts as exact. (A connection closed normally stays silent: TIME-WAIT answers.)
     pub(super) fn on_segment_after_abort(&mut self, hdr: &TcpHeader) {
-        let reset = matches!(
-            self.close_reason,
-            Some(
-                CloseReason::Aborted
-                    | CloseReason::Reset
-                    | CloseReason::RetransmissionTimeout
-                    | CloseReason::HandshakeTimeout
-            )
-        );
+        let reset = self.we_aborted() || self.close_reason == Some(CloseReason::Reset);
         if !reset || hdr.has(flags::RST) || !hdr.has(flags::ACK) {
             return;
         }
