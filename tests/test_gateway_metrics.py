@@ -5,6 +5,7 @@ values, and `--status` prints them."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -15,6 +16,7 @@ import urllib.request
 from prometheus_client.parser import text_string_to_metric_families
 
 from conftest import free_ports, spacetp_cli, start_gateway
+from spacetp.live.gateway_metrics import PREFIX, prometheus_text
 
 N = 300_000
 
@@ -88,6 +90,13 @@ def test_the_metrics_endpoint_counts_a_relayed_transfer(tmp_path):
         assert peer[("spacetp_gateway_peer_bytes_up_total", "10.77.0.2")] == N
         assert peer[("spacetp_gateway_peer_connections_total", "10.77.0.2")] == 1
         assert fams["spacetp_gateway_peer_open_connections"].type == "gauge"
+        # Every integer of the report is printed in full, as /status has it (a counter of
+        # 10 000 000 once read 1e+07; 12 345 678 would have read 1.23457e+07).
+        status = json.loads(_scrape(f"http://127.0.0.1:{p[4]}/status", deadline))
+        lines = dict(ln.rsplit(" ", 1) for ln in text.splitlines() if not ln.startswith("#"))
+        for key, v in status.items():
+            if isinstance(v, int) and not isinstance(v, bool) and f"{PREFIX}_{key}_total" in lines:
+                assert lines[f"{PREFIX}_{key}_total"] == str(v), (key, v)
         r = spacetp_cli("gateway", "--status", f"127.0.0.1:{p[4]}")
         assert r.returncode == 0 and "open connections" in r.stdout and "bytes up" in r.stdout
         for g, io in gws:
@@ -104,3 +113,11 @@ def test_the_metrics_endpoint_counts_a_relayed_transfer(tmp_path):
 def test_status_of_nothing_is_one_line(tmp_path):
     r = spacetp_cli("gateway", "--status", "127.0.0.1:9")
     assert r.returncode == 2 and "--status 127.0.0.1:9: no gateway metrics there" in r.stderr
+
+
+def test_counters_print_in_full_and_fractions_round_trip():
+    text = prometheus_text({"bytes_down": 12_345_678, "elapsed_s": 1234567.125, "link_up": True})
+    lines = dict(ln.rsplit(" ", 1) for ln in text.splitlines() if not ln.startswith("#"))
+    assert lines[f"{PREFIX}_bytes_down_total"] == "12345678"
+    assert lines[f"{PREFIX}_elapsed_seconds"] == "1234567.125"
+    assert lines[f"{PREFIX}_link_up"] == "1"

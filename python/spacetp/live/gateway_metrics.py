@@ -59,20 +59,30 @@ def _name(key: str) -> str:
     return f"{PREFIX}_{key.removesuffix('_s')}"
 
 
+def _value(v: int | float) -> str:
+    """A sample value exactly: integers in full (a counter of 10 000 000 bytes must not read
+    1e+07), other numbers as Python's shortest round-tripping repr."""
+    if isinstance(v, bool):
+        return str(int(v))
+    if isinstance(v, int) or (isinstance(v, float) and v.is_integer() and abs(v) < 2**53):
+        return str(int(v))
+    return repr(float(v))
+
+
 def prometheus_text(report: dict) -> str:
     """The report in the text exposition format (one HELP and TYPE per metric)."""
     out = []
     for key, value in report.items():
         if key in NOT_METRICS or not isinstance(value, (int, float)):
             continue
-        v = float(value) if not isinstance(value, bool) else float(value)
+        v = _value(value)
         if key in GAUGES:
             name = _name(key) + ("_seconds" if key.endswith("_s") else "")
-            out += [f"# HELP {name} {GAUGES[key]}", f"# TYPE {name} gauge", f"{name} {v:g}"]
+            out += [f"# HELP {name} {GAUGES[key]}", f"# TYPE {name} gauge", f"{name} {v}"]
         else:
             name = _name(key) + "_total"
             what = HELP.get(key, key.replace("_", " ").capitalize() + ".")
-            out += [f"# HELP {name} {what}", f"# TYPE {name} counter", f"{name} {v:g}"]
+            out += [f"# HELP {name} {what}", f"# TYPE {name} counter", f"{name} {v}"]
     if report.get("rtt_buckets") is not None:
         name = f"{PREFIX}_rtt_seconds"
         out += [
@@ -82,7 +92,7 @@ def prometheus_text(report: dict) -> str:
         for le, n in report["rtt_buckets"]:
             out.append(f'{name}_bucket{{le="{le:g}"}} {n}')
         out.append(f'{name}_bucket{{le="+Inf"}} {report.get("rtt_count", 0)}')
-        out.append(f"{name}_sum {report.get('rtt_sum_s', 0.0):g}")
+        out.append(f"{name}_sum {_value(report.get('rtt_sum_s', 0.0))}")
         out.append(f"{name}_count {report.get('rtt_count', 0)}")
     out += _peer_lines(report.get("peers") or [])
     return "\n".join(out) + "\n"
@@ -107,7 +117,7 @@ def _peer_lines(peers: list[dict]) -> list[str]:
     for field, suffix, kind, what in PEER_SERIES:
         name = f"{PREFIX}_{suffix}"
         out += [f"# HELP {name} {what}", f"# TYPE {name} {kind}"]
-        out += [f'{name}{{peer="{p["peer"]}"}} {p[field]:g}' for p in peers]
+        out += [f'{name}{{peer="{p["peer"]}"}} {_value(p[field])}' for p in peers]
     return out
 
 
@@ -167,5 +177,5 @@ def status_rows(report: dict) -> list[tuple[str, str]]:
         if key in NOT_METRICS or key in GAUGES or isinstance(value, (bool, list, str, dict)):
             continue
         if value:
-            rows.append((key.replace("_", " "), f"{value:g}"))
+            rows.append((key.replace("_", " "), _value(value)))
     return rows
