@@ -22,24 +22,34 @@ LINK = (
 )
 
 
+def _frames(pcap, display_filter: str) -> list[str]:
+    """The frames of the capture being written that match (what is complete so far)."""
+    r = subprocess.run([TSHARK, "-r", str(pcap), "-Y", display_filter, "-T", "fields", "-e",
+                        "frame.number"], capture_output=True, text=True)  # fmt: skip
+    return r.stdout.split()
+
+
 @needs_root
 @pytest.mark.skipif(TSHARK is None or shutil.which("ip") is None, reason="tshark or ip missing")
 def test_kernel_capture_through_the_emulator_matches_tshark(emulator, tmp_path):  # noqa: F811
     e = emulator(LINK)
     pcap = tmp_path / "kernel.pcapng"
     cap = subprocess.Popen(
-        ["ip", "netns", "exec", e.ns_a, TSHARK, "-i", "any", "-w", str(pcap), "-f", "tcp"],
+        ["ip", "netns", "exec", e.ns_a, TSHARK, "-i", "any", "-w", str(pcap), "-f", "tcp", "-q"],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
-        deadline = time.monotonic() + 20
-        while not pcap.exists() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        time.sleep(0.5)
+        for line in cap.stderr:  # tshark says when it captures
+            if "Capturing on" in line:
+                break
         rx = e.receiver(e.ns_b, "tcp-recv", B, 5006)
         tx = e.probe(e.ns_a, "tcp-send", B, 5006, 600_000, 3)
         assert e.result(rx) == e.result(tx)
-        time.sleep(0.5)
+        # Both FINs are in the file (and so every packet before them) before tshark stops.
+        deadline = time.monotonic() + 60
+        while len(_frames(pcap, "tcp.flags.fin == 1")) < 2:
+            assert time.monotonic() < deadline, "the capture never held both FINs"
+            time.sleep(0.2)
     finally:
         cap.send_signal(signal.SIGINT)
         cap.wait(timeout=20)
