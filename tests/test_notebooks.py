@@ -3,7 +3,6 @@ project's own executor, with an IPython kernel): the notebooks cannot go stale."
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -35,7 +34,8 @@ def test_notebook_runs_top_to_bottom(path: Path, tmp_path):
     work = tmp_path / "examples" / "notebooks"
     work.mkdir(parents=True)
     (tmp_path / "examples" / "geo.toml").symlink_to(ROOT / "examples" / "geo.toml")
-    t0 = time.perf_counter()
+    # Keep them quick (CI runs them): `make test`'s --durations lists them; no wall-clock
+    # assertion here, which a loaded machine would fail. A cell may take 300 s at most.
     NotebookClient(
         nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(work)}}
     ).execute()
@@ -43,4 +43,3 @@ def test_notebook_runs_top_to_bottom(path: Path, tmp_path):
         o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"
     ]
     assert not errors
-    assert time.perf_counter() - t0 < 120, "keep the notebooks quick: CI runs them"
