@@ -44,6 +44,9 @@ def main() -> None:
         line += "" if v["finished"] else f"  (cut: {v['bytes']} B arrived)"
         if "simulator_goodput_bps" in v:
             line += f"  simulator {v['simulator_goodput_bps'] / 1e3:.1f} kb/s"
+        e = v["emulator"]
+        line += f"  emulator p99 {e['p99_us'] / 1e3:.2f} ms{' RT' if e['realtime'] else ''}"
+        line += "" if e["within_bound"] else " (late: the machine, not the protocol)"
         print(line)
     if a.json:
         a.json.write_text(json.dumps(out, indent=2) + "\n")

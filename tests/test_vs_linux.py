@@ -64,7 +64,7 @@ def test_outputs_have_the_columns_the_table_and_a_figure_per_case(tmp_path):
     sim = [vs_linux.sim_run(case, "bbr", 1, 200_000)]
     kernel = [{**sim[0], "retrans": 3}]  # a stand-in for the kernel's side
     row = vs_linux.summarize(case, "bbr", kernel, sim)
-    vs_linux.write_outputs(tmp_path, [row], {(case.name, "bbr"): (kernel, sim)}, ["x"], {})
+    vs_linux.write_outputs(tmp_path, [row], {(case.name, "bbr"): (kernel, sim)}, ["x"])
     header = (tmp_path / "linux_comparison.csv").read_text().splitlines()[0].split(",")
     for col in ("case", "cc", "reps", "kernel_goodput_bps", "sim_goodput_bps",
                 "kernel_retrans", "sim_retrans"):  # fmt: skip
@@ -72,6 +72,34 @@ def test_outputs_have_the_columns_the_table_and_a_figure_per_case(tmp_path):
     md = (tmp_path / "linux_comparison.md").read_text()
     assert "| geo | bbr | 1 |" in md and "+0.0%" in md and "Skipped:" in md
     assert (tmp_path / "cwnd-geo.png").stat().st_size > 5_000
+
+
+def _emulator(p99_us: float, realtime: bool) -> dict:
+    """An emulator report whose forward direction wrote with this p99 lateness."""
+    late = {"count": 1000, "p99_us": p99_us, "max_us": 2 * p99_us}
+    return {"realtime": realtime, "directions": [{"lateness": late}, {"lateness": {}}]}
+
+
+def test_a_row_whose_emulator_was_late_is_marked_not_a_result(tmp_path):
+    # The documented bound (docs/live.md: p99 under 0.5 ms under SCHED_FIFO): a row with a
+    # run above it measured the machine; its difference is marked, its lateness written.
+    case = vs_linux.GRID[0]
+    sim = [vs_linux.sim_run(case, "cubic", 1, 200_000)]
+    ok = [{**sim[0], "retrans": 0, "emulator": _emulator(40.0, True)}]
+    late = [ok[0], {**sim[0], "retrans": 0, "emulator": _emulator(4100.0, False)}]
+    rows = [vs_linux.summarize(case, "cubic", ok, sim), vs_linux.summarize(case, "bbr", late, sim)]
+    assert rows[0]["emulator_within_bound"] and rows[0]["emulator_realtime"]
+    assert rows[0]["emulator_p99_us"] == 40.0
+    assert not rows[1]["emulator_within_bound"] and rows[1]["emulator_realtime"] is False
+    assert rows[1]["emulator_p99_us"] == 4100.0 and rows[1]["emulator_max_us"] == 8200.0
+    vs_linux.write_outputs(tmp_path, rows, {}, [])
+    md = (tmp_path / "linux_comparison.md").read_text().splitlines()
+    cubic = next(ln for ln in md if ln.startswith("| geo | cubic |"))
+    bbr = next(ln for ln in md if ln.startswith("| geo | bbr |"))
+    assert "*late*" not in cubic and cubic.endswith("| 0.04 ms RT |"), cubic
+    assert "*late*" in bbr and bbr.endswith("| 4.10 ms |"), bbr
+    header = (tmp_path / "linux_comparison.csv").read_text().splitlines()[0].split(",")
+    assert {"emulator_p99_us", "emulator_realtime", "emulator_within_bound"} <= set(header)
 
 
 def test_scps_tp_is_set_up_for_the_link_as_operators_run_it():
@@ -99,7 +127,7 @@ def test_the_pep_table_puts_scps_tp_beside_kernel_tcp(tmp_path):
         runs[(case.name, cc)] = (kernel, sim)
     e2e = [vs_linux.sim_run(case, "x", 1, 200_000, 0.0, "scps-tp", case.scps_settings())]
     rows.append(vs_linux.summarize(case, vs_linux.GATEWAY, e2e, e2e))
-    vs_linux.write_outputs(tmp_path, rows, runs, [], {})
+    vs_linux.write_outputs(tmp_path, rows, runs, [])
     md = (tmp_path / "linux_comparison.md").read_text()
     line = next(ln for ln in md.splitlines() if ln.startswith("| geo | ") and " s |" in ln)
     cells = [c.strip() for c in line.strip("|").split("|")]
@@ -146,6 +174,10 @@ def test_a_case_runs_against_the_kernel_and_leaves_nothing(tmp_path):
     gw = rows[1]
     assert gw["kernel_complete"] and gw["sim_complete"]
     assert 0.75 < gw["sim_goodput_bps"] / gw["kernel_goodput_bps"] < 1.25, gw
+    # Both emulators (the kernel's namespaces, the gateways' testbed) ran under SCHED_FIFO
+    # and wrote what their lateness was.
+    for r in rows:
+        assert r["emulator_realtime"] and r["emulator_p99_us"] == r["emulator_p99_us"], r
     assert set(_namespaces()) == before
     assert (tmp_path / "cwnd-leo.png").exists()
     assert "gateway pair, live" in (tmp_path / "linux_comparison.md").read_text()

@@ -17,6 +17,8 @@ import threading
 import time
 from pathlib import Path
 
+from spacetp.live.emulate import lateness
+
 GEO = """
 [[links]]
 between = ["ground", "craft"]
@@ -82,7 +84,9 @@ def kernel_case(link: str, cc: str, nbytes: int, cap: float, tmp: Path, out: dic
         finally:
             emu.send_signal(signal.SIGTERM)
             emu.wait(timeout=10)
-    out[f"kernel {cc}"] = _received(r, nbytes)
+    emu_report = tmp / f"emu-{cc}.json"
+    emu_stats = json.loads(emu_report.read_text()) if emu_report.exists() else {}
+    out[f"kernel {cc}"] = {**_received(r, nbytes), "emulator": lateness(emu_stats)}
 
 
 def gateway_case(
@@ -110,6 +114,7 @@ def gateway_case(
         # SCPS-TP's retransmitted segments, or the packets QUIC declared lost.
         "retransmitted_segments": a.get("retransmitted_segments",
                                         a.get("quic", {}).get("packets_lost")),
+        "emulator": lateness(reps.get("emulator", {})),
     }  # fmt: skip
 
 

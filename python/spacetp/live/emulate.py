@@ -320,6 +320,27 @@ def run(
     return json.loads(raw)
 
 
+# The emulator's timing promise (docs/live.md, docs/linux_comparison.md): the p99 of how
+# late it writes packets against the model's due times, under SCHED_FIFO. A live comparison
+# whose emulator was later than this measured the machine, not the protocol.
+LATENESS_P99_BOUND_US = 500.0
+
+
+def lateness(report: dict) -> dict:
+    """How late an emulator run wrote its packets, for a comparison's report: whether it ran
+    under SCHED_FIFO, the worst direction's p99 and max (us), and whether the p99 is within
+    `LATENESS_P99_BOUND_US`. A report with no packets is within it."""
+    dirs = [d.get("lateness") or {} for d in report.get("directions") or []]
+    dirs = [d for d in dirs if d.get("count")]
+    p99 = max((d["p99_us"] for d in dirs), default=0.0)
+    return {
+        "realtime": bool(report.get("realtime")),
+        "p99_us": p99,
+        "max_us": max((d["max_us"] for d in dirs), default=0.0),
+        "within_bound": p99 <= LATENESS_P99_BOUND_US,
+    }
+
+
 def emulate_netns(
     scenario_json: str,
     desc: dict,
