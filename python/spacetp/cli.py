@@ -258,6 +258,7 @@ from spacetp.cli_plot import register as register_plot  # noqa: E402  (plot)
 from spacetp.cli_reproduce import register as register_reproduce  # noqa: E402  (reproduce)
 from spacetp.cli_schedule import register as register_schedule  # noqa: E402  (schedule)
 from spacetp.cli_sweep import register  # noqa: E402  (sweep, results, plot)
+from spacetp.cli_testbed import register as register_testbed  # noqa: E402  (testbed)
 
 register(app)
 register_plot(app)
@@ -269,6 +270,7 @@ register_emulate(app)
 register_gateway(app)
 register_dtn(app)
 register_schedule(app)
+register_testbed(app)
 
 
 def _is_usage_error(e: BaseException) -> bool:

@@ -190,7 +190,11 @@ def register(app: typer.Typer) -> None:
             ),
         ] = None,
         duration: Annotated[
-            float | None, typer.Option(help="Stop after this many seconds (default: Ctrl-C).")
+            float | None,
+            typer.Option(
+                help="Stop after this many seconds (default: Ctrl-C), as a signal stops it: "
+                "connections still open are reset on both sides, or drained first with --drain."
+            ),
         ] = None,
         drain: Annotated[
             float | None,
@@ -434,5 +438,9 @@ def register(app: typer.Typer) -> None:
                   markup=False, soft_wrap=True)  # fmt: skip
         if stats is not None:
             stats.write_text(json.dumps(rep, indent=2) + "\n")
+        if rep.get("reset_on_stop"):
+            how = "" if drain else " (--drain SECONDS lets open transfers finish first)"
+            _say(f"spacetp gateway: stopped by {rep['stopped']}: {rep['reset_on_stop']} open "
+                 f"connections reset on both sides{how}")  # fmt: skip
         if rep["stopped"].startswith("error"):
             raise UserError(rep["stopped"])

@@ -176,7 +176,9 @@ class Testbed(TornDown):
     the namespaces and deletes them (their veth pairs go with them)."""
 
     link_toml: str
-    gateway: dict = field(default_factory=lambda: {"protocol": "scps-tp"})
+    # The gateway pair's configuration; None (routed testbed only): no gateways, gwa and gwb
+    # are plain routers and kernel TCP runs end to end across the emulated link.
+    gateway: dict | None = field(default_factory=lambda: {"protocol": "scps-tp"})
     port: int = 5000
     transparent: bool = False
     # IPv6 in every namespace beside IPv4 (addresses and routes above); off, IPv6 is disabled.
@@ -198,6 +200,11 @@ class Testbed(TornDown):
     workdir: Path = field(default_factory=lambda: Path("/tmp"))
     created: list[str] = field(default_factory=list)
     procs: list[subprocess.Popen] = field(default_factory=list)
+    # Of `procs`: the emulator and the gateways (A, B), once started.
+    emulator: subprocess.Popen | None = None
+    gateways: list[subprocess.Popen] = field(default_factory=list)
+    # Where the gateways write their reports (A, B).
+    gw_stats: list[Path] = field(default_factory=list)
 
     def ns(self, role: str) -> str:
         return f"{PREFIX}{self.tag}-{role}"
@@ -213,7 +220,7 @@ class Testbed(TornDown):
 
     def _tls(self) -> dict:
         """A QUIC pair's certificate and key (made once per testbed), as settings."""
-        if not is_quic(self.gateway):
+        if not is_quic(self.gateway or {}):
             return {}
         c, k = self.workdir / f"gw-{self.tag}-cert.pem", self.workdir / f"gw-{self.tag}-key.pem"
         if not c.exists():
@@ -256,10 +263,14 @@ class Testbed(TornDown):
                 _ip("-n", self.ns(right), "-6", "addr", "add", f"{ra6}/64", "dev", b, "nodad")
             _ip("-n", self.ns(left), "link", "set", "dev", a, "up")
             _ip("-n", self.ns(right), "link", "set", "dev", b, "up")
+        if self.gateway is None and not self.transparent:
+            raise EmulateError("a testbed without gateways is a routed one (transparent=True)")
         if self.transparent:
             self._setup_routed()
         else:
             self._setup_sockets()
+        if self.gateway is None:
+            return
         self._wait_listening(self._a_port)
         if is_quic(self.gateway):
             # A pair's tunnel is up long before traffic on a real link: let the handshake
@@ -281,6 +292,7 @@ class Testbed(TornDown):
         notify = [p[0].fileno() for p in pairs]
         args = ["--emulate", str(link), str(fa), str(fb), str(self.emu_stats), *map(str, notify)]
         self._spawn(None, [*_exe(), *args], (fa, fb, *notify))
+        self.emulator = self.procs[-1]
         for p in pairs:
             p[0].close()
         return [p[1].detach() for p in pairs]
@@ -310,7 +322,8 @@ class Testbed(TornDown):
             for fd in fds:
                 os.close(fd)
         try:
-            self._start_routed_gateways(notice)
+            if self.gateway is not None:
+                self._start_routed_gateways(notice)
         finally:
             for fd in notice:
                 os.close(fd)
@@ -349,6 +362,7 @@ class Testbed(TornDown):
                 cmd += ["--log", "json"]
                 log = open(self.log_path(role), "w")  # noqa: SIM115
             self._spawn(self.ns(role), cmd, fds, stdout=subprocess.DEVNULL, stderr=log)
+            self.gateways.append(self.procs[-1])
             if log is not None:
                 log.close()  # the child holds its own copy
 
@@ -424,6 +438,7 @@ class Testbed(TornDown):
                      *map(str, ls)],
                     (s.fileno(), *ls),
                 )  # fmt: skip
+                self.gateways.append(self.procs[-1])
         finally:
             for s in (ga, ea, gb, eb):
                 s.close()
@@ -475,18 +490,19 @@ class Testbed(TornDown):
         their FIN exchanges, a lost ACK of a FIN being repaired only by a retransmission
         timeout), then the emulator, and collect their reports, after `settle` seconds."""
         time.sleep(settle)
-        for p in (*self.procs[1:3], self.procs[0]):
+        emu = [self.emulator] if self.emulator is not None else []
+        for p in (*self.gateways, *emu):
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)
-            if p is not self.procs[0]:
+            if p is not self.emulator:
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     p.wait(timeout=(self.drain or 0) + 10)
         out = {}
         for name, p, f in zip(
             ("emulator", "gateway_a", "gateway_b"),
-            self.procs[:3],
+            [*emu, *self.gateways],
             [self.emu_stats, *self.gw_stats],
-            strict=True,
+            strict=False,  # no gateways, or fewer reports than processes
         ):
             with contextlib.suppress(subprocess.TimeoutExpired):
                 p.wait(timeout=10)
@@ -505,7 +521,7 @@ class Testbed(TornDown):
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
-        self.procs = []
+        self.procs, self.emulator, self.gateways = [], None, []
         for ns in self.created:
             delete_namespace(ns)
         self.created = []

@@ -10,6 +10,7 @@ and prints one JSON object on stdout when done.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import socket
@@ -96,7 +97,8 @@ def send(host: str, port: int, nbytes: int, cc: str, interval: float) -> dict:
 
     th = threading.Thread(target=sampler, daemon=True)
     th.start()
-    c.sendall(os.urandom(nbytes))
+    data = os.urandom(nbytes)
+    c.sendall(data)
     c.shutdown(socket.SHUT_WR)
     c.recv(1)  # the receiver closes once it has everything
     done.set()
@@ -109,6 +111,7 @@ def send(host: str, port: int, nbytes: int, cc: str, interval: float) -> dict:
         "bytes_retrans": last["bytes_retrans"],
         "mss": last["snd_mss"],
         "samples": samples,
+        "sha256": hashlib.sha256(data).hexdigest(),
     }
 
 
@@ -120,6 +123,7 @@ def recv(host: str, port: int, cap: float) -> dict:
     t0 = time.time()
     t1 = t0
     n = 0
+    h = hashlib.sha256()
     c.settimeout(0.5)
     while time.time() - t0 < cap:
         try:
@@ -129,9 +133,10 @@ def recv(host: str, port: int, cap: float) -> dict:
         if not b:
             break
         n += len(b)
+        h.update(b)
         t1 = time.time()
     c.close()
-    return {"bytes": n, "seconds": t1 - t0, "accept_wall": t0}
+    return {"bytes": n, "seconds": t1 - t0, "accept_wall": t0, "sha256": h.hexdigest()}
 
 
 if __name__ == "__main__":
