@@ -357,14 +357,14 @@ class Testbed(TornDown):
             cmd += [*common, *args, "--stats", str(f)]
             fds = tuple(notice[i : i + 1])
             cmd += [x for fd in fds for x in ("--link-state-fd", str(fd))]
-            log = None
             if self.log:
                 cmd += ["--log", "json"]
-                log = open(self.log_path(role), "w")  # noqa: SIM115
-            self._spawn(self.ns(role), cmd, fds, stdout=subprocess.DEVNULL, stderr=log)
+            # Its stderr (readiness line, log, errors) to a file of the testbed, not the
+            # terminal of whoever runs it.
+            where = self.log_path(role) if self.log else self.workdir / f"gw-{self.tag}-{role}.err"
+            with open(where, "w") as log:  # the child holds its own copy
+                self._spawn(self.ns(role), cmd, fds, stdout=subprocess.DEVNULL, stderr=log)
             self.gateways.append(self.procs[-1])
-            if log is not None:
-                log.close()  # the child holds its own copy
 
     def log_path(self, role: str) -> Path:
         """Where gateway `role` ("gwa", "gwb") writes its connection log (with `log`)."""

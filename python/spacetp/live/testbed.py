@@ -53,6 +53,22 @@ def _toml(v: object) -> str:
     raise ValueError(f"{v!r} has no TOML form")
 
 
+def slowest_link(scenario: dict) -> str | None:
+    """The index (as `--link` takes it) of the scenario's slowest link, where the path's
+    bottleneck is, when it has several; None with one."""
+    from spacetp.units import to_si
+
+    links = scenario.get("links") or []
+    if len(links) < 2:
+        return None
+
+    def rate(lk: object) -> float:
+        q = to_si(lk.get("rate")) if isinstance(lk, dict) else None
+        return q[0] if q is not None else math.inf
+
+    return str(min(range(len(links)), key=lambda i: rate(links[i])))
+
+
 def link_toml(scenario: dict, link: str | None) -> tuple[str, dict]:
     """The testbed's link (one `[[links]]` table and the scenario's seed) as TOML text, and
     the scenario's first flow (its bytes and protocol are the defaults), or {}."""
@@ -145,12 +161,17 @@ def run_testbed(
     if transfers < 1:
         raise UserError(f"--transfers {transfers}: must be at least 1")
     try:
-        toml, flow = link_toml(load(scenario_path), link)
+        sc = load(scenario_path)
+        if link is None and (link := slowest_link(sc)) is not None:
+            ends = "-".join(sc["links"][int(link)].get("between", []))
+            say(f"testbed: emulating links[{link}] {ends}, the slowest of the scenario's "
+                f"{len(sc['links'])} (--link picks another)")  # fmt: skip
+        toml, flow = link_toml(sc, link)
     except ScenarioError as e:
         raise UserError(str(e)) from None
     carrier = gateway or (flow.get("protocol") if _is_carrier(flow.get("protocol")) else "")
     carrier = carrier or "scps-tp"
-    nbytes = int(nbytes or flow.get("bytes") or 1_000_000)
+    nbytes = int(nbytes or _size(flow.get("bytes")) or 1_000_000)
     if nbytes < 1:
         raise UserError(f"--bytes {nbytes}: must be at least 1")
     gw = _gateway_config(carrier, tcp, quic)
@@ -181,6 +202,14 @@ def run_testbed(
                     f"{_rate(r['goodput_bps'])}, {ok} ({time.monotonic() - t:.0f} s)")  # fmt: skip
             reps = tb.reports()
     return _result(carrier, cc, nbytes, runs, pred, reps)
+
+
+def _size(v: object) -> float | None:
+    """A flow's `bytes` (a number, or a size such as "5 MB") in bytes."""
+    from spacetp.units import to_si
+
+    q = to_si(v) if v is not None else None
+    return q[0] if q is not None else None
 
 
 def _is_carrier(p: object) -> bool:
