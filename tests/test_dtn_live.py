@@ -205,3 +205,20 @@ def test_a_file_crosses_the_udp_convergence_layer_in_fragments(tmp_path):
     [got] = r["delivered"]
     assert got["sha256"] == _sha(data) and got["bytes"] == 300_000
     assert t["spans"] == [] and r["spans"] == []  # nothing went by LTP
+
+
+def test_a_misspelt_ltp_key_is_refused_with_every_real_key_listed(tmp_path):
+    # --ltp max_bar=1e-5 once got serde's list of the span's fields, which lacks max_ber and
+    # the flow's own keys; the list now comes from the schema of every LTP key.
+    from spacetp import _core
+
+    keys = sorted(json.loads(_core.ltp_schema())["properties"])
+    assert "max_ber" in keys and "max_export_sessions" in keys and "peer_engine_id" not in keys
+    plan = tmp_path / "plan.txt"
+    plan.write_text("a contact +0 +60 1 2 1000\na range +0 +60 1 2 1\n")
+    r = spacetp_cli("dtn", "--node", "1", "--contact-plan", str(plan), "--peer", "2=127.0.0.1",
+                    "--ltp", "max_bar=1e-5", "--check")  # fmt: skip
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "dtn.ltp.max_bar" in r.stderr and "did you mean `max_ber`?" in r.stderr, r.stderr
+    missing = [k for k in keys if f"`{k}`" not in r.stderr]
+    assert not missing, (missing, r.stderr)

@@ -53,6 +53,7 @@ impl LtpSpec {
         const OWN: [&str; 4] = ["block_size", "red_share", "own_queuing_latency", "max_ber"];
         let p = format!("{path}.ltp");
         let mut span = overrides.cloned().unwrap_or_default();
+        check_keys(&span, &p)?;
         let mut own = serde_json::Map::new();
         for k in OWN {
             if let Some(v) = span.remove(k) {
@@ -183,6 +184,63 @@ pub fn ltp_schema() -> serde_json::Value {
     span
 }
 
+/// Every key `[flows.ltp]`, `[dtn] ltp` and `spacetp dtn --ltp` take, sorted: the span's
+/// settings but the peer (the flow's other end) and the flow's own keys, read from
+/// [`ltp_schema`] so that the list cannot fall behind the settings types.
+pub fn ltp_keys() -> Vec<String> {
+    let mut keys: Vec<String> = ltp_schema()
+        .get("properties")
+        .and_then(|p| p.as_object())
+        .map(|p| p.keys().cloned().collect())
+        .unwrap_or_default();
+    keys.sort();
+    keys
+}
+
+/// Refuses a key no LTP setting has, naming the nearest one and listing them all (serde's
+/// own message would list only the span's fields, not `max_ber` and the flow's keys).
+fn check_keys(m: &serde_json::Map<String, serde_json::Value>, p: &str) -> Result<(), FieldError> {
+    let keys = ltp_keys();
+    let Some(bad) = m
+        .keys()
+        .find(|k| *k != "peer_engine_id" && !keys.contains(k))
+    else {
+        return Ok(());
+    };
+    let near = keys
+        .iter()
+        .map(|k| (edit_distance(bad, k), k))
+        .filter(|(d, _)| *d <= 2)
+        .min()
+        .map_or(String::new(), |(_, k)| format!(" (did you mean `{k}`?)"));
+    Err(FieldError::new(
+        format!("{p}.{bad}"),
+        format!(
+            "unknown key `{bad}`{near}; the LTP keys are {}",
+            keys.iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    ))
+}
+
+/// Levenshtein distance between two keys.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
 /// A Bundle Protocol hop's LTP settings between engines `a` and `b`: `overrides` (`[dtn]
 /// ltp`), and where they do not set them, export sessions for the hop's bandwidth-delay
 /// product (ION's configuration guide: rate x round trip / block size; twice that, since a
@@ -240,4 +298,67 @@ fn from_map<T: serde::de::DeserializeOwned>(
             FieldError::new(format!("{p}.{at}"), msg)
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn defaults() -> PathDefaults {
+        PathDefaults {
+            one_way: 1_000_000_000,
+            rate_bps: 1e6,
+            max_segment: 1400,
+        }
+    }
+
+    fn settings(json: &str) -> Result<LtpSpec, FieldError> {
+        let m: serde_json::Map<String, serde_json::Value> = serde_json::from_str(json).unwrap();
+        LtpSpec::from_settings(Some(&m), &defaults(), "dtn")
+    }
+
+    /// The fields serde itself takes for `T` (from its "expected one of" message): what
+    /// the settings types accept, independently of the schema the key list comes from.
+    fn serde_fields<T: serde::de::DeserializeOwned + std::fmt::Debug>() -> Vec<String> {
+        let e = serde_json::from_str::<T>(r#"{"no_such_key": 0}"#).unwrap_err();
+        let text = e.to_string();
+        let list = text.split("expected one of ").nth(1).unwrap_or_else(|| {
+            text.split("expected ")
+                .nth(1)
+                .expect("serde names the fields")
+        });
+        list.split(" at line")
+            .next()
+            .unwrap()
+            .split(", ")
+            .map(|s| s.trim_matches('`').to_string())
+            .collect()
+    }
+
+    #[test]
+    fn a_misspelt_key_is_refused_with_every_real_key_listed() {
+        let e = settings(r#"{"max_bar": 1e-5}"#).unwrap_err();
+        assert_eq!(e.path, "dtn.ltp.max_bar");
+        assert!(e.message.contains("did you mean `max_ber`?"), "{e}");
+        // Every key the settings types accept is listed, the flow's own included.
+        let mut accepted = serde_fields::<SpanConfig>();
+        accepted.extend(serde_fields::<LtpFlowKeys>());
+        accepted.retain(|k| k != "peer_engine_id");
+        assert_eq!(accepted.len(), 18, "{accepted:?}");
+        accepted.sort();
+        assert_eq!(ltp_keys(), accepted);
+        for k in &accepted {
+            assert!(e.message.contains(&format!("`{k}`")), "{k} missing: {e}");
+        }
+        // And every listed key is taken (its value may still be refused).
+        for k in ltp_keys() {
+            if let Err(e) = settings(&format!(r#"{{"{k}": null}}"#)) {
+                assert!(!e.message.contains("unknown key"), "{k}: {e}");
+            }
+        }
+        // No suggestion for a key far from all of them.
+        let e = settings(r#"{"colour": 1}"#).unwrap_err();
+        assert!(!e.message.contains("did you mean"), "{e}");
+        assert!(e.message.contains("`max_ber`"), "{e}");
+    }
 }
