@@ -416,3 +416,20 @@ def test_stale_cleanup_spares_a_namespace_whose_device_is_alive():
         assert ns not in _namespaces()
     finally:
         subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+
+
+def test_check_names_each_directions_queue_and_the_key_that_set_it(tmp_path):
+    # `queue` is the forward queue only (docs/scenario.md#links): the back direction keeps
+    # 100 packets unless queue_back is given, and --check says so for each direction.
+    f = tmp_path / "link.toml"
+    f.write_text('[[links]]\nbetween = ["a", "b"]\nrate = "10 Mb/s"\ndelay = "1 s"\n'
+                 "queue = { packets = 2000 }\n")  # fmt: skip
+    r = spacetp_cli("emulate", str(f), "--check")
+    assert r.returncode == 0, r.stderr
+    fwd, back = r.stdout.strip().splitlines()
+    assert fwd.startswith("a->b:") and "queue 2000 packets (queue)," in fwd, fwd
+    assert back.startswith("b->a:") and "queue 100 packets (default: `queue` sets" in back, back
+    assert "set queue_back" in back
+    f.write_text(f.read_text() + 'queue_back = { bytes = "2 MB" }\n')
+    r = spacetp_cli("emulate", str(f), "--check")
+    assert "queue 2000000 bytes (queue_back)," in r.stdout.splitlines()[1], r.stdout

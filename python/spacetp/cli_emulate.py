@@ -49,6 +49,16 @@ def print_report(out, rep: dict) -> None:
     out.print(t)
 
 
+def _queue(d: dict) -> str:
+    """A direction's queue and the key that set it: `queue` is the forward queue only, the
+    back direction keeps the default unless `queue_back` is given."""
+    if d.get("queue_set_by", "default") != "default":
+        return f"{d['queue']} ({d['queue_set_by']})"
+    if d.get("queue_key") == "queue_back":
+        return f"{d['queue']} (default: `queue` sets the forward queue only; set queue_back)"
+    return f"{d['queue']} (default)"
+
+
 def register(app: typer.Typer) -> None:
     @app.command("emulate")
     def emulate(
@@ -109,9 +119,11 @@ def register(app: typer.Typer) -> None:
             ]
             out.print(
                 f"{d['name']}: {d['rate_bps'] / 1e6:.6g} Mb/s, {d['delay_s'] * 1e3:.6g} ms, "
-                f"queue {d['queue']}, mtu {d['mtu']}"
+                f"queue {_queue(d)}, mtu {d['mtu']}"
                 + (f" (at time 0; schedules of {', '.join(sched)})" if sched else ""),
                 highlight=False,
+                markup=False,
+                soft_wrap=True,
             )
         if check:
             return

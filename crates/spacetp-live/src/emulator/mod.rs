@@ -27,7 +27,7 @@ use crate::sys::{monotonic_ns, set_fifo, set_nonblocking, sleep_ns};
 use spacetp_proto::FieldError;
 use spacetp_proto::Time;
 use spacetp_sim::build;
-use spacetp_sim::link::{LinkDir, Offer, TxEnd};
+use spacetp_sim::link::{LinkDir, Offer, QueueLimit, TxEnd};
 use spacetp_sim::packet::PacketId;
 use std::os::fd::RawFd;
 
@@ -560,19 +560,37 @@ pub fn scenario_json(seed: u64, link: &str) -> String {
 
 pub fn describe(scenario_json: &str) -> Result<String, FieldError> {
     let (f, b) = link_from_json(scenario_json)?;
-    let d = |l: &LinkDir| {
+    // Which key set each direction's queue: `queue` is the forward one only, and the back
+    // one stays at the default unless `queue_back` is given (docs/scenario.md#links).
+    let link = serde_json::from_str::<serde_json::Value>(scenario_json)
+        .ok()
+        .and_then(|v| v.pointer("/links/0").cloned())
+        .unwrap_or_default();
+    let set_by = |key: &str| {
+        if link.get(key).is_some_and(|q| !q.is_null()) {
+            key.to_string()
+        } else {
+            "default".to_string()
+        }
+    };
+    let d = |l: &LinkDir, key: &str| {
         serde_json::json!({
             "name": l.stats.name,
             "rate_bps": l.nominal_rate(),
             "delay_s": l.delay.at(0) as f64 / 1e9,
             "mtu": l.mtu,
-            "queue": format!("{:?}", l.limit),
+            "queue": match l.limit {
+                QueueLimit::Packets(n) => format!("{n} packets"),
+                QueueLimit::Bytes(n) => format!("{n} bytes"),
+            },
+            "queue_key": key,
+            "queue_set_by": set_by(key),
             "outages": l.outages.iter().map(|&(s, e)| [s as f64 / 1e9, e as f64 / 1e9]).collect::<Vec<_>>(),
             "rate_points": l.rate.points().len(),
             "delay_points": l.delay.0.points().len(),
         })
     };
-    Ok(serde_json::json!({ "directions": [d(&f), d(&b)] }).to_string())
+    Ok(serde_json::json!({ "directions": [d(&f, "queue"), d(&b, "queue_back")] }).to_string())
 }
 
 #[cfg(test)]

@@ -187,3 +187,38 @@ fn schedules_play_out_in_real_time() {
     assert_eq!(f.link.outage_drops, 1);
     assert_eq!(f.written_packets, 3);
 }
+
+#[test]
+fn the_description_names_each_directions_queue_and_the_key_that_set_it() {
+    let dirs = |link: &str| -> Vec<(String, String)> {
+        let d: serde_json::Value =
+            serde_json::from_str(&describe(&scenario(1, link)).unwrap()).unwrap();
+        d["directions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| {
+                (
+                    d["queue"].as_str().unwrap().to_string(),
+                    d["queue_set_by"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let base = r#""rate": "2 Mb/s", "delay": "10 ms""#;
+    // `queue` is the forward queue only: the back one stays at the default 100 packets.
+    assert_eq!(
+        dirs(&format!(r#"{base}, "queue": {{"packets": 2000}}"#)),
+        [
+            ("2000 packets".into(), "queue".into()),
+            ("100 packets".into(), "default".into())
+        ]
+    );
+    assert_eq!(
+        dirs(&format!(r#"{base}, "queue_back": {{"bytes": "64 kB"}}"#)),
+        [
+            ("100 packets".into(), "default".into()),
+            ("64000 bytes".into(), "queue_back".into())
+        ]
+    );
+}
