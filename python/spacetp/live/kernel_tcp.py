@@ -141,10 +141,15 @@ def recv(host: str, port: int, cap: float) -> dict:
 
 if __name__ == "__main__":
     a = sys.argv[1:]
-    if a and a[0] == "send":
-        out = send(a[1], int(a[2]), int(a[3]), a[4], float(a[5]))
-    elif a and a[0] == "recv":
-        out = recv(a[1], int(a[2]), float(a[3]))
-    else:
-        sys.exit("usage: kernel_tcp send HOST PORT BYTES CC INTERVAL | recv HOST PORT CAP")
+    try:
+        if a and a[0] == "send":
+            out = send(a[1], int(a[2]), int(a[3]), a[4], float(a[5]))
+        elif a and a[0] == "recv":
+            out = recv(a[1], int(a[2]), float(a[3]))
+        else:
+            sys.exit("usage: kernel_tcp send HOST PORT BYTES CC INTERVAL | recv HOST PORT CAP")
+    except OSError as e:
+        # One line, not a traceback: e.g. a run interrupted (Ctrl-C) while this end started,
+        # its namespace's address already gone (the caller reports the failed rep).
+        sys.exit(f"kernel_tcp {a[0]}: {e}")
     print(json.dumps(out), flush=True)
