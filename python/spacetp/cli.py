@@ -68,6 +68,9 @@ def print_summary(res) -> None:
     if len(res.flows) > 50:
         t.caption = f"... and {len(res.flows) - 50} more flows (see --json)"
     out.print(t)
+    for f in res.flows[:50]:
+        for line in limit_lines(f):
+            out.print(f"{f['name']}: {line}", highlight=False, markup=False)
     lt = Table(title="links", title_justify="left")
     for col in (
         "direction",
@@ -100,6 +103,20 @@ def print_summary(res) -> None:
         f"simulated {human.duration(run['end_s'])} in {human.duration(res.wall_s)} of wall time "
         f"({ev:,} events, {rate:.1f} M events/s)"
     )
+
+
+def limit_lines(flow: dict) -> list[str]:
+    """What held a flow back, for the lines under the table: its largest state, and the
+    largest one a setting could lift when the link (the good case) came first."""
+    limits = flow.get("limits") or []
+    if not limits:
+        return []
+    lines = [limits[0]["text"]]
+    if limits[0]["state"] == "link":
+        nxt = next((x for x in limits[1:] if x["share"] >= 0.1 and x["setting"]), None)
+        if nxt is not None:
+            lines.append(nxt["text"])
+    return lines
 
 
 def _print_dtn(dtn: dict) -> None:

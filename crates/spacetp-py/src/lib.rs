@@ -19,7 +19,7 @@ fn table_to_dict<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>
 }
 
 /// Run a scenario given as JSON text. Returns a dict with `summary` (JSON text), `samples`
-/// and `segments` (dicts of little-endian f64 column bytes, or None) and `wall_s`.
+/// `segments` and `limits` (dicts of little-endian f64 column bytes, or None) and `wall_s`.
 #[pyfunction]
 #[pyo3(signature = (scenario_json, pcap=Vec::new(), keylog=None, qlog=None))]
 fn run_json<'py>(
@@ -48,6 +48,13 @@ fn run_json<'py>(
     d.set_item(
         "segments",
         out.segments
+            .as_ref()
+            .map(|t| table_to_dict(py, t))
+            .transpose()?,
+    )?;
+    d.set_item(
+        "limits",
+        out.limits
             .as_ref()
             .map(|t| table_to_dict(py, t))
             .transpose()?,

@@ -541,6 +541,17 @@ impl QuicEnd {
         self.role == Role::Client && self.streams_done == self.n_streams
     }
 
+    /// Bytes the application wrote that quinn has not taken yet (its streams' flow-control
+    /// credit or its send window refused them).
+    pub fn backlog(&self) -> u64 {
+        self.backlog
+    }
+
+    /// The handshake has completed (at this end).
+    pub fn handshake_done(&self) -> bool {
+        self.handshake_done.is_some()
+    }
+
     /// The application has closed this end.
     pub fn close_requested(&self) -> bool {
         self.close_requested

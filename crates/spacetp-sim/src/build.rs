@@ -16,6 +16,9 @@ pub struct Built {
     /// `routes[from][to]` = link direction of the first hop.
     pub routes: Vec<Vec<Option<u32>>>,
     pub link_names: Vec<String>,
+    /// Each scenario link's path in the scenario (`links[2]`, or `topology.core` for a
+    /// template's): link direction `d` is link `d / 2`, `d % 2 == 1` its back direction.
+    pub link_paths: Vec<String>,
 }
 
 /// Add the nodes and links of a ready-made topology to the scenario's own. Returns, for every
@@ -301,6 +304,7 @@ pub fn build_links(
                     ..Default::default()
                 },
                 tap: None,
+                busy: 0,
             });
             link_names.push(name);
         }
@@ -313,6 +317,14 @@ pub fn build_links(
         links,
         routes,
         link_names,
+        link_paths: (0..sc.links.len())
+            .map(|li| {
+                origins
+                    .get(li)
+                    .cloned()
+                    .unwrap_or_else(|| format!("links[{li}]"))
+            })
+            .collect(),
     })
 }
 

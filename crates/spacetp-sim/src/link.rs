@@ -93,6 +93,9 @@ pub struct LinkDir {
     pub stats: LinkStats,
     /// Index of the pcap tap recording this link, if any.
     pub tap: Option<usize>,
+    /// Time spent transmitting, ns, up to the last transmission's end (the limit analysis
+    /// reads it through [`LinkDir::busy_time`]).
+    pub busy: Time,
 }
 
 /// What the queue did with an offered packet.
@@ -177,6 +180,7 @@ impl LinkDir {
     /// (packets leave the pipe in order). None if nothing was on the wire.
     pub fn end_tx(&mut self, now: Time) -> Option<TxEnd> {
         let (id, started, size) = self.on_wire.take()?;
+        self.busy += now.saturating_sub(started);
         let mut corrupted = false;
         if self.is_down(started) || self.is_down(now) {
             self.stats.outage_drops += 1;
@@ -237,6 +241,15 @@ impl LinkDir {
             r if r > 0.0 => r,
             _ => self.rate.max(),
         }
+    }
+
+    /// The time this direction has spent transmitting by `now`, ns: a running integral, so
+    /// that the busy share of any interval is a difference of two readings.
+    pub fn busy_time(&self, now: Time) -> Time {
+        self.busy
+            + self
+                .on_wire
+                .map_or(0, |(_, start, _)| now.saturating_sub(start))
     }
 
     pub fn bits_on_wire(&self, size: u32) -> u64 {

@@ -69,6 +69,8 @@ pub struct FlowSummary {
     /// The Bundle Protocol's (bp flows only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bp: Option<BpSummary>,
+    /// Where the flow's time went, state by state, the largest share first (`limits`).
+    pub limits: Vec<crate::limits::LimitShare>,
 }
 
 /// What became of a bp flow's bundles.
@@ -263,4 +265,7 @@ pub struct RunOutput {
     pub samples: Option<Table>,
     /// Every transmitted data segment: time_s, flow, offset (first byte), len, retransmission.
     pub segments: Option<Table>,
+    /// Each flow's limit state at every change (with the traces): time_s, flow, state (its
+    /// index in `limits::ALL`).
+    pub limits: Option<Table>,
 }

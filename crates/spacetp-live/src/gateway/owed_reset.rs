@@ -67,7 +67,7 @@ impl OwedReset {
         if self.due().is_none_or(|t| now < t) {
             return;
         }
-        conn.repeat_reset(self.left % 2 == 0);
+        conn.repeat_reset(self.left.is_multiple_of(2));
         self.left -= 1;
         self.interval *= 2;
         self.next = now + self.interval;

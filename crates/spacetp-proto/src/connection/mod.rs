@@ -17,6 +17,8 @@ mod control;
 mod handshake;
 mod input;
 mod invariants;
+mod limit;
+pub use limit::SendLimit;
 mod output;
 mod peach;
 mod rack;

@@ -10,7 +10,7 @@ use spacetp_wire::{flags, TcpHeader, TcpOptions, Timestamps};
 
 /// What rate control charges a segment for its headers (about an IPv4 + TCP header with
 /// options), beside its payload.
-const RATE_HEADER_BYTES: u64 = 52;
+pub(super) const RATE_HEADER_BYTES: u64 = 52;
 
 impl Connection {
     /// The next segment to send at `now`, if any. Call until it returns `None`.

@@ -94,6 +94,13 @@ impl TokenBucket {
         }
     }
 
+    /// Whether `size` bytes could be taken at `now` (read-only: what `ready` answers).
+    pub fn holds(&self, now: Time, size: u64) -> bool {
+        let dt = now.saturating_sub(self.last) as f64;
+        let tokens = (self.tokens + dt * self.bytes_per_ns).min(self.depth);
+        tokens >= (size as f64).min(self.depth)
+    }
+
     /// Take `size` bytes if the bucket holds them; otherwise the time at which it will.
     pub fn take(&mut self, now: Time, size: u64) -> Result<(), Time> {
         self.refill(now);

@@ -2,7 +2,7 @@
 //! and never resent; the receiving end counts what arrives. The background traffic sources
 //! (`[[traffic]]`, constant bit rate or on/off) write through it.
 
-use super::{Outgoing, SenderState, Transport, Wire};
+use super::{Outgoing, SendLimit, SenderState, Transport, Wire};
 use crate::result::FlowSummary;
 use spacetp_proto::Time;
 use std::any::Any;
@@ -121,6 +121,10 @@ impl Transport for DatagramEndpoint {
             sent: 0,
             acked: 0,
         }
+    }
+
+    fn send_limit(&self, _now: Time, _peer: &dyn Transport) -> SendLimit {
+        SendLimit::Ready // a traffic source is not a flow: no limit analysis
     }
 
     fn report_sender(&self, _s: &mut FlowSummary) {}

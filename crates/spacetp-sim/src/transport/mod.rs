@@ -13,6 +13,7 @@ pub mod ltp;
 pub mod quic;
 pub mod tcp;
 
+use crate::limits::Limit;
 use crate::result::FlowSummary;
 use spacetp_proto::Time;
 use spacetp_wire::{CompressedHeader, TcpHeader};
@@ -106,6 +107,57 @@ pub struct SenderState {
     pub acked: u64,
 }
 
+/// Why a sending end is not sending now: its answer to the limit analysis (`limits/`),
+/// which the world refines with what only it sees (links down, the application, the path).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SendLimit {
+    Handshake,
+    /// Waiting out an announced link outage.
+    Outage,
+    /// Loss recovery, or a retransmission timeout's wait.
+    Recovery,
+    /// Everything the application wrote has been sent.
+    AllSent,
+    /// The send buffer is full (`buffer` bytes), everything in it sent.
+    SendBuffer {
+        buffer: u64,
+    },
+    /// The receiver's window or flow-control credit (`window` bytes) is used up.
+    ReceiveWindow {
+        window: u64,
+    },
+    /// The congestion window (`window` bytes) is full.
+    CongestionWindow {
+        window: u64,
+    },
+    RateControl,
+    Pacing,
+    /// Every export session (LTP) is busy while data waits for one.
+    Sessions,
+    Closed,
+    /// Nothing holds it.
+    Ready,
+}
+
+impl From<spacetp_proto::SendLimit> for SendLimit {
+    fn from(l: spacetp_proto::SendLimit) -> Self {
+        use spacetp_proto::SendLimit as P;
+        match l {
+            P::Handshake => SendLimit::Handshake,
+            P::Outage => SendLimit::Outage,
+            P::Recovery => SendLimit::Recovery,
+            P::AllSent => SendLimit::AllSent,
+            P::SendBuffer { buffer } => SendLimit::SendBuffer { buffer },
+            P::ReceiveWindow { window } => SendLimit::ReceiveWindow { window },
+            P::CongestionWindow { window } => SendLimit::CongestionWindow { window },
+            P::RateControl => SendLimit::RateControl,
+            P::Pacing => SendLimit::Pacing,
+            P::Closed => SendLimit::Closed,
+            P::Ready => SendLimit::Ready,
+        }
+    }
+}
+
 /// One end of a flow, driven by the world.
 pub trait Transport {
     /// A packet for this end arrived; `payload` holds its bytes when its transport writes
@@ -167,6 +219,14 @@ pub trait Transport {
 
     /// The congestion state of a sending end.
     fn sender_state(&self) -> SenderState;
+    /// Why this sending end is not sending at `now`, asked right after the world polled it
+    /// dry. `peer` is the flow's other end: a simulator sees both (QUIC's flow-control
+    /// credit is judged by what the receiver has taken).
+    fn send_limit(&self, now: Time, peer: &dyn Transport) -> SendLimit;
+    /// This transport's setting that lifts `limit`: (its path under the flow, its value).
+    fn limit_setting(&self, _limit: Limit) -> Option<(String, String)> {
+        None
+    }
     /// Fill in the sender's share of the flow summary.
     fn report_sender(&self, s: &mut FlowSummary);
     /// Fill in the receiver's share of the flow summary.

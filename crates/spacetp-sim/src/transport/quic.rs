@@ -2,7 +2,8 @@
 //! are real encrypted datagrams: the bytes travel in the packet's payload buffer, the links
 //! see their true sizes (IPv4 and UDP headers added), and pcaps hold the real bytes.
 
-use super::{node_addr, DataSent, Ends, Outgoing, SenderState, Transport, Wire};
+use super::{node_addr, DataSent, Ends, Outgoing, SendLimit, SenderState, Transport, Wire};
+use crate::limits::{text, Limit};
 use crate::result::{FlowSummary, QuicSummary};
 use spacetp_proto::time::secs;
 use spacetp_proto::Time;
@@ -53,8 +54,8 @@ impl QuicSpec {
         let client = QuicEnd::client(&cfg, c, s);
         let server = QuicEnd::server(&cfg, s, c);
         (
-            QuicTransport::new(client, ends.client_port, ends.server_port, self.datagrams),
-            QuicTransport::new(server, ends.server_port, ends.client_port, self.datagrams),
+            QuicTransport::new(client, ends.client_port, ends.server_port, self),
+            QuicTransport::new(server, ends.server_port, ends.client_port, self),
         )
     }
 }
@@ -65,6 +66,11 @@ fn addr(node: u16, port: u16) -> SocketAddr {
 
 pub struct QuicTransport {
     end: QuicEnd,
+    /// The flow-control credit the receiver grants (stream windows over the streams,
+    /// capped by the connection's), and the sender's send window: what the limit analysis
+    /// compares the bytes in the pipe with.
+    credit: u64,
+    settings: QuicSettings,
     port: u16,
     peer_port: u16,
     /// The latest time the world told this end (the application's calls carry none).
@@ -74,13 +80,17 @@ pub struct QuicTransport {
 }
 
 impl QuicTransport {
-    fn new(end: QuicEnd, port: u16, peer_port: u16, datagrams: bool) -> Self {
+    fn new(end: QuicEnd, port: u16, peer_port: u16, spec: &QuicSpec) -> Self {
+        let q = &spec.settings;
+        let streams = q.stream_receive_window.0.saturating_mul(q.streams as u64);
         QuicTransport {
             end,
+            credit: q.receive_window.map_or(streams, |r| r.0.min(streams)),
+            settings: q.clone(),
             port,
             peer_port,
             now: 0,
-            datagrams,
+            datagrams: spec.datagrams,
         }
     }
 
@@ -197,6 +207,57 @@ impl Transport for QuicTransport {
             sent: s.stream_bytes_written,
             acked: 0,
         }
+    }
+
+    /// QUIC's limit states. quinn keeps its bytes in flight to itself, so they are read
+    /// from both ends. Data the streams refused (a backlog) means the receiver's
+    /// flow-control credit or the sender's send window ran out, the smaller of the two; else
+    /// the bytes in the pipe (written into the streams, not yet taken by the receiving
+    /// application) as large as the congestion window means it is full.
+    fn send_limit(&self, _now: Time, peer: &dyn Transport) -> SendLimit {
+        if self.end.is_closed() {
+            return SendLimit::Closed;
+        }
+        if !self.end.handshake_done() {
+            return SendLimit::Handshake;
+        }
+        let st = self.end.stats();
+        let pipe = st.stream_bytes_written.saturating_sub(peer.delivered());
+        let packet = st.mtu.max(1200) as u64;
+        if self.end.backlog() > 0 {
+            // The smaller of the two refuses: the receiver's credit (which reaches the
+            // sender a round trip after the reads that open it) or the sender's own window.
+            let send_window = self.settings.send_window.0;
+            if self.credit <= send_window {
+                return SendLimit::ReceiveWindow {
+                    window: self.credit,
+                };
+            }
+            return SendLimit::SendBuffer {
+                buffer: send_window,
+            };
+        }
+        if pipe + packet >= st.cwnd {
+            return SendLimit::CongestionWindow { window: st.cwnd };
+        }
+        SendLimit::AllSent
+    }
+
+    fn limit_setting(&self, limit: Limit) -> Option<(String, String)> {
+        let q = &self.settings;
+        let (path, value) = match limit {
+            Limit::ReceiveWindow => match q.receive_window {
+                Some(r) if r.0 == self.credit => ("quic.receive_window", r.0),
+                _ => ("quic.stream_receive_window", q.stream_receive_window.0),
+            },
+            Limit::SendBuffer => ("quic.send_window", q.send_window.0),
+            Limit::CongestionWindow => {
+                let c = format!("{:?}", q.congestion_control).to_lowercase();
+                return Some(("quic.congestion_control".into(), c));
+            }
+            _ => return None,
+        };
+        Some((path.into(), text::bytes(value as f64)))
     }
 
     fn report_sender(&self, s: &mut FlowSummary) {

@@ -1,7 +1,8 @@
 //! TCP and SCPS-TP through the transport interface: `spacetp-proto`'s `Connection`, plus the
 //! SCPS header compression contexts of its two directions and the packet sizes on the wire.
 
-use super::{node_addr, DataSent, Ends, Outgoing, SenderState, Transport, Wire};
+use super::{node_addr, DataSent, Ends, Outgoing, SendLimit, SenderState, Transport, Wire};
+use crate::limits::{text, Limit};
 use crate::result::FlowSummary;
 use spacetp_proto::connection::CloseReason;
 use spacetp_proto::{Connection, State, TcpConfig, Time};
@@ -219,6 +220,35 @@ impl Transport for TcpEndpoint {
             sent: c.snd_max().saturating_sub(1),
             acked: c.snd_una().saturating_sub(1),
         }
+    }
+
+    fn send_limit(&self, now: Time, _peer: &dyn Transport) -> SendLimit {
+        self.conn.send_limit(now).into()
+    }
+
+    /// TCP's limit states and the settings that lift them (the receiver is asked for its
+    /// window, the sender for the rest).
+    fn limit_setting(&self, limit: Limit) -> Option<(String, String)> {
+        let c = self.conn.config();
+        let (path, value) = match limit {
+            Limit::ReceiveWindow => ("receive_buffer", text::bytes(c.receive_buffer.0 as f64)),
+            Limit::SendBuffer => ("send_buffer", text::bytes(c.send_buffer.0 as f64)),
+            Limit::RateControl => ("tcp.scps.rate", text::rate(c.scps.rate?.0)),
+            Limit::Pacing => match c.max_pacing_rate {
+                Some(r) => ("tcp.max_pacing_rate", text::rate(r.0)),
+                None => (
+                    "tcp.congestion_control",
+                    format!("{:?}", c.congestion_control),
+                ),
+            },
+            Limit::CongestionWindow => {
+                let iw = c.initial_window.bytes(self.conn.segment_size() as u64);
+                ("tcp.initial_window", text::bytes(iw as f64))
+            }
+            Limit::Recovery => ("tcp.recovery", format!("{:?}", c.recovery).to_lowercase()),
+            _ => return None,
+        };
+        Some((path.into(), value))
     }
 
     fn report_sender(&self, s: &mut FlowSummary) {

@@ -25,7 +25,12 @@ impl World {
         self.transmit(ep);
         self.arm_timer(ep);
         match app {
-            App::Flow(fi) => self.check_flow_done(fi),
+            App::Flow(fi) => {
+                if self.eps[ep as usize].sender {
+                    self.account_flow(fi);
+                }
+                self.check_flow_done(fi);
+            }
             App::Hop(_) => self.dtn_hop_io(ep),
             App::Source(_) => {}
         }
@@ -35,6 +40,7 @@ impl World {
     /// end; the receiver reads (at its rate, if limited) and closes after the peer did.
     fn flow_app(&mut self, ep: u32, fi: u32) {
         let now = self.now;
+        let mut completed = false;
         let e = &mut self.eps[ep as usize];
         let f = &mut self.flows[fi as usize];
         if e.sender {
@@ -81,6 +87,8 @@ impl World {
             if d > f.delivered {
                 f.delivered = d;
                 f.last_byte = Some(now);
+                // The last byte is in: the flow's time ends here.
+                completed = f.total.is_some_and(|t| d >= t);
                 if let Some((a, b)) = f.window {
                     if now <= a {
                         f.delivered_by[0] = d;
@@ -94,6 +102,9 @@ impl World {
             if e.transport.peer_closed() && e.transport.readable() == 0 {
                 e.transport.close();
             }
+        }
+        if completed {
+            self.close_account(fi);
         }
     }
 
@@ -163,6 +174,7 @@ impl World {
         if (s.is_finished() && r.is_finished()) || s.failed() || r.failed() {
             self.flows[fi as usize].done = true;
             self.alive -= 1;
+            self.close_account(fi);
         }
     }
 
@@ -215,6 +227,7 @@ impl World {
             self.eps[s_ep as usize + 1].transport.set_manual_read();
         }
         self.flows[fi as usize].eps = Some((s_ep, s_ep + 1));
+        self.open_account(fi);
         self.service(s_ep);
     }
 
@@ -223,6 +236,7 @@ impl World {
         if self.flows[fi as usize].done {
             return;
         }
+        self.close_account(fi);
         let snap = self.flow_summary(fi as usize);
         let f = &mut self.flows[fi as usize];
         f.snapshot = Some(snap);
@@ -267,6 +281,8 @@ impl World {
             done: false,
             snapshot: None,
             workload: Some(wi),
+            facts: None,
+            account: None,
         };
         let fi = self.flows.len() as u32;
         self.flows.push(flow);

@@ -89,6 +89,9 @@ struct Flow {
     done: bool,
     snapshot: Option<FlowSummary>,
     workload: Option<u32>,
+    /// Its path's facts and where its time went (`limits.rs`), from its start.
+    facts: Option<crate::limits::PathFacts>,
+    account: Option<crate::limits::Account>,
 }
 
 struct Workload {
@@ -147,10 +150,13 @@ pub struct World {
     corruption_notices: u64,
     /// The delay-tolerant network of bp flows, if any (`dtn.rs`).
     dtn: Option<Box<dtn::Dtn>>,
+    /// Keep each flow's limit states over time (with the traces) for the figures.
+    trace_limits: bool,
 }
 
 mod apps;
 mod dtn;
+mod limits;
 mod report;
 mod setup;
 mod specs;
@@ -360,6 +366,7 @@ impl World {
     /// ground station, or the endpoint's own host) notifies every endpoint whose path crosses
     /// it.
     fn link_state(&mut self, link: u32, up: bool) {
+        self.account_flows_on_link(link);
         for ep in 0..self.eps.len() as u32 {
             let e = &self.eps[ep as usize];
             if e.dead || !e.transport.listens_for_link_state() {

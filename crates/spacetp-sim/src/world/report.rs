@@ -70,10 +70,14 @@ impl World {
             self.eps[re as usize].transport.report_receiver(&mut s);
         }
         self.dtn_report_flow(fi, &mut s);
+        s.limits = self.limit_shares(fi);
         s
     }
 
-    pub(super) fn finish(self) -> RunOutput {
+    pub(super) fn finish(mut self) -> RunOutput {
+        for fi in 0..self.flows.len() as u32 {
+            self.close_account(fi); // the run ended with these flows still going
+        }
         let flows = (0..self.flows.len())
             .map(|i| {
                 self.flows[i]
@@ -128,6 +132,7 @@ impl World {
         };
         RunOutput {
             summary,
+            limits: self.limits_table(),
             samples: self.samples,
             segments: self.segments,
         }

@@ -57,12 +57,14 @@ impl World {
             alive: 0,
             corruption_notices: 0,
             dtn: None,
+            trace_limits: false,
             b: Built {
                 node_names: Vec::new(),
                 node_kinds: Vec::new(),
                 links: Vec::new(),
                 routes: Vec::new(),
                 link_names: Vec::new(),
+                link_paths: Vec::new(),
             },
         };
         let stop = sc.stop.map(|d| d.0);
@@ -116,6 +118,7 @@ impl World {
                 ]));
                 w.q.schedule(0, Event::Sample);
             }
+            w.trace_limits = t.interval.is_some() || t.segments;
             if t.segments {
                 w.segments = Some(Table::new(&[
                     "time_s",
@@ -229,6 +232,8 @@ impl World {
             done: false,
             snapshot: None,
             workload: None,
+            facts: None,
+            account: None,
         });
         self.alive += 1;
         self.q.schedule(f.start.0, Event::FlowStart(fi));

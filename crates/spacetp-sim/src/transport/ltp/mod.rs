@@ -7,7 +7,8 @@
 //! ION meters output to the contact's rate). A ground station's link-state notices are
 //! RFC 5326 section 6's link state cues: timers stop while the link is down.
 
-use super::{DataSent, Ends, Outgoing, SenderState, Transport, Wire};
+use super::{DataSent, Ends, Outgoing, SendLimit, SenderState, Transport, Wire};
+use crate::limits::{text, Limit};
 use crate::result::{FlowSummary, LtpSummary};
 use bytes::Bytes;
 use spacetp_ltp::{Engine, EngineConfig, Event, SpanConfig, SpanStats};
@@ -36,6 +37,11 @@ pub use spec::{hop_settings, ltp_schema, LtpFlowKeys, LtpSpec, PathDefaults};
 pub struct LtpTransport {
     engine: Engine,
     peer: u64,
+    /// The span's pacing rate (b/s, IPv4 and UDP headers excluded), if set: the limit
+    /// analysis names it when it holds data back.
+    transmission_rate: Option<f64>,
+    /// A ground station told this end the link is down.
+    link_down: bool,
     /// The flow's sending end (the other only receives).
     sender: bool,
     max_export_sessions: u32,
@@ -87,6 +93,8 @@ impl LtpTransport {
         LtpTransport {
             engine,
             peer,
+            transmission_rate: spec.span.transmission_rate.map(|r| r.0),
+            link_down: false,
             sender: false,
             max_export_sessions: spec.span.max_export_sessions,
             block_size: spec.block_size,
@@ -366,11 +374,13 @@ impl Transport for LtpTransport {
     }
 
     fn on_link_outage(&mut self, now: Time) {
+        self.link_down = true;
         self.engine.set_link_up(now, self.peer, false);
         self.refresh();
     }
 
     fn on_link_restored(&mut self, now: Time) {
+        self.link_down = false;
         self.engine.set_link_up(now, self.peer, true);
         self.refresh();
     }
@@ -384,6 +394,41 @@ impl Transport for LtpTransport {
             in_flight: open as u64,
             sent: self.handed,
             acked: self.acked,
+        }
+    }
+
+    /// LTP's limit states: no handshake and no congestion control. Blocks wait for an
+    /// export session when every one awaits its report (the deep-space limit); with a
+    /// session free, only the span's pacing rate holds data back.
+    fn send_limit(&self, _now: Time, _peer: &dyn Transport) -> SendLimit {
+        if self.sending_done() {
+            return SendLimit::Closed;
+        }
+        if self.link_down {
+            return SendLimit::Outage;
+        }
+        let waiting = self.engine.blocks_waiting(self.peer).unwrap_or(0);
+        let (open, _) = self.engine.open_sessions(self.peer).unwrap_or((0, 0));
+        if waiting > 0 && open >= self.max_export_sessions {
+            return SendLimit::Sessions;
+        }
+        if waiting > 0 || self.pending > 0 || !self.returned.is_empty() {
+            return SendLimit::RateControl;
+        }
+        SendLimit::AllSent
+    }
+
+    fn limit_setting(&self, limit: Limit) -> Option<(String, String)> {
+        match limit {
+            Limit::LtpSessions => Some((
+                "ltp.max_export_sessions".into(),
+                self.max_export_sessions.to_string(),
+            )),
+            Limit::RateControl => Some((
+                "ltp.transmission_rate".into(),
+                text::rate(self.transmission_rate?),
+            )),
+            _ => None,
         }
     }
 
