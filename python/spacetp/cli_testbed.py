@@ -64,7 +64,7 @@ def register(app: typer.Typer) -> None:
             str | None, typer.Option(help="Overrides of the gateways' profile as JSON.")
         ] = None,
         quic: Annotated[
-            str | None, typer.Option(help="A QUIC pair's settings as JSON ([flows.quic]).")
+            str | None, typer.Option(help="A QUIC pair's settings as JSON, as \\[flows.quic].")
         ] = None,
         json_out: Annotated[
             Path | None, typer.Option("--json", help="Write every figure as JSON here.")
