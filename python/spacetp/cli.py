@@ -57,7 +57,7 @@ def print_summary(res) -> None:
             f["name"],
             f["protocol"],
             human.size(f["bytes_delivered"]),
-            "yes" if f["complete"] else ("-" if f["bytes_requested"] is None else "NO"),
+            _completeness(f),
             _fmt_s(f["completion_s"] if f["complete"] else f["last_byte_s"]),
             _fmt_rate(f["goodput_bps"]),
             *(["-" if w is None else _fmt_rate(w)] if windowed else []),
@@ -69,6 +69,8 @@ def print_summary(res) -> None:
         t.caption = f"... and {len(res.flows) - 50} more flows (see --json)"
     out.print(t)
     for f in res.flows[:50]:
+        if f.get("failure"):
+            out.print(f"{f['name']}: FAILED: {f['failure']}", highlight=False, markup=False)
         for line in limit_lines(f):
             out.print(f"{f['name']}: {line}", highlight=False, markup=False)
     lt = Table(title="links", title_justify="left")
@@ -103,6 +105,15 @@ def print_summary(res) -> None:
         f"simulated {human.duration(run['end_s'])} in {human.duration(res.wall_s)} of wall time "
         f"({ev:,} events, {rate:.1f} M events/s)"
     )
+
+
+def _completeness(f: dict) -> str:
+    """The table's "complete" cell: a failed flow says so (it is not a slow one)."""
+    if f.get("failure"):
+        return "FAILED"
+    if f["complete"]:
+        return "yes"
+    return "-" if f["bytes_requested"] is None else "NO"
 
 
 def limit_lines(flow: dict) -> list[str]:

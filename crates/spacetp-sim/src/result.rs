@@ -59,6 +59,10 @@ pub struct FlowSummary {
     /// The sending end's state (or why it closed), and the receiving end's.
     pub state: String,
     pub receiver_state: String,
+    /// Why the flow failed, if it did: the sending end's reason, else the receiving end's
+    /// ("aborted: data timed out (max_retries)", quinn's "too many gaps in stream buffer").
+    /// A failed flow is not a slow one: it never completes.
+    pub failure: Option<String>,
     pub workload: Option<String>,
     /// QUIC's own counters (QUIC flows only).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -331,3 +331,28 @@ quic = {{ initial_rtt = "600 ms", zero_rtt = {zero_rtt} }}
         .zero_rtt_accepted
         .is_none()));
 }
+
+#[test]
+fn a_window_with_more_holes_than_quinn_keeps_fails_the_flow_and_says_why() {
+    // 50 Mb/s down, 10 up, 280 ms each way, the default 100-packet queue: quic-bbr's
+    // start-up overflows the queue, and with 12 MB windows the receiver's buffer holds more
+    // than 1 024 separate pieces: quinn-proto (the receiver's own code) ends the connection.
+    // 8 MB is the largest window that completes on this link (docs/quic.md). A failed flow
+    // is a failure, named in `failure`, never a slow run.
+    let flow = |w: &str| {
+        let q = format!(
+            "quic = {{ stream_receive_window = \"{w}\", receive_window = \"{w}\", send_window = \"{w}\" }}"
+        );
+        hosts_a_b("seed = 1", "50 Mb/s", "280 ms", "rate_back = \"10 Mb/s\"")
+            + &flow_a_to_b(&format!("protocol = \"quic-bbr\"\nbytes = \"20 MB\"\n{q}"))
+    };
+    let out = sim(&flow("12 MB"));
+    let f = &out.summary.flows[0];
+    assert!(!f.complete);
+    let why = f.failure.as_deref().expect("a failure");
+    assert!(why.contains("too many gaps in stream buffer"), "{why}");
+    assert!(why.contains("1 024 separate out-of-order pieces"), "{why}");
+    let out = sim(&flow("8 MB"));
+    assert_exact(&out);
+    assert_eq!(out.summary.flows[0].failure, None);
+}

@@ -103,8 +103,8 @@ impl Transport for DatagramEndpoint {
         false
     }
 
-    fn failed(&self) -> bool {
-        false
+    fn failure(&self) -> Option<String> {
+        None
     }
 
     /// Datagrams carry no transport state a network signal could act on.

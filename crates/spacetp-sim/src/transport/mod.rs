@@ -195,8 +195,12 @@ pub trait Transport {
     fn peer_closed(&self) -> bool;
     /// Both directions are done (or the connection ended otherwise).
     fn is_finished(&self) -> bool;
-    /// The connection ended abnormally (reset, timed out, aborted).
-    fn failed(&self) -> bool;
+    /// Why the connection ended abnormally (reset, timed out, aborted, or the transport
+    /// refused to go on), if it did.
+    fn failure(&self) -> Option<String>;
+    fn failed(&self) -> bool {
+        self.failure().is_some()
+    }
 
     /// Whether routers and ground stations send this end their signals (SCPS-TP corruption
     /// and link-outage notices): they do to every TCP endpoint, which may ignore them.

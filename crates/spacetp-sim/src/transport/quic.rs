@@ -14,6 +14,13 @@ use std::sync::Arc;
 
 /// IPv4 and UDP headers around a QUIC datagram.
 const IP_UDP_HEADERS: u32 = 28;
+/// quinn-proto's words when a stream's receive buffer holds too many separate pieces, and
+/// what they mean (a real quinn receiver fails the same way: this is its code).
+const TOO_MANY_GAPS: &str = "too many gaps in stream buffer";
+const QUINN_GAP_LIMIT: &str = "quinn-proto 0.11 refuses a stream whose receive buffer holds \
+    more than 1 024 separate out-of-order pieces, MAX_CHUNKS in connection/assembler.rs: \
+    losses left more holes than that in the flow-control window; a smaller \
+    quic.stream_receive_window keeps fewer packets in flight";
 
 /// A QUIC flow's settings: quinn's, the largest UDP payload the flow's MTU carries, the
 /// run's TLS key log and the prefix of the flow's qlog files, if asked for.
@@ -189,8 +196,13 @@ impl Transport for QuicTransport {
         self.end.is_closed() || self.end.stream_acked()
     }
 
-    fn failed(&self) -> bool {
-        self.end.failure().is_some()
+    fn failure(&self) -> Option<String> {
+        self.end
+            .failure()
+            .map(|why| match why.contains(TOO_MANY_GAPS) {
+                true => format!("{why} ({QUINN_GAP_LIMIT})"),
+                false => why,
+            })
     }
 
     fn takes_signals(&self) -> bool {

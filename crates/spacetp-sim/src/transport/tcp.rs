@@ -188,10 +188,11 @@ impl Transport for TcpEndpoint {
         self.conn.is_finished()
     }
 
-    fn failed(&self) -> bool {
+    fn failure(&self) -> Option<String> {
         self.conn
             .close_reason()
-            .is_some_and(|r| r != CloseReason::Normal)
+            .filter(|&r| r != CloseReason::Normal)
+            .map(|r| r.as_str().to_string())
     }
 
     fn on_corruption_detected(&mut self) {

@@ -66,8 +66,14 @@ impl World {
             s.goodput_window_bps = Some(bytes as f64 * 8.0 / secs(b - a));
         }
         if let Some((se, re)) = f.eps {
-            self.eps[se as usize].transport.report_sender(&mut s);
-            self.eps[re as usize].transport.report_receiver(&mut s);
+            let (se, re) = (&self.eps[se as usize], &self.eps[re as usize]);
+            se.transport.report_sender(&mut s);
+            re.transport.report_receiver(&mut s);
+            s.failure = se.transport.failure().or_else(|| {
+                re.transport
+                    .failure()
+                    .map(|why| format!("the receiving end: {why}"))
+            });
         }
         self.dtn_report_flow(fi, &mut s);
         s.limits = self.limit_shares(fi);

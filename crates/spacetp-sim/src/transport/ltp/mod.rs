@@ -369,8 +369,10 @@ impl Transport for LtpTransport {
         true
     }
 
-    fn failed(&self) -> bool {
-        false
+    /// LTP does not give up on a flow: a session canceled at its retransmission limit is
+    /// sent again in a new one.
+    fn failure(&self) -> Option<String> {
+        None
     }
 
     fn on_link_outage(&mut self, now: Time) {
