@@ -110,6 +110,9 @@ pub struct FlowCfg {
     /// The receiving application reads at most this fast (default: as soon as data arrives).
     /// A slow reader fills the receive buffer and closes the window.
     pub read_rate: Option<Rate>,
+    /// The sending application produces data at most this fast (default: as fast as the
+    /// transport takes it). A slow writer leaves the link idle: application-limited.
+    pub write_rate: Option<Rate>,
     /// The sending application writes records of this size and marks the end of each
     /// (SCPS-TP record boundary option, kind 22, when both ends speak SCPS-TP).
     pub record_size: Option<Bytes>,

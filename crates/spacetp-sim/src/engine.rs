@@ -15,8 +15,8 @@ pub enum Event {
     Arrive(u32),
     /// Endpoint `0`'s connection timer.
     Timer(u32),
-    /// Endpoint `0`'s rate-limited application reads again.
-    Read(u32),
+    /// Endpoint `0`'s rate-limited application (a reader or a writer) has earned credit.
+    AppWake(u32),
     /// Flow `0` opens its connection.
     FlowStart(u32),
     /// Flow `0` stops being measured (unlimited flows).

@@ -170,7 +170,8 @@ fn lift(limit: Limit, setting: Option<&(String, String)>) -> Option<String> {
         (Limit::ReturnPath, Some(s)) => format!("a faster {s}, or fewer ACKs"),
         (Limit::Recovery, Some(s)) => format!("fewer losses, or {s}"),
         (Limit::LinkDown, Some(s)) => format!("the outages of {s}"),
-        (Limit::Application, _) => "the application wrote no faster".into(),
+        (Limit::Application, Some(s)) => format!("the application writes at {s}"),
+        (Limit::Application, None) => "the application wrote no faster".into(),
         (_, None) => return None,
     })
 }

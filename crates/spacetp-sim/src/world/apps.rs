@@ -5,12 +5,12 @@ use super::*;
 use crate::transport::tcp::TcpEndpoint;
 
 impl World {
-    pub(super) fn wake_reader(&mut self, ep: u32) {
+    pub(super) fn wake_app(&mut self, ep: u32) {
         let e = &mut self.eps[ep as usize];
         if e.dead {
             return;
         }
-        if let Some(r) = &mut e.reader {
+        if let Some(r) = &mut e.app_rate {
             r.wake_at = None;
         }
         self.service(ep);
@@ -44,12 +44,26 @@ impl World {
         let e = &mut self.eps[ep as usize];
         let f = &mut self.flows[fi as usize];
         if e.sender {
-            while f.to_write > 0 {
+            // A rate-limited writer offers what it has produced by now (credit it has not
+            // written yet stays: produced data waits for the transport to take it).
+            let mut allowance = u64::MAX;
+            if let Some(r) = &mut e.app_rate {
+                r.credit += (now - r.last) as f64 * 1e-9 * r.rate;
+                r.last = now;
+                allowance = (r.credit / 8.0) as u64;
+            }
+            let mut offered_all = true;
+            while f.to_write > 0 && allowance > 0 {
                 let want = match f.record_size {
                     Some(r) => f.to_write.min(r - f.record_fill),
                     None => f.to_write,
-                };
+                }
+                .min(allowance);
                 let n = e.transport.write(want);
+                if allowance != u64::MAX {
+                    allowance -= n;
+                }
+                offered_all &= n == want;
                 if f.total.is_some() {
                     f.to_write -= n;
                 }
@@ -67,8 +81,18 @@ impl World {
                     break;
                 }
             }
+            if let Some(r) = &mut e.app_rate {
+                r.credit -= ((r.credit / 8.0) as u64 - allowance) as f64 * 8.0;
+                // Out of credit with more to write: wake when a segment's worth is earned.
+                if f.to_write > 0 && offered_all && r.wake_at.is_none() {
+                    let dt =
+                        ((f.spec.mss() as f64 * 8.0 - r.credit).max(8.0) / r.rate * 1e9) as Time;
+                    r.wake_at = Some(now + dt.max(1));
+                    self.q.schedule(now + dt.max(1), Event::AppWake(ep));
+                }
+            }
         } else {
-            if let Some(r) = &mut e.reader {
+            if let Some(r) = &mut e.app_rate {
                 // Earn credit since the last read (at most one buffer's worth when idle), read.
                 let cap = e.transport.receive_buffer() as f64 * 8.0;
                 r.credit = (r.credit + (now - r.last) as f64 * 1e-9 * r.rate).min(cap);
@@ -80,7 +104,7 @@ impl World {
                     let dt =
                         ((f.spec.mss() as f64 * 8.0 - r.credit).max(8.0) / r.rate * 1e9) as Time;
                     r.wake_at = Some(now + dt.max(1));
-                    self.q.schedule(now + dt.max(1), Event::Read(ep));
+                    self.q.schedule(now + dt.max(1), Event::AppWake(ep));
                 }
             }
             let d = e.transport.delivered();
@@ -205,7 +229,12 @@ impl World {
             sender: true,
             timer_at: None,
             dead: false,
-            reader: None,
+            app_rate: f.write_rate.map(|rate| AppRate {
+                rate,
+                credit: 0.0,
+                last: f.start,
+                wake_at: None,
+            }),
         });
         self.eps.push(Endpoint {
             transport: server,
@@ -216,7 +245,7 @@ impl World {
             sender: false,
             timer_at: None,
             dead: false,
-            reader: f.read_rate.map(|rate| Reader {
+            app_rate: f.read_rate.map(|rate| AppRate {
                 rate,
                 credit: 0.0,
                 last: 0,
@@ -273,6 +302,7 @@ impl World {
             start: now,
             spec: w.spec.clone(),
             read_rate: None,
+            write_rate: None,
             eps: None,
             delivered: 0,
             last_byte: None,

@@ -142,7 +142,7 @@ impl World {
                     sender: false,
                     timer_at: None,
                     dead: false,
-                    reader: None,
+                    app_rate: None,
                 });
             }
             dtn.hops.push(Hop {

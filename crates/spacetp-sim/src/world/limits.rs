@@ -157,7 +157,7 @@ impl World {
             SendLimit::Closed => (Limit::Propagation, 0.0),
             SendLimit::SendBuffer { buffer } => (Limit::SendBuffer, buffer as f64),
             SendLimit::ReceiveWindow { window } => {
-                if re.reader.is_some() && re.transport.readable() > 0 {
+                if re.app_rate.is_some() && re.transport.readable() > 0 {
                     (Limit::SlowReader, window as f64)
                 } else if window >= bdp {
                     (Limit::ReturnPath, window as f64)
@@ -222,6 +222,9 @@ impl World {
             Limit::SlowReader => f
                 .read_rate
                 .map(|r| ("read_rate".to_string(), text::rate(r))),
+            Limit::Application => f
+                .write_rate
+                .map(|r| ("write_rate".to_string(), text::rate(r))),
             Limit::ReceiveWindow => {
                 let (_, r) = f.eps?;
                 self.eps[r as usize].transport.limit_setting(l)

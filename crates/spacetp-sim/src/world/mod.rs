@@ -42,8 +42,9 @@ struct Endpoint {
     timer_at: Option<Time>,
     /// Abandoned at the flow's stop time: receives, sends and times nothing more.
     dead: bool,
-    /// A receiving application that reads at a limited rate.
-    reader: Option<Reader>,
+    /// An application that reads (receiving end) or writes (sending end) at a limited
+    /// rate.
+    app_rate: Option<AppRate>,
 }
 
 /// The application an endpoint serves.
@@ -58,8 +59,8 @@ enum App {
     Hop(u32),
 }
 
-/// An application reading at `rate` bits/s: it earns read credit with time.
-struct Reader {
+/// An application reading or writing at `rate` bits/s: it earns credit with time.
+struct AppRate {
     rate: f64,
     credit: f64,
     last: Time,
@@ -80,6 +81,7 @@ struct Flow {
     /// What the two ends run.
     spec: TransportSpec,
     read_rate: Option<f64>,
+    write_rate: Option<f64>,
     eps: Option<(u32, u32)>,
     delivered: u64,
     last_byte: Option<Time>,
@@ -170,7 +172,7 @@ impl World {
                 Event::TxDone(l) => self.tx_done(l),
                 Event::Arrive(l) => self.arrive(l),
                 Event::Timer(ep) => self.timer(ep),
-                Event::Read(ep) => self.wake_reader(ep),
+                Event::AppWake(ep) => self.wake_app(ep),
                 Event::FlowStart(f) => self.start_flow(f),
                 Event::FlowStop(f) => self.stop_flow(f),
                 Event::Request(w, c) => self.request(w, c),

@@ -224,6 +224,7 @@ impl World {
             start: f.start.0,
             spec,
             read_rate: f.read_rate.map(|r| r.0),
+            write_rate: f.write_rate.map(|r| r.0),
             eps: None,
             delivered: 0,
             last_byte: None,
@@ -385,7 +386,7 @@ impl World {
                 sender: false,
                 timer_at: None,
                 dead: false,
-                reader: None,
+                app_rate: None,
             });
         }
         self.sources.push(Source {

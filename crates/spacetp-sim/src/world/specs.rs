@@ -35,6 +35,7 @@ pub(super) fn flow_spec(
                 ("peer_protocol", f.peer_protocol.is_some()),
                 ("record_size", f.record_size.is_some()),
                 ("read_rate", f.read_rate.is_some()),
+                ("write_rate", f.write_rate.is_some()),
                 ("receive_buffer", f.receive_buffer.is_some()),
                 ("send_buffer", f.send_buffer.is_some()),
             ],
@@ -228,6 +229,9 @@ fn refuse_for(p: &str, name: &str, key: &str, set: &[(&str, bool)]) -> Result<()
         ("peer_protocol", _) => format!("both ends of a {name} flow run the same {name}"),
         ("record_size", _) => format!("{name} has no record boundaries"),
         ("read_rate", _) => format!("a rate-limited reader is not modelled for {name} yet"),
+        ("write_rate", _) => {
+            format!("a bundle agent writes the file at once; {name} has no writer")
+        }
         ("receive_buffer", "QUIC") => {
             "QUIC's receive windows are quic.stream_receive_window and quic.receive_window".into()
         }
