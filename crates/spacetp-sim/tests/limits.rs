@@ -146,6 +146,40 @@ fn cases() -> Vec<Case> {
             setting: None,
         },
         Case {
+            // BP over LTP through a relay whose onward link is down for the first 100 s: the
+            // 5 MB crosses the first hop in 4 s and waits at the relay.
+            name: "bundles waiting at a relay for a contact",
+            toml: r#"
+seed = 3
+stop = "10 min"
+[[nodes]]
+name = "a"
+[[nodes]]
+name = "relay"
+[[nodes]]
+name = "b"
+[[links]]
+between = ["a", "relay"]
+rate = "10 Mb/s"
+delay = "5 ms"
+[[links]]
+between = ["relay", "b"]
+rate = "10 Mb/s"
+delay = "5 ms"
+outages = [["0 s", "100 s"]]
+[[flows]]
+from = "a"
+to = "b"
+protocol = "bp"
+bytes = "5 MB"
+bp = { bundle_size = "1 MB" }
+"#
+            .into(),
+            state: "bundle_storage",
+            at_least: 0.85,
+            setting: None,
+        },
+        Case {
             // QUIC with a 64 kB stream window on 10 Mb/s x 600 ms.
             name: "QUIC with a 64 kB stream window",
             toml: flow("10 Mb/s", "300 ms", "", "protocol = \"quic\"\nbytes = \"3 MB\"\nquic = { stream_receive_window = \"64 kB\" }"),

@@ -44,6 +44,8 @@ pub enum Limit {
     Pacing,
     /// Every LTP export session was busy (awaiting its report) while blocks waited.
     LtpSessions,
+    /// Bundles were stored at a relay, waiting for a contact onward (BP custody).
+    BundleStorage,
     /// A window that would fill the path was full, and the ACKs that open it came back too
     /// slowly (queued or lost on the return link, or thinned).
     ReturnPath,
@@ -58,7 +60,7 @@ pub enum Limit {
 }
 
 /// Every state, in the order of the summary's tie-breaks.
-pub const ALL: [Limit; 14] = [
+pub const ALL: [Limit; 15] = [
     Limit::Link,
     Limit::Handshake,
     Limit::CongestionWindow,
@@ -68,6 +70,7 @@ pub const ALL: [Limit; 14] = [
     Limit::RateControl,
     Limit::Pacing,
     Limit::LtpSessions,
+    Limit::BundleStorage,
     Limit::ReturnPath,
     Limit::Recovery,
     Limit::Application,
@@ -96,6 +99,7 @@ impl Limit {
             Limit::RateControl => "rate_control",
             Limit::Pacing => "pacing",
             Limit::LtpSessions => "ltp_sessions",
+            Limit::BundleStorage => "bundle_storage",
             Limit::ReturnPath => "return_path",
             Limit::Recovery => "recovery",
             Limit::Application => "application",

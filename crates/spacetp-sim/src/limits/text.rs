@@ -91,7 +91,7 @@ pub fn describe(
         Limit::Handshake | Limit::Propagation => {
             Some(format!("RTT {}", seconds(facts.rtt as f64 / 1e9)))
         }
-        Limit::Recovery | Limit::Application | Limit::LinkDown => None,
+        Limit::Recovery | Limit::Application | Limit::LinkDown | Limit::BundleStorage => None,
     };
     let mean_bytes = matches!(
         limit,
@@ -139,6 +139,7 @@ pub fn name(limit: Limit) -> &'static str {
         Limit::RateControl => "rate control",
         Limit::Pacing => "pacing",
         Limit::LtpSessions => "LTP export sessions",
+        Limit::BundleStorage => "bundles stored at a relay",
         Limit::ReturnPath => "the return path",
         Limit::Recovery => "loss recovery and timeouts",
         Limit::Application => "the sending application",
@@ -170,6 +171,7 @@ fn lift(limit: Limit, setting: Option<&(String, String)>) -> Option<String> {
         (Limit::ReturnPath, Some(s)) => format!("a faster {s}, or fewer ACKs"),
         (Limit::Recovery, Some(s)) => format!("fewer losses, or {s}"),
         (Limit::LinkDown, Some(s)) => format!("the outages of {s}"),
+        (Limit::BundleStorage, _) => "more or longer contacts onward (the contact plan)".into(),
         (Limit::Application, Some(s)) => format!("the application writes at {s}"),
         (Limit::Application, None) => "the application wrote no faster".into(),
         (_, None) => return None,

@@ -34,10 +34,10 @@ const FEED_AHEAD: u64 = 16_000_000;
 pub(super) struct BpFlowState {
     /// File bytes not yet made into bundles, the bundle size, the lifetime, the source node
     /// and the destination endpoint.
-    left: u64,
+    pub left: u64,
     bundle_size: u64,
     lifetime: Time,
-    source: u16,
+    pub source: u16,
     dest: Eid,
     pub bundles: u64,
     pub adus_delivered: u64,
@@ -57,7 +57,7 @@ pub(super) struct Dtn {
     timer_at: Vec<Option<Time>>,
     pub hops: Vec<Hop>,
     /// The hop end at `from` that sends to `to`.
-    hop_end: HashMap<(u16, u16), u32>,
+    pub hop_end: HashMap<(u16, u16), u32>,
     /// The most a hop end may send at, bits/s of LTP bytes: its path's rate less the IPv4
     /// and UDP headers (a contact's rate counts LTP's bytes, as ION's does).
     hop_max_rate: HashMap<u32, f64>,
@@ -208,6 +208,7 @@ impl World {
                 ..Default::default()
             },
         );
+        self.open_account(fi);
         self.dtn_pump(from);
     }
 
@@ -306,6 +307,7 @@ impl World {
             self.dtn_feed(node);
         }
         self.dtn_events(node);
+        self.account_bp_flows();
         let Some(d) = self.dtn.as_mut() else { return };
         if let Some(t) = d.agents[node as usize].poll_timeout(now) {
             let t = t.max(now + 1);
@@ -389,6 +391,17 @@ impl World {
         if f.delivered + st.bytes_dropped >= f.total.unwrap_or(0) {
             self.flows[fi as usize].done = true;
             self.alive -= 1;
+            self.close_account(fi);
+        }
+    }
+
+    /// Account every open bp flow (an agent acted: bundles moved, a contact opened).
+    fn account_bp_flows(&mut self) {
+        let Some(d) = self.dtn.as_ref() else { return };
+        let mut fis: Vec<u32> = d.flows.keys().copied().collect();
+        fis.sort_unstable();
+        for fi in fis {
+            self.account_flow(fi);
         }
     }
 

@@ -133,6 +133,9 @@ impl World {
     /// with what the world sees. With the binding quantity (a window's bytes) or 0.
     fn limit_now(&self, fi: u32) -> (Limit, f64) {
         let f = &self.flows[fi as usize];
+        if matches!(f.spec, crate::transport::TransportSpec::Bundles(_)) {
+            return self.bp_limit_now(fi);
+        }
         let (Some((s, r)), Some(facts)) = (f.eps, f.facts.as_ref()) else {
             return (Limit::Propagation, 0.0);
         };
@@ -173,6 +176,51 @@ impl World {
             SendLimit::Pacing => (Limit::Pacing, 0.0),
             SendLimit::Sessions => (Limit::LtpSessions, 0.0),
             SendLimit::Ready => (Limit::Link, 0.0),
+        }
+    }
+
+    /// A bp flow's state: while the source holds some of it, its first hop's (the contact
+    /// down, every LTP session busy, LTP's pacing); once everything has left the source, the
+    /// relays' (bundles stored, waiting for a contact onward) or the last bundles' light time.
+    fn bp_limit_now(&self, fi: u32) -> (Limit, f64) {
+        let (Some(d), Some(facts)) = (self.dtn.as_ref(), self.flows[fi as usize].facts.as_ref())
+        else {
+            return (Limit::Propagation, 0.0);
+        };
+        let Some(st) = d.flows.get(&fi) else {
+            return (Limit::Propagation, 0.0);
+        };
+        let source = st.source;
+        let at_source = st.left > 0 || d.agents[source as usize].stored_bytes() > 0;
+        if at_source {
+            let next = facts
+                .forward
+                .first()
+                .map(|&ld| self.b.links[ld as usize].to);
+            let hop = next.and_then(|n| d.hop_end.get(&(source, n)).copied());
+            let Some(ep) = hop else {
+                return (Limit::LinkDown, 0.0); // no hop onward yet: no contact
+            };
+            let e = &self.eps[ep as usize];
+            let peer = &self.eps[e.peer_ep as usize];
+            return match e.transport.send_limit(self.now, peer.transport.as_ref()) {
+                SendLimit::Outage => (Limit::LinkDown, 0.0),
+                SendLimit::Sessions => (Limit::LtpSessions, 0.0),
+                SendLimit::RateControl => (Limit::RateControl, 0.0),
+                _ => (Limit::Link, 0.0),
+            };
+        }
+        let stored: u64 = d
+            .agents
+            .iter()
+            .enumerate()
+            .filter(|&(n, _)| n != source as usize)
+            .map(|(_, a)| a.stored_bytes())
+            .sum();
+        if stored > 0 {
+            (Limit::BundleStorage, stored as f64)
+        } else {
+            (Limit::Propagation, 0.0)
         }
     }
 

@@ -171,6 +171,7 @@ impl LtpTransport {
     /// The contact plan's cues: the span's link up or down, and its rate (bits/s).
     pub fn set_contact(&mut self, now: Time, up: bool, rate_bps: Option<f64>) {
         self.now = now;
+        self.link_down = !up;
         if let Some(r) = rate_bps {
             self.engine.set_transmission_rate(self.peer, Some(r));
         }
