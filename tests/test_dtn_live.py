@@ -222,3 +222,103 @@ def test_a_misspelt_ltp_key_is_refused_with_every_real_key_listed(tmp_path):
     assert "dtn.ltp.max_bar" in r.stderr and "did you mean `max_ber`?" in r.stderr, r.stderr
     missing = [k for k in keys if f"`{k}`" not in r.stderr]
     assert not missing, (missing, r.stderr)
+
+
+class _LossyRelay:
+    """UDP between two loopback nodes, each datagram lost with probability `loss` (seeded):
+    node 1 sends to `port_for_1`, node 2 to `port_for_2`."""
+
+    def __init__(self, to_1: int, to_2: int, loss: float, seed: int = 5):
+        import random
+        import threading
+
+        self.rng = random.Random(seed)
+        self.loss = loss
+        self.socks = {}
+        for dest in (to_1, to_2):
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            s.bind(("127.0.0.1", 0))
+            s.settimeout(0.1)
+            self.socks[dest] = s
+        self.port_for_1 = self.socks[to_2].getsockname()[1]  # node 1 sends towards 2
+        self.port_for_2 = self.socks[to_1].getsockname()[1]
+        self.stop = False
+        self.threads = [threading.Thread(target=self._run, args=(s, d), daemon=True)
+                        for d, s in self.socks.items()]  # fmt: skip
+        for t in self.threads:
+            t.start()
+
+    def _run(self, s: socket.socket, dest: int) -> None:
+        while not self.stop:
+            try:
+                data = s.recv(65536)
+            except TimeoutError:
+                continue
+            if self.rng.random() >= self.loss:
+                s.sendto(data, ("127.0.0.1", dest))
+
+    def close(self) -> None:
+        self.stop = True
+        for t in self.threads:
+            t.join()
+        for s in self.socks.values():
+            s.close()
+
+
+def test_canceled_sessions_are_said_as_they_happen_and_a_bundle_is_given_up_after_the_bound(
+    tmp_path,
+):
+    # At 10% loss each way and ION's default max_ber (1e-6: limits for 1.1% loss), every
+    # session of a 1 MB block reaches its checkpoint limit and is canceled; ION and spacetp
+    # once resent such a bundle for ever, silently. Each cancel is now a line with its cause
+    # as it happens, and after --max-session-cancels the bundle is given up: exit status 1.
+    data = tmp_path / "f.bin"
+    data.write_bytes(os.urandom(1_000_000))
+    plan = tmp_path / "plan.txt"
+    plan.write_text("a contact +0 +3600 1 2 2500000\na contact +0 +3600 2 1 2500000\n"
+                    "a range +0 +3600 1 2 0\n")  # fmt: skip
+    port_1, port_2 = _udp_ports(2)
+    relay = _LossyRelay(port_1, port_2, loss=0.10)
+    try:
+        rx = _node(None, "--node", 2, "--bind", f"127.0.0.1:{port_2}", "--peer",
+                   f"1=127.0.0.1:{relay.port_for_2}", "--contact-plan", plan, "--duration", 90,
+                   "--report", tmp_path / "rx.json")  # fmt: skip
+        _until_bound(rx, port_2)
+        tx = _node(None, "--node", 1, "--bind", f"127.0.0.1:{port_1}", "--peer",
+                   f"2=127.0.0.1:{relay.port_for_1}", "--contact-plan", plan, "--send",
+                   f"{data}=ipn:2.1", "--until-sent", "--max-session-cancels", 3, "--duration",
+                   90, "--report", tmp_path / "tx.json")  # fmt: skip
+        # The first cancel is said while the node runs, not in its final report.
+        first = tx.stdout.readline()
+        assert tx.poll() is None, first
+        assert " to node 2 canceled here: retransmission limit: " in first, first
+        # The cause, the loss the limits planned for and what the peer missed (10%, 2e-5
+        # plans for 20%), and the setting to change.
+        assert "(max_retransmission_cycles=3)" in first, first
+        assert "max_ber 1e-6 plans for 1.1% loss of 1400-byte segments" in first, first
+        missed = float(first.split("node 2 missed ")[1].split("%")[0])
+        assert 7 < missed < 13 and "--ltp max_ber=2e-5 plans for 20.1%" in first, first
+        out, err = tx.communicate(timeout=120)
+        rx.send_signal(signal.SIGTERM)
+        rx_out, rx_err = rx.communicate(timeout=30)
+    finally:
+        relay.close()
+    assert tx.returncode == 1, out + err
+    lines = [first, *out.splitlines()]
+    canceled = [x for x in lines if "canceled here: retransmission limit" in x]
+    assert len(canceled) == 3, lines
+    [gave_up] = [x for x in lines if "gave up the bundle" in x]
+    assert "to ipn:2.1 (1000000 bytes" in gave_up and "canceled 3 times" in gave_up, gave_up
+    assert "max_session_cancels=3" in gave_up
+    assert "gave up 1 bundle after 3 canceled LTP sessions" in err, err
+    t = json.loads((tmp_path / "tx.json").read_text())
+    assert t["given_up"] == 1 and t["stored_at_stop"] == 0, t
+    [d] = t["dropped"]
+    assert d["destination"] == "ipn:2.1" and d["why"].startswith("given up"), d
+    assert t["spans"][0]["export_sessions_canceled"] == 3, t["spans"]
+    assert len(t["notices"]) == 4  # 3 cancels, 1 bundle given up
+    # The receiver said each cancel it was told of, with the sender's cause.
+    r = json.loads((tmp_path / "rx.json").read_text())
+    told = [x for x in rx_out.splitlines() if "from node 1 canceled by node 1" in x]
+    assert len(told) == 3 and "reached its own limit on checkpoints" in told[0], rx_out + rx_err
+    assert r["delivered"] == [] and r["spans"][0]["import_sessions_canceled"] == 3

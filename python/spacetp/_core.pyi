@@ -1,5 +1,7 @@
 """Type stubs of the compiled core (crates/spacetp-py)."""
 
+from collections.abc import Callable
+
 __version__: str
 
 def run_json(scenario_json: str, pcap: list[tuple[str, str]] = ...) -> dict[str, object]:
@@ -55,5 +57,6 @@ def gateway_make_cert() -> tuple[str, str]:
 def dtn_check(config_json: str) -> None:
     """Validate a live DTN node's settings; ValueError naming the bad setting."""
 
-def dtn_node(config_json: str) -> str:
-    """Run a live DTN node until its stop condition or a signal; report as JSON."""
+def dtn_node(config_json: str, on_notice: Callable[[str], object] | None = None) -> str:
+    """Run a live DTN node until its stop condition or a signal; report as JSON. on_notice
+    gets each line the node says while it runs (canceled LTP sessions, bundles given up)."""

@@ -44,10 +44,11 @@ def _summary(rep: dict) -> list[str]:
     for sp in rep["spans"]:
         lines.append(
             f"span to {sp['peer']}: export sessions {sp['export_sessions_completed']}/"
-            f"{sp['export_sessions_started']} done, segments sent {sp['data_segments_sent']} "
+            f"{sp['export_sessions_started']} done ({sp['export_sessions_canceled']} canceled), "
+            f"segments sent {sp['data_segments_sent']} "
             f"(resent {sp['data_segments_retransmitted']}), reports received "
-            f"{sp['reports_received']}, import sessions {sp['import_sessions_completed']}, "
-            f"reports sent {sp['reports_sent']}"
+            f"{sp['reports_received']}, import sessions {sp['import_sessions_completed']} "
+            f"({sp['import_sessions_canceled']} canceled), reports sent {sp['reports_sent']}"
         )
     if rep["stored_at_stop"]:
         lines.append(f"{rep['stored_at_stop']} bundles left in the store")
@@ -124,6 +125,14 @@ def register(app: typer.Typer) -> None:
         duration: Annotated[
             float | None, typer.Option(help="Stop after this many seconds.")
         ] = None,
+        max_session_cancels: Annotated[
+            int | None,
+            typer.Option(
+                help="Give a bundle up (and exit 1) once the LTP blocks that carried it were "
+                "canceled this many times (default 10; 0: never, resend until its lifetime "
+                "ends, as ION does)."
+            ),
+        ] = None,
         report: Annotated[Path | None, typer.Option(help="Write the report (JSON) here.")] = None,
         check: Annotated[
             bool, typer.Option("--check", help="Check the settings and exit.")
@@ -132,7 +141,7 @@ def register(app: typer.Typer) -> None:
         """Run a live DTN node: the Bundle Protocol over LTP on a UDP socket, forwarding by the
         contact plan (CGR), storing what waits for a contact; interoperates with ION's
         ltpcli/ltpclo over udplsi/udplso."""
-        from spacetp.console import out
+        from spacetp.console import err, out
         from spacetp.errors import UserError
         from spacetp.live import dtn as live
 
@@ -163,6 +172,7 @@ def register(app: typer.Typer) -> None:
                 ("until_delivered", until_delivered),
                 ("linger_s", linger),
                 ("duration_s", duration),
+                ("max_session_cancels", max_session_cancels),
             ):
                 if v is not None:
                     settings[key] = str(v) if isinstance(v, Path) else v
@@ -177,11 +187,27 @@ def register(app: typer.Typer) -> None:
         for d in (out_dir, store):
             if d is not None:
                 d.mkdir(parents=True, exist_ok=True)
+
+        def notice(line: str) -> None:
+            # As it happens: canceled LTP sessions with their cause, bundles given up.
+            out.print(line, highlight=False, markup=False, soft_wrap=True)
+
         try:
-            rep = live.run_node(settings)
+            rep = live.run_node(settings, on_notice=notice)
         except (ValueError, OSError) as e:
             raise UserError(str(e)) from None
         for line in _summary(rep):
             out.print(line, highlight=False, markup=False, soft_wrap=True)
         if report is not None:
             report.write_text(json.dumps(rep, indent=2) + "\n")
+        if rep.get("given_up"):
+            n = rep["given_up"]
+            err.print(
+                f"spacetp dtn: gave up {n} bundle{'s' if n > 1 else ''} after "
+                f"{settings.get('max_session_cancels', 10)} canceled LTP sessions each "
+                "(--max-session-cancels); see the lines above",
+                highlight=False,
+                markup=False,
+                soft_wrap=True,
+            )
+            raise typer.Exit(1)

@@ -14,6 +14,20 @@ pub enum CanceledBy {
     Peer,
 }
 
+/// Which limit a session reached when this engine canceled it with RLEXC (RFC 5326
+/// sections 6.7, 6.8 and 6.11; ION's maxTimeouts, maxCheckpoints and maxReports).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    /// A checkpoint (export session) or a report (import session) went unanswered through
+    /// `max` timeouts: `max_retransmissions`, derived from `max_ber` and the segment size
+    /// unless the span sets it.
+    Timeouts { max: u32 },
+    /// The session issued `max` checkpoints (export) or reports (import) and the block was
+    /// still not whole: `max_retransmission_cycles`, derived from `max_ber`, the segment size
+    /// and the red part's length unless the span sets it.
+    Cycles { max: u32 },
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Event {
     /// A block was given an export session and its first segment queued (section 7.1).
@@ -39,6 +53,8 @@ pub enum Event {
         client_service_id: u64,
         reason: CancelReason,
         by: CanceledBy,
+        /// The limit reached, for a cancel of this engine's with RLEXC.
+        limit: Option<Limit>,
         sdus: Vec<Bytes>,
     },
     /// The red part of a block arrived whole (section 7.3). Aggregated SDUs are the
@@ -67,5 +83,7 @@ pub enum Event {
         client_service_id: u64,
         reason: CancelReason,
         by: CanceledBy,
+        /// The limit reached, for a cancel of this engine's with RLEXC.
+        limit: Option<Limit>,
     },
 }

@@ -40,7 +40,7 @@ pub mod wire;
 
 pub use config::{EngineConfig, ImportLimitPolicy, SpanConfig};
 pub use engine::{Engine, SendError};
-pub use event::{CanceledBy, Event};
+pub use event::{CanceledBy, Event, Limit};
 pub use span::import::MAX_CLAIMS_PER_REPORT;
 pub use stats::{CancelCounts, EngineStats, SpanStats};
 pub use wire::{CancelReason, DecodeError};

@@ -59,6 +59,11 @@ pub struct SpanStats {
     pub reports_received: u64,
     /// Reports that claimed the whole red part (ION POS_RPT_RECV).
     pub positive_reports_received: u64,
+    /// Reports answering a session's first checkpoint (each once): the bytes they covered
+    /// (upper less lower bound) and those they claimed. 1 - claimed / covered is the share
+    /// of first transmissions the peer did not get: the link's loss as it saw it.
+    pub first_report_scope_bytes: u64,
+    pub first_report_claimed_bytes: u64,
     pub report_acks_sent: u64,
     /// Blocks that found every export session busy and waited for one.
     pub blocks_waited_for_session: u64,
@@ -119,6 +124,8 @@ impl SpanStats {
             checkpoints_retransmitted,
             reports_received,
             positive_reports_received,
+            first_report_scope_bytes,
+            first_report_claimed_bytes,
             report_acks_sent,
             blocks_waited_for_session,
             session_wait_total,

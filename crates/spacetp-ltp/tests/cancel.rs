@@ -5,7 +5,7 @@ mod common;
 
 use common::*;
 use spacetp_ltp::wire::{self, SegmentType, SessionId};
-use spacetp_ltp::{CancelReason, CanceledBy, EngineConfig, Event, ImportLimitPolicy};
+use spacetp_ltp::{CancelReason, CanceledBy, EngineConfig, Event, ImportLimitPolicy, Limit};
 use spacetp_proto::SEC;
 
 fn canceled(sim: &Sim, id: u64) -> Vec<(CancelReason, CanceledBy)> {
@@ -14,6 +14,19 @@ fn canceled(sim: &Sim, id: u64) -> Vec<(CancelReason, CanceledBy)> {
         .filter_map(|e| match e {
             Event::ExportCanceled { reason, by, .. } | Event::ImportCanceled { reason, by, .. } => {
                 Some((*reason, *by))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The limit each cancel of engine `id` names (None: not a limit of its own).
+fn limits(sim: &Sim, id: u64) -> Vec<Option<Limit>> {
+    sim.events_of(id)
+        .iter()
+        .filter_map(|e| match e {
+            Event::ExportCanceled { limit, .. } | Event::ImportCanceled { limit, .. } => {
+                Some(*limit)
             }
             _ => None,
         })
@@ -65,6 +78,9 @@ fn checkpoints_unanswered_past_the_limit_cancel_with_rlexc_and_the_cs_is_acknowl
         canceled(&sim, B),
         [(CancelReason::RetransmissionLimit, CanceledBy::Peer)]
     );
+    // The sender says which limit: its checkpoint's timeouts; the peer only knows the code.
+    assert_eq!(limits(&sim, A), [Some(Limit::Timeouts { max: 3 })]);
+    assert_eq!(limits(&sim, B), [None]);
     // The block had arrived whole at B before the cancel: it was delivered (a red-part
     // reception notice is final), and then the session was canceled.
     assert_eq!(sim.delivered().len(), 1);
@@ -93,6 +109,7 @@ fn a_report_past_the_retransmission_cycle_limit_cancels_with_rlexc_as_ion_does()
         canceled(&sim, A)[0],
         (CancelReason::RetransmissionLimit, CanceledBy::Local)
     );
+    assert_eq!(limits(&sim, A)[0], Some(Limit::Cycles { max: 1 }));
     assert_eq!(sim.a.span_stats(B).unwrap().data_segments_retransmitted, 0);
 }
 
@@ -145,6 +162,7 @@ fn reports_unacknowledged_past_the_limit_cancel_the_import_with_rlexc() {
         canceled(&sim, B),
         [(CancelReason::RetransmissionLimit, CanceledBy::Local)]
     );
+    assert_eq!(limits(&sim, B), [Some(Limit::Timeouts { max: 2 })]);
     assert_eq!(sim.b.open_sessions(A), Some((0, 0)));
 }
 

@@ -126,6 +126,13 @@ fn the_report_names_exactly_the_lost_data_and_only_that_is_resent() {
         sa.data_bytes_retransmitted,
         lost.iter().map(|(s, e)| e - s).sum::<u64>()
     );
+    // The report to the first checkpoint measures the loss of the first transmission; the
+    // final report (to the second checkpoint) is not counted.
+    assert_eq!(sa.first_report_scope_bytes, 20_000);
+    assert_eq!(
+        sa.first_report_claimed_bytes,
+        20_000 - lost.iter().map(|(s, e)| e - s).sum::<u64>()
+    );
 }
 
 #[test]

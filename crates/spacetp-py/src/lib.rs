@@ -346,18 +346,31 @@ fn dtn_check(config_json: &str) -> PyResult<()> {
 
 /// Run a live DTN node (settings as JSON) until its stop condition or a signal; returns the
 /// report as JSON text. A signal stops it at once: open LTP blocks are canceled and every
-/// bundle still held is written to the store directory.
+/// bundle still held is written to the store directory. `on_notice`, if given, is called
+/// with each line the node says while it runs (canceled LTP sessions, bundles given up),
+/// within 100 ms of the event.
 #[pyfunction]
-fn dtn_node(py: Python<'_>, config_json: &str) -> PyResult<String> {
+#[pyo3(signature = (config_json, on_notice=None))]
+fn dtn_node(py: Python<'_>, config_json: &str, on_notice: Option<PyObject>) -> PyResult<String> {
     let now_ms = unix_now_ms();
     let cfg = spacetp_live::dtn::config_from_json(config_json, now_ms as i64 / 1000)
         .map_err(field_error)?;
     let mut node = spacetp_live::dtn::DtnNode::new(cfg, now_ms).map_err(live_error)?;
+    let say = |py: Python<'_>, node: &mut spacetp_live::dtn::DtnNode| -> PyResult<()> {
+        for line in node.take_notices() {
+            if let Some(f) = &on_notice {
+                f.call1(py, (line,))?;
+            }
+        }
+        Ok(())
+    };
     while py.allow_threads(|| node.run_for(100_000_000)) {
         if py.check_signals().is_err() {
             node.begin_stop("signal");
         }
+        say(py, &mut node)?;
     }
+    say(py, &mut node)?;
     serde_json::to_string(&node.report()).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 

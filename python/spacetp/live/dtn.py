@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import signal
+from collections.abc import Callable
 from typing import Any
 
 from spacetp import _core
@@ -32,10 +33,15 @@ def check(settings: dict[str, Any]) -> None:
     _core.dtn_check(json.dumps(settings))
 
 
-def run_node(settings: dict[str, Any]) -> dict[str, Any]:
+def run_node(
+    settings: dict[str, Any], on_notice: Callable[[str], None] | None = None
+) -> dict[str, Any]:
     """Run a node until its stop condition (duration, until_delivered, until_sent) or
     SIGINT/SIGTERM/SIGHUP, which stop it with every bundle still held kept in its store;
-    returns the report."""
+    returns the report. `on_notice` gets each line the node says while it runs, as it
+    happens: canceled LTP sessions with their cause (at most 5 lines each 10 s, then a line
+    counting the rest) and bundles given up after `max_session_cancels` canceled sessions
+    (also the report's `notices`)."""
 
     def stop(signum, frame):
         raise KeyboardInterrupt
@@ -43,7 +49,7 @@ def run_node(settings: dict[str, Any]) -> dict[str, Any]:
     sigs = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
     old = {s: signal.signal(s, stop) for s in sigs}
     try:
-        return json.loads(_core.dtn_node(json.dumps(settings)))
+        return json.loads(_core.dtn_node(json.dumps(settings), on_notice))
     finally:
         for s, h in old.items():
             signal.signal(s, h)

@@ -65,7 +65,15 @@ pub struct DtnSettings {
     pub linger_s: Option<f64>,
     /// Stop after this many seconds.
     pub duration_s: Option<f64>,
+    /// Give a bundle up once the LTP blocks that carried it were canceled this many times
+    /// (by either end, for any reason but this node's own stop): it is dropped with a
+    /// message, and the command exits with status 1. Default 10; 0: never (the bundle is
+    /// sent again until its lifetime ends, as ION does).
+    pub max_session_cancels: Option<u32>,
 }
+
+/// Canceled LTP sessions a bundle may take before it is given up, by default.
+pub const DEFAULT_MAX_SESSION_CANCELS: u32 = 10;
 
 /// One neighbor: its engine, address and LTP span.
 #[derive(Clone, Debug)]
@@ -85,6 +93,8 @@ pub struct DtnConfig {
     pub lifetime: Time,
     pub duration: Option<Time>,
     pub linger: Time,
+    /// `max_session_cancels` (0: no bound).
+    pub max_session_cancels: u32,
 }
 
 fn secs(v: Option<f64>, key: &str) -> Result<Option<Time>, FieldError> {
@@ -256,6 +266,7 @@ pub fn config_from_json(text: &str, epoch: i64) -> Result<DtnConfig, FieldError>
         duration: secs(s.duration_s, "duration_s")?,
         linger: secs(s.linger_s, "linger_s")?.unwrap_or(2 * longest + 2 * SEC),
         engine: engine.unwrap_or_default(),
+        max_session_cancels: s.max_session_cancels.unwrap_or(DEFAULT_MAX_SESSION_CANCELS),
         plan,
         peers,
         s,

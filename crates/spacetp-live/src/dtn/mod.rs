@@ -4,6 +4,7 @@
 
 pub mod config;
 mod node;
+pub mod notices;
 pub mod report;
 
 pub use config::{config_from_json, DtnConfig, DtnSettings};

@@ -4,14 +4,15 @@
 //! may leave, and sleeps in `ppoll` until the next deadline or a datagram.
 
 use super::config::DtnConfig;
+use super::notices::{self, Cancel, Notices, SpanContext};
 use super::report::{DeliveredFile, Dropped, DtnReport, SentFile, SpanCounts};
 use super::udp_cl::{self, UdpCl};
 use crate::error::LiveError;
 use crate::sys::monotonic_ns;
 use bytes::Bytes;
 use spacetp_dtn::agent::{Agent, AgentEvent};
-use spacetp_dtn::bundle::Eid;
-use spacetp_ltp::{Engine, Event};
+use spacetp_dtn::bundle::{split_block, Bundle, BundleId, Eid};
+use spacetp_ltp::{CancelReason, CanceledBy, Engine, Event};
 use spacetp_proto::time::secs;
 use spacetp_proto::{Time, MS, SEC};
 use spacetp_sim::transport::ltp::BP_CLIENT_SERVICE;
@@ -58,6 +59,10 @@ pub struct DtnNode {
     buf: Vec<u8>,
     /// The UDP convergence layer, for UDP peers.
     udp: Option<UdpCl>,
+    /// LTP sessions canceled so far that carried each bundle (by ID and fragment offset).
+    cancels: HashMap<(BundleId, u64), u32>,
+    /// What the node has to say while it runs.
+    notices: Notices,
 }
 
 fn hex(d: &[u8]) -> String {
@@ -131,6 +136,8 @@ impl DtnNode {
                 ..Default::default()
             },
             buf: vec![0; 65_536],
+            cancels: HashMap::new(),
+            notices: Notices::default(),
             cfg,
         };
         node.restore()?;
@@ -237,6 +244,7 @@ impl DtnNode {
             self.agent.on_timeout(now);
         }
         self.pump(now);
+        self.notices.tick(now);
         self.check_stop(now);
         if self.stop.is_some() {
             self.finish(now);
@@ -318,14 +326,38 @@ impl DtnNode {
                 Event::ExportCanceled {
                     peer,
                     session,
+                    reason,
+                    by,
+                    limit,
                     sdus,
                     ..
                 } => {
                     let (_, len) = self.exports.remove(&session).unwrap_or_default();
                     self.in_ltp = self.in_ltp.saturating_sub(len);
-                    // ION's BP takes the bundles of a canceled block back and routes them again.
+                    // This node's own stop: the bundles go back to the store, said nowhere.
+                    if by == CanceledBy::Local && reason == CancelReason::UserCanceled {
+                        for s in sdus {
+                            self.agent.on_forward_failed(now, peer, &s);
+                        }
+                        continue;
+                    }
+                    let cause = self.note_cancel(
+                        now,
+                        Cancel {
+                            export: true,
+                            peer,
+                            session,
+                            reason,
+                            by,
+                            limit,
+                        },
+                    );
+                    // ION's BP takes the bundles of a canceled block back and routes them
+                    // again; here up to max_session_cancels times each.
                     for s in sdus {
-                        self.agent.on_forward_failed(now, peer, &s);
+                        for b in split_block(&s).into_iter().flatten() {
+                            self.retry_or_give_up(now, peer, b, &cause);
+                        }
                     }
                 }
                 Event::RedPartReceived {
@@ -340,7 +372,29 @@ impl DtnNode {
                         self.report.blocks_for_other_services += 1;
                     }
                 }
-                Event::GreenSegment { .. } | Event::ImportCanceled { .. } => {}
+                Event::ImportCanceled {
+                    peer,
+                    session,
+                    reason,
+                    by,
+                    limit,
+                    ..
+                } => {
+                    if !(by == CanceledBy::Local && reason == CancelReason::UserCanceled) {
+                        self.note_cancel(
+                            now,
+                            Cancel {
+                                export: false,
+                                peer,
+                                session,
+                                reason,
+                                by,
+                                limit,
+                            },
+                        );
+                    }
+                }
+                Event::GreenSegment { .. } => {}
             }
         }
         any
@@ -389,14 +443,14 @@ impl DtnNode {
                 } => self.report.dropped.push(Dropped {
                     destination: format!("ipn:{}.{}", destination.node, destination.service),
                     bytes,
-                    why: "expired",
+                    why: "expired".into(),
                 }),
                 AgentEvent::NoRoute {
                     destination, bytes, ..
                 } => self.report.dropped.push(Dropped {
                     destination: format!("ipn:{}.{}", destination.node, destination.service),
                     bytes,
-                    why: "no route before it expires",
+                    why: "no route before it expires".into(),
                 }),
             }
         }
@@ -457,6 +511,7 @@ impl DtnNode {
         }
         self.engine_events(now);
         self.transmit(now);
+        self.notices.flush(now);
         let held = self.agent.drain_store();
         self.report.stored_at_stop = held.len() as u64;
         if let Some(dir) = &self.cfg.s.store_dir {
@@ -528,9 +583,70 @@ impl DtnNode {
         }
     }
 
+    /// A canceled session said (rate-limited); returns its short cause.
+    fn note_cancel(&mut self, now: Time, c: Cancel) -> String {
+        let seg = self
+            .cfg
+            .peers
+            .iter()
+            .find(|p| p.engine == c.peer)
+            .map_or(1400, |p| p.span.max_segment_size.0);
+        let stats = self.engine.span_stats(c.peer).copied().unwrap_or_default();
+        let ctx = SpanContext {
+            peer: c.peer,
+            max_ber: self.cfg.engine.max_ber,
+            segment_size: seg,
+            first_scope: stats.first_report_scope_bytes,
+            first_claimed: stats.first_report_claimed_bytes,
+        };
+        let (cause, line) = notices::describe(&c, &ctx);
+        self.notices.canceled(now, &cause, &line);
+        cause
+    }
+
+    /// A bundle of a canceled block: routed again, or given up once the blocks that carried
+    /// it were canceled `max_session_cancels` times.
+    fn retry_or_give_up(&mut self, now: Time, peer: u64, mut b: Bundle, cause: &str) {
+        let h = &b.header;
+        let key = (h.id, h.fragment.map_or(0, |f| f.0));
+        let n = self.cancels.entry(key).or_default();
+        *n += 1;
+        let n = *n;
+        let max = self.cfg.max_session_cancels;
+        if max == 0 || n < max {
+            self.agent.on_forward_failed(now, peer, &b.to_bytes());
+            return;
+        }
+        self.cancels.remove(&key);
+        self.report.given_up += 1;
+        let destination = format!("ipn:{}.{}", h.destination.node, h.destination.service);
+        let why = format!(
+            "given up: the LTP blocks that carried it were canceled {n} times \
+             (max_session_cancels={max}); the last: {cause}"
+        );
+        let line = format!(
+            "gave up the bundle from ipn:{}.{} to {destination} ({} bytes, created {} ms, \
+             seq {}): {why}",
+            h.id.source.node, h.id.source.service, h.payload_len, h.id.created_ms, h.id.seq
+        );
+        self.notices.always(now, &line);
+        self.report.dropped.push(Dropped {
+            destination,
+            bytes: h.payload_len,
+            why,
+        });
+    }
+
+    /// What the node said since the last call: canceled LTP sessions (rate-limited) and
+    /// bundles given up, each line beginning with the time since the start.
+    pub fn take_notices(&mut self) -> Vec<String> {
+        self.notices.take()
+    }
+
     /// The report so far (complete once `run_for` returned false).
     pub fn report(&self) -> DtnReport {
         let mut r = self.report.clone();
+        r.notices = self.notices.all.clone();
         r.agent = self.agent.stats().into();
         r.udp = self.udp.as_ref().map(|u| u.counts.clone());
         r.spans = self

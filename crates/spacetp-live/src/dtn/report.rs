@@ -37,12 +37,13 @@ pub struct DeliveredFile {
     pub since_creation_s: Option<f64>,
 }
 
-/// A bundle deleted here: expired, or no route reaches its destination in its lifetime.
+/// A bundle deleted here: expired, no route reaches its destination in its lifetime, or
+/// given up after `max_session_cancels` canceled LTP sessions.
 #[derive(Clone, Debug, Serialize)]
 pub struct Dropped {
     pub destination: String,
     pub bytes: u64,
-    pub why: &'static str,
+    pub why: String,
 }
 
 /// The bundle agent's counters.
@@ -143,6 +144,12 @@ pub struct DtnReport {
     pub sent: Vec<SentFile>,
     pub delivered: Vec<DeliveredFile>,
     pub dropped: Vec<Dropped>,
+    /// Bundles given up after `max_session_cancels` canceled LTP sessions (also in
+    /// `dropped`); the command exits with status 1 when there are any.
+    pub given_up: u64,
+    /// What the node said while it ran: canceled LTP sessions with their cause (rate
+    /// limited), bundles given up; each line begins with the time since the start.
+    pub notices: Vec<String>,
     /// Bundles taken back from the store directory at start, and left there at the stop.
     pub restored: u64,
     pub stored_at_stop: u64,

@@ -17,7 +17,7 @@ use std::collections::BTreeSet;
 use spacetp_proto::Time;
 
 use crate::config::derived_max_cycles;
-use crate::event::{CanceledBy, Event};
+use crate::event::{CanceledBy, Event, Limit};
 use crate::ranges::RangeSet;
 use crate::shared::{ClosedExport, Shared};
 use crate::span::aggregation::Block;
@@ -55,6 +55,8 @@ pub(crate) struct ExportSession {
     /// Serial numbers of the reports applied (a repeat is only acknowledged).
     pub reports_seen: BTreeSet<u64>,
     pub last_checkpoint_serial: u64,
+    /// The serial of the checkpoint that ends the first transmission.
+    pub first_checkpoint_serial: u64,
     pub checkpoints_issued: u32,
     pub max_cycles: u32,
     pub eob_sent: bool,
@@ -129,6 +131,7 @@ impl Span {
                 checkpoints: Vec::new(),
                 reports_seen: BTreeSet::new(),
                 last_checkpoint_serial: first_serial,
+                first_checkpoint_serial: first_serial,
                 checkpoints_issued: 1,
                 max_cycles,
                 eob_sent: false,
@@ -175,8 +178,15 @@ impl Span {
         {
             return;
         }
+        let first = rs.checkpoint_serial == s.first_checkpoint_serial;
+        if first {
+            self.stats.first_report_scope_bytes += rs.upper_bound - rs.lower_bound;
+        }
         for c in rs.claims.iter() {
             s.claims.insert(c.offset, c.end());
+            if first {
+                self.stats.first_report_claimed_bytes += c.length;
+            }
         }
         if s.claims.contains(0, s.block.red_len) {
             self.stats.positive_reports_received += 1;
@@ -190,7 +200,14 @@ impl Span {
             return;
         }
         if s.checkpoints_issued >= s.max_cycles {
-            self.cancel_export(sh, now, session, CancelReason::RetransmissionLimit);
+            let limit = Limit::Cycles { max: s.max_cycles };
+            self.cancel_export(
+                sh,
+                now,
+                session,
+                CancelReason::RetransmissionLimit,
+                Some(limit),
+            );
             return;
         }
         let gaps = s.claims.gaps(rs.lower_bound, rs.upper_bound);
@@ -246,7 +263,13 @@ impl Span {
         }
         cp.timer.stop();
         if cp.timer.expirations >= max {
-            self.cancel_export(sh, now, session, CancelReason::RetransmissionLimit);
+            self.cancel_export(
+                sh,
+                now,
+                session,
+                CancelReason::RetransmissionLimit,
+                Some(Limit::Timeouts { max }),
+            );
             return;
         }
         cp.timer.expirations += 1;
@@ -261,6 +284,7 @@ impl Span {
         now: Time,
         session: u64,
         reason: CancelReason,
+        limit: Option<Limit>,
     ) {
         let Some(s) = self.exports.get_mut(&session).filter(|s| s.is_active()) else {
             return;
@@ -281,6 +305,7 @@ impl Span {
             client_service_id,
             reason,
             by: CanceledBy::Local,
+            limit,
             sdus,
         });
         if red {
@@ -347,6 +372,7 @@ impl Span {
             client_service_id: s.block.client_service_id,
             reason,
             by: CanceledBy::Peer,
+            limit: None,
             sdus: std::mem::take(&mut s.block.sdus),
         });
         if s.block.red_len > 0 {
@@ -397,7 +423,7 @@ impl Span {
     pub(crate) fn user_cancel_export(&mut self, sh: &mut Shared, now: Time, session: u64) -> bool {
         let known = self.exports.get(&session).is_some_and(|s| s.is_active());
         if known {
-            self.cancel_export(sh, now, session, CancelReason::UserCanceled);
+            self.cancel_export(sh, now, session, CancelReason::UserCanceled, None);
         }
         known
     }

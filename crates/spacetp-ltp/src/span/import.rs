@@ -23,7 +23,7 @@ use bytes::Bytes;
 use spacetp_proto::Time;
 
 use crate::config::{derived_max_cycles, ImportLimitPolicy};
-use crate::event::{CanceledBy, Event};
+use crate::event::{CanceledBy, Event, Limit};
 use crate::ranges::RangeSet;
 use crate::shared::Shared;
 use crate::span::{Out, Span};
@@ -149,7 +149,7 @@ impl Span {
         {
             // ION's handleDataSegment: an unknown client service cancels the session.
             if self.imports.contains_key(&number) {
-                self.cancel_import(sh, now, number, CancelReason::Unreachable);
+                self.cancel_import(sh, now, number, CancelReason::Unreachable, None);
             } else if !self.closed_import_set.contains_key(&number) {
                 self.ctrl.push_back(Out::CancelFromReceiver {
                     session: number,
@@ -176,7 +176,7 @@ impl Span {
             }
             // RFC 5326 section 6.21 (b): green data below red data already received.
             if s.got.end() > d.offset {
-                self.cancel_import(sh, now, number, CancelReason::Miscolored);
+                self.cancel_import(sh, now, number, CancelReason::Miscolored, None);
                 return;
             }
         }
@@ -216,7 +216,7 @@ impl Span {
             .is_some_and(|(s, g)| s == number && d.end() > g)
         {
             if self.imports.contains_key(&number) {
-                self.cancel_import(sh, now, number, CancelReason::Miscolored);
+                self.cancel_import(sh, now, number, CancelReason::Miscolored, None);
             } else {
                 self.ctrl.push_back(Out::CancelFromReceiver {
                     session: number,
@@ -261,7 +261,7 @@ impl Span {
             || s.red_len.is_some_and(|n| end > n || (eorp && end != n))
             || (eorp && s.got.end() > end);
         if inconsistent {
-            self.cancel_import(sh, now, number, CancelReason::SystemCanceled);
+            self.cancel_import(sh, now, number, CancelReason::SystemCanceled, None);
             return;
         }
         if eorp {
@@ -359,7 +359,13 @@ impl Span {
             return;
         }
         if s.reports_issued >= max_cycles {
-            self.cancel_import(sh, now, number, CancelReason::RetransmissionLimit);
+            self.cancel_import(
+                sh,
+                now,
+                number,
+                CancelReason::RetransmissionLimit,
+                Some(Limit::Cycles { max: max_cycles }),
+            );
             return;
         }
         // A secondary report starts where the report its checkpoint answers started.
@@ -440,7 +446,13 @@ impl Span {
         }
         r.timer.stop();
         if r.timer.expirations >= max {
-            self.cancel_import(sh, now, number, CancelReason::RetransmissionLimit);
+            self.cancel_import(
+                sh,
+                now,
+                number,
+                CancelReason::RetransmissionLimit,
+                Some(Limit::Timeouts { max }),
+            );
             return;
         }
         r.timer.expirations += 1;
@@ -476,6 +488,7 @@ impl Span {
         _now: Time,
         number: u64,
         reason: CancelReason,
+        limit: Option<Limit>,
     ) {
         let Some(s) = self.imports.get_mut(&number).filter(|s| s.is_active()) else {
             return;
@@ -497,6 +510,7 @@ impl Span {
             client_service_id: s.client_service_id,
             reason,
             by: CanceledBy::Local,
+            limit,
         });
     }
 
@@ -550,6 +564,7 @@ impl Span {
                 client_service_id: s.client_service_id,
                 reason,
                 by: CanceledBy::Peer,
+                limit: None,
             });
         }
     }
@@ -567,7 +582,7 @@ impl Span {
     pub(crate) fn user_cancel_import(&mut self, sh: &mut Shared, now: Time, number: u64) -> bool {
         let known = self.imports.get(&number).is_some_and(|s| s.is_active());
         if known {
-            self.cancel_import(sh, now, number, CancelReason::UserCanceled);
+            self.cancel_import(sh, now, number, CancelReason::UserCanceled, None);
         }
         known
     }
