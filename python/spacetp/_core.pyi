@@ -60,3 +60,6 @@ def dtn_check(config_json: str) -> None:
 def dtn_node(config_json: str, on_notice: Callable[[str], object] | None = None) -> str:
     """Run a live DTN node until its stop condition or a signal; report as JSON. on_notice
     gets each line the node says while it runs (canceled LTP sessions, bundles given up)."""
+
+def limit_states() -> list[str]:
+    """The limit analysis's states, in the order of their indices in a run's `limits` table."""

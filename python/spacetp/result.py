@@ -20,13 +20,15 @@ class Result:
     """Summary of a run plus its optional time series.
 
     `summary` has `run`, `flows` (one dict per flow), `links` (one per direction) and
-    `datagrams`. `samples` (sender state sampled over time) and `segments` (every data
-    segment sent) are dicts of numpy arrays when tracing was on.
+    `datagrams`. `samples` (sender state sampled over time), `segments` (every data
+    segment sent) and `limits` (each flow's limit state at every change) are dicts of numpy
+    arrays when tracing was on.
     """
 
     summary: dict
     samples: dict[str, np.ndarray] | None = None
     segments: dict[str, np.ndarray] | None = None
+    limits: dict[str, np.ndarray] | None = None
     wall_s: float = 0.0
     scenario: dict = field(default_factory=dict)
 
@@ -36,6 +38,7 @@ class Result:
             summary=json.loads(raw["summary"]),
             samples=_columns(raw["samples"]),
             segments=_columns(raw["segments"]),
+            limits=_columns(raw.get("limits")),
             wall_s=raw["wall_s"],
             scenario=scenario,
         )
@@ -68,13 +71,49 @@ class Result:
 
         return None if self.segments is None else pd.DataFrame(self.segments)
 
+    def limits_frame(self):
+        """Each flow's limit state over time, one row per change: `time_s`, `flow`, `state`
+        (its name, as in the summary's `limits`); the state holds until the flow's next row
+        (or its end). None without tracing."""
+        import pandas as pd
+
+        from spacetp import _core
+
+        if self.limits is None:
+            return None
+        names = _core.limit_states()
+        f = pd.DataFrame(self.limits)
+        f["flow"] = f["flow"].astype(int)
+        f["state"] = [names[int(i)] for i in f["state"]]
+        return f
+
+    def limit_intervals(self, flow: int):
+        """Flow `flow`'s limit states as intervals: `start_s`, `end_s`, `state` (the last ends
+        at the flow's last byte, or the run's end). None without tracing."""
+        import pandas as pd
+
+        lf = self.limits_frame()
+        if lf is None:
+            return None
+        lf = lf[lf["flow"] == flow].reset_index(drop=True)
+        f = self.flows[flow]
+        end = f.get("last_byte_s") if f.get("complete") else None
+        end = end if end is not None else self.summary["run"]["end_s"]
+        return pd.DataFrame(
+            {
+                "start_s": lf["time_s"],
+                "end_s": [*lf["time_s"][1:], end],
+                "state": lf["state"],
+            }
+        )
+
     def to_json(self) -> str:
         """Deterministic JSON of the summary (no wall-clock time in it)."""
         return json.dumps(self.summary, indent=2, sort_keys=True)
 
     def write_traces(self, path: str | Path) -> list[Path]:
-        """Write samples to `path` (.csv or .parquet) and segments beside it
-        (`NAME-segments.EXT`). Returns the files written."""
+        """Write samples to `path` (.csv or .parquet), and segments and limit states beside
+        it (`NAME-segments.EXT`, `NAME-limits.EXT`). Returns the files written."""
         p = Path(path)
         if p.suffix not in (".csv", ".parquet"):
             raise ValueError(f"--trace {p}: use a .csv or .parquet file name")
@@ -82,6 +121,7 @@ class Result:
         for frame, target in (
             (self.samples_frame(), p),
             (self.segments_frame(), p.with_name(f"{p.stem}-segments{p.suffix}")),
+            (self.limits_frame(), p.with_name(f"{p.stem}-limits{p.suffix}")),
         ):
             if frame is None:
                 continue

@@ -48,6 +48,9 @@ class FlowView:
     transport: str = "tcp"
     mss: int | None = None
     notes: list[str] = field(default_factory=list)
+    # A simulated flow's limit states over time (`Result.limit_intervals`): the graphs shade
+    # them. None for a capture.
+    limits: object = None
 
     def counts(self) -> dict[str, int]:
         return {
@@ -282,6 +285,9 @@ def from_simulation(
             view = from_conversation(conv, "")
     r = res.flows[flow]
     view.source = f"simulation of flow {flow} ({r['name']}, {r['protocol']}), tap on link {link}"
+    view.limits = res.limit_intervals(flow)
+    if r.get("limits"):
+        view.notes.append(r["limits"][0]["text"])
     seg = res.segments_frame()
     if seg is not None and view.transport != "ltp":
         n = int(seg[seg["flow"] == flow]["retransmission"].sum())

@@ -17,6 +17,7 @@ import numpy as np
 
 from spacetp import human
 from spacetp.errors import UserError
+from spacetp.limit_bands import shade_mpl, shade_plotly
 
 COLORS = {
     "data": "#1f4e99", "retx": "#d62728", "ack": "#2ca02c", "window": "#9a9a00",
@@ -81,6 +82,7 @@ def tsg_mpl(view, tmin=None, tmax=None):
     s, unit = _scale(view)
     fig = Figure(figsize=(10, 6), layout="constrained")
     ax = fig.add_subplot()
+    shade_mpl(ax, view.limits, tmin, tmax)
     d = w["data"]
     for retx, name in ((False, "data"), (True, "retx")):
         part = d[d["retx"] == retx]
@@ -127,6 +129,7 @@ def throughput_mpl(view, bin_s=None, tmin=None, tmax=None):
         th = th[(th["t"] >= (tmin or 0)) & (th["t"] <= (tmax if tmax is not None else np.inf))]
     fig = Figure(figsize=(10, 4.5), layout="constrained")
     ax = fig.add_subplot()
+    shade_mpl(ax, view.limits, tmin, tmax)
     ax.step(th["t"], th["sending_bps"] / 1e3, where="mid", label="sending rate", color="#1f4e99")
     ax.step(th["t"], th["goodput_bps"] / 1e3, where="mid", label="goodput (ACKed)",
             color=COLORS["ack"])  # fmt: skip
@@ -174,6 +177,7 @@ def tsg_plotly(view, tmin=None, tmax=None):
     w = _window(view, tmin, tmax)
     s, unit = _scale(view)
     fig = go.Figure()
+    shade_plotly(fig, view.limits, tmin, tmax)
     d = w["data"]
     for retx, name in ((False, "data"), (True, "retx")):
         part = d[d["retx"] == retx]

@@ -71,6 +71,12 @@ fn validate_json(scenario_json: &str) -> PyResult<()> {
     Ok(())
 }
 
+/// The limit analysis's states in the order of their indices in a run's `limits` table.
+#[pyfunction]
+fn limit_states() -> Vec<&'static str> {
+    spacetp_sim::limits::ALL.iter().map(|l| l.key()).collect()
+}
+
 /// Every link direction's schedules (rate, delay, down intervals) as JSON text, as the
 /// world will read them.
 #[pyfunction]
@@ -409,6 +415,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate_json, m)?)?;
     m.add_function(wrap_pyfunction!(check_toml, m)?)?;
     m.add_function(wrap_pyfunction!(link_schedules, m)?)?;
+    m.add_function(wrap_pyfunction!(limit_states, m)?)?;
     m.add_function(wrap_pyfunction!(contact_plan, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(tcp_schema, m)?)?;
