@@ -68,6 +68,30 @@ def image_states(report: Path) -> list[dict]:
 
 PLOTS_JS = """new Promise(done => {
   const t0 = Date.now();
+  const ok = v => v !== null && v !== undefined && !(typeof v === 'number' && !isFinite(v));
+  // Each subplot (x axis) of a drawn plot: its data points (x and y both given) and, for
+  // lines and markers, the span of their x values; an axis with no point, or whose points
+  // all sit at one x (the -0.04..0.04 axis Plotly draws around a lone point), is empty.
+  const axes = p => {
+    const out = {};
+    for (const k of Object.keys(p._fullLayout).filter(k => /^xaxis\\d*$/.test(k)))
+      out[k === 'xaxis' ? 'x' : 'x' + k.slice(5)] = {points: 0, lo: Infinity, hi: -Infinity,
+                                                     bars: false};
+    for (const t of p._fullData || []) {
+      const a = out[t.xaxis || 'x'];
+      if (!a || t.visible === false) continue;
+      const xs = t.x || [], ys = t.y || [];
+      a.bars = a.bars || t.type === 'bar';
+      for (let i = 0; i < Math.max(xs.length, ys.length); i++) {
+        if (!ok(xs[i]) || !ok(ys[i])) continue;
+        a.points++;
+        if (t.type !== 'bar' && typeof xs[i] === 'number') {
+          a.lo = Math.min(a.lo, xs[i]); a.hi = Math.max(a.hi, xs[i]); }
+      }
+    }
+    return Object.entries(out).map(([k, a]) => ({axis: k, points: a.points,
+      span: a.bars || a.lo > a.hi ? null : a.hi - a.lo}));
+  };
   (function wait() {
     const plots = Array.from(document.querySelectorAll('.js-plotly-plot'));
     const drawn = plots.filter(p => p.querySelector('.main-svg') && p._fullLayout);
@@ -75,6 +99,7 @@ PLOTS_JS = """new Promise(done => {
       done(JSON.stringify({plots: plots.length, drawn: drawn.length,
         traces: drawn.map(p => p.querySelectorAll('.trace, .scatterlayer path, .gl-container')
                                 .length),
+        axes: drawn.map(p => ({id: p.id, axes: axes(p)})),
         boxes: drawn.map(p => { const r = p.getBoundingClientRect();
                                 return [r.left + scrollX, r.top + scrollY, r.width, r.height]; }),
         height: document.documentElement.scrollHeight}));
@@ -135,7 +160,8 @@ class _Pipe:
 
 def page_check(page: Path, width: int = 1300, wait_ms: int = 15000) -> dict:
     """Load `page` in headless Chromium and report {errors: [console errors, uncaught
-    exceptions, failed loads], plots, drawn, traces, boxes (of each plot, CSS px),
+    exceptions, failed loads, empty plots], plots, drawn, traces, boxes (of each plot, CSS
+    px), axes (per plot, each subplot's data points and x span), empty (empty_plots),
     screenshot: PNG bytes of the whole page}."""
     import base64
     import os
@@ -195,13 +221,29 @@ def page_check(page: Path, width: int = 1300, wait_ms: int = 15000) -> dict:
             )  # fmt: skip
             shot = cdp.send("Page.captureScreenshot", {"format": "png"}, session=sid)
             info["screenshot"] = base64.b64decode(shot["data"])
-            info["errors"] = _errors(cdp.events)
+            info["empty"] = empty_plots(info)
+            info["errors"] = _errors(cdp.events) + [f"empty plot: {e}" for e in info["empty"]]
             cdp.send("Browser.close")
         finally:
             proc.wait(timeout=30) if proc.poll() is None and _close(proc) else None
             os.close(to_chrome_w)
             os.close(from_chrome_r)
     return info
+
+
+def empty_plots(info: dict) -> list[str]:
+    """The subplots of a page_check that show nothing: no data point on their x axis, or
+    lines and markers all at one x (Plotly then draws a near zero-width axis around them,
+    as -0.04..0.04 s)."""
+    out = []
+    for i, plot in enumerate(info.get("axes", [])):
+        for a in plot["axes"]:
+            where = f"plot {i + 1} ({plot['id'] or 'no id'}), axis {a['axis']}"
+            if a["points"] == 0:
+                out.append(f"{where}: no data")
+            elif a["span"] == 0 and a["points"] > 1:
+                out.append(f"{where}: every point at one x (a zero-width axis)")
+    return out
 
 
 def _close(proc) -> bool:

@@ -1,7 +1,7 @@
 """The zoomable plots of the pages (reports of sweeps; compare, reproduce and the time-sequence
 graphs are checked beside their commands): matplotlib figures carried over to Plotly keep
 their data, a sweep's page renders in headless Chromium, and the Chromium check itself sees a
-page whose script fails or whose plotting library is missing."""
+page whose script fails, whose plotting library is missing or whose plot is empty."""
 
 from __future__ import annotations
 
@@ -85,3 +85,27 @@ def test_the_check_sees_a_script_error_and_a_missing_library(tmp_path):
     info = page_check(missing, wait_ms=500)
     assert info["drawn"] == 0 and info["errors"], info["errors"]
     assert blank(info["screenshot"])
+
+
+@needs_chromium
+def test_the_check_fails_on_an_empty_plot(tmp_path):
+    # the compare page's empty "best: bp" panel: one subplot without data, its x axis
+    # drawn around nothing; and a line whose points all sit at one x
+    page = tmp_path / "empty.html"
+    page.write_text(
+        f"<html><head>{interactive.script_tag(tmp_path)}</head><body>"
+        "<div id='p'></div><div id='q'></div><script>"
+        "Plotly.newPlot('p', [{x: [], y: [], xaxis: 'x', yaxis: 'y'},"
+        " {x: [0, 1, 2], y: [1, 2, 3], xaxis: 'x2', yaxis: 'y2'}],"
+        " {grid: {rows: 1, columns: 2, pattern: 'independent'}});"
+        "Plotly.newPlot('q', [{x: [0, 0, 0], y: [1, 2, 3]}]);</script></body></html>"
+    )
+    info = page_check(page, wait_ms=3000)
+    assert info["drawn"] == 2
+    assert info["empty"] == [
+        "plot 1 (p), axis x: no data",
+        "plot 2 (q), axis x: every point at one x (a zero-width axis)",
+    ]
+    assert [e for e in info["errors"] if e.startswith("empty plot: ")] == [
+        f"empty plot: {e}" for e in info["empty"]
+    ]

@@ -256,6 +256,79 @@ def test_failed_runs_are_recorded_and_the_sweep_goes_on(tmp_path):
     assert stopped.stats["missing"] > 0
 
 
+OUTAGE = {"links[1].outages": [[], [["1 s", "2000 s"]]]}  # the second kills newreno
+
+
+def outage_sweep(store):
+    sc = small()
+    spacetp.set_value(sc, "stop", "1000 s")
+    spacetp.set_value(sc, "flows[0].tcp", {"max_retries": 3})
+    return spacetp.sweep(sc, grid=OUTAGE, reps=2, workers=2, store=store, progress=False)
+
+
+def test_each_run_and_point_says_what_limited_it_and_why_it_failed(tmp_path):
+    res = outage_sweep(tmp_path / "s")
+    runs, summary = res.runs, res.summary
+    for col in ("limit", "limit_share", "liftable", "liftable_share", "failure"):
+        assert f"flows[0].{col}" in runs.columns
+    up, down = runs[runs["point"] == 0], runs[runs["point"] == 1]
+    assert up["flows[0].failure"].isna().all()
+    assert (down["flows[0].failure"] == "aborted: data timed out (max_retries)").all()
+    assert (down["flows[0].limit"] == "link_down").all() and (
+        down["flows[0].limit_share"] > 0.9
+    ).all()
+    # the run's columns are its summary's first state and its largest liftable one
+    first = spacetp.run(res.scenario(0), seed=int(runs.seed[0])).flows[0]
+    assert runs.loc[0, "flows[0].limit"] == first["limits"][0]["state"]
+    assert runs.loc[0, "flows[0].limit_share"] == first["limits"][0]["share"]
+    lift = next(x for x in first["limits"] if x["state"] != "link" and x["setting"])
+    assert runs.loc[0, "flows[0].liftable"] == lift["state"]
+    # per point: the largest mean share, its sentence, the failed runs with the reason
+    row = summary.set_index("point").loc[1]
+    assert row["flows[0].limit"] == "link_down"
+    assert row["flows[0].limit_share"] == pytest.approx(down["flows[0].limit_share"].mean())
+    assert row["flows[0].limit_text"].startswith("limited by the link being down for ")
+    assert row["flows[0].failed_runs"] == 2
+    assert row["flows[0].failure"] == "aborted: data timed out (max_retries)"
+    assert summary.set_index("point").loc[0, "flows[0].failed_runs"] == 0
+    # a page and `spacetp results` say it
+    from spacetp.cli_sweep import print_summary
+    from spacetp.sweep_report import write
+
+    page = write(res, tmp_path / "page.html").read_text()
+    assert "did not finish in 2 of 2 runs: aborted: data timed out (max_retries)" in page
+    assert "limited by the link being down for" in page
+    from spacetp.limits import point_label
+
+    assert point_label(row.to_dict() | {"point": 1}).startswith(
+        "failed in 2: aborted: data timed out (max_retries); link down "
+    )
+    print_summary(res)
+
+
+def test_a_store_written_before_the_limit_analysis_still_loads(tmp_path):
+    new = outage_sweep(tmp_path / "s")
+    # the same runs as an older spacetp stored them: summaries without `limits` or `failure`
+    old = Store.create(tmp_path / "old")
+    old.save_definition(Store.open(tmp_path / "s").load_definition())
+    rows = Store.open(tmp_path / "s").read().to_dict("records")
+    for r in rows:
+        summary = json.loads(r["summary"])
+        for f in summary["flows"]:
+            f.pop("limits", None)
+            f.pop("failure", None)
+        r["summary"] = json.dumps(summary)
+        r["error"] = r["error"] if isinstance(r["error"], str) else None
+    old.write(rows)
+    res = load_sweep(tmp_path / "old")
+    metrics = [c for c in new.runs.columns if not c.startswith("flows[0].l")]
+    pd.testing.assert_frame_equal(res.runs[metrics], new.runs[metrics], check_exact=True)
+    assert res.runs["flows[0].limit"].isna().all() and res.summary["flows[0].limit"].isna().all()
+    # the failure is read from the ends' states when the summary has no `failure`
+    assert list(res.runs["flows[0].failure"]) == list(new.runs["flows[0].failure"])
+    assert list(res.summary["flows[0].failed_runs"]) == [0, 2]
+
+
 def by_key(df: pd.DataFrame) -> pd.DataFrame:
     """Store records in a comparable order (a store's row order carries no meaning)."""
     return df.sort_values("key").reset_index(drop=True)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich import box
 from rich.markup import escape
 from rich.table import Table
 
@@ -18,31 +19,75 @@ from spacetp.scenario import ScenarioError, apply_set, load
 
 
 def print_ranking(c) -> None:
+    """The ranking as a table that fits the terminal (80 columns and up: no cell is cut
+    inside a word; the model and the timeouts from WIDE columns on), the warnings, and
+    the sentence of what limited the best and every profile whose runs did not all finish
+    (the page has every profile's)."""
+    from spacetp.compare import short_start
+
     role = "completion" if c.rank_by == "completion" else "goodput"
-    t = Table(title=f"{c.name}: ranked by {'completion time' if role == 'completion' else role}")
-    t.title_justify = "left"
-    cols = ["#", "protocol", "time (95% CI)" if role == "completion" else "goodput (95% CI)"]
-    cols += ["goodput"] * (role == "completion") + ["model", "retx", "timeouts", "what limited it"]
+    wide = out.width >= WIDE
+    t = Table(
+        title=f"{c.name}: ranked by {'completion time' if role == 'completion' else role}",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        collapse_padding=True,
+    )
+    what = "time (95% CI)" if role == "completion" else "goodput (95% CI)"
+    cols = ["#", "protocol", what] + ["goodput"] * (role == "completion")
+    cols += ["model"] * wide + ["retx"] + ["timeouts"] * wide + ["limited by"]
     for col in cols:
-        left = col in ("protocol", "what limited it", "model")
-        t.add_column(col, justify="left" if left else "right", overflow="fold")
+        t.add_column(
+            col,
+            justify="left" if col in ("protocol", "model", "limited by") else "right",
+            no_wrap=col != "limited by" and col != "model",
+            min_width=18 if col == "limited by" else None,
+            overflow="fold",
+        )
     metric = "completion_s" if role == "completion" else "goodput_bps"
     for _, r in c.table.iterrows():
-        model = "-" if r["model_bps"] != r["model_bps"] else human.rate(r["model_bps"])
-        if r["model"]:
-            model += f" ({r['model']})"
-        cells = [str(r["rank"]), r["protocol"], human.with_ci(metric, r[role], r[f"{role}_ci"])]
+        cells = [str(r["rank"]), r["protocol"]]
+        cells.append(human.interval(metric, r[role], r[f"{role}_lo"], r[f"{role}_hi"]))
         if role == "completion":
             cells.append(human.rate(r["goodput"]))
-        cells += [model, human.number(r["retx"]), human.number(r["timeouts"]), r["notes"]]
+        if wide:
+            model = "-" if r["model_bps"] != r["model_bps"] else human.rate(r["model_bps"])
+            cells.append(model + (f" ({r['model']})" if r["model"] else ""))
+        cells.append(human.number(r["retx"]))
+        if wide:
+            cells.append(human.number(r["timeouts"]))
+        limit = r["limit_label"] or "-"
+        if r["failed_runs"]:
+            limit = f"FAILED {r['failed_runs']} of {r['ok']}; {limit}"
+        elif r["unfinished"]:
+            limit = f"unfinished {len_unfinished(r)} of {r['ok']}; {limit}"
+        cells.append(escape(limit))
         t.add_row(*cells)
     out.print(t)
+    say = [w for w in (short_start(c),) if w]
+    if not c.table.empty:
+        best = c.table.iloc[0]
+        say.append(f"{best['protocol']} (best): {best['limited_by']}")
+        for _, r in c.table.iterrows():
+            if r["unfinished"]:
+                say.append(f"{r['protocol']}: {r['unfinished']}")
+    for line in say:
+        out.print(escape(line), highlight=False)
     for _, r in c.failed.iterrows():
         err.print(
             f"[yellow]{escape(r['protocol'])} did not run:[/yellow] {escape(r['error'])}",
             highlight=False,
             soft_wrap=True,
         )
+
+
+WIDE = 130  # columns from which the model and the timeouts are shown too
+
+
+def len_unfinished(r) -> int:
+    """How many runs of a row did not finish (failed or still sending at the stop)."""
+    return int(round((1.0 - r["complete"]) * r["ok"])) if r["complete"] == r["complete"] else 0
 
 
 def register(app: typer.Typer) -> None:

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from spacetp import human
+from spacetp import human, limits
 from spacetp.scenario import ScenarioError, apply_set, load
 from spacetp.stats import column
 
@@ -50,11 +50,16 @@ def print_summary(res, chosen: list[str] | None = None) -> None:
     t.add_column("ok/runs", justify="right", no_wrap=True)
     for m in metrics:
         t.add_column(m, justify="right")
+    lim = _limited_by(res.summary)
+    if lim:
+        t.add_column(lim)
     for row in res.summary.to_dict("records"):
         cells = [str(row[p]) for p in res.params]
         cells.append(f"{row['ok']}/{row['runs']}")
         for m in metrics:
             cells.append(human.with_ci(m, row[column(m, "mean")], row[column(m, "ci95")]))
+        if lim:
+            cells.append(limits.point_label(row))
         t.add_row(*cells)
     hidden = len(res.metrics) - len(metrics)
     if hidden > 0 and not chosen:
@@ -62,13 +67,25 @@ def print_summary(res, chosen: list[str] | None = None) -> None:
     out.print(t)
 
 
+def _limited_by(frame) -> str:
+    """The header of the column saying what limited flows[0] (spacetp.limits), or "" when
+    the frame has no such column (a scenario without [[flows]])."""
+    return "flows[0] limited by" if "flows[0].limit" in frame.columns else ""
+
+
 def print_runs(res, chosen: list[str] | None = None) -> None:
     """Every run (the first SHOWN_RUNS): parameters, rep, seed, status, metrics, error."""
     metrics = _shown(res, chosen)
     t = Table(title=f"{len(res.runs)} runs", title_justify="left")
-    for c in [*res.params, "rep", "seed", "status", *metrics, "error"]:
-        left = c in (*res.params, "status", "error")
-        t.add_column(c, justify="left" if left else "right", no_wrap=c != "error")
+    lim = _limited_by(res.runs)
+    for c in [*res.params, "rep", "seed", "status", *metrics, *[lim] * bool(lim), "error"]:
+        left = c in (*res.params, "status", "error", lim)
+        t.add_column(
+            c,
+            justify="left" if left else "right",
+            no_wrap=c not in ("error", lim),
+            min_width=24 if c == lim else None,
+        )
     for row in res.runs.head(SHOWN_RUNS).to_dict("records"):
         error = row["error"] if isinstance(row["error"], str) else ""
         t.add_row(
@@ -77,6 +94,7 @@ def print_runs(res, chosen: list[str] | None = None) -> None:
             str(row["seed"]),
             row["status"],
             *[_num(row[m], m) for m in metrics],
+            *[limits.run_label(row)] * bool(lim),
             error if len(error) <= 60 else error[:57] + "...",
         )
     if len(res.runs) > SHOWN_RUNS:

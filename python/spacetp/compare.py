@@ -3,7 +3,8 @@
     import spacetp.compare as cmp
     c = cmp.compare("examples/geo.toml", protocols="newreno,scps-tp,ltp", reps=5,
                     out="results/compare-geo")
-    c.table          # one row per profile: rank, time or goodput with its 95% CI, notes, model
+    c.table          # one row per profile: rank, time and goodput with 95% CIs, what
+                     # limited it (limited_by), failed runs (unfinished), model
     c.page           # results/compare-geo/report.html
 
 How it works: the profiles (every one `spacetp protocols` lists, the aliases once, plus the
@@ -14,26 +15,32 @@ on Dask with `executor`. Profiles whose runs fail (QUIC or LTP on a scenario wit
 `[flows.tcp]` settings, say) are listed with the reason, not ranked.
 
 Ranking: by completion time when every flow has `bytes` (lower is better; profiles that did
-not finish every run come after those that did), else by goodput. Each row says in words
-what limited it (`notes`), and carries the analytic model's prediction where one applies
-(spacetp.compare_models). The best and the worst are run once more with a trace, for the
-window and bytes in flight over time. spacetp.compare_page writes the page, the PNG/SVG
-figures and the CSV tables.
+not finish every run come after those that did), else by goodput: the mean over the runs
+that did not fail, with a percentile bootstrap interval (spacetp.stats.bootstrap_ci: never
+below zero). Runs whose flow failed are counted and named with their reason (`unfinished`),
+never averaged in. Each row says what limited it: the engine's limit analysis over the runs
+(spacetp.limits, through the sweep's columns), and carries the analytic model's prediction
+where one applies (spacetp.compare_models, with the scenario's own settings). The best and
+the worst are run once more with a trace, for the window and bytes in flight over time (or,
+for a transport without a window, the bytes sent and delivered). spacetp.compare_page writes
+the page, the PNG/SVG figures and the CSV tables.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spacetp import human
-from spacetp.compare_models import predict, tcp_payload
+from spacetp import human, limits
+from spacetp.compare_models import predict
+from spacetp.limits import LIFT_SHARE
 from spacetp.pathfacts import PathFacts, facts
 from spacetp.scenario import ScenarioError, copy_of, load
-from spacetp.stats import column
+from spacetp.stats import bootstrap_ci
 
 # Transports outside the TCP/QUIC profile registry (`spacetp protocols`), with what the page
 # says about them. A new one is one line here.
@@ -44,17 +51,14 @@ EXTRA_PROTOCOLS = {
            "graph routing over the plan the links (or [dtn]) give ([flows.bp])"),
 }  # fmt: skip
 
-FILL = 0.85  # "fills the link": goodput at least this share of the link's payload rate
-ACK_BUSY = 0.8  # "ACK-starved": ACKs use at least this share of the return link
-STALL = 0.5  # "stalled by timeouts": timeouts and goodput below this share of the link
-
 
 @dataclass
 class Comparison:
     """The outcome of `compare`: `table` (pandas, one row per profile run, best first; see
-    `COLUMNS`), `failed` (profiles whose runs failed, with the error), `facts` (the path, or
-    None), `rank_by` ("completion" or "goodput"), `traces` ({profile: samples frame of its
-    first flow}) of the best and the worst, `sweep` (the SweepResult), `out` and `page`."""
+    compare_page.CSV_COLUMNS), `failed` (profiles that could not run, with the error),
+    `facts` (the path, or None), `rank_by` ("completion" or "goodput"), `traces` ({profile:
+    its first flow over time}) of the best and the worst, `sweep` (the SweepResult), `out`
+    and `page`."""
 
     name: str
     scenario: dict
@@ -155,15 +159,16 @@ def _finite(sc: dict) -> bool:
     return bool(flows) and all(f.get("bytes") is not None for f in flows)
 
 
-def _metrics(sc: dict, pf: PathFacts | None) -> dict[str, str]:
-    """{role: metric}: what the ranking reads from each run."""
+def _metrics(sc: dict) -> dict[str, str]:
+    """{role: metric}: what the ranking reads from each run. Retransmissions count LTP's
+    data segments and checkpoints sent again and bp's over its LTP hops
+    (spacetp.metrics: total_retransmissions); drops are the links' error drops."""
     single = len(sc.get("flows") or []) == 1 and not sc.get("workloads")
     if single:
         m = {
             "goodput": "flows[0].goodput_bps",
             "completion": "flows[0].completion_s",
             "complete": "flows[0].complete",
-            "retx": "flows[0].retransmitted_segments",
             "timeouts": "flows[0].timeouts",
             "rtt": "flows[0].mean_rtt_s",
         }
@@ -172,16 +177,12 @@ def _metrics(sc: dict, pf: PathFacts | None) -> dict[str, str]:
             "goodput": "total_goodput_bps",
             "completion": "max_completion_s",
             "complete": "all_complete",
-            "retx": "total_retransmitted_segments",
             "timeouts": "total_timeouts",
             "rtt": "flows[0].mean_rtt_s",
         }
+    m["retx"] = "total_retransmissions"
+    m["drops"] = "total_error_drops"
     m["end"] = "run.end_s"
-    if pf is not None:
-        data, ack = pf.summary_index(pf.bottleneck), pf.summary_index(pf.ack_bottleneck)
-        m["ack_bytes"] = f"links[{ack}].tx_bytes"
-        m["queue_drops"] = f"links[{data}].queue_drops"
-        m["ack_queue_drops"] = f"links[{ack}].queue_drops"
     return m
 
 
@@ -211,7 +212,7 @@ def compare(
     names, aliases = choose(protocols)
     paths = _protocol_paths(sc)
     pf = facts(sc)
-    roles = _metrics(sc, pf)
+    roles = _metrics(sc)
     grid = {tuple(paths): [(p,) * len(paths) for p in names]}
     out = None if out is None else Path(out)
     res = run_sweep(
@@ -227,7 +228,7 @@ def compare(
         console=console,
     )
     rank_by = "completion" if _finite(sc) else "goodput"
-    table, failed = rank(res, paths[0], roles, rank_by, pf, registry())
+    table, failed = rank(res, paths[0], roles, rank_by, pf, registry(), sc)
     c = Comparison(
         name=sc.get("name") or (Path(source).stem if source else "scenario"),
         scenario=sc,
@@ -258,10 +259,65 @@ def compare(
 # ------------------------------------------------------------------------------ ranking
 
 
-def rank(res, path: str, roles: dict[str, str], rank_by: str, pf, reg: dict):
-    """(the ranked table, the failed profiles) from a sweep's summary."""
+def _merged(base: dict, over: dict) -> dict:
+    out = dict(base)
+    for k, v in over.items():
+        out[k] = _merged(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def effective_settings(settings: dict | None, flow: dict | None) -> dict | None:
+    """A profile's settings as the scenario's first flow runs them: its `[flows.tcp]`
+    overrides laid over the profile's, then the buffer shorthands (what the engine does,
+    spacetp-proto's settings.rs); None outside the TCP registry."""
+    if settings is None or not flow or "congestion_control" not in settings:
+        return settings
+    out = _merged(settings, flow.get("tcp") or {})
+    for key in ("receive_buffer", "send_buffer"):
+        if flow.get(key) is not None:
+            out[key] = flow[key]
+    return out
+
+
+def _run_failure(run: dict, nflows: int, complete: str) -> str | None:
+    """Why a run did not complete because a flow failed (the first failed flow's reason),
+    or None: it completed (a flow whose receiving end failed after the last byte arrived
+    still moved the data), or no flow failed."""
+    if run.get(complete) == 1.0:
+        return None
+    for i in range(nflows):
+        why = run.get(f"flows[{i}].failure")
+        if isinstance(why, str) and why:
+            return why if nflows == 1 else f"flows[{i}] {why}"
+    return None
+
+
+def _counted(reasons: list[str]) -> str:
+    """`aborted: data timed out (max_retries)`, or several with their counts."""
+    counts = Counter(reasons)
+    if len(counts) == 1:
+        return reasons[0]
+    return "; ".join(f"{why} ({n})" for why, n in counts.most_common())
+
+
+def unfinished_text(row: dict) -> str:
+    """`did not finish in 3 of 10 runs: aborted: data timed out (max_retries)`, or ""."""
+    reasons = list(row.get("_reasons") or [])
+    if not reasons:
+        return ""
+    return f"did not finish in {len(reasons)} of {row['ok']} runs: {_counted(reasons)}"
+
+
+def rank(res, path: str, roles: dict[str, str], rank_by: str, pf, reg: dict, sc: dict):
+    """(the ranked table, the profiles that could not run) from a sweep's runs. Runs whose
+    flow failed (aborted, reset, refused by the transport) are counted and named, never
+    averaged in: every mean and interval is over the runs that did not fail (completion
+    times over the runs that completed)."""
+    import numpy as np
     import pandas as pd
 
+    flows = sc.get("flows") or []
+    nflows = len(flows)
     rows, failed = [], []
     runs = res.runs
     for _, s in res.summary.iterrows():
@@ -271,118 +327,168 @@ def rank(res, path: str, roles: dict[str, str], rank_by: str, pf, reg: dict):
             errs = runs[(runs["point"] == s["point"]) & runs["error"].notna()]["error"]
             failed.append({"protocol": proto, "error": errs.iloc[0] if len(errs) else "no run"})
             continue
-        row = {"protocol": proto, "family": info.get("family", ""), "ok": int(s["ok"])}
+        mine = runs[(runs["point"] == s["point"]) & (runs["status"] == "ok")]
+        why = [_run_failure(r, nflows, roles["complete"]) for r in mine.to_dict("records")]
+        ok = np.array([w is None for w in why])
+        good = mine[ok]
+        row = {"protocol": proto, "family": info.get("family", ""), "ok": len(mine)}
         row["runs"] = int(s["runs"])
         for role, m in roles.items():
-            row[role] = float(s[column(m, "mean")])
-            row[f"{role}_ci"] = float(s[column(m, "ci95")])
-        pred = predict(proto, info.get("settings"), pf, row.get("rtt"), row["family"])
+            vals = good[m].to_numpy(dtype=float)
+            row[role] = float(np.nanmean(vals)) if np.isfinite(vals).any() else math.nan
+            if role in ("completion", "goodput"):
+                row[f"{role}_lo"], row[f"{role}_hi"] = bootstrap_ci(vals)
+        done = mine[roles["complete"]].to_numpy(dtype=float)
+        row["complete"] = float(np.nanmean(done)) if len(done) else math.nan
+        row["failed_runs"] = int((~ok).sum())
+        row["failure"] = _counted([w for w in why if w]) if row["failed_runs"] else ""
+        reasons = [w for w in why if w]
+        stopped = int(((done < 1.0 - 1e-9) & ok).sum()) if rank_by == "completion" else 0
+        reasons += ["still sending when the run stopped"] * stopped
+        row["_reasons"] = reasons
+        row["unfinished"] = unfinished_text(row)
+        settings = effective_settings(info.get("settings"), flows[0] if flows else None)
+        pred = predict(proto, settings, pf, row.get("rtt"), row["family"])
         row["model"], row["model_bps"], row["model_why"] = pred.model, pred.goodput_bps, pred.why
-        row["notes"] = "; ".join(notes(row, info.get("settings"), pf))
+        row.update(_limit_cells(s))
         row["description"] = info.get("description", "")
         rows.append(row)
     table = pd.DataFrame(rows)
     if not table.empty:
+        table = table.drop(columns="_reasons")
         if rank_by == "completion":
             table["_done"] = table["complete"] >= 1.0 - 1e-9
             table = table.sort_values(
-                ["_done", "completion", "goodput"], ascending=[False, True, False], kind="stable"
+                ["_done", "completion", "goodput"],
+                ascending=[False, True, False],
+                kind="stable",
+                na_position="last",
             ).drop(columns="_done")
         else:
-            table = table.sort_values("goodput", ascending=False, kind="stable")
+            table = table.sort_values("goodput", ascending=False, kind="stable", na_position="last")
         table.insert(0, "rank", range(1, len(table) + 1))
         table = table.reset_index(drop=True)
     return table, pd.DataFrame(failed, columns=["protocol", "error"])
 
 
-def _payload(settings: dict | None, pf: PathFacts) -> float:
-    if settings is not None and "congestion_control" in settings:
-        return tcp_payload(settings, pf.mtu)
-    return pf.mtu - 28.0 - 8.0  # UDP/IP and a short QUIC or LTP header, about
+def _limit_cells(s) -> dict:
+    """What limited flows[0] over the profile's runs (the engine's analysis, spacetp.limits):
+    the state with the largest mean share and its sentence, the largest liftable one, the
+    short label, and the sentence the page shows ("limited_by")."""
+    get = {k: s.get(f"flows[0].{k}") for k in ("limit", "limit_share", "limit_text", "liftable",
+                                              "liftable_share", "liftable_text")}  # fmt: skip
+    text = get["limit_text"] if isinstance(get["limit_text"], str) else ""
+    lift = get["liftable_share"]
+    if get["limit"] == "link" and isinstance(get["liftable_text"], str) and lift >= LIFT_SHARE:
+        text += "; then " + get["liftable_text"]
+    return {
+        "limit": get["limit"] if isinstance(get["limit"], str) else "",
+        "limit_share": get["limit_share"],
+        "liftable": get["liftable"] if isinstance(get["liftable"], str) else "",
+        "liftable_share": lift,
+        "limit_label": limits.brief(get["limit"], get["limit_share"], get["liftable"], lift),
+        "limited_by": text or NO_ANALYSIS,
+    }
 
 
-def notes(row: dict, settings: dict | None, pf: PathFacts | None) -> list[str]:
-    """What limited a profile, in plain words, the strongest reason first."""
-    out = []
-    if row.get("complete", 1.0) < 1.0 - 1e-9:
-        n = row["ok"]
-        done = round(row["complete"] * n)
-        out.append(f"did not finish in {n - done} of {n} runs")
-    if pf is None:
-        if row.get("timeouts", 0) >= 1:
-            out.append(f"{human.number(row['timeouts'])} timeouts per run")
-        return out or ["-"]
-    link = pf.rate_bps * _payload(settings, pf) / pf.mtu
-    share = row["goodput"] / link if link > 0 else math.nan
-    end = row.get("end") or math.nan
-    ack_share = 8.0 * row.get("ack_bytes", 0.0) / end / pf.ack_rate_bps if end > 0 else 0.0
-    if share >= FILL:
-        out.append(f"fills the link ({human.percent(share)} of its payload rate)")
-    if ack_share >= ACK_BUSY or row.get("ack_queue_drops", 0) >= 1:
-        out.append(
-            f"ACK-starved return: ACKs use {human.percent(ack_share)} of the "
-            f"{human.rate(pf.ack_rate_bps)} return"
-        )
-    if row.get("timeouts", 0) >= 1 and share < STALL:
-        out.append(f"stalled by timeouts ({human.number(row['timeouts'])} per run)")
-    scps = (settings or {}).get("scps") or {}
-    rate = scps.get("rate") if scps.get("enabled") else None
-    if rate:
-        from spacetp import units
+NO_ANALYSIS = "no limit analysis for this transport (the engine gives none yet)"
 
-        r = units.to_si(rate)[0]
-        if r < 0.95 * pf.rate_bps:
-            out.append(f"held to {human.rate(r)} by its rate control")
-    if settings is not None and "receive_buffer" in settings:
-        from spacetp import units
 
-        rwnd = units.to_si(settings["receive_buffer"])[0]
-        if rwnd < 0.9 * pf.bdp_bytes:
-            out.append(
-                f"window-limited: receive buffer {human.size(rwnd)} < the path's "
-                f"bandwidth-delay product {human.size(pf.bdp_bytes)}"
-            )
-    if row.get("queue_drops", 0) >= 1:
-        out.append(
-            f"overflows the bottleneck queue ({human.number(row['queue_drops'])} drops per run)"
-        )
-    if not out and row.get("retx", 0) >= 1 and share < FILL:
-        out.append(
-            f"loss-limited: {human.number(row['retx'])} retransmissions per run "
-            f"({human.percent(share)} of the link)"
-        )
-    return out or [f"{human.percent(share)} of the link"]
+def short_start(c: Comparison) -> str:
+    """A warning when the transfer is under START_BDPS bandwidth-delay products: the
+    ranking then says who starts fastest, not who moves data fastest."""
+    f = c.facts
+    if f is None or f.bytes is None or not f.bdp_bytes or f.bytes >= START_BDPS * f.bdp_bytes:
+        return ""
+    return (
+        f"The transfer ({human.size(f.bytes)}) is under {START_BDPS:g}x the path's "
+        f"bandwidth-delay product ({human.size(f.bdp_bytes)}): it ends before a window "
+        "could fill the path, so this ranks only start-up (the initial window, slow start, "
+        "the handshake), not the steady rate a longer transfer would see."
+    )
+
+
+START_BDPS = 2.0
 
 
 # ------------------------------------------------------------------------------ traces
 
 
-def trace_interval(c: Comparison) -> str:
-    """About 400 samples over the best profile's run, between 10 ms and 1 s."""
-    end = float(c.table["end"].max()) if not c.table.empty else 10.0
-    step = min(1.0, max(0.01, end / 400.0))
+def trace_interval(c: Comparison, protocol: str | None = None) -> str:
+    """About 400 samples over a profile's run (the longest of all without one), between
+    1 ms and 1 s."""
+    t = c.table if protocol is None else c.table[c.table["protocol"] == protocol]
+    end = float(t["end"].max()) if not t.empty and t["end"].notna().any() else 10.0
+    step = min(1.0, max(0.001, end / 400.0))
     return f"{step * 1000:.0f} ms"
 
 
 def traces(c: Comparison) -> dict[str, Any]:
-    """The first flow's sender state over time for the best and the worst profile (seed of
-    their first replicate): cwnd, bytes in flight (sent, not yet acknowledged) and bytes
-    acknowledged."""
+    """The first flow over time for the best and the worst profile (seed of their first
+    replicate): cwnd, bytes in flight (sent, not yet acknowledged) and bytes delivered from
+    the sender's samples; `kind` "window". A transport with no sender samples (bp: bundles
+    hop by hop) gets instead the bytes its sender put on the flow's first link (a capture
+    there) and the bytes delivered, cumulative; `kind` "delivery"."""
     from spacetp.simulate import run
 
     out = {}
     if c.table.empty:
         return out
-    interval = trace_interval(c)
     runs = c.sweep.runs
     for proto in dict.fromkeys([c.best, c.worst]):
+        interval = trace_interval(c, proto)
         first = runs[(runs[c.axis] == proto) & (runs["status"] == "ok")].sort_values("rep").iloc[0]
         sc = c.sweep.scenario(int(first.name))
         res = run(sc, trace_interval=interval)
         s = res.samples_frame()
-        s = s[s["flow"] == 0]
-        frame = s[["time_s", "cwnd", "snd_max", "snd_una"]].copy()
-        frame["in_flight"] = frame["snd_max"] - frame["snd_una"]
+        s = s[s["flow"] == 0] if s is not None and len(s) else None
+        if s is not None and len(s):
+            frame = s[["time_s", "cwnd", "snd_max", "snd_una", "delivered"]].copy()
+            frame["in_flight"] = frame["snd_max"] - frame["snd_una"]
+            frame["sent"] = frame["snd_max"]
+            frame["kind"] = "window"
+        else:
+            frame = _delivery(c, sc, res, interval)
         frame.insert(0, "protocol", proto)
         out[proto] = frame.reset_index(drop=True)
     return out
+
+
+def _delivery(c: Comparison, sc: dict, res, interval: str):
+    """Bytes sent on the first flow's first link and bytes delivered over time, for a flow
+    without sender samples: a capture on that link, its packets from the sender's address
+    (the simulator numbers node i 10.0.0.i+1) summed per interval."""
+    import tempfile
+
+    import numpy as np
+    import pandas as pd
+
+    from spacetp import units
+    from spacetp.pcapflows import packets_from
+    from spacetp.simulate import run
+
+    f = res.flows[0]
+    end = float(res.summary["run"]["end_s"])
+    step = units.to_si(interval)[0]
+    t = np.arange(0.0, end + step, step)
+    sent = np.full(len(t), np.nan)
+    flow = (sc.get("flows") or [{}])[0]
+    names = [n["name"] for n in sc.get("nodes") or []]
+    if c.facts is not None and flow.get("from") in names:
+        src = f"10.0.0.{names.index(flow['from']) + 1}"
+        with tempfile.TemporaryDirectory() as td:
+            pcap = f"{td}/first-link.pcap"
+            run(sc, pcap={str(c.facts.hops[0][0]): pcap})
+            pk = packets_from(pcap, src)
+        if pk:
+            times, sizes = np.array(pk, dtype=float).T
+            sent = np.cumsum(sizes)[np.searchsorted(times, t, side="right") - 1]
+            sent[np.searchsorted(times, t, side="right") == 0] = 0.0
+    last = f.get("last_byte_s")
+    delivered = np.zeros(len(t))
+    if last is not None:
+        delivered[t >= float(last)] = float(f["bytes_delivered"])
+    return pd.DataFrame(
+        {"time_s": t, "cwnd": 0.0, "snd_max": np.nan, "snd_una": np.nan,
+         "delivered": delivered, "in_flight": np.nan, "sent": sent, "kind": "delivery"}
+    )  # fmt: skip

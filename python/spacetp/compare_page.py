@@ -1,8 +1,9 @@
 """The page of `spacetp compare` (DIR/report.html) and the files beside it: ranking.png/.svg
-(the bar chart), window.png/.svg (window and bytes in flight of the best and the worst over
-time), ranking.csv (the table), runs.csv (every run), window.csv (the two traces) and
-plotly.min.js (the zoomable plots, offline). Every number is written in its unit
-(spacetp.human)."""
+(the bar chart: mean and bootstrap 95% CI, a log axis beyond a 10x span), window.png/.svg
+(window and bytes in flight of the best and the worst over time; bytes sent and delivered
+for a transport without a window), ranking.csv (the table), runs.csv (every run),
+window.csv (the two traces) and plotly.min.js (the zoomable plots, offline). Every number is
+written in its unit (spacetp.human)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from spacetp import human, interactive
 FAMILY_COLORS = {
     "textbook": "#4C72B0", "linux": "#DD8452", "draft": "#C44E52", "scps": "#55A868",
     "scps-ri": "#2E8B57", "windows": "#8172B3", "quic": "#937860", "ltp": "#DA8BC3",
+    "dtn": "#17BECF",
 }  # fmt: skip
 OTHER_COLOR = "#8C8C8C"
 
@@ -29,6 +31,8 @@ table { border-collapse: collapse; width: 100%; font-size: 0.9em; }
 th, td { border: 1px solid #ddd; padding: 0.3em 0.5em; vertical-align: top; text-align: left; }
 th { background: #f4f4f4; } td.num { text-align: right; white-space: nowrap; }
 tr.best td { background: #eaf6ea; } .muted { color: #666; font-size: 0.88em; }
+.warning { background: #fff6e0; border-left: 4px solid #d9a400; padding: 0.5em 0.9em; }
+.failed { color: #b00020; }
 .files a { margin-right: 0.8em; }
 """
 
@@ -50,7 +54,27 @@ def _metric_name(role: str) -> str:
 
 
 def _cell(c, row, role: str) -> str:
-    return human.with_ci(_metric_name(role), row[role], row[f"{role}_ci"])
+    return human.interval(_metric_name(role), row[role], row[f"{role}_lo"], row[f"{role}_hi"])
+
+
+def log_axis(c) -> bool:
+    """Whether the ranking's axis is logarithmic: its values (means and interval bounds)
+    span more than LOG_SPAN times."""
+    role = _value_role(c)
+    t = c.table
+    vals = [v for col in (role, f"{role}_lo", f"{role}_hi") for v in t[col].tolist()]
+    vals = [float(v) for v in vals if v == v and v is not None and float(v) > 0]
+    return bool(vals) and max(vals) > LOG_SPAN * min(vals)
+
+
+LOG_SPAN = 10.0
+
+
+def _errors(t, role: str) -> tuple[list[float], list[float]]:
+    """(below, above) the mean: the interval's arms (0 without an interval)."""
+    lo = (t[role] - t[f"{role}_lo"]).fillna(0.0).clip(lower=0.0)
+    hi = (t[f"{role}_hi"] - t[role]).fillna(0.0).clip(lower=0.0)
+    return lo.tolist(), hi.tolist()
 
 
 # ---------------------------------------------------------------------------- figures
@@ -65,22 +89,26 @@ def ranking_figure_mpl(c):
     fig = Figure(figsize=(7.5, 0.32 * n + 1.4), layout="constrained")
     ax = fig.add_subplot()
     y = list(range(len(t)))[::-1]
+    below, above = _errors(t, role)
     ax.barh(
         y,
-        t[role],
-        xerr=t[f"{role}_ci"].fillna(0),
+        t[role].fillna(0),
+        xerr=[below, above],
         color=[_color(f) for f in t["family"]],
         capsize=2,
     )
+    if log_axis(c):
+        ax.set_xscale("log")
     if role == "goodput" and t["model_bps"].notna().any():
         ax.plot(t["model_bps"], y, "kD", markersize=4, label="analytic model")
         ax.legend(loc="lower right", fontsize=8)
     ax.set_yticks(y, [f"{r}. {p}" for r, p in zip(t["rank"], t["protocol"], strict=True)])
     ax.tick_params(axis="y", labelsize=8)
+    scale = ", log scale" if log_axis(c) else ""
     if role == "completion":
-        ax.set_xlabel("completion time (s), mean and 95% CI")
+        ax.set_xlabel(f"completion time (s), mean and 95% CI (bootstrap){scale}")
     else:
-        ax.set_xlabel("goodput (b/s), mean and 95% CI")
+        ax.set_xlabel(f"goodput (b/s), mean and 95% CI (bootstrap){scale}")
     ax.grid(True, axis="x", alpha=0.3)
     ax.set_title(c.name, fontsize=9)
     return fig
@@ -93,15 +121,16 @@ def ranking_figure(c):
     role = _value_role(c)
     labels = [f"{r}. {p}" for r, p in zip(t["rank"], t["protocol"], strict=True)]
     hover = [
-        f"{p}<br>{_cell(c, row, role)}<br>{_e(row['notes'])}"
+        f"{p}<br>{_cell(c, row, role)}<br>{_e(_limit_words(row))}"
         for p, (_, row) in zip(t["protocol"], t.iterrows(), strict=True)
     ]
+    below, above = _errors(t, role)
     fig = go.Figure(
         go.Bar(
             x=t[role],
             y=labels,
             orientation="h",
-            error_x={"type": "data", "array": t[f"{role}_ci"].fillna(0).tolist()},
+            error_x={"type": "data", "symmetric": False, "array": above, "arrayminus": below},
             marker={"color": [_color(f) for f in t["family"]]},
             hovertext=hover,
             hoverinfo="text",
@@ -118,33 +147,64 @@ def ranking_figure(c):
             )
         )  # fmt: skip
     unit = "completion time (s)" if role == "completion" else "goodput (b/s)"
+    log = log_axis(c)
     fig.update_layout(
         template="plotly_white",
         height=int(28 * len(t) + 130),
         margin={"l": 150, "r": 20, "t": 30, "b": 50},
-        xaxis={"title": {"text": f"{unit}, mean and 95% CI"}},
+        xaxis={
+            "title": {"text": f"{unit}, mean and 95% CI (bootstrap){', log scale' if log else ''}"},
+            "type": "log" if log else "linear",
+        },
         yaxis={"autorange": "reversed"},
         showlegend=role == "goodput",
     )
     return fig
 
 
+def panel_title(c, proto: str, tr) -> str:
+    which = "best" if proto == c.best else "worst"
+    if _delivery(tr):
+        return f"{which}: {proto} (no window: bytes sent and delivered)"
+    return f"{which}: {proto}"
+
+
+def _delivery(tr) -> bool:
+    return bool(len(tr)) and tr["kind"].iloc[0] == "delivery"
+
+
+def _window_series(c, tr) -> list[tuple[str, object, object]]:
+    """(name, x, y in kB) of a panel: cwnd (when the transport has one) and bytes in flight;
+    for a transport without a window, bytes sent on the first link and bytes delivered."""
+    if _delivery(tr):
+        out = []
+        if tr["sent"].notna().any():
+            out.append(("sent on the first link", tr["time_s"], tr["sent"] / 1e3))
+        out.append(("delivered", tr["time_s"], tr["delivered"] / 1e3))
+        return out
+    out = []
+    if (tr["cwnd"] > 0).any():
+        out.append(("cwnd", tr["time_s"], tr["cwnd"] / 1e3))
+    out.append(("bytes in flight", tr["time_s"], tr["in_flight"] / 1e3))
+    return out
+
+
 def window_figure_mpl(c):
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(9, 3.4), layout="constrained")
-    axes = fig.subplots(1, max(len(c.traces), 1), sharey=True, squeeze=False)[0]
+    mixed = any(_delivery(tr) for tr in c.traces.values())
+    axes = fig.subplots(1, max(len(c.traces), 1), sharey=not mixed, squeeze=False)[0]
     for ax, (proto, tr) in zip(axes, c.traces.items(), strict=False):
-        if (tr["cwnd"] > 0).any():
-            ax.plot(tr["time_s"], tr["cwnd"] / 1e3, label="cwnd")
-        ax.plot(tr["time_s"], tr["in_flight"] / 1e3, label="bytes in flight")
-        if c.facts is not None:
+        for name, x, y in _window_series(c, tr):
+            ax.plot(x, y, label=name)
+        if c.facts is not None and not _delivery(tr):
             ax.axhline(c.facts.bdp_bytes / 1e3, color="gray", ls="--", lw=1, label="BDP")
-        ax.set_title(f"{'best' if proto == c.best else 'worst'}: {proto}", fontsize=9)
+        ax.set_title(panel_title(c, proto, tr), fontsize=9)
         ax.set_xlabel("time (s)")
+        ax.set_ylabel("kB")
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
-    axes[0].set_ylabel("kB")
     return fig
 
 
@@ -153,23 +213,17 @@ def window_figure(c):
     from plotly.subplots import make_subplots
 
     n = max(len(c.traces), 1)
-    titles = [f"{'best' if p == c.best else 'worst'}: {p}" for p in c.traces]
-    fig = make_subplots(rows=1, cols=n, shared_yaxes=True, subplot_titles=titles or [""])
+    titles = [panel_title(c, p, tr) for p, tr in c.traces.items()]
+    mixed = any(_delivery(tr) for tr in c.traces.values())
+    fig = make_subplots(rows=1, cols=n, shared_yaxes=not mixed, subplot_titles=titles or [""])
     for i, (proto, tr) in enumerate(c.traces.items(), 1):
-        if (tr["cwnd"] > 0).any():
-            fig.add_trace(
-                go.Scatter(x=tr["time_s"], y=tr["cwnd"] / 1e3, name=f"{proto}: cwnd",
-                           mode="lines"), row=1, col=i,
-            )  # fmt: skip
-        fig.add_trace(
-            go.Scatter(x=tr["time_s"], y=tr["in_flight"] / 1e3, name=f"{proto}: in flight",
-                       mode="lines"), row=1, col=i,
-        )  # fmt: skip
-        if c.facts is not None:
+        for name, x, y in _window_series(c, tr):
+            fig.add_trace(go.Scatter(x=x, y=y, name=f"{proto}: {name}", mode="lines"), row=1, col=i)
+        if c.facts is not None and not _delivery(tr):
             fig.add_hline(y=c.facts.bdp_bytes / 1e3, line_dash="dash", line_color="gray",
                           row=1, col=i)  # fmt: skip
         fig.update_xaxes(title_text="time (s)", row=1, col=i)
-    fig.update_yaxes(title_text="kB", row=1, col=1)
+        fig.update_yaxes(title_text="kB", row=1, col=i)
     fig.update_layout(template="plotly_white", height=380, margin={"t": 40, "b": 50})
     return fig
 
@@ -195,6 +249,15 @@ def path_text(c) -> str:
     return "; ".join(parts) + "."
 
 
+def _overlap(a, b, role: str) -> bool:
+    """Whether two rows' intervals overlap (a tie at this number of replicates)."""
+    lo1, hi1 = a[f"{role}_lo"], a[f"{role}_hi"]
+    lo2, hi2 = b[f"{role}_lo"], b[f"{role}_hi"]
+    if any(v != v for v in (lo1, hi1, lo2, hi2)):
+        return False
+    return hi1 >= lo2 and hi2 >= lo1
+
+
 def answer(c) -> str:
     t = c.table
     if t.empty:
@@ -208,9 +271,7 @@ def answer(c) -> str:
     )
     if len(t) > 1:
         second = t.iloc[1]
-        lo1, hi1 = best[role] - best[f"{role}_ci"], best[role] + best[f"{role}_ci"]
-        lo2, hi2 = second[role] - second[f"{role}_ci"], second[role] + second[f"{role}_ci"]
-        if hi1 >= lo2 and hi2 >= lo1:
+        if _overlap(best, second, role):
             text += (
                 f"; <b>{_e(second['protocol'])}</b> is within its 95% confidence interval "
                 f"({_e(_cell(c, second, role))}), a tie at {c.reps} replicates"
@@ -219,6 +280,8 @@ def answer(c) -> str:
             f"; the last, <b>{_e(worst['protocol'])}</b>, "
             f"{'needs' if role == 'completion' else 'gets'} {_e(_cell(c, worst, role))}"
         )
+        if worst["unfinished"]:
+            text += f" ({_e(worst['unfinished'])})"
     own = c.scenario.get("flows", [{}])[0].get("protocol", "newreno")
     mine = t[t["protocol"] == own]
     if len(mine) and own not in (best["protocol"], worst["protocol"]):
@@ -230,6 +293,32 @@ def answer(c) -> str:
     return text + "."
 
 
+def _limit_words(r) -> str:
+    """The row's "what limited it": failed and unfinished runs first, then the engine's
+    analysis over the runs."""
+    words = [r["unfinished"]] if r["unfinished"] else []
+    return "; ".join([*words, r["limited_by"]])
+
+
+def warnings(c) -> list[str]:
+    """What the reader must know before trusting the ranking."""
+    from spacetp.compare import short_start
+
+    out = []
+    start = short_start(c)
+    if start:
+        out.append(start)
+    if not c.table.empty and (c.table["failed_runs"] > 0).any():
+        bad = c.table[c.table["failed_runs"] > 0]
+        out.append(
+            f"{len(bad)} profile(s) failed in some runs ("
+            + ", ".join(f"{p}: {n} of {k}" for p, n, k in zip(
+                bad["protocol"], bad["failed_runs"], bad["ok"], strict=True))
+            + "): a failed run is counted and named, never averaged in as a slow one."
+        )  # fmt: skip
+    return out
+
+
 def _table_html(c) -> str:
     t = c.table
     role = _value_role(c)
@@ -238,7 +327,8 @@ def _table_html(c) -> str:
         f"<tr><th>#</th><th>protocol</th><th>{first} (95% CI)</th>"
         + ("<th>goodput (95% CI)</th>" if role == "completion" else "")
         + "<th>analytic model</th><th>retransmissions per run</th><th>timeouts per run</th>"
-        "<th>what limited it</th></tr>"
+        "<th>link error drops per run</th><th>what limited it (mean share of the time over "
+        "the runs)</th></tr>"
     )
     rows = [head]
     for i, (_, r) in enumerate(t.iterrows()):
@@ -259,11 +349,13 @@ def _table_html(c) -> str:
         ]
         if role == "completion":
             cells.append(f"<td class='num'>{_e(_cell(c, r, 'goodput'))}</td>")
+        unfinished = f"<b class='failed'>{_e(r['unfinished'])}</b><br>" if r["unfinished"] else ""
         cells += [
             f"<td>{model}</td>",
             f"<td class='num'>{_e(human.number(r['retx']))}</td>",
             f"<td class='num'>{_e(human.number(r['timeouts']))}</td>",
-            f"<td>{_e(r['notes'])}</td>",
+            f"<td class='num'>{_e(human.number(r['drops']))}</td>",
+            f"<td>{unfinished}{_e(r['limited_by'])}</td>",
         ]
         rows.append(f"<tr class='{'best' if i == 0 else ''}'>{''.join(cells)}</tr>")
     return "<table>" + "\n".join(rows) + "</table>"
@@ -313,8 +405,11 @@ def html_page(c, script: str) -> str:
             + "<p class='files muted'>Static: <a href='window.png'>PNG</a>"
             "<a href='window.svg'>SVG</a><a href='window.csv'>data (CSV)</a>. Bytes in "
             "flight: sent and not yet acknowledged (snd_max - snd_una); the dashed line is "
-            "the path's bandwidth-delay product.</p>"
+            "the path's bandwidth-delay product. A transport without a window or sender "
+            "samples (bp) shows the bytes its sender put on the flow's first link and the "
+            "bytes delivered, cumulative.</p>"
         )
+    warn = "".join(f"<p class='warning'>{_e(w)}</p>" for w in warnings(c))
     return "\n".join(
         [
             "<!DOCTYPE html>",
@@ -324,6 +419,7 @@ def html_page(c, script: str) -> str:
             f"<h1>Which protocol on this link? {_e(c.name)}</h1>",
             f"<p class='muted'>{_e(c.source or '')} &middot; {_e(path_text(c))}</p>",
             f"<p class='answer'>{answer(c)}</p>",
+            warn,
             f"<h2>Ranking by {what}</h2>",
             interactive.div(ranking_figure(c), "ranking"),
             _legend(c),
@@ -331,10 +427,21 @@ def html_page(c, script: str) -> str:
             "<a href='ranking.svg'>SVG</a><a href='ranking.csv'>table (CSV)</a>"
             "<a href='runs.csv'>every run (CSV)</a></p>",
             _table_html(c),
-            "<p class='muted'>Mean over the replicates, with the half-width of the 95% "
-            "confidence interval of the mean (Student's t). The analytic model's goodput is "
-            "beside each profile whose mechanisms it describes (hover over 'none' for why "
-            "there is none); hover over a name for the profile.</p>",
+            "<p class='muted'>Mean over the replicates that did not fail, with the 95% "
+            "confidence interval of the mean in brackets: a percentile bootstrap (10 000 "
+            "resamples of the runs), which stays within the runs' range, so it never goes "
+            "below zero and widens on the side of a slow outlier. A run whose flow failed "
+            "(aborted, reset, refused by its transport) is counted and named with its "
+            "reason, never averaged in. What limited it: the engine's account of the first "
+            "flow's time, from its start to its last byte, in named states (the link, a "
+            "window, rate control, LTP sessions, the return path, recovery, ...), the state "
+            "with the largest share of the time on average over the runs, with the setting "
+            "that lifts it; when the link leads (the good case), the largest state a "
+            "setting lifts after it. Retransmissions count every transport's segments sent "
+            "again (LTP's data segments and checkpoints; bp's over its LTP hops). The "
+            "analytic model's goodput is beside each profile whose mechanisms it describes, "
+            "with the scenario's own settings (hover over 'none' for why there is none); "
+            "hover over a name for the profile.</p>",
             window,
             failed,
             "<h2>How this was run</h2><ul class='muted'>",
@@ -347,19 +454,24 @@ def html_page(c, script: str) -> str:
 # ------------------------------------------------------------------------------ files
 
 
+CSV_COLUMNS = {
+    "rank": "rank", "protocol": "protocol", "family": "family",
+    "completion": "completion_s", "completion_lo": "completion_s_ci95_low",
+    "completion_hi": "completion_s_ci95_high", "goodput": "goodput_bps",
+    "goodput_lo": "goodput_bps_ci95_low", "goodput_hi": "goodput_bps_ci95_high",
+    "complete": "complete", "ok": "runs", "failed_runs": "failed_runs",
+    "unfinished": "did_not_finish", "retx": "retransmissions", "timeouts": "timeouts",
+    "drops": "link_error_drops", "rtt": "mean_rtt_s", "model": "model",
+    "model_bps": "model_goodput_bps", "limit": "limit", "limit_share": "limit_share",
+    "liftable": "liftable", "liftable_share": "liftable_share", "limited_by": "limited_by",
+}  # fmt: skip
+
+
 def ranking_csv(c):
+    """One row per profile (CSV_COLUMNS: the table's names -> the file's)."""
     t = c.table.copy()
-    keep = ["rank", "protocol", "family", "completion", "completion_ci", "goodput", "goodput_ci"]
-    keep += ["complete", "retx", "timeouts", "rtt", "model", "model_bps", "notes"]
-    t = t[[k for k in keep if k in t.columns]]
-    return t.rename(
-        columns={
-            "completion": "completion_s", "completion_ci": "completion_s_ci95",
-            "goodput": "goodput_bps", "goodput_ci": "goodput_bps_ci95",
-            "retx": "retransmitted_segments", "rtt": "mean_rtt_s",
-            "model_bps": "model_goodput_bps",
-        }
-    )  # fmt: skip
+    t = t[[k for k in CSV_COLUMNS if k in t.columns]]
+    return t.rename(columns=CSV_COLUMNS)
 
 
 def write(c, out: Path) -> Path:

@@ -5,7 +5,8 @@ formats its numbers here.
 A metric's unit follows from its name (spacetp.metrics): `..._bps` is a rate, `..._s` a
 duration, `...bytes...` a size, `complete` a fraction shown in percent, the counters
 (`retransmitted_segments`, `timeouts`, ...) plain numbers. `with_ci` writes a mean and the
-half-width of its confidence interval in the same unit: `620 kb/s ± 12 kb/s`.
+half-width of its confidence interval in the same unit: `620 kb/s ± 12 kb/s`; `interval` a
+mean and the bounds of an interval that need not be symmetric: `5.35 s (5.21–5.52)`.
 """
 
 from __future__ import annotations
@@ -153,6 +154,30 @@ def with_ci(name: str, mean: float, ci: float) -> str:
             _, unit, scale = _scaled(float(mean), table, SIG)
         return f"{text} ± {_half_width(ci / scale, mean / scale)} {unit}"
     return f"{text} ± {_half_width(ci, mean)}"
+
+
+def interval(name: str, mean: float, lo: float, hi: float) -> str:
+    """`5.35 s (5.21–5.52)`: a mean and its confidence interval's bounds in the mean's unit
+    (an interval that need not be symmetric: spacetp.stats.bootstrap_ci); the mean alone
+    when the interval is unknown (one replicate)."""
+    if missing(mean):
+        return "-"
+    text = metric(name, mean)
+    if missing(lo) or missing(hi):
+        return text
+    kind = kind_of_metric(name)
+    scale = 1.0
+    if kind == "duration":
+        scale = _duration_unit(float(mean))[1]
+    elif kind in ("rate", "size"):
+        scale = _scaled(float(mean), RATE_UNITS if kind == "rate" else SIZE_UNITS, SIG)[2]
+    elif kind == "fraction":
+        scale = 0.01
+
+    def bound(v: float) -> str:
+        return number(v / scale).replace(",", "")
+
+    return f"{text} ({bound(lo)}–{bound(hi)})"
 
 
 def _half_width(ci: float, mean: float) -> str:

@@ -10,6 +10,9 @@ A metric is either a path into the summary (`flows[0].goodput_bps`, `run.end_s`,
     max_completion_s      largest completion time of the complete flows
     all_complete          1 if every finite flow completed, else 0
     total_bytes_delivered, total_retransmitted_segments, total_timeouts
+    total_retransmissions total_retransmitted_segments, with bp flows counted by their LTP
+                          hops' data segments sent again (their own count is 0)
+    total_error_drops     packets the links' error models dropped, every link both ways
     flow_count            number of flows in the results
 
 Every metric is a float: booleans are 0/1 (so a mean is a fraction), a missing value (the
@@ -101,6 +104,17 @@ def _complete_times(s: dict) -> list[float]:
     return [f["completion_s"] for f in s["flows"] if f["complete"]]
 
 
+def _retransmissions(s: dict) -> float:
+    """Every flow's retransmitted segments (TCP, SCPS-TP, QUIC's lost packets sent again,
+    LTP's data segments and checkpoints sent again); bp flows by their LTP hops' data
+    segments sent again (summary["dtn"]["hops"]), which carry every bundle of the run."""
+    own = sum(f["retransmitted_segments"] for f in s["flows"] if f.get("protocol") != "bp")
+    if any(f.get("protocol") == "bp" for f in s["flows"]):
+        hops = (s.get("dtn") or {}).get("hops") or []
+        own += sum(h.get("data_segments_retransmitted", 0) for h in hops)
+    return float(own)
+
+
 AGGREGATES: dict[str, Callable[[dict], float]] = {
     "total_goodput_bps": lambda s: float(sum(f["goodput_bps"] for f in s["flows"])),
     "mean_goodput_bps": lambda s: _mean([f["goodput_bps"] for f in s["flows"]]),
@@ -113,6 +127,8 @@ AGGREGATES: dict[str, Callable[[dict], float]] = {
     "total_retransmitted_segments": lambda s: float(
         sum(f["retransmitted_segments"] for f in s["flows"])
     ),
+    "total_retransmissions": lambda s: _retransmissions(s),
+    "total_error_drops": lambda s: float(sum(li["error_drops"] for li in s.get("links") or [])),
     "total_timeouts": lambda s: float(sum(f["timeouts"] for f in s["flows"])),
     "flow_count": lambda s: float(len(s["flows"])),
 }

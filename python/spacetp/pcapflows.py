@@ -205,6 +205,28 @@ def _time(meta, nano: bool) -> float:
     return meta.sec + meta.usec / (1e9 if nano else 1e6)
 
 
+def packets_from(path: str | Path, src: str) -> list[tuple[float, int]]:
+    """(capture time in s, IPv4 total length) of every IPv4 packet from address `src`, in
+    capture order, whatever it carries (LTP and bundles too): what a sender put on a link."""
+    from scapy.utils import RawPcapReader
+
+    out = []
+    r = RawPcapReader(str(path))
+    nano = bool(getattr(r, "nano", False))
+    linktype = getattr(r, "linktype", None)
+    want = ipaddress.IPv4Address(src).packed
+    try:
+        for data, meta in r:
+            pkt = _ip_payload(getattr(meta, "linktype", None) or linktype, data)
+            if pkt is not None and len(pkt) >= 20 and pkt[0] >> 4 == 4 and pkt[12:16] == want:
+                out.append((_time(meta, nano), int.from_bytes(pkt[2:4], "big")))
+    except EOFError:
+        pass
+    finally:
+        r.close()
+    return out
+
+
 def read(path: str | Path, keylog: str | Path | None = None) -> list[Conversation]:
     """Every TCP and SCPS-TP conversation of a pcap or pcapng file (`keylog`, for QUIC, is
     refused until QUIC is read)."""

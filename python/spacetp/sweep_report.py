@@ -10,6 +10,7 @@ import html
 from pathlib import Path
 
 from spacetp import human, interactive
+from spacetp.limits import LIFT_SHARE
 from spacetp.stats import column
 
 MAX_PLOTS = 8
@@ -87,6 +88,9 @@ def figures(res) -> list[tuple[str, object]]:
 def _table(res) -> str:
     head = "".join(f"<th>{_e(p)}</th>" for p in res.params) + "<th>ok/runs</th>"
     head += "".join(f"<th>{_e(m)}</th>" for m in res.metrics)
+    lim = "flows[0].limit" in res.summary.columns
+    if lim:
+        head += "<th>flows[0]: what limited it (mean share over the runs)</th>"
     rows = [f"<tr>{head}</tr>"]
     for row in res.summary.to_dict("records"):
         cells = [f"<td>{_e(row[p])}</td>" for p in res.params]
@@ -94,8 +98,27 @@ def _table(res) -> str:
         for m in res.metrics:
             v = human.with_ci(m, row[column(m, "mean")], row[column(m, "ci95")])
             cells.append(f"<td class='num'>{_e(v)}</td>")
+        if lim:
+            cells.append(f"<td>{_e(_limit_words(row))}</td>")
         rows.append(f"<tr>{''.join(cells)}</tr>")
     return "<table>" + "\n".join(rows) + "</table>"
+
+
+def _limit_words(row: dict) -> str:
+    """flows[0]'s failed runs with their reason, and the sentence of its state with the
+    largest mean share (then the largest liftable one, when the link leads)."""
+    words = []
+    if row.get("flows[0].failed_runs"):
+        words.append(
+            f"did not finish in {int(row['flows[0].failed_runs'])} of {row['ok']} runs: "
+            f"{row['flows[0].failure']}"
+        )
+    if isinstance(row.get("flows[0].limit_text"), str):
+        words.append(row["flows[0].limit_text"])
+        lift = row.get("flows[0].liftable_share")
+        if row["flows[0].limit"] == "link" and lift == lift and (lift or 0) >= LIFT_SHARE:
+            words.append("then " + row["flows[0].liftable_text"])
+    return "; ".join(words) or "-"
 
 
 CSS = """
