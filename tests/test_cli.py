@@ -95,6 +95,35 @@ def test_bad_input_is_one_clear_line(cli, tmp_path, text, args, expected):
     assert len(r.stderr.strip().splitlines()) == 1, r.stderr
 
 
+def test_an_unknown_protocol_lists_every_protocol_a_flow_takes(cli, tmp_path):
+    # TCP and SCPS-TP profiles, QUIC's, LTP and bp: from their registries, not by hand
+    import spacetp
+
+    r = cli("run", _write(tmp_path, BASE.replace('"newreno"', '"tcp-x"')), cwd=tmp_path)
+    assert r.returncode == 2, r.stderr
+    listed = r.stderr.strip().split("known: ", 1)[1].split(", ")
+    assert set(listed) == set(spacetp.protocols()) | {"ltp", "bp"}
+    assert {"quic", "quic-cubic", "quic-newreno", "quic-bbr", "ltp", "bp"} <= set(listed)
+    # a workload's list has no ltp or bp (they carry [[flows]] only) and says so
+    wl = (
+        BASE.split("[[flows]]")[0]
+        + '[[workloads]]\nkind = "file_requests"\nclients = ["client"]\nserver = "server"\n'
+        'protocol = "ltp"\ncount = 2\nsize = { constant = "10 kB" }\n'
+        'interval = { constant = "1 s" }\n'
+    )
+    r = cli("validate", _write(tmp_path, wl), cwd=tmp_path)
+    assert r.returncode == 2 and "workloads[0].protocol: unknown protocol" in r.stderr, r.stderr
+    assert "quic-bbr" in r.stderr and "(ltp and bp carry [[flows]] only)" in r.stderr
+
+
+def test_version(cli):
+    from importlib.metadata import version
+
+    r = cli("--version")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == f"spacetp {version('spacetp')}"
+
+
 def test_missing_file(cli, tmp_path):
     r = cli("run", str(tmp_path / "nope.toml"))
     assert r.returncode == 2 and "no such file" in r.stderr

@@ -432,4 +432,37 @@ def test_check_names_each_directions_queue_and_the_key_that_set_it(tmp_path):
     assert "set queue_back" in back
     f.write_text(f.read_text() + 'queue_back = { bytes = "2 MB" }\n')
     r = spacetp_cli("emulate", str(f), "--check")
-    assert "queue 2000000 bytes (queue_back)," in r.stdout.splitlines()[1], r.stdout
+    assert "queue 2 MB (queue_back)," in r.stdout.splitlines()[1], r.stdout
+
+
+def test_check_says_each_direction_in_units_with_its_error_model(tmp_path):
+    # No Rust debug formats (`Packets(230)`), rates and sizes in units, and the error model
+    # of each direction: `errors` covers both unless `errors_back` is given.
+    f = tmp_path / "link.toml"
+    f.write_text(
+        '[[links]]\nbetween = ["a", "b"]\nrate = "250 Mb/s"\nrate_back = "3 Mb/s"\n'
+        'delay = "300 ms"\nqueue = { packets = 230 }\nqueue_back = { bytes = "135 kB" }\n'
+        "errors = { per = 1e-3 }\n"
+        "errors_back = { gilbert_elliott = { p_good_to_bad = 1e-4, p_bad_to_good = 0.1 } }\n"
+    )
+    r = spacetp_cli("emulate", str(f), "--check")
+    assert r.returncode == 0, r.stderr
+    fwd, back = r.stdout.strip().splitlines()
+    assert fwd == "a->b: 250 Mb/s, 300 ms, queue 230 packets (queue), mtu 65535, errors: PER 0.001"
+    assert back.startswith("b->a: 3 Mb/s, 300 ms, queue 135 kB (queue_back), mtu 65535, ")
+    assert back.endswith(
+        "errors: Gilbert-Elliott per packet: good->bad 1e-4, bad->good 0.1, loss good 0, "
+        "bad 1 (mean loss 0.100%)"
+    )
+    f.write_text(
+        f.read_text().split("errors")[0] + 'errors = { ber = 1e-7 }\ncorrupted = "deliver"\n'
+    )
+    r = spacetp_cli("emulate", str(f), "--check")
+    lines = r.stdout.strip().splitlines()
+    assert all(
+        x.endswith("errors: BER 1e-7 (hit packets delivered marked corrupted)") for x in lines
+    )
+    assert "Packets(" not in r.stdout and "Bytes(" not in r.stdout
+    f.write_text(f.read_text().split("errors")[0])
+    r = spacetp_cli("emulate", str(f), "--check")
+    assert all(x.endswith("errors: none") for x in r.stdout.strip().splitlines())

@@ -24,6 +24,46 @@ app = typer.Typer(
 )
 
 
+def version() -> str:
+    """The installed package's version, and the compiled core's when it differs (a build
+    older than the Python files)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        pkg = installed("spacetp")
+    except PackageNotFoundError:
+        pkg = "unknown (not installed)"
+    try:
+        from spacetp import _core
+
+        core = _core.__version__
+    except ImportError as e:
+        return f"{pkg} (the compiled core does not load: {e})"
+    return pkg if core == pkg else f"{pkg} (compiled core {core})"
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        out.print(f"spacetp {version()}", highlight=False, markup=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    _version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            help="Print spacetp's version and exit.",
+            is_eager=True,
+            callback=_print_version,
+        ),
+    ] = False,
+) -> None:
+    pass
+
+
 def _fmt_rate(bps: float) -> str:
     return human.rate(bps)
 

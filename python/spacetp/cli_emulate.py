@@ -59,6 +59,27 @@ def _queue(d: dict) -> str:
     return f"{d['queue']} (default)"
 
 
+def describe_direction(d: dict) -> str:
+    """One direction of the link in words and units: `a->b: 2 Mb/s, 270 ms, queue 90
+    packets (queue), mtu 1500, errors: BER 1e-7`."""
+    from spacetp import human
+
+    rate = d.get("rate") or human.rate(d["rate_bps"])
+    text = (
+        f"{d['name']}: {rate}, {human.duration(d['delay_s'])}, queue {_queue(d)}, "
+        f"mtu {d['mtu']}, errors: {d.get('errors', 'none')}"
+    )
+    if d.get("errors", "none") != "none" and d.get("corrupted") == "deliver":
+        text += " (hit packets delivered marked corrupted)"
+    if d.get("outages"):
+        spans = ", ".join(
+            f"{human.duration(a)} to {human.duration(b)}" for a, b in d["outages"][:3]
+        )
+        more = f" and {len(d['outages']) - 3} more" if len(d["outages"]) > 3 else ""
+        text += f", down {spans}{more}"
+    return text
+
+
 def register(app: typer.Typer) -> None:
     @app.command("emulate")
     def emulate(
@@ -118,13 +139,12 @@ def register(app: typer.Typer) -> None:
                 if n > 1
             ]
             out.print(
-                f"{d['name']}: {d['rate_bps'] / 1e6:.6g} Mb/s, {d['delay_s'] * 1e3:.6g} ms, "
-                f"queue {_queue(d)}, mtu {d['mtu']}"
-                + (f" (at time 0; schedules of {', '.join(sched)})" if sched else ""),
+                describe_direction(d) + (f" (at time 0; schedules of {', '.join(sched)})"
+                                         if sched else ""),
                 highlight=False,
                 markup=False,
                 soft_wrap=True,
-            )
+            )  # fmt: skip
         if check:
             return
         if duration is not None and not duration > 0:

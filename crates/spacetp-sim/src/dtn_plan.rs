@@ -66,7 +66,11 @@ pub struct DtnPlan {
 
 /// Whether the scenario uses a delay-tolerant network (a `[dtn]` table or a bp flow).
 pub fn wanted(sc: &Scenario) -> bool {
-    sc.dtn.is_some() || sc.flows.iter().any(|f| f.protocol == "bp")
+    sc.dtn.is_some()
+        || sc
+            .flows
+            .iter()
+            .any(|f| f.protocol == crate::world::specs::BP)
 }
 
 /// Read the plan, number the nodes, and (with `drive_links`) make the links follow the

@@ -218,7 +218,63 @@ fn the_description_names_each_directions_queue_and_the_key_that_set_it() {
         dirs(&format!(r#"{base}, "queue_back": {{"bytes": "64 kB"}}"#)),
         [
             ("100 packets".into(), "default".into()),
-            ("64000 bytes".into(), "queue_back".into())
+            ("64 kB".into(), "queue_back".into())
         ]
+    );
+}
+
+#[test]
+fn the_description_gives_each_directions_error_model_and_rate_in_words() {
+    let dirs = |link: &str| -> Vec<(String, String)> {
+        let d: serde_json::Value =
+            serde_json::from_str(&describe(&scenario(1, link)).unwrap()).unwrap();
+        d["directions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| {
+                (
+                    d["rate"].as_str().unwrap().to_string(),
+                    d["errors"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let base = r#""rate": "2 Mb/s", "rate_back": "64 kb/s", "delay": "10 ms""#;
+    assert_eq!(
+        dirs(base),
+        [
+            ("2 Mb/s".into(), "none".into()),
+            ("64 kb/s".into(), "none".into())
+        ]
+    );
+    // `errors` covers both directions unless `errors_back` is given
+    assert_eq!(
+        dirs(&format!(r#"{base}, "errors": {{"ber": 1e-7}}"#)),
+        [
+            ("2 Mb/s".into(), "BER 1e-7".into()),
+            ("64 kb/s".into(), "BER 1e-7".into())
+        ]
+    );
+    let ge =
+        r#"{"gilbert_elliott": {"p_good_to_bad": 1e-4, "p_bad_to_good": 0.1, "loss_bad": 0.5}}"#;
+    let d = dirs(&format!(
+        r#"{base}, "errors": {{"per": 0.001}}, "errors_back": {ge}"#
+    ));
+    assert_eq!(d[0].1, "PER 0.001");
+    assert_eq!(
+        d[1].1,
+        "Gilbert-Elliott per packet: good->bad 1e-4, bad->good 0.1, loss good 0, bad 0.5 \
+         (mean loss 0.050%)"
+    );
+    let slots = r#"{"markov_slot": {"slot": "120 ms", "transition": [[0.9, 0.1], [0.5, 0.5]], "loss": [0, 0.5]}}"#;
+    assert_eq!(
+        dirs(&format!(r#"{base}, "errors": {slots}"#))[0].1,
+        "Markov slots of 120 ms: 2 states, loss 0, 0.5"
+    );
+    let sched = r#"{"per": {"schedule": [["0 s", 0.01], ["10 s", 0.1]]}}"#;
+    assert_eq!(
+        dirs(&format!(r#"{base}, "errors": {sched}"#))[0].1,
+        "PER a schedule of 2 points"
     );
 }

@@ -170,7 +170,7 @@ impl World {
                 format!("from and to are the same node \"{}\"", f.from),
             ));
         }
-        if f.protocol != "bp" {
+        if f.protocol != super::specs::BP {
             // Bundles go hop by hop through the agents, by the contact plan.
             check_route(b, from, to, &p)?;
         }

@@ -8,6 +8,37 @@ use crate::transport::quic::QuicSpec;
 use crate::transport::tcp::TcpSpec;
 use spacetp_proto::FieldError;
 
+/// The `protocol` of a bp flow: bundles over LTP, hop by hop.
+pub const BP: &str = "bp";
+/// The `protocol` of an LTP flow.
+pub const LTP: &str = "ltp";
+
+/// Every `protocol` a `[[flows]]` entry takes, from the registries that define them: the
+/// TCP and SCPS-TP profiles (spacetp-proto), the QUIC profiles (spacetp-quic), LTP and bp.
+/// The unknown-protocol error lists these.
+pub fn flow_protocols() -> Vec<&'static str> {
+    let mut names = spacetp_proto::profiles::names();
+    names.extend(quic_protocols());
+    names.extend([LTP, BP]);
+    names
+}
+
+/// The QUIC profiles' names.
+pub fn quic_protocols() -> Vec<&'static str> {
+    spacetp_quic::PROFILES.iter().map(|p| p.0).collect()
+}
+
+/// `protocol` is none of `known`: the error names the field and lists them.
+fn unknown_protocol(protocol: &str, p: &str, known: &[&str], note: &str) -> FieldError {
+    FieldError::new(
+        format!("{p}.protocol"),
+        format!(
+            "unknown protocol \"{protocol}\"; known: {}{note}",
+            known.join(", ")
+        ),
+    )
+}
+
 /// What a QUIC connection writes besides its packets, if asked for.
 pub(super) struct QuicOutputs {
     pub key_log: Option<std::sync::Arc<spacetp_quic::KeyLogFile>>,
@@ -23,11 +54,11 @@ pub(super) fn flow_spec(
     outputs: QuicOutputs,
     path: &PathDefaults,
 ) -> Result<TransportSpec, FieldError> {
-    if f.protocol == "bp" {
+    if f.protocol == BP {
         refuse_for(
             p,
             "bp",
-            "bp",
+            BP,
             &[
                 ("tcp", f.tcp.is_some()),
                 ("quic", f.quic.is_some()),
@@ -55,11 +86,11 @@ pub(super) fn flow_spec(
             ),
         ));
     }
-    if f.protocol == "ltp" {
+    if f.protocol == LTP {
         refuse_for(
             p,
             "LTP",
-            "ltp",
+            LTP,
             &[
                 ("tcp", f.tcp.is_some()),
                 ("quic", f.quic.is_some()),
@@ -101,6 +132,9 @@ pub(super) fn flow_spec(
     }
     if f.quic.is_some() {
         return Err(not_a_quic_protocol(&f.protocol, p));
+    }
+    if spacetp_proto::profiles::profile(&f.protocol).is_none() {
+        return Err(unknown_protocol(&f.protocol, p, &flow_protocols(), ""));
     }
     let cfg = build::tcp_config(
         &f.protocol,
@@ -150,6 +184,12 @@ pub(super) fn workload_spec(
     if wl.quic.is_some() {
         return Err(not_a_quic_protocol(&wl.protocol, p));
     }
+    if spacetp_proto::profiles::profile(&wl.protocol).is_none() {
+        let mut known = spacetp_proto::profiles::names();
+        known.extend(quic_protocols());
+        let note = format!(" ({LTP} and {BP} carry [[flows]] only)");
+        return Err(unknown_protocol(&wl.protocol, p, &known, &note));
+    }
     let cfg = build::tcp_config(
         &wl.protocol,
         wl.tcp.as_ref(),
@@ -183,8 +223,9 @@ pub(super) fn source_quic_spec(
         return Err(FieldError::new(
             format!("{p}.protocol"),
             format!(
-                "\"{}\" is not udp or a QUIC profile (quic, quic-cubic, quic-newreno, quic-bbr)",
-                t.protocol
+                "\"{}\" is not udp or a QUIC profile ({})",
+                t.protocol,
+                quic_protocols().join(", ")
             ),
         ));
     }
@@ -269,8 +310,8 @@ fn not_a_quic_protocol(protocol: &str, p: &str) -> FieldError {
     FieldError::new(
         format!("{p}.quic"),
         format!(
-            "QUIC settings need a QUIC protocol (quic, quic-cubic, quic-newreno, quic-bbr), \
-             not \"{protocol}\""
+            "QUIC settings need a QUIC protocol ({}), not \"{protocol}\"",
+            quic_protocols().join(", ")
         ),
     )
 }
