@@ -177,6 +177,22 @@ def test_bad_plot_input_is_one_line(cli, tmp_path, args, message):
     assert message in r.stderr and "Traceback" not in r.stderr
 
 
+def test_no_option_is_offered_that_does_not_work(cli, tmp_path):
+    # `--keylog` was offered and then refused ("not written yet"): it is gone, and a QUIC
+    # capture is refused in one line saying what to use instead
+    for kind in ("tsg", "throughput", "rtt"):
+        r = cli("plot", kind, "--help")
+        assert r.returncode == 0 and "--keylog" not in r.stdout and "not written" not in r.stdout
+    pcap = tmp_path / "q.pcap"
+    r = cli("run", str(EXAMPLES / "geo.toml"), "--set", 'flows[0].protocol="quic"', "--set",
+            'flows[0].bytes="200 kB"', "--pcap", f"0={pcap}", "-q")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    r = cli("plot", "tsg", str(pcap), "--out", str(tmp_path / "x.png"))
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "no TCP or SCPS-TP conversation" in r.stderr and "--qlog DIR" in r.stderr
+    assert "not written yet" not in r.stderr
+
+
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (.ci/run installs it)")
 def test_the_zoomable_tsg_renders_in_chromium(cli, tmp_path):
     page = tmp_path / "tsg.html"

@@ -6,9 +6,11 @@ at its end: `register(app)`):
     spacetp plot throughput SOURCE [--flow N] --out F   throughput over time
     spacetp plot rtt SOURCE [--flow N] --out F          RTT over time
 
-SOURCE is a capture (.pcap, .pcapng, .cap: any flow, `--keylog` for QUIC) or a scenario
-(.toml: it is simulated with a pcap tap on the flow's first link). `--out` ending in .html
-gives a zoomable page, .png/.svg/.pdf a static figure.
+SOURCE is a capture (.pcap, .pcapng, .cap: any TCP or SCPS-TP flow) or a scenario (.toml:
+it is simulated with a pcap tap on the flow's first link). `--out` ending in .html gives a
+zoomable page, .png/.svg/.pdf a static figure. QUIC is not drawn, so there is no --keylog:
+decrypting is not enough, its ACKs name packet numbers that would have to be mapped back to
+stream offsets (spacetp.pcapflows.QUIC_NOT_READ says what to use instead).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ class _PlotGroup(TyperGroup):
         return super().parse_args(ctx, args)
 
 
-def _view(source: Path, flow: int | None, keylog, set_, seed, link):
+def _view(source: Path, flow: int | None, set_, seed, link):
     from spacetp import tsg
 
     if source.suffix == ".toml":
@@ -47,7 +49,7 @@ def _view(source: Path, flow: int | None, keylog, set_, seed, link):
         raise UserError(f"{source}: give a capture ({', '.join(CAPTURES)}) or a scenario .toml")
     if set_ or seed is not None or link is not None:
         raise UserError("--set, --seed and --link apply to a scenario, not to a capture")
-    return tsg.from_pcap(source, flow, keylog)
+    return tsg.from_pcap(source, flow)
 
 
 def _range(text: str | None) -> tuple[float | None, float | None]:
@@ -83,9 +85,6 @@ def _graph(kind: str):
                 "the scenario's flows\\[N] (default 0)."
             ),  # fmt: skip
         ] = None,
-        keylog: Annotated[
-            Path | None, typer.Option(help="TLS key log of a QUIC capture (SSLKEYLOGFILE).")
-        ] = None,
         time: Annotated[
             str | None, typer.Option("--time", help="Only FROM:TO seconds, e.g. 10:20.")
         ] = None,
@@ -111,7 +110,7 @@ def _graph(kind: str):
             if q is None or q[1] != "duration" or q[0] <= 0:
                 raise UserError(f"--bin {bin_}: a positive duration, e.g. 500 ms")
             bin_s = q[0]
-        view = _view(source, flow, keylog, set_, seed, link)
+        view = _view(source, flow, set_, seed, link)
         written = save(kind, view, out_, bin_s, tmin, tmax)
         c = view.counts()
         out.print(

@@ -16,10 +16,13 @@ the transports spacetp cares about are beyond any dissector's reach:
 - SCPS-TP as the Reference Implementation sends it stand-alone (IP protocol 106), inside
   its UDP encapsulation (UDP 7168 carrying a whole IPv4 packet) and with compressed headers
   (IP protocol 105, spacetp.scps_compressed; no dissector of Wireshark reads those);
-- not yet: QUIC (its packets are encrypted; decrypting them with the key log is to come).
+- not QUIC: its packets are encrypted, and decrypting them (tshark does, with the run's key
+  log) is the easy half: its ACKs name packet numbers, which would have to be mapped back to
+  the stream bytes each packet carried; that is not written (QUIC_NOT_READ says what to use
+  instead).
 
-`read(path, keylog=None)` returns the conversations in order of first appearance, each
-with its packets as plain dicts (see `Conversation`).
+`read(path)` returns the conversations in order of first appearance, each with its packets as
+plain dicts (see `Conversation`).
 """
 
 from __future__ import annotations
@@ -34,10 +37,12 @@ from spacetp.scps_compressed import Contexts
 
 PROTO_TCP, PROTO_UDP, PROTO_SCPS_COMPRESSED, PROTO_SCPS = 6, 17, 105, 106
 SCPS_UDP_PORT = 7168
-QUIC_NOT_YET = (
-    "QUIC: decrypting its packets with the key log is not written yet; write the run's qlog "
-    "(spacetp run SCENARIO --qlog DIR) and open it in qvis, or read the capture with "
-    "tshark -o tls.keylog_file:KEYS"
+QUIC_NOT_READ = (
+    "QUIC: spacetp's graphs read TCP and SCPS-TP headers; QUIC's are encrypted and its ACKs "
+    "name packet numbers, which spacetp does not map to stream offsets; write the run's qlog "
+    "(spacetp run SCENARIO "
+    "--qlog DIR) and open it in qvis, or decrypt the capture with tshark -o "
+    "tls.keylog_file:KEYS (spacetp run SCENARIO --pcap 0=q.pcap --keylog KEYS writes both)"
 )
 ETH_IPV4, ETH_VLAN = 0x0800, (0x8100, 0x88A8)
 
@@ -135,12 +140,11 @@ def _tcp(seg: bytes) -> dict | None:
 
 
 class _Reader:
-    def __init__(self, keylog: str | Path | None):
+    def __init__(self):
         self.convs: dict[tuple, Conversation] = {}
         self.order: list[Conversation] = []
         self.contexts = Contexts()
-        if keylog is not None:
-            raise UserError(QUIC_NOT_YET)
+        self.udp = 0  # UDP datagrams that carry no SCPS-TP: QUIC, say
 
     def conversation(self, src, sport, dst, dport, transport) -> tuple[Conversation, int]:
         fwd, rev = (src, sport, dst, dport), (dst, dport, src, sport)
@@ -182,6 +186,8 @@ class _Reader:
             sport, dport = struct.unpack_from("!HH", body)
             if outer and sport == SCPS_UDP_PORT and dport == SCPS_UDP_PORT:
                 self.ip(frame, t, body[8:], outer=False)
+            else:
+                self.udp += 1
 
     def tcp(self, frame, t, src, dst, tcp: dict, scps: bool) -> None:
         if tcp["flags"] & 0x02 and "scps" in tcp:  # a SYN with SCPS capabilities
@@ -227,16 +233,16 @@ def packets_from(path: str | Path, src: str) -> list[tuple[float, int]]:
     return out
 
 
-def read(path: str | Path, keylog: str | Path | None = None) -> list[Conversation]:
-    """Every TCP and SCPS-TP conversation of a pcap or pcapng file (`keylog`, for QUIC, is
-    refused until QUIC is read)."""
+def read(path: str | Path) -> list[Conversation]:
+    """Every TCP and SCPS-TP conversation of a pcap or pcapng file. A file with none but
+    with other UDP datagrams (QUIC, say) is refused with QUIC_NOT_READ."""
     from scapy.error import Scapy_Exception
     from scapy.utils import RawPcapReader
 
     path = Path(path)
     if not path.is_file():
         raise UserError(f"{path}: no such file")
-    reader = _Reader(keylog)
+    reader = _Reader()
     try:
         r = RawPcapReader(str(path))
     except (Scapy_Exception, OSError, EOFError, struct.error) as e:
@@ -256,4 +262,7 @@ def read(path: str | Path, keylog: str | Path | None = None) -> list[Conversatio
         pass  # a truncated last block: keep what came before, as tshark does
     finally:
         r.close()
+    if not reader.order and reader.udp:
+        raise UserError(f"{path}: no TCP or SCPS-TP conversation, {reader.udp} UDP datagrams. "
+                        f"If they are {QUIC_NOT_READ}")  # fmt: skip
     return reader.order

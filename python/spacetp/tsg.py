@@ -223,7 +223,7 @@ def _df(cols: dict):
 def pick(conversations, flow: int | None, source: str):
     """The conversation to draw: index `flow`, else the one carrying the most payload."""
     if not conversations:
-        raise UserError(f"{source}: no TCP, SCPS-TP or QUIC conversation in it")
+        raise UserError(f"{source}: no TCP or SCPS-TP conversation in it")
     if flow is None:
         return max(conversations, key=lambda c: max(c.payload_bytes(0), c.payload_bytes(1)))
     if not 0 <= flow < len(conversations):
@@ -232,10 +232,10 @@ def pick(conversations, flow: int | None, source: str):
     return conversations[flow]
 
 
-def from_pcap(path: str | Path, flow: int | None = None, keylog=None) -> FlowView:
+def from_pcap(path: str | Path, flow: int | None = None) -> FlowView:
     from spacetp.pcapflows import read
 
-    convs = read(path, keylog)
+    convs = read(path)
     conv = pick(convs, flow, str(path))
     return from_conversation(conv, f"capture {Path(path).name}")
 
@@ -260,10 +260,9 @@ def from_simulation(
             raise UserError("--link: give the link to record (its path is not found by name)")
         link = str(hops[0][0])
     if f.get("protocol", "newreno").startswith("quic"):
-        from spacetp.pcapflows import QUIC_NOT_YET
+        from spacetp.pcapflows import QUIC_NOT_READ
 
-        raise UserError(f"flows[{flow}] is {QUIC_NOT_YET}")
-    keylog = None
+        raise UserError(f"flows[{flow}] is {QUIC_NOT_READ}")
     with tempfile.TemporaryDirectory(dir=tmp) as td:
         pcap = Path(td) / "flow.pcap"
         res = run(scenario, seed=seed, pcap={link: str(pcap)}, trace_segments=True)
@@ -274,7 +273,7 @@ def from_simulation(
 
             names = _node_names(scenario)
             src, dst = _addr(names, f["from"]), _addr(names, f["to"])
-            convs = [c for c in read(pcap, keylog) if {c.a[0], c.b[0]} == {src, dst} and c.packets]
+            convs = [c for c in read(pcap) if {c.a[0], c.b[0]} == {src, dst} and c.packets]
             mine = [c for c in convs if c.a[0] == src]
             pair = (f["from"], f["to"])
             same = [i for i, g in enumerate(flows) if (g["from"], g["to"]) == pair]
