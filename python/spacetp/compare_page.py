@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import html
+import math
 from pathlib import Path
 
 from spacetp import human, interactive
@@ -70,6 +71,26 @@ def log_axis(c) -> bool:
 LOG_SPAN = 10.0
 
 
+def log_ticks(c) -> tuple[list[float], list[str]]:
+    """Tick values of a log axis (1, 2, 3, 5 x 10^k inside the values' range) and their
+    labels in units (`20 s`, `1 min`, `500 kb/s`)."""
+    role = _value_role(c)
+    t = c.table
+    vals = [float(v) for col in (role, f"{role}_lo", f"{role}_hi") for v in t[col].tolist()]
+    vals = [v for v in vals if v == v and v > 0]
+    if not vals:
+        return [], []
+    lo, hi = min(vals), max(vals)
+    decades = range(math.floor(math.log10(lo)) - 1, math.ceil(math.log10(hi)) + 1)
+    nice = [m * 10.0**k for k in decades for m in (1, 2, 3, 5)]
+    if role == "completion":  # whole minutes and hours read better than 3.33 min
+        nice = [v for v in nice if v <= 100] + [60.0 * m for m in (3, 5, 10, 20, 30)]
+        nice += [3600.0 * m for m in (1, 2, 5, 10, 20, 50, 100)]
+    ticks = sorted(v for v in nice if lo / 1.2 <= v <= hi * 1.2)
+    name = _metric_name(role)
+    return ticks, [human.metric(name, v) for v in ticks]
+
+
 def _errors(t, role: str) -> tuple[list[float], list[float]]:
     """(below, above) the mean: the interval's arms (0 without an interval)."""
     lo = (t[role] - t[f"{role}_lo"]).fillna(0.0).clip(lower=0.0)
@@ -98,7 +119,12 @@ def ranking_figure_mpl(c):
         capsize=2,
     )
     if log_axis(c):
+        from matplotlib.ticker import NullFormatter
+
         ax.set_xscale("log")
+        ticks, labels = log_ticks(c)
+        ax.set_xticks(ticks, labels, fontsize=8)
+        ax.xaxis.set_minor_formatter(NullFormatter())
     if role == "goodput" and t["model_bps"].notna().any():
         ax.plot(t["model_bps"], y, "kD", markersize=4, label="analytic model")
         ax.legend(loc="lower right", fontsize=8)
@@ -155,6 +181,7 @@ def ranking_figure(c):
         xaxis={
             "title": {"text": f"{unit}, mean and 95% CI (bootstrap){', log scale' if log else ''}"},
             "type": "log" if log else "linear",
+            **(dict(zip(("tickvals", "ticktext"), log_ticks(c), strict=True)) if log else {}),
         },
         yaxis={"autorange": "reversed"},
         showlegend=role == "goodput",
