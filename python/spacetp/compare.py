@@ -350,7 +350,7 @@ def rank(res, path: str, roles: dict[str, str], rank_by: str, pf, reg: dict, sc:
         settings = effective_settings(info.get("settings"), flows[0] if flows else None)
         pred = predict(proto, settings, pf, row.get("rtt"), row["family"])
         row["model"], row["model_bps"], row["model_why"] = pred.model, pred.goodput_bps, pred.why
-        row.update(_limit_cells(s))
+        row.update(_limit_cells(s, bool(flows)))
         row["description"] = info.get("description", "")
         rows.append(row)
     table = pd.DataFrame(rows)
@@ -371,7 +371,7 @@ def rank(res, path: str, roles: dict[str, str], rank_by: str, pf, reg: dict, sc:
     return table, pd.DataFrame(failed, columns=["protocol", "error"])
 
 
-def _limit_cells(s) -> dict:
+def _limit_cells(s, has_flows: bool = True) -> dict:
     """What limited flows[0] over the profile's runs (the engine's analysis, spacetp.limits):
     the state with the largest mean share and its sentence, the largest liftable one, the
     short label, and the sentence the page shows ("limited_by")."""
@@ -387,11 +387,12 @@ def _limit_cells(s) -> dict:
         "liftable": get["liftable"] if isinstance(get["liftable"], str) else "",
         "liftable_share": lift,
         "limit_label": limits.brief(get["limit"], get["limit_share"], get["liftable"], lift),
-        "limited_by": text or NO_ANALYSIS,
+        "limited_by": text or (NO_ANALYSIS if has_flows else NO_FLOWS),
     }
 
 
-NO_ANALYSIS = "no limit analysis for this transport (the engine gives none yet)"
+NO_ANALYSIS = "no limit analysis in these runs' summaries"
+NO_FLOWS = "not summarised: the transfers are workload files, not [[flows]]"
 
 
 def short_start(c: Comparison) -> str:
