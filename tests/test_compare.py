@@ -297,7 +297,9 @@ def test_a_transfer_under_two_bdps_is_warned_about(ka, geo):
     assert warning in ka.page.read_text()  # 5 MB on a 7.13 MB pipe
     out, r = geo
     assert warning not in (out / "report.html").read_text()  # 5 MB on 138 kB
-    assert cmp.short_start(ka).startswith("The transfer (5 MB) is under 2x")
+    from spacetp.pathfacts import short_transfer
+
+    assert short_transfer(ka.facts).startswith("The transfer (5 MB) is under 2x")
 
 
 def test_a_protocol_without_a_window_plots_its_delivery(ka):

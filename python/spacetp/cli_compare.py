@@ -23,7 +23,7 @@ def print_ranking(c) -> None:
     inside a word; the model and the timeouts from WIDE columns on), the warnings, and
     the sentence of what limited the best and every profile whose runs did not all finish
     (the page has every profile's)."""
-    from spacetp.compare import short_start
+    from spacetp.pathfacts import short_transfer
 
     role = "completion" if c.rank_by == "completion" else "goodput"
     wide = out.width >= WIDE
@@ -65,7 +65,7 @@ def print_ranking(c) -> None:
         cells.append(escape(limit))
         t.add_row(*cells)
     out.print(t)
-    say = [w for w in (short_start(c),) if w]
+    say = [w for w in (short_transfer(c.facts),) if w]
     if not c.table.empty:
         best = c.table.iloc[0]
         say.append(f"{best['protocol']} (best): {best['limited_by']}")

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spacetp import human, limits
+from spacetp import limits
 from spacetp.compare_models import predict
 from spacetp.limits import LIFT_SHARE
 from spacetp.pathfacts import PathFacts, facts
@@ -393,23 +393,6 @@ def _limit_cells(s, has_flows: bool = True) -> dict:
 
 NO_ANALYSIS = "no limit analysis in these runs' summaries"
 NO_FLOWS = "not summarised: the transfers are workload files, not [[flows]]"
-
-
-def short_start(c: Comparison) -> str:
-    """A warning when the transfer is under START_BDPS bandwidth-delay products: the
-    ranking then says who starts fastest, not who moves data fastest."""
-    f = c.facts
-    if f is None or f.bytes is None or not f.bdp_bytes or f.bytes >= START_BDPS * f.bdp_bytes:
-        return ""
-    return (
-        f"The transfer ({human.size(f.bytes)}) is under {START_BDPS:g}x the path's "
-        f"bandwidth-delay product ({human.size(f.bdp_bytes)}): it ends before a window "
-        "could fill the path, so this ranks only start-up (the initial window, slow start, "
-        "the handshake), not the steady rate a longer transfer would see."
-    )
-
-
-START_BDPS = 2.0
 
 
 # ------------------------------------------------------------------------------ traces

@@ -329,10 +329,10 @@ def _limit_words(r) -> str:
 
 def warnings(c) -> list[str]:
     """What the reader must know before trusting the ranking."""
-    from spacetp.compare import short_start
+    from spacetp.pathfacts import short_transfer
 
     out = []
-    start = short_start(c)
+    start = short_transfer(c.facts)
     if start:
         out.append(start)
     if not c.table.empty and (c.table["failed_runs"] > 0).any():

@@ -3,10 +3,10 @@ links it crosses from sender to receiver, the bottleneck rate each way, the prop
 trip, the loss probability of a full data packet and of an ACK, and what makes the path
 change over time (delay schedules, outages, bursty or scripted losses).
 
-`spacetp compare` uses these facts for its notes ("fills the link", "ACK-starved return") and
-as the inputs of the analytic models. Only declared `[[links]]` are followed: a path through
-`[topology]` templates (expanded by the core) gives `None`, and the page says that the
-models were not applied.
+`spacetp compare` uses these facts as the inputs of the analytic models and for its warning
+on transfers too short to fill the path (`short_transfer`). Only declared `[[links]]` are
+followed: a path through `[topology]` templates (expanded by the core) gives `None`, and the
+page says that the models were not applied.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from spacetp import units
-from spacetp.human import number
+from spacetp.human import number, size
 
 DEFAULT_MTU = 1500
 ACK_BYTES = 40  # an IPv4 + TCP header without options
@@ -51,6 +51,25 @@ class PathFacts:
     def summary_index(self, hop: tuple[int, str]) -> int:
         """Index in the run summary's `links` list of a (link, direction): 2i or 2i + 1."""
         return 2 * hop[0] + (0 if hop[1] == "forward" else 1)
+
+
+START_BDPS = 2.0  # a transfer under this many bandwidth-delay products ranks start-up
+
+
+def short_transfer(pf: PathFacts | None) -> str:
+    """A warning when the transfer is under START_BDPS bandwidth-delay products, else "":
+    it ends before a window could fill the path, so a ranking of such transfers says who
+    starts fastest, not who moves data fastest."""
+    if pf is None or pf.bytes is None or not pf.bdp_bytes:
+        return ""
+    if pf.bytes >= START_BDPS * pf.bdp_bytes:
+        return ""
+    return (
+        f"The transfer ({size(pf.bytes)}) is under {START_BDPS:g}x the path's "
+        f"bandwidth-delay product ({size(pf.bdp_bytes)}): it ends before a window "
+        "could fill the path, so this ranks only start-up (the initial window, slow start, "
+        "the handshake), not the steady rate a longer transfer would see."
+    )
 
 
 def _si(value, what: str) -> float | None:

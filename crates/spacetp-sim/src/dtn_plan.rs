@@ -64,13 +64,12 @@ pub struct DtnPlan {
     pub ltp: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
+/// The `protocol` of a bp flow: bundles over LTP, hop by hop.
+pub const BP: &str = "bp";
+
 /// Whether the scenario uses a delay-tolerant network (a `[dtn]` table or a bp flow).
 pub fn wanted(sc: &Scenario) -> bool {
-    sc.dtn.is_some()
-        || sc
-            .flows
-            .iter()
-            .any(|f| f.protocol == crate::world::specs::BP)
+    sc.dtn.is_some() || sc.flows.iter().any(|f| f.protocol == BP)
 }
 
 /// Read the plan, number the nodes, and (with `drive_links`) make the links follow the

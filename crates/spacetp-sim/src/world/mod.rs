@@ -161,7 +161,7 @@ mod dtn;
 mod limits;
 mod report;
 mod setup;
-pub mod specs;
+mod specs;
 
 impl World {
     /// Run to the end and return the results.

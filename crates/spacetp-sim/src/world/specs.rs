@@ -8,8 +8,7 @@ use crate::transport::quic::QuicSpec;
 use crate::transport::tcp::TcpSpec;
 use spacetp_proto::FieldError;
 
-/// The `protocol` of a bp flow: bundles over LTP, hop by hop.
-pub const BP: &str = "bp";
+pub use crate::dtn_plan::BP;
 /// The `protocol` of an LTP flow.
 pub const LTP: &str = "ltp";
 
