@@ -63,3 +63,6 @@ def dtn_node(config_json: str, on_notice: Callable[[str], object] | None = None)
 
 def limit_states() -> list[str]:
     """The limit analysis's states, in the order of their indices in a run's `limits` table."""
+
+def fit_settings(scenario_json: str) -> str:
+    """Build a scenario without running it: each flow's path facts and fitted settings (JSON)."""

@@ -320,6 +320,7 @@ from spacetp.cli_bench import register as register_bench  # noqa: E402  (bench)
 from spacetp.cli_compare import register as register_compare  # noqa: E402  (compare)
 from spacetp.cli_dtn import register as register_dtn  # noqa: E402  (dtn)
 from spacetp.cli_emulate import register as register_emulate  # noqa: E402  (emulate)
+from spacetp.cli_fit import register as register_fit  # noqa: E402  (fit)
 from spacetp.cli_gateway import register as register_gateway  # noqa: E402  (gateway)
 from spacetp.cli_model import register as register_model  # noqa: E402  (model)
 from spacetp.cli_plot import register as register_plot  # noqa: E402  (plot)
@@ -339,6 +340,7 @@ register_gateway(app)
 register_dtn(app)
 register_schedule(app)
 register_testbed(app)
+register_fit(app)
 
 
 def _is_usage_error(e: BaseException) -> bool:

@@ -42,7 +42,7 @@ def print_ranking(c) -> None:
             col,
             justify="left" if col in ("protocol", "model", "limited by") else "right",
             no_wrap=col != "limited by" and col != "model",
-            min_width=18 if col == "limited by" else None,
+            min_width=17 if col == "limited by" else None,  # "congestion window"
             overflow="fold",
         )
     metric = "completion_s" if role == "completion" else "goodput_bps"
@@ -117,6 +117,14 @@ def register(app: typer.Typer) -> None:
         seed: Annotated[
             int | None, typer.Option(help="Base seed (default: the scenario's seed).")
         ] = None,
+        as_configured: Annotated[
+            bool,
+            typer.Option(
+                "--as-configured",
+                help="Run the profiles exactly as written (default: each profile's per-link "
+                "settings fitted to the path, as `spacetp fit` prints them).",
+            ),
+        ] = False,
         progress: Annotated[bool, typer.Option(help="Show a progress bar on stderr.")] = True,
         quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing.")] = False,
     ) -> None:
@@ -141,6 +149,7 @@ def register(app: typer.Typer) -> None:
                 source=str(scenario),
                 command=command,
                 console=err if progress and not quiet else None,
+                as_configured=as_configured,
             )
         except KeyboardInterrupt:
             raise ScenarioError(

@@ -39,17 +39,9 @@ from spacetp import limits
 from spacetp.compare_models import predict
 from spacetp.limits import LIFT_SHARE
 from spacetp.pathfacts import PathFacts, facts
+from spacetp.profiles import EXTRA_PROTOCOLS, all_protocols, choose, registry  # noqa: F401
 from spacetp.scenario import ScenarioError, copy_of, load
 from spacetp.stats import bootstrap_ci
-
-# Transports outside the TCP/QUIC profile registry (`spacetp protocols`), with what the page
-# says about them. A new one is one line here.
-EXTRA_PROTOCOLS = {
-    "ltp": ("ltp", "LTP (RFC 5326) as NASA ION runs it: blocks, checkpoints and reports, no "
-            "congestion control ([flows.ltp])"),
-    "bp": ("dtn", "the Bundle Protocol (RFC 9171) over LTP: store and forward by contact "
-           "graph routing over the plan the links (or [dtn]) give ([flows.bp])"),
-}  # fmt: skip
 
 
 @dataclass
@@ -78,6 +70,10 @@ class Comparison:
     out: Path | None = None
     page: Path | None = None
     files: dict[str, str] = field(default_factory=dict)
+    # "fitted" (every profile's per-link settings fitted to the path, the default) or
+    # "as configured" (the profiles exactly as written), and what fitting set per profile.
+    mode: str = "fitted"
+    fitted: dict[str, list] = field(default_factory=dict)
 
     @property
     def best(self) -> str | None:
@@ -86,61 +82,6 @@ class Comparison:
     @property
     def worst(self) -> str | None:
         return None if self.table.empty else self.table["protocol"].iloc[-1]
-
-
-# ------------------------------------------------------------------------------ profiles
-
-
-def registry() -> dict[str, dict]:
-    """Every profile to compare: `spacetp protocols` plus EXTRA_PROTOCOLS, as {name:
-    {"family", "description", "settings" (None outside the registry)}}."""
-    from spacetp.simulate import protocols as profiles
-
-    out = {
-        k: {"family": v["family"], "description": v["description"], "settings": v["settings"]}
-        for k, v in profiles().items()
-    }
-    for name, (family, desc) in EXTRA_PROTOCOLS.items():
-        out.setdefault(name, {"family": family, "description": desc, "settings": None})
-    return out
-
-
-def all_protocols() -> tuple[list[str], dict[str, str]]:
-    """(the profiles `--protocols all` runs, {alias: the profile it is the same as}): two
-    profiles with the same family and settings (bbr = linux-bbr, quic = quic-cubic) run
-    once, under the first name."""
-    names, aliases, seen = [], {}, {}
-    for name, info in registry().items():
-        key = (info["family"], repr(info["settings"])) if info["settings"] else (name,)
-        if key in seen:
-            aliases[name] = seen[key]
-            continue
-        seen[key] = name
-        names.append(name)
-    return names, aliases
-
-
-def choose(spec: str | list[str] | None) -> tuple[list[str], dict[str, str]]:
-    """The profiles of `--protocols`: None or "all" for all of them, else a comma list
-    (or a Python list) of names, each checked against the registry."""
-    names, aliases = all_protocols()
-    if spec is None or spec == "all" or spec == ["all"]:
-        return names, aliases
-    items = [s.strip() for s in (spec.split(",") if isinstance(spec, str) else spec)]
-    known = registry()
-    chosen = []
-    for s in items:
-        if not s:
-            raise ScenarioError(f"--protocols {spec}: an empty name in the list")
-        if s not in known:
-            raise ScenarioError(
-                f"--protocols {s}: unknown protocol; use 'all' or names from `spacetp "
-                f"protocols`: {', '.join(known)}"
-            )
-        if s in chosen:
-            raise ScenarioError(f"--protocols {s}: listed twice")
-        chosen.append(s)
-    return chosen, {}
 
 
 # ------------------------------------------------------------------------------ the runs
@@ -199,10 +140,14 @@ def compare(
     command: str | None = None,
     console=None,
     write: bool = True,
+    as_configured: bool = False,
 ) -> Comparison:
     """Run every chosen profile `reps` times on `scenario` (a dict or a TOML path), rank
     them and, with `out` and `write`, write the page (report.html), figures and tables
-    there (the sweep store goes to OUT/store; without `out` nothing is kept)."""
+    there (the sweep store goes to OUT/store; without `out` nothing is kept). Each profile's
+    per-link settings are fitted to the path (`fit = true`, spacetp.fit) unless
+    `as_configured`: then they run exactly as written."""
+    from spacetp import fit
     from spacetp.sweep import run_sweep
 
     t0 = time.perf_counter()
@@ -215,8 +160,9 @@ def compare(
     roles = _metrics(sc)
     grid = {tuple(paths): [(p,) * len(paths) for p in names]}
     out = None if out is None else Path(out)
+    fitted = {} if as_configured else {r["protocol"]: r for r in fit.fitted(sc, names)}
     res = run_sweep(
-        sc,
+        sc if as_configured else fit.with_fit(sc),
         grid,
         reps=reps,
         executor=executor,
@@ -228,7 +174,7 @@ def compare(
         console=console,
     )
     rank_by = "completion" if _finite(sc) else "goodput"
-    table, failed = rank(res, paths[0], roles, rank_by, pf, registry(), sc)
+    table, failed = rank(res, paths[0], roles, rank_by, pf, registry(), sc, fitted)
     c = Comparison(
         name=sc.get("name") or (Path(source).stem if source else "scenario"),
         scenario=sc,
@@ -246,6 +192,8 @@ def compare(
         source=source,
         command=command,
         out=out,
+        mode="as configured" if as_configured else "fitted",
+        fitted={p: _first_flow_fitted(r) for p, r in fitted.items()},
     )
     c.traces = traces(c)
     c.elapsed_s = time.perf_counter() - t0
@@ -308,7 +256,42 @@ def unfinished_text(row: dict) -> str:
     return f"did not finish in {len(reasons)} of {row['ok']} runs: {_counted(reasons)}"
 
 
-def rank(res, path: str, roles: dict[str, str], rank_by: str, pf, reg: dict, sc: dict):
+def _first_flow_fitted(row: dict) -> list[dict]:
+    """What fitting set on the scenario's first flow (or workload) for one profile."""
+    flows = row.get("flows") or []
+    return list(flows[0].get("fitted") or []) if flows else []
+
+
+def fitted_text(entries: list[dict], family: str, mode: str) -> str:
+    """The page's "settings" cell: what fitting set, or why nothing was."""
+    if mode != "fitted":
+        return "as written"
+    if entries:
+        return "; ".join(f"{x['setting']} {x['value']} (was {x['was']})" for x in entries)
+    from spacetp.fit import AS_DEPLOYED
+
+    return AS_DEPLOYED.get(family, "nothing to fit on this path")
+
+
+def _apply_fitted(settings: dict | None, entries: list[dict]) -> dict | None:
+    """A TCP profile's settings with what fitting set (for the analytic model)."""
+    if settings is None or not entries:
+        return settings
+    out = dict(settings)
+    for x in entries:
+        keys = x["setting"].removeprefix("tcp.").split(".")
+        node = out
+        for k in keys[:-1]:
+            node[k] = dict(node.get(k) or {})
+            node = node[k]
+        node[keys[-1]] = x["value"]
+    return out
+
+
+def rank(
+    res, path: str, roles: dict[str, str], rank_by: str, pf, reg: dict, sc: dict,
+    fitted: dict | None = None,
+):  # fmt: skip
     """(the ranked table, the profiles that could not run) from a sweep's runs. Runs whose
     flow failed (aborted, reset, refused by the transport) are counted and named, never
     averaged in: every mean and interval is over the runs that did not fail (completion
@@ -348,6 +331,9 @@ def rank(res, path: str, roles: dict[str, str], rank_by: str, pf, reg: dict, sc:
         row["_reasons"] = reasons
         row["unfinished"] = unfinished_text(row)
         settings = effective_settings(info.get("settings"), flows[0] if flows else None)
+        entries = _first_flow_fitted((fitted or {}).get(proto) or {})
+        settings = _apply_fitted(settings, entries)
+        row["fitted"] = fitted_text(entries, row["family"], "fitted" if fitted else "as written")
         pred = predict(proto, settings, pf, row.get("rtt"), row["family"])
         row["model"], row["model_bps"], row["model_why"] = pred.model, pred.goodput_bps, pred.why
         row.update(_limit_cells(s, bool(flows)))

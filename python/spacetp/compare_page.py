@@ -355,7 +355,7 @@ def _table_html(c) -> str:
         + ("<th>goodput (95% CI)</th>" if role == "completion" else "")
         + "<th>analytic model</th><th>retransmissions per run</th><th>timeouts per run</th>"
         "<th>link error drops per run</th><th>what limited it (mean share of the time over "
-        "the runs)</th></tr>"
+        "the runs)</th><th>settings fitted to this link</th></tr>"
     )
     rows = [head]
     for i, (_, r) in enumerate(t.iterrows()):
@@ -383,6 +383,7 @@ def _table_html(c) -> str:
             f"<td class='num'>{_e(human.number(r['timeouts']))}</td>",
             f"<td class='num'>{_e(human.number(r['drops']))}</td>",
             f"<td>{unfinished}{_e(r['limited_by'])}</td>",
+            f"<td class='small'>{_e(r.get('fitted', ''))}</td>",
         ]
         rows.append(f"<tr class='{'best' if i == 0 else ''}'>{''.join(cells)}</tr>")
     return "<table>" + "\n".join(rows) + "</table>"
@@ -468,7 +469,16 @@ def html_page(c, script: str) -> str:
             "again (LTP's data segments and checkpoints; bp's over its LTP hops). The "
             "analytic model's goodput is beside each profile whose mechanisms it describes, "
             "with the scenario's own settings (hover over 'none' for why there is none); "
-            "hover over a name for the profile.</p>",
+            "hover over a name for the profile. Settings fitted to this link: "
+            + (
+                "each profile's per-link settings that the scenario leaves unset, fitted to "
+                "the path by the rules of docs/fit.md (fit = true; spacetp fit prints them "
+                "with their sources); the deployed stacks that size themselves (Linux, "
+                "Windows) as deployed. --as-configured ranks the profiles as written."
+                if c.mode == "fitted"
+                else "none: the profiles ran exactly as written (--as-configured)."
+            )
+            + "</p>",
             window,
             failed,
             "<h2>How this was run</h2><ul class='muted'>",
@@ -491,6 +501,7 @@ CSV_COLUMNS = {
     "drops": "link_error_drops", "rtt": "mean_rtt_s", "model": "model",
     "model_bps": "model_goodput_bps", "limit": "limit", "limit_share": "limit_share",
     "liftable": "liftable", "liftable_share": "liftable_share", "limited_by": "limited_by",
+    "fitted": "settings_fitted",
 }  # fmt: skip
 
 

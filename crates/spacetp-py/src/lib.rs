@@ -71,6 +71,15 @@ fn validate_json(scenario_json: &str) -> PyResult<()> {
     Ok(())
 }
 
+/// Build a scenario (JSON text) without running it and say what fitting gave each flow
+/// (`fit = true`): its path's facts and the settings fitted, as JSON text.
+#[pyfunction]
+fn fit_settings(scenario_json: &str) -> PyResult<String> {
+    let sc = scenario_from_json(scenario_json).map_err(field_error)?;
+    let w = spacetp_sim::World::new(sc, &RunOptions::default()).map_err(field_error)?;
+    Ok(w.fitted_settings().to_string())
+}
+
 /// The limit analysis's states in the order of their indices in a run's `limits` table.
 #[pyfunction]
 fn limit_states() -> Vec<&'static str> {
@@ -416,6 +425,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_toml, m)?)?;
     m.add_function(wrap_pyfunction!(link_schedules, m)?)?;
     m.add_function(wrap_pyfunction!(limit_states, m)?)?;
+    m.add_function(wrap_pyfunction!(fit_settings, m)?)?;
     m.add_function(wrap_pyfunction!(contact_plan, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(tcp_schema, m)?)?;

@@ -188,6 +188,40 @@ impl Channel {
         })
     }
 
+    /// The chance that a packet of `bits` bits on the wire is hit, at time 0 (a chain's in
+    /// its stationary state; a slot model's per packet, its stationary mix of states):
+    /// what settings fitted to the link plan for. Scripted drops plan for none.
+    pub fn mean_loss(&self, bits: u64) -> f64 {
+        match &self.model {
+            Model::None | Model::Scripted { .. } => 0.0,
+            Model::Ber { ln_keep, ber } => {
+                let ln_keep = ber.as_ref().map_or(*ln_keep, |s| (-s.at(0)).ln_1p());
+                -(bits as f64 * ln_keep).exp_m1()
+            }
+            Model::Per(p) => p.at(0),
+            Model::GilbertElliott(ge) => {
+                let (gb, bg) = (ge.p_gb.at(0), ge.p_bg.at(0));
+                let bad = if gb + bg > 0.0 { gb / (gb + bg) } else { 0.0 };
+                (1.0 - bad) * ge.loss_good.at(0) + bad * ge.loss_bad.at(0)
+            }
+            Model::MarkovSlot(m) => {
+                // The stationary distribution by power iteration (the chains are small).
+                let n = m.a.len();
+                let mut pi = vec![1.0 / n as f64; n];
+                for _ in 0..1000 {
+                    let mut next = vec![0.0; n];
+                    for (i, row) in m.a.iter().enumerate() {
+                        for (j, &p) in row.iter().enumerate() {
+                            next[j] += pi[i] * p;
+                        }
+                    }
+                    pi = next;
+                }
+                pi.iter().zip(&m.loss).map(|(p, l)| p * l).sum()
+            }
+        }
+    }
+
     /// Is the packet of `bits` bits on the wire, sent at `now`, hit by an error?
     pub fn hit(&mut self, now: Time, bits: u64) -> bool {
         let index = self.offered;

@@ -129,6 +129,13 @@ pub struct FlowCfg {
     /// Bundle settings (`protocol = "bp"`: the Bundle Protocol over LTP through the
     /// `[dtn]` network's agents): `bundle_size`, `lifetime`.
     pub bp: Option<crate::dtn_schema::BpCfg>,
+    /// Fit the settings a deployment configures per link to this flow's path, for those the
+    /// scenario leaves unset: socket buffers, SCPS-TP's rate and ACK period, QUIC's windows,
+    /// initial RTT and idle timeout, LTP's sessions and maximum BER (each rule cites its
+    /// source; `spacetp fit` prints them, docs/fit.md). Default false: the profile as
+    /// written.
+    #[serde(default)]
+    pub fit: bool,
     /// Also report the goodput over this interval of simulated time, `[from, to]`: bytes
     /// delivered in it x 8 / (to - from), as users compare "bytes in [10 s, 100 s] / 90 s".
     pub goodput_window: Option<(Duration, Duration)>,
@@ -201,6 +208,9 @@ pub struct WorkloadCfg {
     /// QUIC settings over a QUIC profile's (`protocol = "quic"`, ...): each file is one QUIC
     /// connection. Only with a QUIC protocol.
     pub quic: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Fit the connections' settings to the path, as `flows[].fit` does.
+    #[serde(default)]
+    pub fit: bool,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]

@@ -54,6 +54,32 @@ impl BpSpec {
             lifetime,
         })
     }
+
+    /// Fitted to the link (`fit = true`), when the scenario leaves `bundle_size` unset: a
+    /// file cut into bundles of one second of the path's bottleneck (at least 64 kB), so
+    /// that each relay forwards a bundle as soon as it is whole rather than the whole file
+    /// at once (store and forward costs a bundle's transmission per hop; RFC 9171 section
+    /// 5.8 fragments large bundles for the same reason, and ION's LTP aggregation then
+    /// fills blocks with several).
+    pub fn fit(
+        &mut self,
+        cfg: Option<&BpCfg>,
+        path: &crate::fit::FitPath,
+    ) -> Vec<crate::fit::Fitted> {
+        const RULE: &str = "one second of the bottleneck, at least 64 kB (bundles pipeline \
+            through the relays; RFC 9171 section 5.8)";
+        if cfg.is_some_and(|c| c.bundle_size.is_some()) || path.rate_bps <= 0.0 {
+            return Vec::new();
+        }
+        let want = ((path.rate_bps / 8.0) as u64).max(64_000);
+        if want >= self.bundle_size {
+            return Vec::new();
+        }
+        let text = |b: u64| crate::limits::text::bytes(b as f64);
+        let f = crate::fit::Fitted::new("bp.bundle_size", text(want), text(self.bundle_size), RULE);
+        self.bundle_size = want;
+        vec![f]
+    }
 }
 
 /// The network as the run uses it: the plan, every node's ipn number (by node index) and

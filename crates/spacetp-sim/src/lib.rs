@@ -15,6 +15,7 @@ pub mod dtn_plan;
 pub mod dtn_schema;
 pub mod engine;
 pub mod export;
+pub mod fit;
 pub mod limits;
 pub mod link;
 pub mod link_config;

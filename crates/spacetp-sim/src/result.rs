@@ -75,6 +75,10 @@ pub struct FlowSummary {
     pub bp: Option<BpSummary>,
     /// Where the flow's time went, state by state, the largest share first (`limits`).
     pub limits: Vec<crate::limits::LimitShare>,
+    /// The settings fitted to its path (`fit = true`): which, to what, from what, by which
+    /// rule. Absent when none was.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fitted: Vec<crate::fit::Fitted>,
 }
 
 /// What became of a bp flow's bundles.

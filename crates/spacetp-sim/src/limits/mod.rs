@@ -6,7 +6,7 @@
 //! Two sources decide the state. The flow's bottleneck link (the slowest direction of its
 //! forward path): while it transmits, the flow is link-limited, the good case, whatever its
 //! sender would say (a shared bottleneck counts too: it is the link that limits). While it
-//! is idle, the sender names why it is not sending ([`crate::transport::SendLimit`]: each
+//! is idle, the sender names why it is not sending (the transports' `SendLimit`: each
 //! transport writes its own, beside its code), and the world refines that with what only it
 //! sees: a link down on the path, whether the application has more to write, a slow reader
 //! behind a closed window, and a window that would already fill the path (then the ACKs come

@@ -313,6 +313,7 @@ impl World {
             workload: Some(wi),
             facts: None,
             account: None,
+            fitted: w.fitted.clone(),
         };
         let fi = self.flows.len() as u32;
         self.flows.push(flow);

@@ -94,6 +94,8 @@ struct Flow {
     /// Its path's facts and where its time went (`limits.rs`), from its start.
     facts: Option<crate::limits::PathFacts>,
     account: Option<crate::limits::Account>,
+    /// The settings fitted to its path (`fit = true`).
+    fitted: Vec<crate::fit::Fitted>,
 }
 
 struct Workload {
@@ -105,6 +107,8 @@ struct Workload {
     direction: Direction,
     protocol: String,
     spec: TransportSpec,
+    /// The settings fitted to its path (`fit = true`), for each file's summary.
+    fitted: Vec<crate::fit::Fitted>,
     stop: Option<Time>,
     count: Option<u32>,
     issued: Vec<u32>,

@@ -77,7 +77,34 @@ impl World {
         }
         self.dtn_report_flow(fi, &mut s);
         s.limits = self.limit_shares(fi);
+        s.fitted = f.fitted.clone();
         s
+    }
+
+    /// What fitting gave each flow (`fit = true`), without running: its path's facts as the
+    /// rules read them and the settings fitted (`spacetp fit`).
+    pub fn fitted_settings(&self) -> serde_json::Value {
+        let flows: Vec<_> = self
+            .flows
+            .iter()
+            .map(|f| {
+                let p = crate::fit::FitPath::new(&self.b, f.from, f.to, f.spec.mss() + 40);
+                serde_json::json!({
+                    "name": f.name,
+                    "protocol": f.protocol,
+                    "path": {
+                        "rate_bps": p.rate_bps,
+                        "back_rate_bps": p.back_rate_bps,
+                        "rtt_s": p.rtt as f64 / 1e9,
+                        "bdp_bytes": p.bdp,
+                        "mtu": p.mtu,
+                        "loss": p.loss,
+                    },
+                    "fitted": f.fitted,
+                })
+            })
+            .collect();
+        serde_json::json!({ "flows": flows })
     }
 
     pub(super) fn finish(mut self) -> RunOutput {

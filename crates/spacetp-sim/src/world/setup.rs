@@ -3,6 +3,7 @@
 
 use super::specs::{flow_spec, source_quic_spec, workload_spec, QuicOutputs};
 use super::*;
+use crate::fit::FitPath;
 use crate::transport::datagram::DatagramEndpoint;
 use spacetp_proto::FieldError;
 
@@ -181,7 +182,15 @@ impl World {
             key_log: self.key_log.clone(),
             qlog_prefix: self.qlog_dir.as_ref().map(|d| d.join(&name)),
         };
-        let spec = flow_spec(f, mss, &p, outputs, &path_defaults(b, from, to, f.mtu.0))?;
+        let fit = f.fit.then(|| FitPath::new(b, from, to, f.mtu.0 as u32));
+        let (spec, fitted) = flow_spec(
+            f,
+            mss,
+            &p,
+            outputs,
+            &path_defaults(b, from, to, f.mtu.0),
+            fit.as_ref(),
+        )?;
         let fstop = f.stop.map(|d| d.0).or(stop);
         if f.bytes.is_none() && fstop.is_none() {
             return Err(FieldError::new(
@@ -235,6 +244,7 @@ impl World {
             workload: None,
             facts: None,
             account: None,
+            fitted,
         });
         self.alive += 1;
         self.q.schedule(f.start.0, Event::FlowStart(fi));
@@ -291,7 +301,14 @@ impl World {
             ));
         }
         let mss = build::mss_for(wl.mtu.0, &p)?;
-        let spec = workload_spec(wl, mss, &p, self.key_log.clone())?;
+        // A workload's connections are fitted to the path from its server to its first
+        // client (downloads) or back (uploads).
+        let (a, z) = match wl.direction {
+            Direction::Get => (server, clients[0]),
+            Direction::Put => (clients[0], server),
+        };
+        let fit = wl.fit.then(|| FitPath::new(b, a, z, wl.mtu.0 as u32));
+        let (spec, fitted) = workload_spec(wl, mss, &p, self.key_log.clone(), fit.as_ref())?;
         let mut rng = Rng::for_component(self.seed, stream::WORKLOAD, i as u64);
         let wi = self.workloads.len() as u32;
         for c in 0..clients.len() {
@@ -311,6 +328,7 @@ impl World {
             direction: wl.direction,
             protocol: wl.protocol.clone(),
             spec,
+            fitted,
             stop: wstop,
             count: wl.count,
             rng,

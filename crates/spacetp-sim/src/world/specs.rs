@@ -3,9 +3,10 @@
 //! connection refuses the settings only TCP takes, naming the first one set.
 
 use super::*;
-use crate::transport::ltp::{LtpSpec, PathDefaults};
-use crate::transport::quic::QuicSpec;
-use crate::transport::tcp::TcpSpec;
+use crate::fit::{FitPath, Fitted};
+use crate::transport::ltp::{fit as ltp_fit, LtpSpec, PathDefaults};
+use crate::transport::quic::{fit as quic_fit, QuicSpec};
+use crate::transport::tcp::{fit as tcp_fit, TcpSpec};
 use spacetp_proto::FieldError;
 
 pub use crate::dtn_plan::BP;
@@ -45,14 +46,16 @@ pub(super) struct QuicOutputs {
 }
 
 /// What a flow's two ends run: a QUIC profile with its `[flows.quic]` settings, or a TCP
-/// profile (and the receiver's, if it differs) with its `[flows.tcp]` overrides.
+/// profile (and the receiver's, if it differs) with its `[flows.tcp]` overrides; with `fit`
+/// (the flow's path, when `fit = true`), fitted to it, and the settings fitted.
 pub(super) fn flow_spec(
     f: &FlowCfg,
     mss: u32,
     p: &str,
     outputs: QuicOutputs,
     path: &PathDefaults,
-) -> Result<TransportSpec, FieldError> {
+    fit: Option<&FitPath>,
+) -> Result<(TransportSpec, Vec<Fitted>), FieldError> {
     if f.protocol == BP {
         refuse_for(
             p,
@@ -70,11 +73,9 @@ pub(super) fn flow_spec(
                 ("send_buffer", f.send_buffer.is_some()),
             ],
         )?;
-        return Ok(TransportSpec::Bundles(crate::dtn_plan::BpSpec::from_cfg(
-            f.bp.as_ref(),
-            f.bytes.map(|b| b.0),
-            p,
-        )?));
+        let mut spec = crate::dtn_plan::BpSpec::from_cfg(f.bp.as_ref(), f.bytes.map(|b| b.0), p)?;
+        let fitted = fit.map_or_else(Vec::new, |fp| spec.fit(f.bp.as_ref(), fp));
+        return Ok((TransportSpec::Bundles(spec), fitted));
     }
     if f.bp.is_some() {
         return Err(FieldError::new(
@@ -100,11 +101,9 @@ pub(super) fn flow_spec(
                 ("send_buffer", f.send_buffer.is_some()),
             ],
         )?;
-        return Ok(TransportSpec::Ltp(LtpSpec::from_settings(
-            f.ltp.as_ref(),
-            path,
-            p,
-        )?));
+        let mut spec = LtpSpec::from_settings(f.ltp.as_ref(), path, p)?;
+        let fitted = fit.map_or_else(Vec::new, |fp| ltp_fit::fit(&mut spec, f.ltp.as_ref(), fp));
+        return Ok((TransportSpec::Ltp(spec), fitted));
     }
     if f.ltp.is_some() {
         return Err(FieldError::new(
@@ -127,7 +126,7 @@ pub(super) fn flow_spec(
                 ("send_buffer", f.send_buffer.is_some()),
             ],
         )?;
-        return quic_spec(&f.protocol, f.quic.as_ref(), mss, p, outputs);
+        return quic_spec(&f.protocol, f.quic.as_ref(), mss, p, outputs, fit);
     }
     if f.quic.is_some() {
         return Err(not_a_quic_protocol(&f.protocol, p));
@@ -135,14 +134,14 @@ pub(super) fn flow_spec(
     if spacetp_proto::profiles::profile(&f.protocol).is_none() {
         return Err(unknown_protocol(&f.protocol, p, &flow_protocols(), ""));
     }
-    let cfg = build::tcp_config(
+    let mut cfg = build::tcp_config(
         &f.protocol,
         f.tcp.as_ref(),
         f.receive_buffer,
         f.send_buffer,
         p,
     )?;
-    let peer_cfg = match &f.peer_protocol {
+    let mut peer_cfg = match &f.peer_protocol {
         Some(name) => Some(
             build::tcp_config(name, f.tcp.as_ref(), f.receive_buffer, f.send_buffer, p).map_err(
                 |e| FieldError {
@@ -153,18 +152,36 @@ pub(super) fn flow_spec(
         ),
         None => None,
     };
-    Ok(TransportSpec::Tcp(TcpSpec { cfg, peer_cfg, mss }))
+    let mut fitted = Vec::new();
+    if let Some(fp) = fit {
+        let user = tcp_fit::UserSettings {
+            tcp: f.tcp.as_ref(),
+            receive_buffer: f.receive_buffer.is_some(),
+            send_buffer: f.send_buffer.is_some(),
+        };
+        fitted = tcp_fit::fit(&mut cfg, family(&f.protocol), &user, fp);
+        if let (Some(c), Some(name)) = (peer_cfg.as_mut(), &f.peer_protocol) {
+            tcp_fit::fit(c, family(name), &user, fp);
+        }
+    }
+    Ok((TransportSpec::Tcp(TcpSpec { cfg, peer_cfg, mss }), fitted))
+}
+
+/// A TCP profile's family (`spacetp_proto::profiles::family`), "" for none.
+fn family(name: &str) -> &'static str {
+    spacetp_proto::profiles::family(name).unwrap_or("")
 }
 
 /// What a workload's connections run: one connection per file, QUIC with its `quic`
 /// settings (the run's key log shared; qlogs are written for `[[flows]]` only) or TCP with
-/// its `tcp` overrides.
+/// its `tcp` overrides; fitted to the path of its first client with `fit`.
 pub(super) fn workload_spec(
     wl: &WorkloadCfg,
     mss: u32,
     p: &str,
     key_log: Option<std::sync::Arc<spacetp_quic::KeyLogFile>>,
-) -> Result<TransportSpec, FieldError> {
+    fit: Option<&FitPath>,
+) -> Result<(TransportSpec, Vec<Fitted>), FieldError> {
     if spacetp_quic::is_quic(&wl.protocol) {
         refuse_for_quic(
             p,
@@ -178,7 +195,7 @@ pub(super) fn workload_spec(
             key_log,
             qlog_prefix: None,
         };
-        return quic_spec(&wl.protocol, wl.quic.as_ref(), mss, p, outputs);
+        return quic_spec(&wl.protocol, wl.quic.as_ref(), mss, p, outputs, fit);
     }
     if wl.quic.is_some() {
         return Err(not_a_quic_protocol(&wl.protocol, p));
@@ -189,18 +206,27 @@ pub(super) fn workload_spec(
         let note = format!(" ({LTP} and {BP} carry [[flows]] only)");
         return Err(unknown_protocol(&wl.protocol, p, &known, &note));
     }
-    let cfg = build::tcp_config(
+    let mut cfg = build::tcp_config(
         &wl.protocol,
         wl.tcp.as_ref(),
         wl.receive_buffer,
         wl.send_buffer,
         p,
     )?;
-    Ok(TransportSpec::Tcp(TcpSpec {
+    let fitted = fit.map_or_else(Vec::new, |fp| {
+        let user = tcp_fit::UserSettings {
+            tcp: wl.tcp.as_ref(),
+            receive_buffer: wl.receive_buffer.is_some(),
+            send_buffer: wl.send_buffer.is_some(),
+        };
+        tcp_fit::fit(&mut cfg, family(&wl.protocol), &user, fp)
+    });
+    let spec = TcpSpec {
         cfg,
         peer_cfg: None,
         mss,
-    }))
+    };
+    Ok((TransportSpec::Tcp(spec), fitted))
 }
 
 /// A traffic source over QUIC (`protocol = "quic..."`): its settings, its datagrams sent as
@@ -292,17 +318,20 @@ fn quic_spec(
     mss: u32,
     p: &str,
     outputs: QuicOutputs,
-) -> Result<TransportSpec, FieldError> {
+    fit: Option<&FitPath>,
+) -> Result<(TransportSpec, Vec<Fitted>), FieldError> {
     let max_payload = max_udp_payload(mss + 40);
-    let settings = spacetp_quic::quic_config(protocol, overrides, max_payload, p)?;
-    Ok(TransportSpec::Quic(QuicSpec {
+    let mut settings = spacetp_quic::quic_config(protocol, overrides, max_payload, p)?;
+    let fitted = fit.map_or_else(Vec::new, |fp| quic_fit::fit(&mut settings, overrides, fp));
+    let spec = QuicSpec {
         resumption: settings.zero_rtt.then(Default::default),
         settings,
         max_payload,
         key_log: outputs.key_log,
         qlog_prefix: outputs.qlog_prefix,
         datagrams: false,
-    }))
+    };
+    Ok((TransportSpec::Quic(spec), fitted))
 }
 
 fn not_a_quic_protocol(protocol: &str, p: &str) -> FieldError {

@@ -2,6 +2,8 @@
 //! are real encrypted datagrams: the bytes travel in the packet's payload buffer, the links
 //! see their true sizes (IPv4 and UDP headers added), and pcaps hold the real bytes.
 
+pub mod fit;
+
 use super::{node_addr, DataSent, Ends, Outgoing, SendLimit, SenderState, Transport, Wire};
 use crate::limits::{text, Limit};
 use crate::result::{FlowSummary, QuicSummary};

@@ -1,6 +1,8 @@
 //! TCP and SCPS-TP through the transport interface: `spacetp-proto`'s `Connection`, plus the
 //! SCPS header compression contexts of its two directions and the packet sizes on the wire.
 
+pub mod fit;
+
 use super::{node_addr, DataSent, Ends, Outgoing, SendLimit, SenderState, Transport, Wire};
 use crate::limits::{text, Limit};
 use crate::result::FlowSummary;

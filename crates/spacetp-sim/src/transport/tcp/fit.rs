@@ -1,0 +1,183 @@
+//! TCP and SCPS-TP settings fitted to the link (`fit = true`; `crate::fit`). Only what a
+//! deployment sets per link, and only when the scenario leaves it unset:
+//!
+//! - socket buffers of the textbook and SCPS-TP profiles: a receive buffer (the window) of
+//!   the bandwidth-delay product and a quarter, so that the window covers the pipe and the
+//!   ACK clock's slack (RFC 7323 section 1: "the window must be at least the
+//!   bandwidth-delay product"; the Linux and RHEL network tuning guides size it to the BDP),
+//!   no more, so that a loss-based controller does not overrun a queue of one BDP in slow
+//!   start; a send buffer of twice the BDP, which holds what is in flight and what is
+//!   resent (ESnet's host tuning, fasterdata.es.net: 2 x BDP); window scaling on;
+//! - SCPS-TP rate control at the link's rate (the SCPS Reference Implementation's gateway is
+//!   configured with the link's rate, its `rate`/BW setting; MIL-STD-2045-44000 / CCSDS
+//!   714.0-B-2 rate control "set to the rate of the link");
+//! - SCPS-TP's fixed ACK period lengthened until its ACKs use at most half of the return
+//!   link (RFC 3449 section 5.2: on a constrained return link, fewer ACKs), the buffers then
+//!   covering the pipe plus one ACK period.
+//!
+//! Linux (`linux-*`, `bbr3`) and Windows profiles stay as deployed: their hosts size their
+//! own buffers (Linux's autotuning up to `tcp_rmem`'s limit) and a user's host keeps those
+//! limits; the limit analysis names them when they bind, and `spacetp tune` shows the gain.
+
+use crate::fit::{user_set, FitPath, Fitted};
+use crate::limits::text;
+use spacetp_proto::units::{Bytes, Duration, Rate};
+use spacetp_proto::TcpConfig;
+
+/// Bytes of an ACK on the return link (IPv4, TCP with timestamps and a SNACK or SACK).
+const ACK_BYTES: f64 = 64.0;
+/// The share of the return link SCPS-TP's ACKs may use.
+const ACK_SHARE: f64 = 0.5;
+
+const RULE_RECEIVE: &str = "the bandwidth-delay product and a quarter: the window covers the \
+    pipe (RFC 7323 section 1; Linux/RHEL tuning: buffer = BDP)";
+const RULE_SEND: &str = "twice the bandwidth-delay product: in flight and resent (ESnet host \
+    tuning: 2 x BDP)";
+const RULE_RATE: &str = "the link's rate (the SCPS RI gateway's rate setting; CCSDS 714.0-B-2 \
+    rate control at the link rate)";
+const RULE_ACKS: &str = "ACKs at most half of the return link (RFC 3449 section 5.2: fewer ACKs \
+    on a constrained return link)";
+const RULE_WSCALE: &str = "needed for a window over 64 kB (RFC 7323 section 2)";
+
+/// What the scenario itself sets for a flow, which fitting leaves alone.
+pub struct UserSettings<'a> {
+    pub tcp: Option<&'a serde_json::Map<String, serde_json::Value>>,
+    pub receive_buffer: bool,
+    pub send_buffer: bool,
+}
+
+/// Fit `cfg` (profile `family`) to `path`; the settings changed.
+pub fn fit(cfg: &mut TcpConfig, family: &str, user: &UserSettings, path: &FitPath) -> Vec<Fitted> {
+    let mut out = Vec::new();
+    if !matches!(family, "textbook" | "scps" | "scps-ri") || path.rate_bps <= 0.0 {
+        return out;
+    }
+    let set = |k: &str| user_set(user.tcp, k);
+    let scps = family.starts_with("scps");
+    // SCPS-TP: ACKs first (the buffers cover their period too), then the rate.
+    let mut ack_period = 0;
+    if scps {
+        if let Some(p) = cfg.scps.ack_period.filter(|_| !set("scps.ack_period")) {
+            let need = (ACK_BYTES * 8.0 / (ACK_SHARE * path.back_rate_bps) * 1e9) as u64;
+            if path.back_rate_bps > 0.0 && need > p.0 {
+                out.push(Fitted::new(
+                    "tcp.scps.ack_period",
+                    ms(need),
+                    ms(p.0),
+                    RULE_ACKS,
+                ));
+                cfg.scps.ack_period = Some(Duration(need));
+            }
+        }
+        ack_period = cfg.scps.ack_period.map_or(0, |d| d.0);
+        if let Some(r) = cfg.scps.rate.filter(|_| !set("scps.rate")) {
+            if (r.0 - path.rate_bps).abs() > 1e-6 * path.rate_bps {
+                let v = text::rate(path.rate_bps);
+                out.push(Fitted::new("tcp.scps.rate", v, text::rate(r.0), RULE_RATE));
+                cfg.scps.rate = Some(Rate(path.rate_bps));
+            }
+        }
+    }
+    let pipe = (path.rate_bps * (path.rtt + ack_period) as f64 / 8e9) as u64;
+    let receive = user.receive_buffer || set("receive_buffer");
+    let send = user.send_buffer || set("send_buffer");
+    let buffers = [
+        ("receive_buffer", receive, pipe * 5 / 4, RULE_RECEIVE),
+        ("send_buffer", send, 2 * pipe, RULE_SEND),
+    ];
+    for (name, by_user, want, rule) in buffers {
+        let b = match name {
+            "receive_buffer" => &mut cfg.receive_buffer,
+            _ => &mut cfg.send_buffer,
+        };
+        if !by_user && b.0 < want {
+            let (v, was) = (text::bytes(want as f64), text::bytes(b.0 as f64));
+            out.push(Fitted::new(name, v, was, rule));
+            *b = Bytes(want);
+        }
+    }
+    let big = cfg.receive_buffer.0.max(cfg.send_buffer.0) > 65_535;
+    if big && !cfg.window_scaling && !set("window_scaling") {
+        out.push(Fitted::new(
+            "tcp.window_scaling",
+            "true".into(),
+            "false".into(),
+            RULE_WSCALE,
+        ));
+        cfg.window_scaling = true;
+    }
+    out
+}
+
+fn ms(ns: u64) -> String {
+    text::seconds(ns as f64 / 1e9)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use spacetp_proto::profiles::profile;
+
+    fn path(rate: f64, back: f64, rtt_ms: u64) -> FitPath {
+        let rtt = rtt_ms * 1_000_000;
+        FitPath {
+            rate_bps: rate,
+            back_rate_bps: back,
+            rtt,
+            bdp: (rate * rtt as f64 / 8e9) as u64,
+            mtu: 1500,
+            loss: 0.0,
+        }
+    }
+
+    fn nobody() -> UserSettings<'static> {
+        UserSettings {
+            tcp: None,
+            receive_buffer: false,
+            send_buffer: false,
+        }
+    }
+
+    #[test]
+    fn scps_tp_takes_the_links_rate_and_buffers_for_the_pipe() {
+        // The Ka GEO of the issue: 100/10 Mb/s, 560 ms: the papers' 1.5 Mb/s becomes 100.
+        let mut c = profile("scps-tp").unwrap();
+        let got = fit(&mut c, "scps", &nobody(), &path(100e6, 10e6, 560));
+        assert_eq!(c.scps.rate.unwrap().0, 100e6);
+        let pipe = 100e6 * (0.56 + c.scps.ack_period.map_or(0.0, |d| d.0 as f64 / 1e9)) / 8.0;
+        assert_eq!(c.receive_buffer.0, pipe as u64 * 5 / 4);
+        assert_eq!(c.send_buffer.0, 2 * pipe as u64);
+        assert!(c.window_scaling);
+        assert!(got
+            .iter()
+            .any(|f| f.setting == "tcp.scps.rate" && f.value == "100 Mb/s"));
+    }
+
+    #[test]
+    fn a_starved_return_link_lengthens_scps_tps_ack_period() {
+        // 64 kb/s back: ACKs of 64 B at most every 16 ms.
+        let mut c = profile("scps-tp").unwrap();
+        c.scps.ack_period = Some(Duration(1_000_000));
+        fit(&mut c, "scps", &nobody(), &path(2e6, 64e3, 540));
+        assert_eq!(c.scps.ack_period.unwrap().0, 16_000_000);
+    }
+
+    #[test]
+    fn what_the_scenario_sets_and_what_linux_sizes_itself_stay() {
+        let mut c = profile("scps-tp").unwrap();
+        let tcp: serde_json::Map<_, _> =
+            serde_json::from_str(r#"{"scps": {"rate": "10 Mb/s"}}"#).unwrap();
+        let user = UserSettings {
+            tcp: Some(&tcp),
+            receive_buffer: true,
+            send_buffer: false,
+        };
+        let (rate, rb) = (c.scps.rate, c.receive_buffer);
+        fit(&mut c, "scps", &user, &path(100e6, 10e6, 560));
+        assert_eq!((c.scps.rate, c.receive_buffer), (rate, rb));
+        let mut l = profile("linux-cubic").unwrap();
+        let before = format!("{l:?}");
+        assert!(fit(&mut l, "linux", &nobody(), &path(100e6, 10e6, 560)).is_empty());
+        assert_eq!(format!("{l:?}"), before);
+    }
+}
