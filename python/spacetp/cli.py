@@ -328,6 +328,7 @@ from spacetp.cli_reproduce import register as register_reproduce  # noqa: E402  
 from spacetp.cli_schedule import register as register_schedule  # noqa: E402  (schedule)
 from spacetp.cli_sweep import register  # noqa: E402  (sweep, results, plot)
 from spacetp.cli_testbed import register as register_testbed  # noqa: E402  (testbed)
+from spacetp.cli_tune import register as register_tune  # noqa: E402  (tune)
 
 register(app)
 register_plot(app)
@@ -341,6 +342,7 @@ register_dtn(app)
 register_schedule(app)
 register_testbed(app)
 register_fit(app)
+register_tune(app)
 
 
 def _is_usage_error(e: BaseException) -> bool:

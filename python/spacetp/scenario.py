@@ -204,3 +204,49 @@ def validate(scenario: dict | str | Path) -> dict:
 
 def copy_of(scenario: dict) -> dict:
     return copy.deepcopy(scenario)
+
+
+def toml_value(v: Any) -> str:
+    """A value as TOML: scalars, arrays and inline tables (any JSON value but null)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int | float):
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v)  # a TOML basic string: the same escapes
+    if isinstance(v, list | tuple):
+        return "[" + ", ".join(toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return (
+            "{ "
+            + ", ".join(f"{toml_key(k)} = {toml_value(x)}" for k, x in v.items() if x is not None)
+            + " }"
+        )
+    raise ScenarioError(f"{v!r} has no TOML form")
+
+
+def toml_key(k: str) -> str:
+    """A key as TOML: bare when it can be, quoted otherwise."""
+    return k if k and all(c.isascii() and (c.isalnum() or c in "_-") for c in k) else json.dumps(k)
+
+
+def dumps(scenario: dict) -> str:
+    """A scenario as TOML text that `loads` reads back equal: top-level values first, then
+    each table (`[dtn]`) and array of tables (`[[links]]`), their own tables inline."""
+    head, tables = [], []
+
+    def body(table: dict) -> str:
+        return "".join(
+            f"{toml_key(k)} = {toml_value(x)}\n" for k, x in table.items() if x is not None
+        )
+
+    for k, v in scenario.items():
+        if v is None:
+            continue
+        if isinstance(v, dict):
+            tables.append(f"\n[{toml_key(k)}]\n{body(v)}")
+        elif isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
+            tables.extend(f"\n[[{toml_key(k)}]]\n{body(item)}" for item in v)
+        else:
+            head.append(f"{toml_key(k)} = {toml_value(v)}\n")
+    return "".join(head) + "".join(tables)

@@ -30,27 +30,12 @@ from pathlib import Path
 from spacetp.errors import UserError
 from spacetp.live.emulate import _signals_interrupt, lateness, link_scenario
 from spacetp.live.kernel_tcp import available_congestion_controls
-from spacetp.scenario import ScenarioError, load
+from spacetp.scenario import ScenarioError, load, toml_value
 
 # The server's port, and the kernel TCP ends (spacetp.live.kernel_tcp) run in the namespaces.
 PORT = 5000
 KERNEL_TCP = [sys.executable, "-m", "spacetp.live.kernel_tcp"]
 NO_GATEWAY = "none"
-
-
-def _toml(v: object) -> str:
-    """A value of the link table as TOML (inline tables and arrays: any JSON value but null)."""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int | float):
-        return repr(v)
-    if isinstance(v, str):
-        return json.dumps(v)  # a TOML basic string: the same escapes
-    if isinstance(v, list):
-        return "[" + ", ".join(_toml(x) for x in v) + "]"
-    if isinstance(v, dict):
-        return "{ " + ", ".join(f"{json.dumps(k)} = {_toml(x)}" for k, x in v.items()) + " }"
-    raise ValueError(f"{v!r} has no TOML form")
 
 
 def slowest_link(scenario: dict) -> str | None:
@@ -75,7 +60,7 @@ def link_toml(scenario: dict, link: str | None) -> tuple[str, dict]:
     text, _, _ = link_scenario(scenario, link)
     mini = json.loads(text)
     lk = {k: v for k, v in mini["links"][0].items() if v is not None}
-    body = "\n".join(f"{k} = {_toml(v)}" for k, v in lk.items())
+    body = "\n".join(f"{k} = {toml_value(v)}" for k, v in lk.items())
     flows = scenario.get("flows") or [{}]
     return f"seed = {int(mini.get('seed', 1))}\n[[links]]\n{body}\n", flows[0]
 

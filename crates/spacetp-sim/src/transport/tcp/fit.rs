@@ -30,7 +30,8 @@ const ACK_BYTES: f64 = 64.0;
 const ACK_SHARE: f64 = 0.5;
 
 const RULE_RECEIVE: &str = "the bandwidth-delay product and a quarter: the window covers the \
-    pipe (RFC 7323 section 1; Linux/RHEL tuning: buffer = BDP)";
+    pipe (RFC 7323 section 1; Linux/RHEL tuning: buffer = BDP), and no more: a larger one \
+    overruns the bottleneck's queue in slow start";
 const RULE_SEND: &str = "twice the bandwidth-delay product: in flight and resent (ESnet host \
     tuning: 2 x BDP)";
 const RULE_RATE: &str = "the link's rate (the SCPS RI gateway's rate setting; CCSDS 714.0-B-2 \
@@ -81,16 +82,18 @@ pub fn fit(cfg: &mut TcpConfig, family: &str, user: &UserSettings, path: &FitPat
     let pipe = (path.rate_bps * (path.rtt + ack_period) as f64 / 8e9) as u64;
     let receive = user.receive_buffer || set("receive_buffer");
     let send = user.send_buffer || set("send_buffer");
+    // The window is set both ways (a larger one only overruns the queue in slow start); the
+    // send buffer only grows (a larger one costs memory, never packets).
     let buffers = [
-        ("receive_buffer", receive, pipe * 5 / 4, RULE_RECEIVE),
-        ("send_buffer", send, 2 * pipe, RULE_SEND),
+        ("receive_buffer", receive, pipe * 5 / 4, RULE_RECEIVE, true),
+        ("send_buffer", send, 2 * pipe, RULE_SEND, false),
     ];
-    for (name, by_user, want, rule) in buffers {
+    for (name, by_user, want, rule, shrink) in buffers {
         let b = match name {
             "receive_buffer" => &mut cfg.receive_buffer,
             _ => &mut cfg.send_buffer,
         };
-        if !by_user && b.0 < want {
+        if !by_user && (b.0 < want || (shrink && b.0 > want)) {
             let (v, was) = (text::bytes(want as f64), text::bytes(b.0 as f64));
             out.push(Fitted::new(name, v, was, rule));
             *b = Bytes(want);
@@ -151,6 +154,18 @@ mod tests {
         assert!(got
             .iter()
             .any(|f| f.setting == "tcp.scps.rate" && f.value == "100 Mb/s"));
+    }
+
+    #[test]
+    fn a_window_far_over_the_pipe_is_brought_down_to_it() {
+        // The GEO example: 2 Mb/s, 550 ms, a 300 kB window over a queue of one BDP (138 kB)
+        // overruns the queue in slow start; the send buffer is left larger.
+        let mut c = profile("newreno").unwrap();
+        let send = c.send_buffer.0;
+        fit(&mut c, "textbook", &nobody(), &path(2e6, 64e3, 550));
+        let pipe = (2e6 * 0.55 / 8.0) as u64;
+        assert_eq!(c.receive_buffer.0, pipe * 5 / 4);
+        assert_eq!(c.send_buffer.0, send.max(2 * pipe));
     }
 
     #[test]

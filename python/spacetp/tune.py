@@ -1,0 +1,418 @@
+"""`spacetp tune SCENARIO --protocol P`: the best settings of one protocol on this link.
+
+Optuna's TPE sampler (seeded) searches P's key settings, a documented space per protocol
+family (SPACES: its ranges follow the path's bandwidth-delay product and rate), on top of
+the settings fitted to the link (`fit = true`: what the search does not set stays fitted).
+Each trial runs the scenario on the same K seeds (common random numbers) through the sweep
+machinery, locally or on Dask, every run kept in DIR/store; the study lives in DIR/tune.db,
+so a tune interrupted at any moment (SIGKILL included) resumes where it stopped, and a
+finished trial is neither asked again nor re-run. The objective is the mean completion time
+of the first flow over the K seeds; a run that does not complete counts as the run's end
+twice over.
+
+The result: the best trial (or the fitted settings, when no trial beat them) with the 95%
+interval of its completion time (a bootstrap of its K runs, as spacetp compare), the gain
+over the fitted and the as-configured settings, the sensitivity of each setting (Optuna's
+PED-ANOVA importance, and a figure of the completion time against each), and DIR/tuned.toml,
+the scenario with the best settings written into its flows.
+
+Why Optuna: a maintained library (BSD/MIT) with a sampler that handles log-scaled integer
+and real ranges, persistent studies in SQLite (the resume), and parameter importances; it
+runs without a server and downloads nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from spacetp.errors import UserError
+from spacetp.scenario import ScenarioError, copy_of, load, set_value
+
+
+@dataclass(frozen=True)
+class Param:
+    """One setting of the search: its path under every flow, its kind and its range as
+    functions of the path's facts (bdp bytes, rate b/s) and the transfer's size."""
+
+    setting: str
+    kind: str  # "bytes", "int", "rate", "duration", "real": log scale for all
+    low: Any
+    high: Any
+
+    def bounds(self, facts: dict) -> tuple[float, float]:
+        lo = self.low(facts) if callable(self.low) else self.low
+        hi = self.high(facts) if callable(self.high) else self.high
+        return float(lo), float(hi)
+
+    def value(self, x: float) -> Any:
+        """The scenario value of a sampled number."""
+        if self.kind == "bytes":
+            return f"{int(round(x))} B"
+        if self.kind == "int":
+            return int(round(x))
+        if self.kind == "rate":
+            return f"{x:.0f} b/s"
+        if self.kind == "duration":
+            return f"{x * 1e3:.3f} ms"
+        return float(f"{x:.3g}")
+
+
+def _bdp(k: float):
+    return lambda f: max(k * f["bdp"], 16_000)
+
+
+def _rate(k: float):
+    return lambda f: max(k * f["rate"], 1_000)
+
+
+BUFFERS = (
+    Param("receive_buffer", "bytes", 16_000, _bdp(8)),
+    Param("send_buffer", "bytes", 16_000, _bdp(8)),
+)
+# The search space of each family: the settings a deployment chooses per link.
+SPACES: dict[str, tuple[Param, ...]] = {
+    "textbook": (*BUFFERS, Param("tcp.initial_window", "int", 1, 64)),
+    "linux": (*BUFFERS, Param("tcp.initial_window", "int", 4, 100)),
+    "draft": (*BUFFERS, Param("tcp.initial_window", "int", 4, 100)),
+    "windows": BUFFERS,
+    "scps": (
+        *BUFFERS,
+        Param("tcp.scps.rate", "rate", _rate(0.2), _rate(1.0)),
+        Param("tcp.scps.ack_period", "duration", 0.005, 1.0),
+    ),
+    "scps-ri": (
+        *BUFFERS,
+        Param("tcp.scps.rate", "rate", _rate(0.2), _rate(1.0)),
+        Param("tcp.scps.ack_period", "duration", 0.005, 1.0),
+    ),
+    "quic": (
+        Param("quic.stream_receive_window", "bytes", 64_000, _bdp(8)),
+        Param("quic.send_window", "bytes", 64_000, _bdp(8)),
+        Param("quic.initial_window", "bytes", 2_400, _bdp(2)),
+    ),
+    "ltp": (
+        Param("ltp.max_export_sessions", "int", 1, lambda f: max(8, 4 * f["sessions"])),
+        Param("ltp.block_size", "bytes", 16_000, 4_000_000),
+        Param("ltp.max_ber", "real", 1e-7, 1e-3),
+    ),
+    "dtn": (Param("bp.bundle_size", "bytes", 16_000, lambda f: max(32_000, f["size"])),),
+}
+
+
+@dataclass
+class Tuned:
+    """What `tune` found: per settings label ("as configured", "fitted", "tuned") the mean
+    completion time over the K seeds and its 95% interval, the best settings, the
+    importance of each setting, the trials, and the files written."""
+
+    protocol: str
+    family: str
+    trials: int
+    reps: int
+    results: dict[str, dict]
+    best: dict[str, Any]
+    importance: dict[str, float]
+    history: list[dict]
+    files: dict[str, str] = field(default_factory=dict)
+    resumed: int = 0
+
+
+def parse_params(specs: list[str] | None, family: str) -> dict[str, tuple[float, float]]:
+    """`--param SETTING=LOW:HIGH` overrides: a setting of the family's space, a non-empty
+    range. UserError naming the setting otherwise."""
+    from spacetp import units
+
+    known = {p.setting: p for p in SPACES.get(family, ())}
+    out = {}
+    for s in specs or []:
+        name, _, rng = s.partition("=")
+        name = name.strip()
+        if name not in known:
+            raise UserError(
+                f"--param {name}: not a setting the {family} search space has; it has "
+                f"{', '.join(known) or 'none'}"
+            )
+        lo_s, _, hi_s = rng.partition(":")
+        try:
+            lo, hi = (units.to_si(x.strip())[0] for x in (lo_s, hi_s))
+        except (TypeError, ValueError, IndexError):
+            raise UserError(f"--param {s}: give LOW:HIGH, e.g. {name}=1 MB:64 MB") from None
+        if not 0 < lo < hi:
+            raise UserError(
+                f"--param {name}: the range {lo_s}:{hi_s} is empty (need 0 < LOW < HIGH)"
+            )
+        out[name] = (lo, hi)
+    return out
+
+
+def _facts(sc: dict, protocol: str) -> dict:
+    """The numbers the ranges follow: the fitted path's BDP and rate, the sessions LTP's
+    rule asks for, the first flow's size."""
+    from spacetp import fit, units
+
+    rows = fit.fitted(sc, protocol)
+    if rows[0]["error"]:
+        raise UserError(f"--protocol {protocol}: {rows[0]['error']}")
+    path = rows[0]["path"] or {}
+    sessions = next(
+        (int(x["value"]) for x in rows[0]["flows"][0]["fitted"]
+         if x["setting"] == "ltp.max_export_sessions"),
+        10,
+    )  # fmt: skip
+    size = (sc.get("flows") or [{}])[0].get("bytes", 1_000_000)
+    q = units.to_si(size) if isinstance(size, str) else (float(size), None)
+    return {"bdp": path.get("bdp_bytes", 0), "rate": path.get("rate_bps", 0.0),
+            "sessions": sessions, "size": q[0] if q else 1_000_000}  # fmt: skip
+
+
+def _apply(sc: dict, settings: dict[str, Any]) -> dict:
+    out = copy_of(sc)
+    for i in range(len(out.get("flows") or [])):
+        for k, v in settings.items():
+            set_value(out, f"flows[{i}].{k}", v)
+    return out
+
+
+def _evaluate(sc: dict, reps: int, store: Path, executor, workers) -> list[float]:
+    """The first flow's completion time in each of the K seeds (a run that did not
+    complete: twice its end, a run that failed: NaN)."""
+    from spacetp.sweep import run_sweep
+
+    res = run_sweep(
+        sc, None, reps=reps, executor=executor, workers=workers, store=store,
+        metrics=["flows[0].completion_s", "flows[0].complete", "run.end_s"],
+    )  # fmt: skip
+    out = []
+    for _, r in res.runs.iterrows():
+        if r["status"] != "ok":
+            out.append(math.nan)
+        elif r["flows[0].complete"] == 1.0:
+            out.append(float(r["flows[0].completion_s"]))
+        else:
+            out.append(2.0 * float(r["run.end_s"]))
+    return out
+
+
+def _stats(times: list[float]) -> dict:
+    from spacetp.stats import bootstrap_ci
+
+    ok = [t for t in times if t == t]
+    mean = sum(ok) / len(ok) if ok else math.inf
+    lo, hi = bootstrap_ci(ok)
+    return {"mean_s": mean, "ci95_low_s": lo, "ci95_high_s": hi, "runs": len(ok)}
+
+
+def tune(
+    scenario: dict | str | Path,
+    protocol: str,
+    trials: int = 30,
+    reps: int = 3,
+    out: str | Path | None = None,
+    executor: Any = "local",
+    workers: int | None = None,
+    params: list[str] | None = None,
+    seed: int = 0,
+    console=None,
+) -> Tuned:
+    """Search `protocol`'s settings on `scenario` (see the module): the result, with the
+    files written into `out` (default results/tune-PROTOCOL)."""
+    import optuna
+
+    from spacetp import fit
+    from spacetp.profiles import registry
+
+    sc = load(scenario) if isinstance(scenario, str | Path) else copy_of(scenario)
+    if not sc.get("flows") or any(f.get("bytes") is None for f in sc["flows"]):
+        raise UserError(
+            "tune: every [[flows]] entry needs bytes (the objective is completion time)"
+        )
+    reg = registry()
+    if protocol not in reg:
+        raise UserError(f"--protocol {protocol}: unknown; see `spacetp protocols`")
+    if trials < 1 or reps < 1:
+        raise UserError(f"--trials {trials} --reps {reps}: both must be at least 1")
+    family = reg[protocol]["family"]
+    space = {p.setting: p for p in SPACES.get(family, ())}
+    if not space:
+        raise UserError(f"--protocol {protocol}: no search space for the {family} family")
+    overrides = parse_params(params, family)
+    out = Path(out) if out is not None else Path("results") / f"tune-{protocol}"
+    out.mkdir(parents=True, exist_ok=True)
+    store = out / "store"
+    facts = _facts(sc, protocol)
+    bounds = {k: overrides.get(k) or p.bounds(facts) for k, p in space.items()}
+    fitted_sc = fit.with_fit(sc, protocol, True)
+    results = {
+        "as configured": _stats(
+            _evaluate(fit.with_fit(sc, protocol, False), reps, store, executor, workers)
+        ),
+        "fitted": _stats(_evaluate(fitted_sc, reps, store, executor, workers)),
+    }
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(
+        study_name=protocol, storage=f"sqlite:///{out / 'tune.db'}", load_if_exists=True,
+        direction="minimize", sampler=optuna.samplers.TPESampler(seed=seed),
+    )  # fmt: skip
+    _fail_stale(study)
+    finished = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
+    resumed = len(finished)
+
+    def objective(trial) -> float:
+        chosen = {}
+        for name, p in space.items():
+            lo, hi = bounds[name]
+            x = (trial.suggest_int(name, int(lo), int(hi), log=True) if p.kind == "int"
+                 else trial.suggest_float(name, lo, hi, log=True))  # fmt: skip
+            chosen[name] = p.value(x)
+        trial.set_user_attr("settings", chosen)
+        times = _evaluate(_apply(fitted_sc, chosen), reps, store, executor, workers)
+        s = _stats(times)
+        trial.set_user_attr("stats", s)
+        return s["mean_s"] if math.isfinite(s["mean_s"]) else 1e12
+
+    todo = max(0, trials - resumed)
+    progress = _progress(console, trials, resumed)
+    for _ in range(todo):
+        study.optimize(objective, n_trials=1)
+        if progress is not None:
+            progress(study)
+    done = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
+    best_trial = min(done, key=lambda t: t.value) if done else None
+    best_settings, best = {}, results["fitted"]
+    if best_trial is not None and best_trial.user_attrs["stats"]["mean_s"] < best["mean_s"]:
+        best_settings, best = best_trial.user_attrs["settings"], best_trial.user_attrs["stats"]
+    results["tuned"] = best
+    importance = {}
+    if len(done) >= 2:
+        try:
+            # PED-ANOVA: built into Optuna (fANOVA would need scikit-learn); the quantile
+            # of good trials is the best quarter, at least two trials.
+            q = max(0.25, 2.0 / len(done))
+            evaluator = optuna.importance.PedAnovaImportanceEvaluator(target_quantile=q)
+            importance = dict(optuna.importance.get_param_importances(study, evaluator=evaluator))
+        except (RuntimeError, ValueError, ZeroDivisionError):
+            importance = {}
+    history = [
+        {"number": t.number, "value_s": t.value, **t.user_attrs.get("settings", {})} for t in done
+    ]
+    res = Tuned(protocol, family, len(done), reps, results, best_settings, importance, history,
+                resumed=resumed)  # fmt: skip
+    res.files = _write(res, sc, fitted_sc, out, space)
+    return res
+
+
+def _fail_stale(study) -> None:
+    """Trials left running by a killed tune: failed, so that they are asked again (their
+    finished runs stay in the store, so nothing finished is re-run)."""
+    import optuna
+
+    for t in study.trials:
+        if t.state == optuna.trial.TrialState.RUNNING:
+            study.tell(t.number, state=optuna.trial.TrialState.FAIL)
+
+
+def _progress(console, total: int, resumed: int):
+    """A line per trial on `console` (None: nothing)."""
+    if console is None:
+        return None
+    if resumed:
+        console.print(f"resumed: {resumed} finished trials kept", highlight=False)
+
+    def say(study) -> None:
+        t = study.trials[-1]
+        best = min((x.value for x in study.trials if x.value is not None), default=math.nan)
+        n = sum(1 for x in study.trials if x.value is not None)
+        console.print(f"trial {n}/{total}: {t.value:.4g} s (best {best:.4g} s)", highlight=False)
+
+    return say
+
+
+def _write(res: Tuned, sc: dict, fitted_sc: dict, out: Path, space: dict) -> dict[str, str]:
+    """DIR/tuned.toml (the scenario with the best settings), DIR/sensitivity.png and
+    DIR/trials.csv."""
+    import pandas as pd
+
+    from spacetp.scenario import dumps
+
+    files = {}
+    tuned = _apply(fitted_sc, res.best)
+    (out / "tuned.toml").write_text(dumps(tuned))
+    files["scenario"] = str(out / "tuned.toml")
+    pd.DataFrame(res.history).to_csv(out / "trials.csv", index=False)
+    files["trials"] = str(out / "trials.csv")
+    if res.history:
+        _sensitivity_figure(res, space, out / "sensitivity.png")
+        files["sensitivity"] = str(out / "sensitivity.png")
+    return files
+
+
+def _sensitivity_figure(res: Tuned, space: dict, path: Path) -> None:
+    """The completion time of every trial against each setting (log axes), the setting's
+    PED-ANOVA importance in its title."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter
+
+    from spacetp import units
+
+    names = list(space)
+    fig, axes = plt.subplots(1, len(names), figsize=(4 * len(names), 3.4), squeeze=False)
+    for ax, name in zip(axes[0], names, strict=True):
+        xs, ys = [], []
+        for h in res.history:
+            v = h.get(name)
+            q = units.to_si(v) if isinstance(v, str) else (v, None)
+            if q is not None and q[0] is not None and h["value_s"] is not None:
+                xs.append(float(q[0]))
+                ys.append(h["value_s"])
+        ax.scatter(xs, ys, s=14, label="trials")
+        for label, style in (("fitted", "--"), ("as configured", ":")):
+            ax.axhline(res.results[label]["mean_s"], ls=style, color="grey", label=label)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.yaxis.set_minor_formatter(NullFormatter())
+        ax.legend(fontsize=7)
+        ax.set_xlabel(name)
+        ax.set_ylabel("completion (s)")
+        ax.set_title(f"{name}: importance {res.importance.get(name, float('nan')):.2f}", fontsize=8)
+        ax.grid(True, alpha=0.3)
+    title = f"{res.protocol}: completion time of each trial (mean of {res.reps} seeds)"
+    fig.suptitle(title + " against each setting", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def lines(res: Tuned) -> list[str]:
+    """What `spacetp tune` prints."""
+    from spacetp import human
+
+    def cell(r: dict) -> str:
+        return (f"{human.duration(r['mean_s'])} (95% CI {human.duration(r['ci95_low_s'])}–"
+                f"{human.duration(r['ci95_high_s'])}, {r['runs']} runs)")  # fmt: skip
+
+    kept = f" ({res.resumed} kept from the interrupted study)" if res.resumed else ""
+    out = [f"{res.protocol} ({res.family}): {res.trials} trials of {res.reps} seeds{kept}"]
+    for label in ("as configured", "fitted", "tuned"):
+        out.append(f"  {label:13} {cell(res.results[label])}")
+    t, f, a = (res.results[k]["mean_s"] for k in ("tuned", "fitted", "as configured"))
+    out.append(f"  tuned against fitted: {100 * (f - t) / f:+.1f}% faster; against as "
+               f"configured: {100 * (a - t) / a:+.1f}%")  # fmt: skip
+    if res.best:
+        out.append("  best settings: " + ", ".join(f"{k} = {v}" for k, v in res.best.items()))
+    else:
+        out.append("  best settings: the fitted ones (no trial beat them)")
+    if res.importance:
+        imp = sorted(res.importance.items(), key=lambda kv: -kv[1])
+        out.append("  sensitivity: " + ", ".join(f"{k} {v:.2f}" for k, v in imp))
+    return out
+
+
+__all__ = ["SPACES", "Param", "Tuned", "lines", "parse_params", "tune", "ScenarioError"]
