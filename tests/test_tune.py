@@ -123,3 +123,35 @@ def test_a_protocol_nobody_has_is_an_error_with_the_way_out(tmp_path):
     sc.write_text(SMALL_WINDOW)
     r = spacetp_cli("tune", str(sc), "--protocol", "tcp-warp", "--out", str(tmp_path / "o"))
     assert r.returncode == 2 and "--protocol tcp-warp: unknown" in r.stderr, r.stderr
+
+
+def test_compare_tune_ranks_the_tuned_profiles_beside_fitted_and_as_configured(tmp_path):
+    import csv
+
+    sc = tmp_path / "sc.toml"
+    sc.write_text(SMALL_WINDOW)
+    out = tmp_path / "cmp"
+    r = spacetp_cli("compare", str(sc), "--protocols", "newreno,scps-tp,quic", "--reps", "2",
+                    "--tune", "4", "--out", str(out), "--no-progress")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "tuned (95% CI)" in r.stdout and "as configured" in r.stdout, r.stdout
+    rows = {row["protocol"]: row for row in csv.DictReader((out / "ranking.csv").open())}
+    nr = rows["newreno"]
+    # The scenario's 16 kB window binds as configured and fitted (fitting keeps what the
+    # scenario sets); the tuned newreno opens it.
+    assert float(nr["completion_s"]) < 0.5 * float(nr["completion_s_fitted"]), nr
+    assert float(nr["completion_s_as_configured"]) == pytest.approx(
+        float(nr["completion_s_fitted"]), rel=0.05
+    )
+    assert "receive_buffer" in nr["settings_tuned"]
+    assert (out / "tune" / "newreno" / "sensitivity.png").exists()
+    page = (out / "report.html").read_text()
+    assert "tuned settings (spacetp tune)" in page and "as configured (95% CI)" in page
+
+
+def test_compare_tune_and_as_configured_exclude_each_other(tmp_path):
+    sc = tmp_path / "sc.toml"
+    sc.write_text(SMALL_WINDOW)
+    r = spacetp_cli("compare", str(sc), "--protocols", "newreno", "--tune", "2",
+                    "--as-configured", "--out", str(tmp_path / "o"))  # fmt: skip
+    assert r.returncode == 2 and "--tune and --as-configured" in r.stderr, r.stderr

@@ -35,7 +35,11 @@ def print_ranking(c) -> None:
         collapse_padding=True,
     )
     what = "time (95% CI)" if role == "completion" else "goodput (95% CI)"
-    cols = ["#", "protocol", what] + ["goodput"] * (role == "completion")
+    tuned = c.mode == "tuned"  # then: tuned, fitted and as configured side by side
+    if tuned:
+        what = "tuned (95% CI)"
+    cols = ["#", "protocol", what] + ["goodput"] * (role == "completion" and not tuned)
+    cols += ["fitted", "as configured"] * tuned
     cols += ["model"] * wide + ["retx"] + ["timeouts"] * wide + ["limited by"]
     for col in cols:
         t.add_column(
@@ -49,8 +53,10 @@ def print_ranking(c) -> None:
     for _, r in c.table.iterrows():
         cells = [str(r["rank"]), r["protocol"]]
         cells.append(human.interval(metric, r[role], r[f"{role}_lo"], r[f"{role}_hi"]))
-        if role == "completion":
+        if role == "completion" and not tuned:
             cells.append(human.rate(r["goodput"]))
+        if tuned:
+            cells += [human.metric(metric, r[f"{role}_{k}"]) for k in ("fitted", "as_configured")]
         if wide:
             model = "-" if r["model_bps"] != r["model_bps"] else human.rate(r["model_bps"])
             cells.append(model + (f" ({r['model']})" if r["model"] else ""))
@@ -72,6 +78,11 @@ def print_ranking(c) -> None:
         for _, r in c.table.iterrows():
             if r["unfinished"]:
                 say.append(f"{r['protocol']}: {r['unfinished']}")
+    if tuned and not c.table.empty:
+        for _, r in c.table.head(3).iterrows():
+            say.append(f"{r['protocol']} tuned: {r['tuned']}")
+        if len(c.table) > 3:
+            say.append("every profile's tuned settings: on the page and in ranking.csv")
     for line in say:
         out.print(escape(line), highlight=False)
     for _, r in c.failed.iterrows():
@@ -125,6 +136,15 @@ def register(app: typer.Typer) -> None:
                 "settings fitted to the path, as `spacetp fit` prints them).",
             ),
         ] = False,
+        tune_trials: Annotated[
+            int,
+            typer.Option(
+                "--tune",
+                help="Tune every profile first (spacetp tune, this many trials of up to 3 "
+                "seeds each) and rank the tuned profiles beside their fitted and "
+                "as-configured times (0: off).",
+            ),
+        ] = 0,
         progress: Annotated[bool, typer.Option(help="Show a progress bar on stderr.")] = True,
         quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing.")] = False,
     ) -> None:
@@ -150,6 +170,7 @@ def register(app: typer.Typer) -> None:
                 command=command,
                 console=err if progress and not quiet else None,
                 as_configured=as_configured,
+                tune_trials=tune_trials,
             )
         except KeyboardInterrupt:
             raise ScenarioError(

@@ -37,6 +37,7 @@ from typing import Any
 
 from spacetp import limits
 from spacetp.compare_models import predict
+from spacetp.errors import UserError
 from spacetp.limits import LIFT_SHARE
 from spacetp.pathfacts import PathFacts, facts
 from spacetp.profiles import EXTRA_PROTOCOLS, all_protocols, choose, registry  # noqa: F401
@@ -141,16 +142,23 @@ def compare(
     console=None,
     write: bool = True,
     as_configured: bool = False,
+    tune_trials: int = 0,
 ) -> Comparison:
     """Run every chosen profile `reps` times on `scenario` (a dict or a TOML path), rank
     them and, with `out` and `write`, write the page (report.html), figures and tables
     there (the sweep store goes to OUT/store; without `out` nothing is kept). Each profile's
     per-link settings are fitted to the path (`fit = true`, spacetp.fit) unless
-    `as_configured`: then they run exactly as written."""
+    `as_configured`: then they run exactly as written. With `tune_trials` > 0 each profile
+    is tuned too (spacetp.compare_tune) and the tuned profiles are ranked, beside their
+    fitted and as-configured times."""
     from spacetp import fit
     from spacetp.sweep import run_sweep
 
     t0 = time.perf_counter()
+    if tune_trials and as_configured:
+        raise UserError("--tune and --as-configured: choose one (tune starts from fitted)")
+    if tune_trials < 0:
+        raise UserError(f"--tune {tune_trials}: the trials per profile, 0 (off) or more")
     if source is None and isinstance(scenario, str | Path):
         source = str(scenario)
     sc = load(scenario) if isinstance(scenario, str | Path) else copy_of(scenario)
@@ -175,6 +183,13 @@ def compare(
     )
     rank_by = "completion" if _finite(sc) else "goodput"
     table, failed = rank(res, paths[0], roles, rank_by, pf, registry(), sc, fitted)
+    mode = "as configured" if as_configured else "fitted"
+    if tune_trials:
+        res, table, failed = _tuned(sc, names, paths, roles, rank_by, pf, fitted, table,
+                                    tune_trials, reps, out, dict(
+            executor=executor, workers=workers, base_seed=base_seed, source=source,
+            metrics=list(dict.fromkeys(roles.values()))), console)  # fmt: skip
+        mode = "tuned"
     c = Comparison(
         name=sc.get("name") or (Path(source).stem if source else "scenario"),
         scenario=sc,
@@ -192,7 +207,7 @@ def compare(
         source=source,
         command=command,
         out=out,
-        mode="as configured" if as_configured else "fitted",
+        mode=mode,
         fitted={p: _first_flow_fitted(r) for p, r in fitted.items()},
     )
     c.traces = traces(c)
@@ -202,6 +217,30 @@ def compare(
 
         compare_page.write(c, out)
     return c
+
+
+def _tuned(sc, names, paths, roles, rank_by, pf, fitted, fitted_table, trials, reps, out,
+           run: dict, console):  # fmt: skip
+    """(the merged sweep, the ranked table, the failed profiles) of the tuned profiles, the
+    table carrying the fitted and as-configured columns (spacetp.compare_tune)."""
+    from spacetp import compare_tune, fit
+    from spacetp.sweep import run_sweep
+
+    grid = {tuple(paths): [(p,) * len(paths) for p in names]}
+    store = None if out is None else out / "store"
+    configured = run_sweep(fit.with_fit(sc, None, False), grid, reps=reps, store=store, **run)
+    configured_table, _ = rank(configured, paths[0], roles, rank_by, pf, registry(), sc, {})
+    merged, tuned = compare_tune.tuned_sweep(sc, names, paths, trials, min(reps, TUNE_REPS),
+                                             reps, out, run, console)  # fmt: skip
+    table, failed = rank(merged, paths[0], roles, rank_by, pf, registry(), sc, fitted)
+    others = {"as configured": configured_table, "fitted": fitted_table}
+    if not table.empty:
+        compare_tune.add_columns(table, others, rank_by, tuned)
+    return merged, table, failed
+
+
+# The seeds each trial of `compare --tune` runs (the ranking then runs all the replicates).
+TUNE_REPS = 3
 
 
 # ------------------------------------------------------------------------------ ranking

@@ -350,12 +350,18 @@ def _table_html(c) -> str:
     t = c.table
     role = _value_role(c)
     first = "completion time" if role == "completion" else "goodput"
+    tuned = c.mode == "tuned"
+    if tuned:
+        first = f"tuned: {first}"
     head = (
         f"<tr><th>#</th><th>protocol</th><th>{first} (95% CI)</th>"
+        + ("<th>fitted (95% CI)</th><th>as configured (95% CI)</th>" if tuned else "")
         + ("<th>goodput (95% CI)</th>" if role == "completion" else "")
         + "<th>analytic model</th><th>retransmissions per run</th><th>timeouts per run</th>"
         "<th>link error drops per run</th><th>what limited it (mean share of the time over "
-        "the runs)</th><th>settings fitted to this link</th></tr>"
+        "the runs)</th><th>settings fitted to this link</th>"
+        + ("<th>tuned settings (spacetp tune)</th>" if tuned else "")
+        + "</tr>"
     )
     rows = [head]
     for i, (_, r) in enumerate(t.iterrows()):
@@ -374,6 +380,10 @@ def _table_html(c) -> str:
             f"<span class='muted'>{_e(r['family'])}</span></td>",
             f"<td class='num'>{_e(_cell(c, r, role))}</td>",
         ]
+        if tuned:
+            for k in (f"{role}_fitted", f"{role}_as_configured"):
+                v = human.interval(_metric_name(role), r[k], r[f"{k}_lo"], r[f"{k}_hi"])
+                cells.append(f"<td class='num'>{_e(v)}</td>")
         if role == "completion":
             cells.append(f"<td class='num'>{_e(_cell(c, r, 'goodput'))}</td>")
         unfinished = f"<b class='failed'>{_e(r['unfinished'])}</b><br>" if r["unfinished"] else ""
@@ -385,6 +395,8 @@ def _table_html(c) -> str:
             f"<td>{unfinished}{_e(r['limited_by'])}</td>",
             f"<td class='small'>{_e(r.get('fitted', ''))}</td>",
         ]
+        if tuned:
+            cells.append(f"<td class='small'>{_e(r.get('tuned', ''))}</td>")
         rows.append(f"<tr class='{'best' if i == 0 else ''}'>{''.join(cells)}</tr>")
     return "<table>" + "\n".join(rows) + "</table>"
 
@@ -475,8 +487,16 @@ def html_page(c, script: str) -> str:
                 "the path by the rules of docs/fit.md (fit = true; spacetp fit prints them "
                 "with their sources); the deployed stacks that size themselves (Linux, "
                 "Windows) as deployed. --as-configured ranks the profiles as written."
-                if c.mode == "fitted"
+                if c.mode in ("fitted", "tuned")
                 else "none: the profiles ran exactly as written (--as-configured)."
+            )
+            + (
+                " Tuned (--tune): each profile's settings searched by spacetp tune from the "
+                "fitted ones (its study, trials and sensitivity figure in tune/PROFILE/), "
+                "then run on the same seeds as the fitted and as-configured columns; "
+                "'the fitted ones' when no trial beat them."
+                if c.mode == "tuned"
+                else ""
             )
             + "</p>",
             window,
@@ -501,7 +521,12 @@ CSV_COLUMNS = {
     "drops": "link_error_drops", "rtt": "mean_rtt_s", "model": "model",
     "model_bps": "model_goodput_bps", "limit": "limit", "limit_share": "limit_share",
     "liftable": "liftable", "liftable_share": "liftable_share", "limited_by": "limited_by",
-    "fitted": "settings_fitted",
+    "fitted": "settings_fitted", "tuned": "settings_tuned",
+    # compare --tune: the same profile fitted and as configured, e.g. completion_s_fitted
+    **{f"{role}_{mode}{end}": f"{unit}_{mode}{csv_end}"
+       for role, unit in (("completion", "completion_s"), ("goodput", "goodput_bps"))
+       for mode in ("fitted", "as_configured")
+       for end, csv_end in (("", ""), ("_lo", "_ci95_low"), ("_hi", "_ci95_high"))},
 }  # fmt: skip
 
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from spacetp.errors import UserError
-from spacetp.scenario import ScenarioError, copy_of, load, set_value
+from spacetp.scenario import copy_of, load, set_value
 
 
 @dataclass(frozen=True)
@@ -72,22 +72,22 @@ BUFFERS = (
     Param("receive_buffer", "bytes", 16_000, _bdp(8)),
     Param("send_buffer", "bytes", 16_000, _bdp(8)),
 )
+# SCPS-TP: what the RI gateway sets per interface (aif_buf, aif_rbuf, aif_rate, aif_ack_delay)
+# and the initial window, which rate control paces.
+SCPS = (
+    *BUFFERS,
+    Param("tcp.scps.rate", "rate", _rate(0.2), _rate(1.0)),
+    Param("tcp.scps.ack_period", "duration", 0.005, 1.0),
+    Param("tcp.initial_window", "int", 1, 256),
+)
 # The search space of each family: the settings a deployment chooses per link.
 SPACES: dict[str, tuple[Param, ...]] = {
     "textbook": (*BUFFERS, Param("tcp.initial_window", "int", 1, 64)),
     "linux": (*BUFFERS, Param("tcp.initial_window", "int", 4, 100)),
     "draft": (*BUFFERS, Param("tcp.initial_window", "int", 4, 100)),
     "windows": BUFFERS,
-    "scps": (
-        *BUFFERS,
-        Param("tcp.scps.rate", "rate", _rate(0.2), _rate(1.0)),
-        Param("tcp.scps.ack_period", "duration", 0.005, 1.0),
-    ),
-    "scps-ri": (
-        *BUFFERS,
-        Param("tcp.scps.rate", "rate", _rate(0.2), _rate(1.0)),
-        Param("tcp.scps.ack_period", "duration", 0.005, 1.0),
-    ),
+    "scps": SCPS,
+    "scps-ri": SCPS,
     "quic": (
         Param("quic.stream_receive_window", "bytes", 64_000, _bdp(8)),
         Param("quic.send_window", "bytes", 64_000, _bdp(8)),
@@ -168,7 +168,8 @@ def _facts(sc: dict, protocol: str) -> dict:
             "sessions": sessions, "size": q[0] if q else 1_000_000}  # fmt: skip
 
 
-def _apply(sc: dict, settings: dict[str, Any]) -> dict:
+def apply_settings(sc: dict, settings: dict[str, Any]) -> dict:
+    """A copy of `sc` with `settings` ({path under a flow: value}) set on every flow."""
     out = copy_of(sc)
     for i in range(len(out.get("flows") or [])):
         for k, v in settings.items():
@@ -176,14 +177,16 @@ def _apply(sc: dict, settings: dict[str, Any]) -> dict:
     return out
 
 
-def _evaluate(sc: dict, reps: int, store: Path, executor, workers) -> list[float]:
+def _evaluate(
+    sc: dict, reps: int, store: Path, executor, workers, base_seed: int | None = None
+) -> list[float]:
     """The first flow's completion time in each of the K seeds (a run that did not
     complete: twice its end, a run that failed: NaN)."""
     from spacetp.sweep import run_sweep
 
     res = run_sweep(
         sc, None, reps=reps, executor=executor, workers=workers, store=store,
-        metrics=["flows[0].completion_s", "flows[0].complete", "run.end_s"],
+        metrics=["flows[0].completion_s", "flows[0].complete", "run.end_s"], base_seed=base_seed,
     )  # fmt: skip
     out = []
     for _, r in res.runs.iterrows():
@@ -216,9 +219,11 @@ def tune(
     params: list[str] | None = None,
     seed: int = 0,
     console=None,
+    base_seed: int | None = None,
 ) -> Tuned:
     """Search `protocol`'s settings on `scenario` (see the module): the result, with the
-    files written into `out` (default results/tune-PROTOCOL)."""
+    files written into `out` (default results/tune-PROTOCOL). `seed` seeds the sampler;
+    `base_seed` the runs' seeds (default: the scenario's, as a sweep)."""
     import optuna
 
     from spacetp import fit
@@ -245,19 +250,24 @@ def tune(
     facts = _facts(sc, protocol)
     bounds = {k: overrides.get(k) or p.bounds(facts) for k, p in space.items()}
     fitted_sc = fit.with_fit(sc, protocol, True)
+
+    def evaluate(s: dict) -> list[float]:
+        return _evaluate(s, reps, store, executor, workers, base_seed)
+
     results = {
-        "as configured": _stats(
-            _evaluate(fit.with_fit(sc, protocol, False), reps, store, executor, workers)
-        ),
-        "fitted": _stats(_evaluate(fitted_sc, reps, store, executor, workers)),
+        "as configured": _stats(evaluate(fit.with_fit(sc, protocol, False))),
+        "fitted": _stats(evaluate(fitted_sc)),
     }
 
+    start = _start_point(sc, protocol, space, bounds)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = optuna.create_study(
         study_name=protocol, storage=f"sqlite:///{out / 'tune.db'}", load_if_exists=True,
         direction="minimize", sampler=optuna.samplers.TPESampler(seed=seed),
     )  # fmt: skip
     _fail_stale(study)
+    if not study.trials and start:
+        study.enqueue_trial(start)  # the search starts from the fitted settings
     finished = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
     resumed = len(finished)
 
@@ -269,17 +279,16 @@ def tune(
                  else trial.suggest_float(name, lo, hi, log=True))  # fmt: skip
             chosen[name] = p.value(x)
         trial.set_user_attr("settings", chosen)
-        times = _evaluate(_apply(fitted_sc, chosen), reps, store, executor, workers)
+        times = evaluate(apply_settings(fitted_sc, chosen))
         s = _stats(times)
         trial.set_user_attr("stats", s)
         return s["mean_s"] if math.isfinite(s["mean_s"]) else 1e12
 
     todo = max(0, trials - resumed)
-    progress = _progress(console, trials, resumed)
-    for _ in range(todo):
-        study.optimize(objective, n_trials=1)
-        if progress is not None:
-            progress(study)
+    with _Progress(console, trials, resumed) as progress:
+        for _ in range(todo):
+            study.optimize(objective, n_trials=1)
+            progress.trial_done(study)
     done = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
     best_trial = min(done, key=lambda t: t.value) if done else None
     best_settings, best = {}, results["fitted"]
@@ -305,6 +314,39 @@ def tune(
     return res
 
 
+def _start_point(sc: dict, protocol: str, space: dict, bounds: dict) -> dict[str, float]:
+    """The fitted settings as a point of the space (each clamped into its range): what the
+    scenario sets on its first flow, else what fitting sets, else the profile's own value."""
+    from spacetp import fit, units
+    from spacetp.profiles import registry
+
+    flow = (sc.get("flows") or [{}])[0]
+    rows = fit.fitted(sc, protocol)
+    fitted = {x["setting"]: x["value"] for x in (rows[0]["flows"] or [{}])[0].get("fitted", [])}
+    profile = registry().get(protocol, {}).get("settings") or {}
+
+    def lookup(tree: dict, path: list[str]):
+        for k in path:
+            if not isinstance(tree, dict) or k not in tree:
+                return None
+            tree = tree[k]
+        return tree
+
+    out = {}
+    for name, p in space.items():
+        own = name.split(".")[1:] if name.startswith(("tcp.", "quic.")) else name.split(".")
+        v = lookup(flow, name.split("."))
+        v = fitted.get(name) if v is None else v
+        v = lookup(profile, own) if v is None else v
+        q = units.to_si(v)
+        if q is None or not q[0] > 0:
+            continue
+        lo, hi = bounds[name]
+        x = min(max(q[0], lo), hi)
+        out[name] = int(round(x)) if p.kind == "int" else x
+    return out
+
+
 def _fail_stale(study) -> None:
     """Trials left running by a killed tune: failed, so that they are asked again (their
     finished runs stay in the store, so nothing finished is re-run)."""
@@ -315,20 +357,44 @@ def _fail_stale(study) -> None:
             study.tell(t.number, state=optuna.trial.TrialState.FAIL)
 
 
-def _progress(console, total: int, resumed: int):
-    """A line per trial on `console` (None: nothing)."""
-    if console is None:
-        return None
-    if resumed:
-        console.print(f"resumed: {resumed} finished trials kept", highlight=False)
+class _Progress:
+    """The tune's progress on `console` (None: nothing): a bar on a terminal, else a line
+    per trial (logs, pipes)."""
 
-    def say(study) -> None:
-        t = study.trials[-1]
-        best = min((x.value for x in study.trials if x.value is not None), default=math.nan)
-        n = sum(1 for x in study.trials if x.value is not None)
-        console.print(f"trial {n}/{total}: {t.value:.4g} s (best {best:.4g} s)", highlight=False)
+    def __init__(self, console, total: int, resumed: int):
+        self.console, self.total, self.resumed = console, total, resumed
+        self.bar = self.task = None
 
-    return say
+    def __enter__(self) -> _Progress:
+        c = self.console
+        if c is None:
+            return self
+        if self.resumed:
+            c.print(f"resumed: {self.resumed} finished trials kept", highlight=False)
+        if c.is_terminal:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+            columns = (TextColumn("tune"), BarColumn(), MofNCompleteColumn(),
+                       TextColumn("{task.description}"))  # fmt: skip
+            self.bar = Progress(*columns, console=c, transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task("", total=self.total, completed=self.resumed)
+        return self
+
+    def trial_done(self, study) -> None:
+        if self.console is None:
+            return
+        done = [x.value for x in study.trials if x.value is not None]
+        last, best = study.trials[-1].value, min(done, default=math.nan)
+        text = f"last {last:.4g} s, best {best:.4g} s" if last is not None else "failed"
+        if self.bar is not None:
+            self.bar.update(self.task, completed=len(done), description=text)
+        else:
+            self.console.print(f"trial {len(done)}/{self.total}: {text}", highlight=False)
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.stop()
 
 
 def _write(res: Tuned, sc: dict, fitted_sc: dict, out: Path, space: dict) -> dict[str, str]:
@@ -339,7 +405,7 @@ def _write(res: Tuned, sc: dict, fitted_sc: dict, out: Path, space: dict) -> dic
     from spacetp.scenario import dumps
 
     files = {}
-    tuned = _apply(fitted_sc, res.best)
+    tuned = apply_settings(fitted_sc, res.best)
     (out / "tuned.toml").write_text(dumps(tuned))
     files["scenario"] = str(out / "tuned.toml")
     pd.DataFrame(res.history).to_csv(out / "trials.csv", index=False)
@@ -395,6 +461,8 @@ def lines(res: Tuned) -> list[str]:
     from spacetp import human
 
     def cell(r: dict) -> str:
+        if r["runs"] < 2:
+            return f"{human.duration(r['mean_s'])} ({r['runs']} run: no interval)"
         return (f"{human.duration(r['mean_s'])} (95% CI {human.duration(r['ci95_low_s'])}–"
                 f"{human.duration(r['ci95_high_s'])}, {r['runs']} runs)")  # fmt: skip
 
@@ -415,4 +483,4 @@ def lines(res: Tuned) -> list[str]:
     return out
 
 
-__all__ = ["SPACES", "Param", "Tuned", "lines", "parse_params", "tune", "ScenarioError"]
+__all__ = ["SPACES", "Param", "Tuned", "apply_settings", "lines", "parse_params", "tune"]

@@ -13,7 +13,11 @@
 //!   714.0-B-2 rate control "set to the rate of the link");
 //! - SCPS-TP's fixed ACK period lengthened until its ACKs use at most half of the return
 //!   link (RFC 3449 section 5.2: on a constrained return link, fewer ACKs), the buffers then
-//!   covering the pipe plus one ACK period.
+//!   covering the pipe plus one ACK period;
+//! - SCPS-TP's slow start counting the bytes each periodic ACK covers (RFC 3465), up to one
+//!   ACK period at the link's rate per ACK: per-ACK counting (RFC 5681) grows one segment per
+//!   ACK period, minutes on a long fat pipe (the RI gateway's ACK behaviour and delay,
+//!   `aif_ack_behave`/`aif_ack_delay`, are per-interface settings too).
 //!
 //! Linux (`linux-*`, `bbr3`) and Windows profiles stay as deployed: their hosts size their
 //! own buffers (Linux's autotuning up to `tcp_rmem`'s limit) and a user's host keeps those
@@ -38,6 +42,10 @@ const RULE_RATE: &str = "the link's rate (the SCPS RI gateway's rate setting; CC
     rate control at the link rate)";
 const RULE_ACKS: &str = "ACKs at most half of the return link (RFC 3449 section 5.2: fewer ACKs \
     on a constrained return link)";
+const RULE_ABC: &str = "byte counting over one ACK period at the link's rate (RFC 3465 \
+    section 2: growth per byte acknowledged, not per ACK; the rate control paces the increase)";
+/// IPv4 and TCP headers of a full segment: the MTU less these is the segment.
+const IP_TCP_HEADERS: u32 = 40;
 const RULE_WSCALE: &str = "needed for a window over 64 kB (RFC 7323 section 2)";
 
 /// What the scenario itself sets for a flow, which fitting leaves alone.
@@ -77,6 +85,21 @@ pub fn fit(cfg: &mut TcpConfig, family: &str, user: &UserSettings, path: &FitPat
                 out.push(Fitted::new("tcp.scps.rate", v, text::rate(r.0), RULE_RATE));
                 cfg.scps.rate = Some(Rate(path.rate_bps));
             }
+        }
+    }
+    // SCPS-TP's ACKs, one per ACK period, each cover a period of data at the link's rate:
+    // counted per ACK (RFC 5681), slow start would grow by one segment per period and take
+    // minutes to open a long fat pipe; counted in bytes (RFC 3465), as it would with an ACK
+    // per segment or two. L covers one period at the rate (at least RFC 3465's 2): the
+    // larger per-ACK increase that L guards against leaves paced by the rate control.
+    if scps && ack_period > 0 && !set("abc_limit") {
+        let segment = path.mtu.saturating_sub(IP_TCP_HEADERS).max(1) as f64;
+        let per_period = path.rate_bps * ack_period as f64 / 8e9 / segment;
+        let want = (per_period.ceil() as u32).max(2);
+        if cfg.abc_limit.is_none_or(|l| l < want) {
+            let was = cfg.abc_limit.map_or("per ACK (RFC 5681)".into(), |l| l.to_string());
+            out.push(Fitted::new("tcp.abc_limit", want.to_string(), was, RULE_ABC));
+            cfg.abc_limit = Some(want);
         }
     }
     let pipe = (path.rate_bps * (path.rtt + ack_period) as f64 / 8e9) as u64;
@@ -166,6 +189,19 @@ mod tests {
         let pipe = (2e6 * 0.55 / 8.0) as u64;
         assert_eq!(c.receive_buffer.0, pipe * 5 / 4);
         assert_eq!(c.send_buffer.0, send.max(2 * pipe));
+    }
+
+    #[test]
+    fn scps_tp_counts_the_bytes_an_ack_of_its_period_covers() {
+        // Ka: 100 Mb/s x 100 ms per ACK = 1.25 MB = 857 segments of 1460 B.
+        let mut c = profile("scps-tp").unwrap();
+        let got = fit(&mut c, "scps", &nobody(), &path(100e6, 10e6, 560));
+        assert_eq!(c.abc_limit, Some(857));
+        assert!(got.iter().any(|f| f.setting == "tcp.abc_limit"));
+        // The textbook family keeps RFC 5681's per-ACK counting.
+        let mut n = profile("newreno").unwrap();
+        fit(&mut n, "textbook", &nobody(), &path(100e6, 10e6, 560));
+        assert_eq!(n.abc_limit, None);
     }
 
     #[test]
