@@ -41,6 +41,9 @@ class Param:
     kind: str  # "bytes", "int", "rate", "duration", "real": log scale for all
     low: Any
     high: Any
+    # Its value at the "pipe" point, the second trial: everything sized to fill the pipe
+    # from the first round trip, paced at the link's rate (None: the fitted value).
+    pipe: Any = None
 
     def bounds(self, facts: dict) -> tuple[float, float]:
         lo = self.low(facts) if callable(self.low) else self.low
@@ -68,9 +71,14 @@ def _rate(k: float):
     return lambda f: max(k * f["rate"], 1_000)
 
 
+def _segments(k: float):
+    """k BDPs in full segments (at least 100, RFC 6928's 10 times ten)."""
+    return lambda f: max(100, int(k * f["bdp"] / 1448))
+
+
 BUFFERS = (
-    Param("receive_buffer", "bytes", 16_000, _bdp(8)),
-    Param("send_buffer", "bytes", 16_000, _bdp(8)),
+    Param("receive_buffer", "bytes", 16_000, _bdp(8), _bdp(2)),
+    Param("send_buffer", "bytes", 16_000, _bdp(8), _bdp(2)),
 )
 # SCPS-TP: what the RI gateway sets per interface (aif_buf, aif_rbuf, aif_rate, aif_ack_delay)
 # and the initial window, which rate control paces.
@@ -80,18 +88,28 @@ SCPS = (
     Param("tcp.scps.ack_period", "duration", 0.005, 1.0),
     Param("tcp.initial_window", "int", 1, 256),
 )
+# Linux: the socket buffers' limits (tcp_rmem/tcp_wmem) and what `ip route` sets per route,
+# the initial window (initcwnd) and the receiver's initial window (initrwnd), up to the pipe,
+# and the pacing cap an application sets per socket.
+LINUX = (
+    *BUFFERS,
+    Param("tcp.initial_window", "int", 4, _segments(2), _segments(0.7)),
+    Param("tcp.receive_buffer_initial", "bytes", 64_000, _bdp(4), _bdp(2)),
+    # SO_MAX_PACING_RATE (or fq's maxrate): a cap an application sets per socket.
+    Param("tcp.max_pacing_rate", "rate", _rate(0.5), _rate(2.0), _rate(0.975)),
+)
 # The search space of each family: the settings a deployment chooses per link.
 SPACES: dict[str, tuple[Param, ...]] = {
     "textbook": (*BUFFERS, Param("tcp.initial_window", "int", 1, 64)),
-    "linux": (*BUFFERS, Param("tcp.initial_window", "int", 4, 100)),
-    "draft": (*BUFFERS, Param("tcp.initial_window", "int", 4, 100)),
+    "linux": LINUX,
+    "draft": LINUX,
     "windows": BUFFERS,
     "scps": SCPS,
     "scps-ri": SCPS,
     "quic": (
-        Param("quic.stream_receive_window", "bytes", 64_000, _bdp(8)),
-        Param("quic.send_window", "bytes", 64_000, _bdp(8)),
-        Param("quic.initial_window", "bytes", 2_400, _bdp(2)),
+        Param("quic.stream_receive_window", "bytes", 64_000, _bdp(8), _bdp(2)),
+        Param("quic.send_window", "bytes", 64_000, _bdp(8), _bdp(2)),
+        Param("quic.initial_window", "bytes", 2_400, _bdp(2), _bdp(0.7)),
     ),
     "ltp": (
         Param("ltp.max_export_sessions", "int", 1, lambda f: max(8, 4 * f["sessions"])),
@@ -266,8 +284,11 @@ def tune(
         direction="minimize", sampler=optuna.samplers.TPESampler(seed=seed),
     )  # fmt: skip
     _fail_stale(study)
-    if not study.trials and start:
-        study.enqueue_trial(start)  # the search starts from the fitted settings
+    if not study.trials:
+        # The search starts from the fitted settings, then the pipe point.
+        for point in (start, _pipe_point(space, facts, bounds, start)):
+            if point:
+                study.enqueue_trial(point)
     finished = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
     resumed = len(finished)
 
@@ -345,6 +366,20 @@ def _start_point(sc: dict, protocol: str, space: dict, bounds: dict) -> dict[str
         x = min(max(q[0], lo), hi)
         out[name] = int(round(x)) if p.kind == "int" else x
     return out
+
+
+def _pipe_point(space: dict, facts: dict, bounds: dict, start: dict) -> dict[str, float]:
+    """The fitted point with every setting that has a pipe value set to it (clamped), or {}
+    when no setting has one."""
+    out, moved = dict(start), False
+    for name, p in space.items():
+        if p.pipe is None:
+            continue
+        lo, hi = bounds[name]
+        x = min(max(float(p.pipe(facts)), lo), hi)
+        out[name] = int(round(x)) if p.kind == "int" else x
+        moved = True
+    return out if moved else {}
 
 
 def _fail_stale(study) -> None:
