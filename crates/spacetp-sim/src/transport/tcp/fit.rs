@@ -97,8 +97,15 @@ pub fn fit(cfg: &mut TcpConfig, family: &str, user: &UserSettings, path: &FitPat
         let per_period = path.rate_bps * ack_period as f64 / 8e9 / segment;
         let want = (per_period.ceil() as u32).max(2);
         if cfg.abc_limit.is_none_or(|l| l < want) {
-            let was = cfg.abc_limit.map_or("per ACK (RFC 5681)".into(), |l| l.to_string());
-            out.push(Fitted::new("tcp.abc_limit", want.to_string(), was, RULE_ABC));
+            let was = cfg
+                .abc_limit
+                .map_or("per ACK (RFC 5681)".into(), |l| l.to_string());
+            out.push(Fitted::new(
+                "tcp.abc_limit",
+                want.to_string(),
+                was,
+                RULE_ABC,
+            ));
             cfg.abc_limit = Some(want);
         }
     }
