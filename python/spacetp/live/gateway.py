@@ -391,9 +391,25 @@ class Testbed(TornDown):
         state = self._own_dir()
         os.chown(state, u.pw_uid, u.pw_gid)
         caps = "+net_admin,+net_raw"
-        return ["env", f"SPACETP_STATE_DIR={state}", "setpriv", f"--reuid={u.pw_uid}",
-                f"--regid={u.pw_gid}", "--clear-groups", f"--inh-caps={caps}",
-                f"--ambient-caps={caps}"]  # fmt: skip
+        prefix = ["env", f"SPACETP_STATE_DIR={state}", "setpriv", f"--reuid={u.pw_uid}",
+                  f"--regid={u.pw_gid}", "--clear-groups", f"--inh-caps={caps}",
+                  f"--ambient-caps={caps}"]  # fmt: skip
+        self._check_importable(prefix)
+        return prefix
+
+    def _check_importable(self, prefix: list[str]) -> None:
+        """The unprivileged user must be able to read the interpreter and the package: an
+        installation under a directory closed to it (a home or a `mktemp -d` of root's) would
+        otherwise show only as gateways that never start."""
+        r = subprocess.run([*prefix, sys.executable, "-c", "import spacetp.live.gateway"],
+                           capture_output=True, text=True)  # fmt: skip
+        if r.returncode != 0:
+            why = (r.stderr.strip().splitlines() or ["no error output"])[-1]
+            raise EmulateError(
+                f"run_as={self.run_as!r}: that user cannot start the gateway with "
+                f"{sys.executable} ({why}); install spacetp where every parent directory "
+                "is readable by it"
+            )
 
     @property
     def _a_port(self) -> int:
@@ -460,7 +476,18 @@ class Testbed(TornDown):
             if any(p.poll() is not None for p in self.procs):
                 break
             time.sleep(0.05)
-        raise EmulateError("the gateways did not start")
+        raise EmulateError(f"the gateways did not start{self._gateway_errors()}")
+
+    def _gateway_errors(self) -> str:
+        """The last lines the gateways wrote to stderr, for an error saying they failed."""
+        tails = []
+        for role in ("gwa", "gwb"):
+            f = self.log_path(role) if self.log else self.workdir / f"gw-{self.tag}-{role}.err"
+            with contextlib.suppress(OSError):
+                lines = f.read_text(errors="replace").strip().splitlines()
+                if lines:
+                    tails.append(f"{role}: " + " | ".join(lines[-3:]))
+        return (": " + "; ".join(tails)) if tails else ""
 
     def _b_ready(self) -> bool:
         """Gateway B (routed testbed) is up: its TUN exists, or its QUIC socket is bound."""
