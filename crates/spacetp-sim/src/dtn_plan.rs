@@ -55,8 +55,8 @@ impl BpSpec {
         })
     }
 
-    /// Fitted to the link (`fit = true`), when the scenario leaves `bundle_size` unset: a
-    /// file cut into bundles of one second of the path's bottleneck (at least 64 kB), so
+    /// Fitted to the path (`fit = true`), when the scenario leaves `bundle_size` unset and
+    /// the path has relays: a file cut into bundles of one second of the path's bottleneck (at least 64 kB), so
     /// that each relay forwards a bundle as soon as it is whole rather than the whole file
     /// at once (store and forward costs a bundle's transmission per hop; RFC 9171 section
     /// 5.8 fragments large bundles for the same reason, and ION's LTP aggregation then
@@ -68,7 +68,9 @@ impl BpSpec {
     ) -> Vec<crate::fit::Fitted> {
         const RULE: &str = "one second of the bottleneck, at least 64 kB (bundles pipeline \
             through the relays; RFC 9171 section 5.8)";
-        if cfg.is_some_and(|c| c.bundle_size.is_some()) || path.rate_bps <= 0.0 {
+        // One hop has no relay to pipeline through: a file cut into more bundles only has
+        // more blocks whose last lost report or segment may cost a round trip more.
+        if cfg.is_some_and(|c| c.bundle_size.is_some()) || path.rate_bps <= 0.0 || path.hops < 2 {
             return Vec::new();
         }
         let want = ((path.rate_bps / 8.0) as u64).max(64_000);
@@ -288,4 +290,38 @@ fn drive_links(sc: &mut Scenario, plan: &ContactPlan, numbers: &[u64]) -> Result
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fit::FitPath;
+
+    fn path(hops: usize) -> FitPath {
+        FitPath {
+            rate_bps: 1e6,
+            back_rate_bps: 1e6,
+            rtt: 1_200 * SEC,
+            bdp: 150_000_000,
+            mtu: 1440,
+            loss: 1e-3,
+            hops,
+        }
+    }
+
+    #[test]
+    fn a_file_is_cut_into_bundles_only_where_relays_pipeline_them() {
+        let file = BpSpec {
+            bundle_size: 20_000_000,
+            lifetime: SEC,
+        };
+        // One hop: no relay, the file stays one bundle.
+        let mut one = file.clone();
+        assert!(one.fit(None, &path(1)).is_empty());
+        assert_eq!(one.bundle_size, 20_000_000);
+        // Through a relay: one second of the 1 Mb/s bottleneck, at least 64 kB.
+        let mut two = file.clone();
+        assert_eq!(two.fit(None, &path(2)).len(), 1);
+        assert_eq!(two.bundle_size, 125_000);
+    }
 }

@@ -25,6 +25,8 @@ pub struct FitPath {
     /// The chance that a full-size packet is lost on the way (every link's error model
     /// combined, planned at time 0).
     pub loss: f64,
+    /// Links on the way there (1: no relay between the ends).
+    pub hops: usize,
 }
 
 impl FitPath {
@@ -67,6 +69,7 @@ impl FitPath {
             bdp: (rate * rtt as f64 / 8e9) as u64,
             mtu,
             loss: 1.0 - keep,
+            hops: fwd.len(),
         }
     }
 

@@ -95,6 +95,7 @@ mod tests {
             bdp: 18_750_000,
             mtu: 1500,
             loss,
+            hops: 1,
         }
     }
 

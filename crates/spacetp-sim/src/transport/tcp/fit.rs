@@ -18,6 +18,12 @@
 //!   ACK period at the link's rate per ACK: per-ACK counting (RFC 5681) grows one segment per
 //!   ACK period, minutes on a long fat pipe (the RI gateway's ACK behaviour and delay,
 //!   `aif_ack_behave`/`aif_ack_delay`, are per-interface settings too).
+//! - SCPS-TP's timers on a path whose round trip reaches the first timeout (1 s): that of a
+//!   first RTT sample of the path's RTT, 3 x RTT (RFC 6298 section 2.2), instead of 1 s, as the RI gateway seeds its
+//!   timer per interface (`aif_irto`, the `SCPS_IRTO` route option); the RTO's ceiling at
+//!   twice that (the RI's `TP_RTOMAX`; RFC 6298 section 2.5: at least 60 s), so that a SYN
+//!   or a segment on a deep-space path is not resent, and the connection not aborted, before
+//!   its answer can arrive.
 //!
 //! Linux (`linux-*`, `bbr3`) and Windows profiles stay as deployed: their hosts size their
 //! own buffers (Linux's autotuning up to `tcp_rmem`'s limit) and a user's host keeps those
@@ -46,6 +52,10 @@ const RULE_ABC: &str = "byte counting over one ACK period at the link's rate (RF
     section 2: growth per byte acknowledged, not per ACK; the rate control paces the increase)";
 /// IPv4 and TCP headers of a full segment: the MTU less these is the segment.
 const IP_TCP_HEADERS: u32 = 40;
+const RULE_IRTO: &str = "the timeout a first RTT sample of the path gives, 3 x RTT (RFC 6298 \
+    section 2.2: SRTT = R, RTTVAR = R/2); the SCPS RI gateway seeds it per interface (aif_irto)";
+const RULE_RTOMAX: &str = "twice the first timeout, room for one backoff (the SCPS RI's \
+    TP_RTOMAX; RFC 6298 section 2.5: a ceiling of at least 60 s)";
 const RULE_WSCALE: &str = "needed for a window over 64 kB (RFC 7323 section 2)";
 
 /// What the scenario itself sets for a flow, which fitting leaves alone.
@@ -109,6 +119,9 @@ pub fn fit(cfg: &mut TcpConfig, family: &str, user: &UserSettings, path: &FitPat
             cfg.abc_limit = Some(want);
         }
     }
+    if scps {
+        fit_timers(cfg, &set, path, &mut out);
+    }
     let pipe = (path.rate_bps * (path.rtt + ack_period) as f64 / 8e9) as u64;
     let receive = user.receive_buffer || set("receive_buffer");
     let send = user.send_buffer || set("send_buffer");
@@ -142,6 +155,44 @@ pub fn fit(cfg: &mut TcpConfig, family: &str, user: &UserSettings, path: &FitPat
     out
 }
 
+/// SCPS-TP's first timeout (SYN included) and the timeout's ceiling, raised to the path's
+/// when its round trip reaches the first timeout (which would fire before any answer):
+/// never lowered, and a GEO path keeps RFC 6298's 1 s and the profile's ceiling.
+fn fit_timers(
+    cfg: &mut TcpConfig,
+    set: &dyn Fn(&str) -> bool,
+    path: &FitPath,
+    out: &mut Vec<Fitted>,
+) {
+    if path.rtt < cfg.initial_rto.0.min(cfg.syn_rto.map_or(u64::MAX, |s| s.0)) {
+        return;
+    }
+    let first = 3 * path.rtt;
+    if !set("initial_rto") && first > cfg.initial_rto.0 {
+        out.push(Fitted::new(
+            "tcp.initial_rto",
+            ms(first),
+            ms(cfg.initial_rto.0),
+            RULE_IRTO,
+        ));
+        cfg.initial_rto = Duration(first);
+    }
+    if let Some(syn) = cfg.syn_rto.filter(|s| !set("syn_rto") && first > s.0) {
+        out.push(Fitted::new("tcp.syn_rto", ms(first), ms(syn.0), RULE_IRTO));
+        cfg.syn_rto = Some(Duration(first));
+    }
+    let ceiling = 2 * cfg.initial_rto.0.max(cfg.syn_rto.map_or(0, |s| s.0));
+    if !set("max_rto") && ceiling > cfg.max_rto.0 {
+        out.push(Fitted::new(
+            "tcp.max_rto",
+            ms(ceiling),
+            ms(cfg.max_rto.0),
+            RULE_RTOMAX,
+        ));
+        cfg.max_rto = Duration(ceiling);
+    }
+}
+
 fn ms(ns: u64) -> String {
     text::seconds(ns as f64 / 1e9)
 }
@@ -160,6 +211,7 @@ mod tests {
             bdp: (rate * rtt as f64 / 8e9) as u64,
             mtu: 1500,
             loss: 0.0,
+            hops: 1,
         }
     }
 
@@ -218,6 +270,26 @@ mod tests {
         c.scps.ack_period = Some(Duration(1_000_000));
         fit(&mut c, "scps", &nobody(), &path(2e6, 64e3, 540));
         assert_eq!(c.scps.ack_period.unwrap().0, 16_000_000);
+    }
+
+    #[test]
+    fn scps_tp_times_out_after_the_answer_of_a_deep_space_path_could_arrive() {
+        // RTT 1200 s: the first timeout 3600 s (RFC 6298's RTO of a first sample), the
+        // ceiling 7200 s; a GEO path (RTT 560 ms) keeps 1 s and the profile's 60 s.
+        let mut c = profile("scps-tp").unwrap();
+        let got = fit(&mut c, "scps", &nobody(), &path(1e6, 1e6, 1_200_000));
+        assert_eq!(c.initial_rto.0, 3_600 * 1_000_000_000);
+        assert_eq!(c.max_rto.0, 7_200 * 1_000_000_000);
+        assert!(got.iter().any(|f| f.setting == "tcp.initial_rto"));
+        let mut g = profile("scps-tp").unwrap();
+        let (irto, max) = (g.initial_rto, g.max_rto);
+        fit(&mut g, "scps", &nobody(), &path(100e6, 10e6, 560));
+        assert_eq!((g.initial_rto, g.max_rto), (irto, max));
+        // Textbook TCP knows no RTT before its first sample: left at RFC 6298's 1 s.
+        let mut n = profile("newreno").unwrap();
+        let irto = n.initial_rto;
+        fit(&mut n, "textbook", &nobody(), &path(1e6, 1e6, 1_200_000));
+        assert_eq!(n.initial_rto, irto);
     }
 
     #[test]
