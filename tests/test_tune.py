@@ -149,6 +149,40 @@ def test_compare_tune_ranks_the_tuned_profiles_beside_fitted_and_as_configured(t
     assert "tuned settings (spacetp tune)" in page and "as configured (95% CI)" in page
 
 
+DEEP = """
+seed = 1
+stop = "20000 s"
+[[nodes]]
+name = "earth"
+[[nodes]]
+name = "probe"
+[[links]]
+between = ["earth", "probe"]
+rate = "1 Mb/s"
+delay = "600 s"
+[[flows]]
+from = "earth"
+to = "probe"
+protocol = "scps-tp"
+bytes = "200 kB"
+"""
+
+
+def test_a_profile_that_did_not_finish_as_configured_says_so_beside_the_tuned_one(tmp_path):
+    # RTT 1200 s: as written SCPS-TP's handshake gives up (a 1 s SYN timer); fitted and tuned
+    # it delivers. The as-configured cell says "did not finish", the page's title says why.
+    sc = tmp_path / "deep.toml"
+    sc.write_text(DEEP)
+    out = tmp_path / "cmp"
+    r = spacetp_cli("compare", str(sc), "--protocols", "scps-tp", "--reps", "1",
+                    "--tune", "2", "--out", str(out), "--no-progress")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    line = next(ln for ln in r.stdout.splitlines() if " scps-tp " in ln)
+    assert "did not finish" in line and " min" in line, line
+    page = (out / "report.html").read_text()
+    assert "handshake timed out (syn_retries)'>did not finish" in page
+
+
 def test_compare_tune_and_as_configured_exclude_each_other(tmp_path):
     sc = tmp_path / "sc.toml"
     sc.write_text(SMALL_WINDOW)

@@ -56,7 +56,7 @@ def print_ranking(c) -> None:
         if role == "completion" and not tuned:
             cells.append(human.rate(r["goodput"]))
         if tuned:
-            cells += [human.metric(metric, r[f"{role}_{k}"]) for k in ("fitted", "as_configured")]
+            cells += [_other(metric, r, f"{role}_{k}") for k in ("fitted", "as_configured")]
         if wide:
             model = "-" if r["model_bps"] != r["model_bps"] else human.rate(r["model_bps"])
             cells.append(model + (f" ({r['model']})" if r["model"] else ""))
@@ -94,6 +94,14 @@ def print_ranking(c) -> None:
 
 
 WIDE = 130  # columns from which the model and the timeouts are shown too
+
+
+def _other(metric: str, r, key: str) -> str:
+    """A fitted or as-configured mean beside the tuned one, or why there is none."""
+    v = r[key]
+    if v != v and r.get(f"{key}_why"):
+        return "did not finish"
+    return human.metric(metric, v)
 
 
 def len_unfinished(r) -> int:

@@ -383,7 +383,10 @@ def _table_html(c) -> str:
         if tuned:
             for k in (f"{role}_fitted", f"{role}_as_configured"):
                 v = human.interval(_metric_name(role), r[k], r[f"{k}_lo"], r[f"{k}_hi"])
-                cells.append(f"<td class='num'>{_e(v)}</td>")
+                why = r.get(f"{k}_why") if r[k] != r[k] else ""
+                if why:  # no mean: its runs did not finish, and the title says why
+                    v = "did not finish"
+                cells.append(f"<td class='num' title='{_e(why or '')}'>{_e(v)}</td>")
         if role == "completion":
             cells.append(f"<td class='num'>{_e(_cell(c, r, 'goodput'))}</td>")
         unfinished = f"<b class='failed'>{_e(r['unfinished'])}</b><br>" if r["unfinished"] else ""

@@ -128,4 +128,9 @@ def add_columns(table, others: dict[str, Any], role: str, tuned: dict[str, dict]
             table[f"{key}{suffix}"] = [
                 by[p][f"{role}{suffix}"] if p in by else float("nan") for p in table["protocol"]
             ]
+        # Where that mean is missing, why: its runs did not finish ("did not finish in 3 of
+        # 3 runs: ..."), so the cell says so instead of a bare dash.
+        table[f"{key}_why"] = [
+            str(by[p]["unfinished"] or "") if p in by else "" for p in table["protocol"]
+        ]
     table["tuned"] = [settings_text(tuned[p]) for p in table["protocol"]]

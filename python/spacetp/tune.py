@@ -322,8 +322,8 @@ def tune(
     if len(done) >= 2:
         try:
             # PED-ANOVA: built into Optuna (fANOVA would need scikit-learn); the quantile
-            # of good trials is the best quarter, at least two trials.
-            q = max(0.25, 2.0 / len(done))
+            # of good trials is the best quarter, at least two trials, at most half.
+            q = min(0.5, max(0.25, 2.0 / len(done)))  # below Optuna's region (all trials)
             evaluator = optuna.importance.PedAnovaImportanceEvaluator(target_quantile=q)
             with warnings.catch_warnings():
                 # With few trials the good quarter is the whole region: Optuna warns that the
