@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from conftest import ROOT, spacetp_cli
 from spacetp.live.gateway_config import KEYS, reference
 
@@ -105,3 +107,33 @@ def test_sighup_reads_the_file_again_and_says_what_it_took(tmp_path):
     assert "unknown key `kepalive`" in refused and "kept the running settings" in refused
     rep = json.loads(out)
     assert rep["reloads"] == 1 and rep["stopped"] == "signal"
+
+
+def test_a_stop_signal_handled_inside_the_tick_still_stops_the_gateway_in_order():
+    """SIGTERM's handler raises KeyboardInterrupt wherever Python runs; arriving while the
+    gateway's once-a-second callback runs (printing a SIGHUP's answer, serving metrics), it
+    must begin the same orderly stop as between ticks (report written, exit 0), not unwind
+    past it (exit 130, as CI once saw)."""
+    import socket
+
+    from conftest import free_ports
+    from spacetp.live.gateway import run
+
+    (port,) = free_ports(1)
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    calls = []
+
+    def tick(report_json):
+        calls.append(report_json)
+        raise KeyboardInterrupt
+
+    cfg = {"local": "10.77.0.1", "peer": "10.77.0.2",
+           "listen": [[f"127.0.0.1:{port}", 5000]], "duration_s": 30}  # fmt: skip
+    try:
+        rep = run(cfg, a.fileno(), None, tick)
+    except KeyboardInterrupt:  # caught here: it would end the whole pytest session
+        pytest.fail("the interrupt unwound past the gateway's orderly stop")
+    finally:
+        a.close()
+        b.close()
+    assert len(calls) == 1 and rep["stopped"] == "signal", rep

@@ -3,10 +3,11 @@
 mod errors;
 
 use errors::{field_error, live_error};
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 use spacetp_sim::{run, scenario_from_json, scenario_from_toml, RunOptions, Table};
+use std::cell::Cell;
 use std::time::Instant;
 
 fn table_to_dict<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
@@ -271,12 +272,16 @@ fn gateway(
     on_tick: Option<PyObject>,
 ) -> PyResult<String> {
     let mut ticks = 0u32;
+    let interrupted = Cell::new(false);
     // The callback may answer with a new configuration (JSON): a SIGHUP reload.
     let mut tick =
         |py: Python<'_>, report: &mut dyn FnMut() -> String| -> PyResult<Option<String>> {
             ticks += 1;
             match on_tick.as_ref().filter(|_| ticks % 10 == 1) {
-                Some(f) => f.call1(py, (report(),))?.extract::<Option<String>>(py),
+                Some(f) => {
+                    let r = f.call1(py, (report(),));
+                    stop_if_interrupted(py, r, &interrupted)?.map_or(Ok(None), |v| v.extract(py))
+                }
                 None => Ok(None),
             }
         };
@@ -305,6 +310,9 @@ fn gateway(
                         r["events"] = g.take_events().into();
                         r.to_string()
                     })?;
+                    if interrupted.take() {
+                        g.begin_stop("signal");
+                    }
                     if let Some(text) = new {
                         match spacetp_live::carrier::any_config_from_json(&text) {
                             Ok(AnyConfig::Scps(cfg)) => {
@@ -344,6 +352,9 @@ fn gateway(
                     tick(py, &mut || {
                         serde_json::to_string(&g.report()).unwrap_or_default()
                     })?;
+                    if interrupted.take() {
+                        g.begin_stop("signal");
+                    }
                 }
                 serde_json::to_string(&g.report())
             }
@@ -371,10 +382,11 @@ fn dtn_node(py: Python<'_>, config_json: &str, on_notice: Option<PyObject>) -> P
     let cfg = spacetp_live::dtn::config_from_json(config_json, now_ms as i64 / 1000)
         .map_err(field_error)?;
     let mut node = spacetp_live::dtn::DtnNode::new(cfg, now_ms).map_err(live_error)?;
+    let interrupted = Cell::new(false);
     let say = |py: Python<'_>, node: &mut spacetp_live::dtn::DtnNode| -> PyResult<()> {
         for line in node.take_notices() {
             if let Some(f) = &on_notice {
-                f.call1(py, (line,))?;
+                stop_if_interrupted(py, f.call1(py, (line,)), &interrupted)?;
             }
         }
         Ok(())
@@ -384,9 +396,31 @@ fn dtn_node(py: Python<'_>, config_json: &str, on_notice: Option<PyObject>) -> P
             node.begin_stop("signal");
         }
         say(py, &mut node)?;
+        if interrupted.take() {
+            node.begin_stop("signal");
+        }
     }
     say(py, &mut node)?;
     serde_json::to_string(&node.report()).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// A Python callback's result, where a KeyboardInterrupt raised inside it (the SIGTERM or
+/// SIGINT handler ran while the callback did) becomes `interrupted` and no value: the loop
+/// then stops in order, as when `check_signals` sees the signal, instead of unwinding past
+/// the orderly stop.
+fn stop_if_interrupted(
+    py: Python<'_>,
+    r: PyResult<PyObject>,
+    interrupted: &Cell<bool>,
+) -> PyResult<Option<PyObject>> {
+    match r {
+        Ok(v) => Ok(Some(v)),
+        Err(e) if e.is_instance_of::<PyKeyboardInterrupt>(py) => {
+            interrupted.set(true);
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 fn unix_now_ms() -> u64 {
