@@ -189,3 +189,36 @@ def test_compare_tune_and_as_configured_exclude_each_other(tmp_path):
     r = spacetp_cli("compare", str(sc), "--protocols", "newreno", "--tune", "2",
                     "--as-configured", "--out", str(tmp_path / "o"))  # fmt: skip
     assert r.returncode == 2 and "--tune and --as-configured" in r.stderr, r.stderr
+
+
+KA_QUIC = """
+seed = 1
+[[nodes]]
+name = "hub"
+[[nodes]]
+name = "terminal"
+[[links]]
+between = ["hub", "terminal"]
+rate = "100 Mb/s"
+rate_back = "10 Mb/s"
+delay = "280 ms"
+queue = { bdp = 1.0 }
+[[flows]]
+from = "hub"
+to = "terminal"
+protocol = "quic"
+bytes = "100 MB"
+"""
+
+
+def test_settings_whose_transfer_aborts_early_are_never_the_best(tmp_path):
+    # On the Ka link a 20-30 MB stream window makes quinn-proto abort the stream ("too many
+    # gaps") after 3.4 s: a transfer that ended early is no fast transfer. Every trial of
+    # this narrowed space aborts, so the fitted settings (14.5 s, complete) stay the best.
+    res = tune(loads(KA_QUIC), "quic", trials=3, reps=1, out=tmp_path / "t",
+               params=["quic.stream_receive_window=20 MB:30 MB", "quic.send_window=40 MB:50 MB",
+                       "quic.initial_window=2 MB:3 MB"])  # fmt: skip
+    assert all(h["value_s"] >= 1e12 for h in res.history), res.history
+    assert res.best == {}
+    assert res.results["tuned"] == res.results["fitted"]
+    assert 8 < res.results["fitted"]["mean_s"] < 30, res.results

@@ -200,8 +200,10 @@ def apply_settings(sc: dict, settings: dict[str, Any]) -> dict:
 def _evaluate(
     sc: dict, reps: int, store: Path, executor, workers, base_seed: int | None = None
 ) -> list[float]:
-    """The first flow's completion time in each of the K seeds (a run that did not
-    complete: twice its end, a run that failed: NaN)."""
+    """The first flow's completion time in each of the K seeds: infinite for a run whose
+    flow did not complete (a transfer that aborts early must never look fast: twice its end
+    once ranked quinn's "too many gaps" failure at 3.6 s above every complete run), NaN for
+    a run that failed (its settings refused)."""
     from spacetp.sweep import run_sweep
 
     res = run_sweep(
@@ -215,7 +217,7 @@ def _evaluate(
         elif r["flows[0].complete"] == 1.0:
             out.append(float(r["flows[0].completion_s"]))
         else:
-            out.append(2.0 * float(r["run.end_s"]))
+            out.append(math.inf)
     return out
 
 
@@ -223,9 +225,13 @@ def _stats(times: list[float]) -> dict:
     from spacetp.stats import bootstrap_ci
 
     ok = [t for t in times if t == t]
-    mean = sum(ok) / len(ok) if ok else math.inf
-    lo, hi = bootstrap_ci(ok)
-    return {"mean_s": mean, "ci95_low_s": lo, "ci95_high_s": hi, "runs": len(ok)}
+    done = [t for t in ok if math.isfinite(t)]
+    if not done or len(done) < len(ok):  # a run that never completes: no mean to rank
+        return {"mean_s": math.inf, "ci95_low_s": math.inf, "ci95_high_s": math.inf,
+                "runs": len(ok), "unfinished": len(ok) - len(done)}  # fmt: skip
+    lo, hi = bootstrap_ci(done)
+    return {"mean_s": sum(done) / len(done), "ci95_low_s": lo, "ci95_high_s": hi,
+            "runs": len(done), "unfinished": 0}  # fmt: skip
 
 
 def tune(
@@ -504,6 +510,8 @@ def lines(res: Tuned) -> list[str]:
     from spacetp import human
 
     def cell(r: dict) -> str:
+        if r.get("unfinished") or not r["runs"]:
+            return f"did not finish in {r.get('unfinished', 0)} of {r['runs']} runs"
         if r["runs"] < 2:
             return f"{human.duration(r['mean_s'])} ({r['runs']} run: no interval)"
         return (f"{human.duration(r['mean_s'])} (95% CI {human.duration(r['ci95_low_s'])}–"
@@ -514,8 +522,9 @@ def lines(res: Tuned) -> list[str]:
     for label in ("as configured", "fitted", "tuned"):
         out.append(f"  {label:13} {cell(res.results[label])}")
     t, f, a = (res.results[k]["mean_s"] for k in ("tuned", "fitted", "as configured"))
-    out.append(f"  tuned against fitted: {100 * (f - t) / f:+.1f}% faster; against as "
-               f"configured: {100 * (a - t) / a:+.1f}%")  # fmt: skip
+    if all(math.isfinite(x) for x in (t, f, a)):
+        out.append(f"  tuned against fitted: {100 * (f - t) / f:+.1f}% faster; against as "
+                   f"configured: {100 * (a - t) / a:+.1f}%")  # fmt: skip
     if res.best:
         out.append("  best settings: " + ", ".join(f"{k} = {v}" for k, v in res.best.items()))
     else:
