@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from conftest import connect_when_listening, free_ports
+from conftest import Output, connect_when_listening, free_ports
 from test_emulate import _exe
 
 SIZE = 20_000_000
@@ -129,9 +129,15 @@ class Run:
             )  # fmt: skip
             for name, args in (("B", b), ("A", a))
         }
+        self.io = {name: Output(p) for name, p in self.gw.items()}
         self.client, self.server = End(), End()
 
     def start(self) -> None:
+        # Both gateways up before the client connects: with ten pairs starting at once on a
+        # loaded machine, a B still importing would answer A's SYN only after its backoff
+        # (1, 3, 7, 15, 31 s), past the server's accept.
+        for io in self.io.values():
+            io.wait_for("ready: pid", within=120)
         c = connect_when_listening(self.p_listen, within=30)
         s, _ = self.srv.accept()
         sender, receiver = (c, s) if self.upload else (s, c)
