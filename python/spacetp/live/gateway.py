@@ -385,31 +385,9 @@ class Testbed(TornDown):
         capabilities only, writing its state to a directory of the testbed it owns."""
         if self.run_as is None:
             return []
-        import pwd
+        from spacetp.live.unprivileged import command_prefix
 
-        u = pwd.getpwnam(self.run_as)
-        state = self._own_dir()
-        os.chown(state, u.pw_uid, u.pw_gid)
-        caps = "+net_admin,+net_raw"
-        prefix = ["env", f"SPACETP_STATE_DIR={state}", "setpriv", f"--reuid={u.pw_uid}",
-                  f"--regid={u.pw_gid}", "--clear-groups", f"--inh-caps={caps}",
-                  f"--ambient-caps={caps}"]  # fmt: skip
-        self._check_importable(prefix)
-        return prefix
-
-    def _check_importable(self, prefix: list[str]) -> None:
-        """The unprivileged user must be able to read the interpreter and the package: an
-        installation under a directory closed to it (a home or a `mktemp -d` of root's) would
-        otherwise show only as gateways that never start."""
-        r = subprocess.run([*prefix, sys.executable, "-c", "import spacetp.live.gateway"],
-                           capture_output=True, text=True)  # fmt: skip
-        if r.returncode != 0:
-            why = (r.stderr.strip().splitlines() or ["no error output"])[-1]
-            raise EmulateError(
-                f"run_as={self.run_as!r}: that user cannot start the gateway with "
-                f"{sys.executable} ({why}); install spacetp where every parent directory "
-                "is readable by it"
-            )
+        return command_prefix(self.run_as, self._own_dir())
 
     @property
     def _a_port(self) -> int:
