@@ -112,6 +112,8 @@ SPACES: dict[str, tuple[Param, ...]] = {
         Param("quic.stream_receive_window", "bytes", 64_000, _bdp(8), _bdp(2)),
         Param("quic.send_window", "bytes", 64_000, _bdp(8), _bdp(2)),
         Param("quic.initial_window", "bytes", 2_400, _bdp(2), _bdp(0.7)),
+        # quiche's max_pacing_rate (SO_MAX_PACING_RATE for QUIC): quinn has no cap of its own.
+        Param("quic.max_pacing_rate", "rate", _rate(0.5), _rate(2.0), _rate(0.975)),
     ),
     "ltp": (
         Param("ltp.max_export_sessions", "int", 1, lambda f: max(8, 4 * f["sessions"])),

@@ -8,6 +8,7 @@ mod datagrams;
 pub use datagrams::DatagramStats;
 
 use crate::clock::SimClock;
+use crate::rate_cap::RateCap;
 use crate::settings::QuicSettings;
 use crate::tls;
 use bytes::{Bytes, BytesMut};
@@ -150,6 +151,8 @@ pub struct QuicEnd {
     zero_rtt: Option<bool>,
     /// The server has checked whether to close since its handshake ended.
     close_sent: bool,
+    /// `quic.max_pacing_rate`, if set.
+    rate_cap: Option<RateCap>,
 }
 
 impl QuicEnd {
@@ -238,6 +241,7 @@ impl QuicEnd {
             datagrams: Default::default(),
             zero_rtt: None,
             close_sent: false,
+            rate_cap: cfg.settings.max_pacing_rate.map(|r| RateCap::new(r.0)),
         }
     }
 
@@ -313,9 +317,15 @@ impl QuicEnd {
         let Some((_, conn)) = self.conn.as_mut() else {
             return false;
         };
+        if self.rate_cap.as_mut().is_some_and(|c| !c.ready(now)) {
+            return false;
+        }
         let sent = match conn.poll_transmit(self.clock.instant(now), 1, out) {
             Some(t) => {
                 out.truncate(t.size);
+                if let Some(c) = self.rate_cap.as_mut() {
+                    c.sent(now, t.size);
+                }
                 true
             }
             None => false,
@@ -337,7 +347,14 @@ impl QuicEnd {
         if self.pending_connect.is_some() {
             return Some(0);
         }
-        self.deadline
+        // A datagram the rate cap held back wants a poll when its time comes.
+        match (
+            self.deadline,
+            self.rate_cap.as_ref().and_then(RateCap::wakeup),
+        ) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// quinn's next deadline may move after any input, output or application call.
@@ -548,6 +565,11 @@ impl QuicEnd {
     }
 
     /// The handshake has completed (at this end).
+    /// `quic.max_pacing_rate` holds a datagram back.
+    pub fn rate_capped(&self) -> bool {
+        self.rate_cap.as_ref().is_some_and(|c| c.wakeup().is_some())
+    }
+
     pub fn handshake_done(&self) -> bool {
         self.handshake_done.is_some()
     }

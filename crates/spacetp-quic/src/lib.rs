@@ -12,11 +12,14 @@
 //! - `keylog.rs`: the TLS secrets in the NSS key log format, for Wireshark;
 //! - `end.rs`: one end of a connection (client or server): datagrams in and out, timers, and
 //!   the application's streams for the application;
-//!   `end/datagrams.rs`: unreliable DATAGRAM frames (RFC 9221) for traffic sources.
+//!   `end/datagrams.rs`: unreliable DATAGRAM frames (RFC 9221) for traffic sources;
+//! - `rate_cap.rs`: `quic.max_pacing_rate`, a cap on a connection's sending rate over
+//!   quinn's own pacer (the simulated end and the gateway both apply it).
 
 mod clock;
 mod end;
 mod keylog;
+pub mod rate_cap;
 mod settings;
 pub mod tls;
 

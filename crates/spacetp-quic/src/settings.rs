@@ -5,7 +5,7 @@ use quinn_proto::congestion::{BbrConfig, CubicConfig, NewRenoConfig};
 use quinn_proto::{AckFrequencyConfig, IdleTimeout, MtuDiscoveryConfig, TransportConfig, VarInt};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use spacetp_proto::units::{Bytes, Duration};
+use spacetp_proto::units::{Bytes, Duration, Rate};
 use spacetp_proto::{FieldError, MS, SEC};
 use std::sync::Arc;
 
@@ -68,6 +68,11 @@ pub struct QuicSettings {
     /// resumes that TLS session and sends its first bytes with its first flight, one round
     /// trip sooner. The first connection between two nodes has no session to resume. false.
     pub zero_rtt: bool,
+    /// Send no faster than this rate, headers included (quiche's `max_pacing_rate`, Linux's
+    /// `SO_MAX_PACING_RATE`): quinn paces at its controller's rate, and BBR's startup at
+    /// 2.89 times the delivery rate overruns a short queue; set at the link's rate, the
+    /// cap keeps it under. Absent: no cap (quinn).
+    pub max_pacing_rate: Option<Rate>,
 }
 
 /// What an endpoint asks its peer with the ACK frequency extension.
@@ -111,6 +116,7 @@ impl Default for QuicSettings {
             streams: 1,
             ack_frequency: None,
             zero_rtt: false,
+            max_pacing_rate: None,
         }
     }
 }
@@ -264,6 +270,15 @@ impl QuicSettings {
                     format!("{d} must be from 1 ms to 10 s"),
                 ));
             }
+        }
+        if let Some(r) = self
+            .max_pacing_rate
+            .filter(|r| !(r.0.is_finite() && r.0 >= 8_000.0))
+        {
+            return Err(FieldError::new(
+                "max_pacing_rate",
+                format!("{r} must be at least 8 kb/s (one 1200-byte datagram a second)"),
+            ));
         }
         if !(1..=10_000).contains(&self.streams) {
             return Err(FieldError::new(

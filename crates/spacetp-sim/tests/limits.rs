@@ -187,6 +187,15 @@ bp = { bundle_size = "1 MB" }
             at_least: 0.8,
             setting: Some("flows[0].quic.stream_receive_window"),
         },
+        Case {
+            // QUIC's sending rate capped at 1 Mb/s (quic.max_pacing_rate) on a 10 Mb/s link,
+            // windows far above the 25 kB pipe.
+            name: "QUIC capped ten times below the link",
+            toml: flow("10 Mb/s", "20 ms", "", "protocol = \"quic-bbr\"\nbytes = \"2 MB\"\nquic = { max_pacing_rate = \"1 Mb/s\", stream_receive_window = \"4 MB\" }"),
+            state: "pacing",
+            at_least: 0.8,
+            setting: Some("flows[0].quic.max_pacing_rate"),
+        },
     ]
 }
 

@@ -356,3 +356,34 @@ fn a_window_with_more_holes_than_quinn_keeps_fails_the_flow_and_says_why() {
     assert_exact(&out);
     assert_eq!(out.summary.flows[0].failure, None);
 }
+
+/// `quic.max_pacing_rate` (quiche's, Linux's SO_MAX_PACING_RATE): BBR on a 10 Mb/s GEO link
+/// capped at 2 Mb/s takes about five times the link's time for 1 MB, its bytes whole; an
+/// unusable cap names the field.
+#[test]
+fn a_capped_quic_connection_sends_no_faster_than_its_cap() {
+    let run = |cap: &str| {
+        let out = sim(&geo(
+            "seed = 1",
+            "",
+            &format!("protocol = \"quic-bbr\"\nbytes = 1000000\n{cap}"),
+        ));
+        assert_exact(&out);
+        let f = &out.summary.flows[0];
+        f.last_byte_s.unwrap()
+    };
+    let free = run("");
+    let capped = run("quic = { max_pacing_rate = \"2 Mb/s\" }");
+    // 1 MB at 2 Mb/s, headers included: at least 4 s of sending after the handshake.
+    assert!(capped >= 4.0, "capped transfer took {capped} s");
+    assert!(free < capped / 2.0, "uncapped {free} s, capped {capped} s");
+    let e = sim_err(&geo(
+        "",
+        "",
+        "protocol = \"quic\"\nbytes = 1000\nquic = { max_pacing_rate = \"1 kb/s\" }",
+    ));
+    assert!(
+        e.contains("flows[0].quic.max_pacing_rate") && e.contains("8 kb/s"),
+        "{e}"
+    );
+}

@@ -198,6 +198,30 @@ fn a_transfer_crosses_a_lossy_link_exactly_both_ways_through_one_stream() {
     assert_eq!(a.handshakes, 1);
 }
 
+/// `quic.max_pacing_rate` holds the tunnel's datagrams to the cap: 250 kB at 1 Mb/s
+/// (headers included) takes at least 2 s of wall time on a 40 Mb/s link that would carry it
+/// in a tenth of that. (Only a lower bound: a loaded machine makes it slower, never faster.)
+#[test]
+fn a_capped_tunnel_sends_no_faster_than_its_cap() {
+    let (sport, server) = echo_server(1, 0);
+    let quic = serde_json::json!({"max_pacing_rate": "1 Mb/s"});
+    let (pair, aport) = Pair::start(r#""rate": "40 Mb/s", "delay": "5 ms""#, quic, sport, true);
+    let mut c = connect(aport);
+    let data = pattern(250_000, 5);
+    let t0 = std::time::Instant::now();
+    c.write_all(&data).unwrap();
+    c.shutdown(std::net::Shutdown::Write).unwrap();
+    let (_, err) = read_all(&mut c);
+    let took = t0.elapsed().as_secs_f64();
+    assert_eq!(err, None);
+    assert!(
+        server.join().unwrap()[0] == data,
+        "the upload arrived exactly"
+    );
+    assert!(took >= 2.0, "250 kB crossed a 1 Mb/s cap in {took:.2} s");
+    pair.finish();
+}
+
 #[test]
 fn twenty_connections_at_once_are_streams_of_one_tunnel_connection() {
     let (sport, server) = echo_server(20, 10_000);

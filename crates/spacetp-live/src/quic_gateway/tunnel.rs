@@ -11,6 +11,7 @@ use quinn_proto::{
     ClientConfig, Connection, ConnectionHandle, DatagramEvent, Endpoint, EndpointConfig,
     ServerConfig, VarInt,
 };
+use spacetp_quic::rate_cap::RateCap;
 use std::collections::HashMap;
 use std::net::{SocketAddr, SocketAddrV4};
 use std::sync::Arc;
@@ -30,6 +31,8 @@ pub struct Tun {
     /// This gateway dialed it (it opens the streams of the connections it accepted).
     pub dialed: bool,
     pub established: bool,
+    /// `quic.max_pacing_rate`: this connection's datagrams leave no faster.
+    pub cap: Option<RateCap>,
 }
 
 pub struct Tunnel {
@@ -50,6 +53,9 @@ pub struct Tunnel {
     ended: TunnelStats,
     /// Why each ended connection ended, as quinn said (a handful are kept).
     pub failures: Vec<String>,
+    /// `quic.max_pacing_rate` of every connection, and the instant its clock counts from.
+    cap: Option<f64>,
+    epoch: Instant,
 }
 
 impl Tunnel {
@@ -81,6 +87,8 @@ impl Tunnel {
             tx: Vec::with_capacity(2048),
             ended: TunnelStats::default(),
             failures: Vec::new(),
+            cap: cfg.quic.max_pacing_rate.map(|r| r.0),
+            epoch: Instant::now(),
         }
     }
 
@@ -109,6 +117,7 @@ impl Tunnel {
                         peer: to,
                         dialed: true,
                         established: false,
+                        cap: self.cap.map(RateCap::new),
                     },
                 );
                 self.dialed = Some(ch);
@@ -186,6 +195,7 @@ impl Tunnel {
                                     peer: from,
                                     dialed: false,
                                     established: false,
+                                    cap: self.cap.map(RateCap::new),
                                 },
                             );
                         }
@@ -229,12 +239,19 @@ impl Tunnel {
     /// errors.
     pub fn transmit(&mut self, now: Instant) -> (u64, u64) {
         let (mut sent, mut errors) = (0, 0);
+        let at = self.nanos(now);
         for t in self.conns.values_mut() {
             loop {
+                if t.cap.as_mut().is_some_and(|c| !c.ready(at)) {
+                    break;
+                }
                 self.tx.clear();
                 let Some(tr) = t.conn.poll_transmit(now, 1, &mut self.tx) else {
                     break;
                 };
+                if let Some(c) = t.cap.as_mut() {
+                    c.sent(at, tr.size);
+                }
                 let to = match tr.destination {
                     SocketAddr::V4(a) => a,
                     SocketAddr::V6(_) => t.peer,
@@ -248,12 +265,26 @@ impl Tunnel {
         (sent, errors)
     }
 
-    /// When `drive` next has work: the earliest connection timer or the next dial.
+    /// Nanoseconds since the tunnel began: the rate caps' clock.
+    fn nanos(&self, at: Instant) -> u64 {
+        at.saturating_duration_since(self.epoch).as_nanos() as u64
+    }
+
+    /// When `drive` (or `transmit`) next has work: the earliest connection timer, datagram
+    /// a rate cap held back, or the next dial.
     pub fn next_timeout(&mut self) -> Option<Instant> {
+        let epoch = self.epoch;
         let t = self
             .conns
             .values_mut()
-            .filter_map(|t| t.conn.poll_timeout())
+            .filter_map(|t| {
+                let held = t.cap.as_ref().and_then(RateCap::wakeup);
+                let held = held.map(|ns| epoch + Duration::from_nanos(ns));
+                match (t.conn.poll_timeout(), held) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                }
+            })
             .min();
         match (t, self.redial_at.filter(|_| self.dialed.is_none())) {
             (Some(a), Some(b)) => Some(a.min(b)),

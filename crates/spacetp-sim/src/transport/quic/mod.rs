@@ -227,13 +227,17 @@ impl Transport for QuicTransport {
     /// from both ends. Data the streams refused (a backlog) means the receiver's
     /// flow-control credit or the sender's send window ran out, the smaller of the two; else
     /// the bytes in the pipe (written into the streams, not yet taken by the receiving
-    /// application) as large as the congestion window means it is full.
+    /// application) as large as the congestion window means it is full. A datagram held
+    /// back by `quic.max_pacing_rate` comes first: the cap, not the window, holds it.
     fn send_limit(&self, _now: Time, peer: &dyn Transport) -> SendLimit {
         if self.end.is_closed() {
             return SendLimit::Closed;
         }
         if !self.end.handshake_done() {
             return SendLimit::Handshake;
+        }
+        if self.end.rate_capped() {
+            return SendLimit::Pacing;
         }
         let st = self.end.stats();
         let pipe = st.stream_bytes_written.saturating_sub(peer.delivered());
@@ -265,6 +269,10 @@ impl Transport for QuicTransport {
                 _ => ("quic.stream_receive_window", q.stream_receive_window.0),
             },
             Limit::SendBuffer => ("quic.send_window", q.send_window.0),
+            Limit::Pacing => {
+                let r = q.max_pacing_rate?;
+                return Some(("quic.max_pacing_rate".into(), text::rate(r.0)));
+            }
             Limit::CongestionWindow => {
                 let c = format!("{:?}", q.congestion_control).to_lowercase();
                 return Some(("quic.congestion_control".into(), c));
