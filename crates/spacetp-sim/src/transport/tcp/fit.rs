@@ -19,11 +19,14 @@
 //!   ACK period, minutes on a long fat pipe (the RI gateway's ACK behaviour and delay,
 //!   `aif_ack_behave`/`aif_ack_delay`, are per-interface settings too).
 //! - SCPS-TP's timers on a path whose round trip reaches the first timeout (1 s): that of a
-//!   first RTT sample of the path's RTT, 3 x RTT (RFC 6298 section 2.2), instead of 1 s, as the RI gateway seeds its
-//!   timer per interface (`aif_irto`, the `SCPS_IRTO` route option); the RTO's ceiling at
-//!   twice that (the RI's `TP_RTOMAX`; RFC 6298 section 2.5: at least 60 s), so that a SYN
-//!   or a segment on a deep-space path is not resent, and the connection not aborted, before
-//!   its answer can arrive.
+//!   first RTT sample of the path's RTT, 3 x RTT (RFC 6298 section 2.2), instead of 1 s, as
+//!   the RI gateway seeds its timer per interface (`aif_irto`, the `SCPS_IRTO` route
+//!   option); the RTO's ceiling at twice that (the RI's `TP_RTOMAX`; RFC 6298 section 2.5:
+//!   at least 60 s), so that a SYN or a segment on a deep-space path is not resent, and the
+//!   connection not aborted, before its answer can arrive;
+//! - SCPS-TP's initial window: the pipe at the rate control's rate, at most the receive
+//!   buffer (the rate control spaces it at the link's rate, so it is no burst; the RI
+//!   gateway's connections, congestion control off, send the receiver's window at once).
 //!
 //! Linux (`linux-*`, `bbr3`) and Windows profiles stay as deployed: their hosts size their
 //! own buffers (Linux's autotuning up to `tcp_rmem`'s limit) and a user's host keeps those
@@ -31,6 +34,8 @@
 
 use crate::fit::{user_set, FitPath, Fitted};
 use crate::limits::text;
+use spacetp_proto::cc::CongestionControlKind;
+use spacetp_proto::config::InitialWindow;
 use spacetp_proto::units::{Bytes, Duration, Rate};
 use spacetp_proto::TcpConfig;
 
@@ -56,6 +61,10 @@ const RULE_IRTO: &str = "the timeout a first RTT sample of the path gives, 3 x R
     section 2.2: SRTT = R, RTTVAR = R/2); the SCPS RI gateway seeds it per interface (aif_irto)";
 const RULE_RTOMAX: &str = "twice the first timeout, room for one backoff (the SCPS RI's \
     TP_RTOMAX; RFC 6298 section 2.5: a ceiling of at least 60 s)";
+const RULE_IW: &str = "the pipe at the rate control's rate, in segments: rate control spaces \
+    the first window at its rate, so it is no burst (RFC 3390's concern; CCSDS 714.0-B-2 rate \
+    control), as the SCPS RI gateway's connections, congestion control off, send the \
+    receiver's whole window from the first round trip";
 const RULE_WSCALE: &str = "needed for a window over 64 kB (RFC 7323 section 2)";
 
 /// What the scenario itself sets for a flow, which fitting leaves alone.
@@ -142,6 +151,9 @@ pub fn fit(cfg: &mut TcpConfig, family: &str, user: &UserSettings, path: &FitPat
             *b = Bytes(want);
         }
     }
+    if scps {
+        fit_initial_window(cfg, &set, path, pipe, &mut out);
+    }
     let big = cfg.receive_buffer.0.max(cfg.send_buffer.0) > 65_535;
     if big && !cfg.window_scaling && !set("window_scaling") {
         out.push(Fitted::new(
@@ -153,6 +165,37 @@ pub fn fit(cfg: &mut TcpConfig, family: &str, user: &UserSettings, path: &FitPat
         cfg.window_scaling = true;
     }
     out
+}
+
+/// SCPS-TP's first window: the pipe at the rate control's rate (`pipe` at the link's,
+/// scaled down to a lower rate), at most the receive buffer, when the rate control is on
+/// and a controller runs. The rate control spaces the window's segments at its rate, so a
+/// first window of the pipe is no burst (RFC 3390's concern) and Vegas's slow start (which
+/// doubles every other round trip) does not spend its first round trips below the pipe.
+fn fit_initial_window(
+    cfg: &mut TcpConfig,
+    set: &dyn Fn(&str) -> bool,
+    path: &FitPath,
+    pipe: u64,
+    out: &mut Vec<Fitted>,
+) {
+    let Some(rate) = cfg.scps.rate else { return };
+    if set("initial_window") || cfg.congestion_control == CongestionControlKind::None {
+        return;
+    }
+    let at_rate = (pipe as f64 * (rate.0 / path.rate_bps).min(1.0)) as u64;
+    let segment = path.mtu.saturating_sub(IP_TCP_HEADERS).max(1) as u64;
+    let want = at_rate.min(cfg.receive_buffer.0).div_ceil(segment) as u32;
+    let now = cfg.initial_window.bytes(segment);
+    if want as u64 * segment > now {
+        out.push(Fitted::new(
+            "tcp.initial_window",
+            want.to_string(),
+            format!("{} B", now),
+            RULE_IW,
+        ));
+        cfg.initial_window = InitialWindow::Segments(want);
+    }
 }
 
 /// SCPS-TP's first timeout (SYN included) and the timeout's ceiling, raised to the path's
@@ -236,6 +279,32 @@ mod tests {
         assert!(got
             .iter()
             .any(|f| f.setting == "tcp.scps.rate" && f.value == "100 Mb/s"));
+    }
+
+    #[test]
+    fn scps_tp_starts_with_the_pipe_its_rate_control_paces() {
+        // Ka: 100 Mb/s x (560 ms + the 100 ms ACK period) = 8.25 MB = 5651 segments of
+        // 1460 B, the rate control spacing them at the link's rate.
+        let mut c = profile("scps-tp").unwrap();
+        let got = fit(&mut c, "scps", &nobody(), &path(100e6, 10e6, 560));
+        assert_eq!(c.initial_window, InitialWindow::Segments(5651));
+        assert!(got.iter().any(|f| f.setting == "tcp.initial_window"));
+        // A rate set below the link's: the pipe at that rate.
+        let mut c = profile("scps-tp").unwrap();
+        c.scps.rate = Some(Rate(10e6));
+        let tcp = serde_json::json!({"scps": {"rate": "10 Mb/s"}});
+        let user = UserSettings {
+            tcp: tcp.as_object(),
+            ..nobody()
+        };
+        fit(&mut c, "scps", &user, &path(100e6, 10e6, 560));
+        assert_eq!(c.initial_window, InitialWindow::Segments(566));
+        // No controller (NUCC): the receiver's window already governs; nothing to fit.
+        let mut c = profile("scps-nucc").unwrap();
+        let was = c.initial_window;
+        let got = fit(&mut c, "scps", &nobody(), &path(100e6, 10e6, 560));
+        assert_eq!(c.initial_window, was);
+        assert!(!got.iter().any(|f| f.setting == "tcp.initial_window"));
     }
 
     #[test]
