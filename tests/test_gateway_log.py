@@ -10,6 +10,8 @@ import signal
 import socket
 import threading
 
+import pytest
+
 from conftest import free_ports, start_gateway, until_reset
 from spacetp.live.gateway_log import event_line
 
@@ -69,6 +71,32 @@ def test_an_idle_connection_is_reset_on_both_ends_and_logged_as_json_lines():
         [report] = [json.loads(x) for x in out.splitlines() if x.strip()]
         assert report["stopped"] == "signal" and "events" not in report
     assert "idle" in causes, causes
+
+
+def test_a_stop_signal_during_a_tick_waits_until_its_events_are_written():
+    # Under load a SIGTERM landed while the tick wrote the events the core had handed it:
+    # the handler's KeyboardInterrupt cut it short and the connection's open and close never
+    # reached the log. The stop now waits for the tick's end.
+    from spacetp.cli_gateway import _ready_then, _StopSignal
+
+    stop, lines = _StopSignal(), []
+
+    class Ticker:
+        def say(self, line):
+            lines.append(line)
+
+        def tick(self, report_json):
+            for ev in json.loads(report_json)["events"]:
+                lines.append(ev)
+                stop(signal.SIGTERM, None)  # a SIGTERM between two events
+
+    tick = _ready_then(Ticker(), stop)
+    with pytest.raises(KeyboardInterrupt):
+        tick(json.dumps({"events": ["open", "close"]}))
+    assert lines[0].startswith("ready: pid") and lines[1:] == ["open", "close"], lines
+    with pytest.raises(KeyboardInterrupt):
+        stop(signal.SIGTERM, None)  # outside a tick: at once
+    assert tick(json.dumps({"events": []})) is None  # the pending stop was spent
 
 
 def test_text_log_lines_name_the_connection_and_what_it_moved():

@@ -214,7 +214,8 @@ bytes = "100 MB"
 def test_settings_whose_transfer_aborts_early_are_never_the_best(tmp_path):
     # On the Ka link a 20-30 MB stream window makes quinn-proto abort the stream ("too many
     # gaps") after 3.4 s: a transfer that ended early is no fast transfer. Every trial of
-    # this narrowed space (the rate cap above the link) aborts, so the fitted settings (14.5 s, complete) stay the best.
+    # this narrowed space (the rate cap above the link) aborts, so the fitted settings
+    # (14.5 s, complete) stay the best.
     res = tune(loads(KA_QUIC), "quic", trials=3, reps=1, out=tmp_path / "t",
                params=["quic.stream_receive_window=20 MB:30 MB", "quic.send_window=40 MB:50 MB",
                        "quic.initial_window=2 MB:3 MB",

@@ -21,7 +21,35 @@ def _say(line: str) -> None:
     err.print(line, highlight=False, markup=False, soft_wrap=True)
 
 
-def _ready_then(ticker):
+class _StopSignal:
+    """SIGTERM and SIGINT stop the gateway: the handler raises KeyboardInterrupt, which the
+    core turns into an orderly stop. One that arrives during a tick waits for the tick's end:
+    the tick writes the log events the core handed it, and an exception in the middle would
+    lose them (a connection's open and close missing from the log)."""
+
+    def __init__(self):
+        self.in_tick = False
+        self.pending = False
+
+    def __call__(self, signum, frame):
+        if self.in_tick:
+            self.pending = True
+            return
+        raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def tick(self):
+        self.in_tick = True
+        try:
+            yield
+        finally:
+            self.in_tick = False
+        if self.pending:
+            self.pending = False
+            raise KeyboardInterrupt
+
+
+def _ready_then(ticker, stop: _StopSignal):
     """The gateway's tick: first one readiness line on stderr (in the log's format), once the
     core runs: its sockets listen, and SIGHUP reloads and SIGTERM stops it from here on (a
     SIGHUP before this line may find the default action, which ends the process). Scripts
@@ -29,10 +57,11 @@ def _ready_then(ticker):
     first = [True]
 
     def tick(report_json: str):
-        if first[0]:
-            first[0] = False
-            ticker.say(f"ready: pid {os.getpid()}; SIGHUP reloads, SIGTERM stops")
-        return ticker.tick(report_json)
+        with stop.tick():
+            if first[0]:
+                first[0] = False
+                ticker.say(f"ready: pid {os.getpid()}; SIGHUP reloads, SIGTERM stops")
+            return ticker.tick(report_json)
 
     return tick
 
@@ -382,8 +411,7 @@ def register(app: typer.Typer) -> None:
         if (space_if or intercept) and tun is None and not quic_carrier:
             raise UserError("--space-if and --intercept need --tun")
 
-        def stop(signum, frame):
-            raise KeyboardInterrupt
+        stop = _StopSignal()
 
         from spacetp.live.gateway_net import GatewayNet
 
@@ -429,7 +457,7 @@ def register(app: typer.Typer) -> None:
                     undo.callback(server.close)
                 ticker = Ticker(config, flags, quic_carrier, _say, server, log=o["log"])
                 signal.signal(signal.SIGHUP, ticker.request)
-                rep = run(cfg, fd, ls, _ready_then(ticker))
+                rep = run(cfg, fd, ls, _ready_then(ticker, stop))
                 ticker.log_events(rep.pop("events", []))
             except (EmulateError, ValueError, OSError) as e:
                 raise UserError(str(e)) from None
