@@ -4,12 +4,15 @@
 //! timing matter) on `streams` unidirectional streams at once, in turns of `STREAM_TURN`
 //! bytes (as an HTTP/3 server sends the objects of a page), which the other end reads.
 
+mod config;
 mod datagrams;
+mod stats;
+pub use config::{EndConfig, EndOutputs};
 pub use datagrams::DatagramStats;
+pub use stats::QuicStats;
 
 use crate::clock::SimClock;
 use crate::rate_cap::RateCap;
-use crate::settings::QuicSettings;
 use crate::tls;
 use bytes::{Bytes, BytesMut};
 use quinn_proto::{
@@ -28,83 +31,10 @@ const STREAM_TURN: u64 = 16 * 1024;
 /// Received datagrams are cut from buffers of this size.
 const RX_ARENA: usize = 64 * 1024;
 
-/// What an end writes besides its packets: the client's TLS secrets (a key log shared by
-/// the run) and a qlog of the connection (JSON-SEQ, one file per end, `PREFIX-client.sqlog`
-/// and `PREFIX-server.sqlog`), each if asked for.
-#[derive(Clone, Default)]
-pub struct EndOutputs {
-    pub key_log: Option<Arc<dyn rustls::KeyLog>>,
-    pub qlog_prefix: Option<std::path::PathBuf>,
-}
-
-/// What both ends of a connection share: quinn's settings, the largest UDP payload the
-/// flow's MTU carries, the seed of quinn's RNGs (so that a run is repeatable), the clock and
-/// the outputs.
-#[derive(Clone)]
-pub struct EndConfig {
-    pub settings: QuicSettings,
-    pub max_payload: u16,
-    pub seed: u64,
-    pub clock: SimClock,
-    pub out: EndOutputs,
-    /// TLS sessions shared by the connections of one flow definition (`zero_rtt`).
-    pub resumption: Option<tls::Resumption>,
-}
-
-impl EndConfig {
-    /// quinn's transport configuration for one end (`side`), with its qlog stream if one
-    /// was asked for and its file can be created (a qlog that cannot be written is skipped,
-    /// not fatal: the caller checks the folder before the run).
-    fn transport(&self, side: &str) -> Arc<quinn_proto::TransportConfig> {
-        let mut t = self.settings.transport_config(self.max_payload);
-        if let Some(prefix) = &self.out.qlog_prefix {
-            let mut name = prefix.as_os_str().to_owned();
-            name.push(format!("-{side}.sqlog"));
-            if let Ok(f) = std::fs::File::create(&name) {
-                let mut q = quinn_proto::QlogConfig::default();
-                q.writer(Box::new(std::io::BufWriter::new(f)))
-                    .title(Some(format!("spacetp {side}")))
-                    // Event times count from the run's start: simulated time.
-                    .start_time(self.clock.instant(0));
-                t.qlog_stream(q.into_stream());
-            }
-        }
-        Arc::new(t)
-    }
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
     Client,
     Server,
-}
-
-/// What an end reports (quinn's own counters, and the application's).
-#[derive(Clone, Debug, Default)]
-pub struct QuicStats {
-    /// UDP datagrams and their payload bytes sent.
-    pub datagrams_sent: u64,
-    pub udp_bytes_sent: u64,
-    /// Packets quinn declared lost, and their bytes (RFC 9002 loss detection).
-    pub packets_lost: u64,
-    pub bytes_lost: u64,
-    pub congestion_events: u64,
-    /// When the handshake completed on this end, from the connection's start.
-    pub handshake: Option<Time>,
-    pub rtt: Option<Time>,
-    pub min_rtt: Option<Time>,
-    pub cwnd: u64,
-    /// The path MTU (largest UDP payload) quinn settled on.
-    pub mtu: u16,
-    /// Application bytes written into the streams and read from them.
-    pub stream_bytes_written: u64,
-    pub stream_bytes_read: u64,
-    /// Streams whose every byte the peer has (acknowledged, for the client; read to their
-    /// end, for the server).
-    pub streams_completed: u64,
-    /// The client resumed a session and sent 0-RTT data: whether the server accepted it
-    /// (None: no 0-RTT attempted).
-    pub zero_rtt_accepted: Option<bool>,
 }
 
 pub struct QuicEnd {
@@ -592,31 +522,5 @@ impl QuicEnd {
             | Some(ConnectionError::LocallyClosed) => None,
             Some(e) => Some(e.to_string()),
         }
-    }
-
-    pub fn stats(&self) -> QuicStats {
-        let mut s = QuicStats {
-            handshake: self.handshake_done,
-            stream_bytes_written: self.written,
-            stream_bytes_read: self.received,
-            streams_completed: self.streams_done as u64,
-            zero_rtt_accepted: self.zero_rtt.filter(|_| self.handshake_done.is_some()),
-            ..Default::default()
-        };
-        if let Some((_, c)) = &self.conn {
-            let st = c.stats();
-            s.datagrams_sent = st.udp_tx.datagrams;
-            s.udp_bytes_sent = st.udp_tx.bytes;
-            s.packets_lost = st.path.lost_packets;
-            s.bytes_lost = st.path.lost_bytes;
-            s.congestion_events = st.path.congestion_events;
-            s.cwnd = st.path.cwnd;
-            s.mtu = st.path.current_mtu;
-            if self.handshake_done.is_some() {
-                s.rtt = Some(st.path.rtt.as_nanos() as Time);
-                s.min_rtt = Some(st.path.min_rtt.as_nanos() as Time);
-            }
-        }
-        s
     }
 }

@@ -11,8 +11,9 @@
 //!   and what they set in quinn's `TransportConfig`;
 //! - `keylog.rs`: the TLS secrets in the NSS key log format, for Wireshark;
 //! - `end.rs`: one end of a connection (client or server): datagrams in and out, timers, and
-//!   the application's streams for the application;
-//!   `end/datagrams.rs`: unreliable DATAGRAM frames (RFC 9221) for traffic sources;
+//!   the application's streams for the application; `end/config.rs`: what both ends are
+//!   made from; `end/stats.rs`: what an end reports; `end/datagrams.rs`: unreliable
+//!   DATAGRAM frames (RFC 9221) for traffic sources;
 //! - `rate_cap.rs`: `quic.max_pacing_rate`, a cap on a connection's sending rate over
 //!   quinn's own pacer (the simulated end and the gateway both apply it).
 
