@@ -3,16 +3,19 @@
 //! that are due, moves bundles between the agent and the engine, sends the segments that
 //! may leave, and sleeps in `ppoll` until the next deadline or a datagram.
 
+mod agent_events;
+mod engine_events;
+
 use super::config::DtnConfig;
-use super::notices::{self, Cancel, Notices, SpanContext};
-use super::report::{DeliveredFile, Dropped, DtnReport, SentFile, SpanCounts};
+use super::notices::Notices;
+use super::report::{DtnReport, SentFile, SpanCounts};
 use super::udp_cl::{self, UdpCl};
 use crate::error::LiveError;
 use crate::sys::monotonic_ns;
 use bytes::Bytes;
-use spacetp_dtn::agent::{Agent, AgentEvent};
-use spacetp_dtn::bundle::{split_block, Bundle, BundleId, Eid};
-use spacetp_ltp::{CancelReason, CanceledBy, Engine, Event};
+use spacetp_dtn::agent::Agent;
+use spacetp_dtn::bundle::{BundleId, Eid};
+use spacetp_ltp::Engine;
 use spacetp_proto::time::secs;
 use spacetp_proto::{Time, MS, SEC};
 use spacetp_sim::transport::ltp::BP_CLIENT_SERVICE;
@@ -63,14 +66,6 @@ pub struct DtnNode {
     cancels: HashMap<(BundleId, u64), u32>,
     /// What the node has to say while it runs.
     notices: Notices,
-}
-
-fn hex(d: &[u8]) -> String {
-    d.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn sha256(data: &[u8]) -> String {
-    hex(ring::digest::digest(&ring::digest::SHA256, data).as_ref())
 }
 
 impl DtnNode {
@@ -306,157 +301,6 @@ impl DtnNode {
         }
     }
 
-    fn engine_events(&mut self, now: Time) -> bool {
-        let mut any = false;
-        while let Some(ev) = self.engine.poll_event() {
-            any = true;
-            match ev {
-                Event::ExportStarted {
-                    peer,
-                    session,
-                    length,
-                    ..
-                } => {
-                    self.exports.insert(session, (peer, length));
-                }
-                Event::ExportCompleted { session, .. } => {
-                    let (_, len) = self.exports.remove(&session).unwrap_or_default();
-                    self.in_ltp = self.in_ltp.saturating_sub(len);
-                }
-                Event::ExportCanceled {
-                    peer,
-                    session,
-                    reason,
-                    by,
-                    limit,
-                    sdus,
-                    ..
-                } => {
-                    let (_, len) = self.exports.remove(&session).unwrap_or_default();
-                    self.in_ltp = self.in_ltp.saturating_sub(len);
-                    // This node's own stop: the bundles go back to the store, said nowhere.
-                    if by == CanceledBy::Local && reason == CancelReason::UserCanceled {
-                        for s in sdus {
-                            self.agent.on_forward_failed(now, peer, &s);
-                        }
-                        continue;
-                    }
-                    let cause = self.note_cancel(
-                        now,
-                        Cancel {
-                            export: true,
-                            peer,
-                            session,
-                            reason,
-                            by,
-                            limit,
-                        },
-                    );
-                    // ION's BP takes the bundles of a canceled block back and routes them
-                    // again; here up to max_session_cancels times each.
-                    for s in sdus {
-                        for b in split_block(&s).into_iter().flatten() {
-                            self.retry_or_give_up(now, peer, b, &cause);
-                        }
-                    }
-                }
-                Event::RedPartReceived {
-                    peer,
-                    client_service_id,
-                    data,
-                    ..
-                } => {
-                    if client_service_id == BP_CLIENT_SERVICE {
-                        self.agent.on_block(now, peer, &data);
-                    } else {
-                        self.report.blocks_for_other_services += 1;
-                    }
-                }
-                Event::ImportCanceled {
-                    peer,
-                    session,
-                    reason,
-                    by,
-                    limit,
-                    ..
-                } => {
-                    if !(by == CanceledBy::Local && reason == CancelReason::UserCanceled) {
-                        self.note_cancel(
-                            now,
-                            Cancel {
-                                export: false,
-                                peer,
-                                session,
-                                reason,
-                                by,
-                                limit,
-                            },
-                        );
-                    }
-                }
-                Event::GreenSegment { .. } => {}
-            }
-        }
-        any
-    }
-
-    fn agent_events(&mut self, now: Time) -> bool {
-        let mut any = false;
-        while let Some(ev) = self.agent.poll_event() {
-            any = true;
-            match ev {
-                AgentEvent::Delivered {
-                    id,
-                    service,
-                    bytes,
-                    age_ms,
-                    payload,
-                } => {
-                    let data = payload.unwrap_or_default();
-                    let file = self.cfg.s.out_dir.as_ref().map(|dir| {
-                        let name = format!(
-                            "ipn{}.{}-{}-{}",
-                            id.source.node, id.source.service, id.created_ms, id.seq
-                        );
-                        let path = dir.join(name);
-                        if let Err(e) = write_file(&path, &data) {
-                            eprintln!("spacetp dtn: writing {}: {e}", path.display());
-                        }
-                        path.display().to_string()
-                    });
-                    self.report.delivered.push(DeliveredFile {
-                        source: format!("ipn:{}.{}", id.source.node, id.source.service),
-                        service,
-                        bytes,
-                        sha256: sha256(&data),
-                        file,
-                        at_s: secs(now),
-                        age_s: age_ms as f64 / 1e3,
-                        since_creation_s: (id.created_ms > 0).then(|| {
-                            (self.clock_ms + now / 1_000_000).saturating_sub(id.created_ms) as f64
-                                / 1e3
-                        }),
-                    });
-                }
-                AgentEvent::Expired {
-                    destination, bytes, ..
-                } => self.report.dropped.push(Dropped {
-                    destination: format!("ipn:{}.{}", destination.node, destination.service),
-                    bytes,
-                    why: "expired".into(),
-                }),
-                AgentEvent::NoRoute {
-                    destination, bytes, ..
-                } => self.report.dropped.push(Dropped {
-                    destination: format!("ipn:{}.{}", destination.node, destination.service),
-                    bytes,
-                    why: "no route before it expires".into(),
-                }),
-            }
-        }
-        any
-    }
-
     /// Whether every session on every span has closed.
     fn sessions_closed(&self) -> bool {
         self.cfg.peers.iter().all(|p| {
@@ -583,60 +427,6 @@ impl DtnNode {
         }
     }
 
-    /// A canceled session said (rate-limited); returns its short cause.
-    fn note_cancel(&mut self, now: Time, c: Cancel) -> String {
-        let seg = self
-            .cfg
-            .peers
-            .iter()
-            .find(|p| p.engine == c.peer)
-            .map_or(1400, |p| p.span.max_segment_size.0);
-        let stats = self.engine.span_stats(c.peer).copied().unwrap_or_default();
-        let ctx = SpanContext {
-            peer: c.peer,
-            max_ber: self.cfg.engine.max_ber,
-            segment_size: seg,
-            first_scope: stats.first_report_scope_bytes,
-            first_claimed: stats.first_report_claimed_bytes,
-        };
-        let (cause, line) = notices::describe(&c, &ctx);
-        self.notices.canceled(now, &cause, &line);
-        cause
-    }
-
-    /// A bundle of a canceled block: routed again, or given up once the blocks that carried
-    /// it were canceled `max_session_cancels` times.
-    fn retry_or_give_up(&mut self, now: Time, peer: u64, mut b: Bundle, cause: &str) {
-        let h = &b.header;
-        let key = (h.id, h.fragment.map_or(0, |f| f.0));
-        let n = self.cancels.entry(key).or_default();
-        *n += 1;
-        let n = *n;
-        let max = self.cfg.max_session_cancels;
-        if max == 0 || n < max {
-            self.agent.on_forward_failed(now, peer, &b.to_bytes());
-            return;
-        }
-        self.cancels.remove(&key);
-        self.report.given_up += 1;
-        let destination = format!("ipn:{}.{}", h.destination.node, h.destination.service);
-        let why = format!(
-            "given up: the LTP blocks that carried it were canceled {n} times \
-             (max_session_cancels={max}); the last: {cause}"
-        );
-        let line = format!(
-            "gave up the bundle from ipn:{}.{} to {destination} ({} bytes, created {} ms, \
-             seq {}): {why}",
-            h.id.source.node, h.id.source.service, h.payload_len, h.id.created_ms, h.id.seq
-        );
-        self.notices.always(now, &line);
-        self.report.dropped.push(Dropped {
-            destination,
-            bytes: h.payload_len,
-            why,
-        });
-    }
-
     /// What the node said since the last call: canceled LTP sessions (rate-limited) and
     /// bundles given up, each line beginning with the time since the start.
     pub fn take_notices(&mut self) -> Vec<String> {
@@ -664,6 +454,14 @@ impl DtnNode {
         }
         r
     }
+}
+
+fn hex(d: &[u8]) -> String {
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn sha256(data: &[u8]) -> String {
+    hex(ring::digest::digest(&ring::digest::SHA256, data).as_ref())
 }
 
 /// Writes `data` to `path` whole: to a temporary name first, then renamed, so a reader
