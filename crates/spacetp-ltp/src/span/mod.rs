@@ -10,6 +10,7 @@
 pub(crate) mod aggregation;
 pub(crate) mod export;
 pub(crate) mod import;
+mod import_cancel;
 mod output;
 
 use std::collections::{BTreeMap, VecDeque};
