@@ -8,11 +8,11 @@ written in its unit (spacetp.human)."""
 from __future__ import annotations
 
 import datetime as _dt
-import html
 import math
 from pathlib import Path
 
 from spacetp import human, interactive
+from spacetp.html_page import END, e, head
 
 FAMILY_COLORS = {
     "textbook": "#4C72B0", "linux": "#DD8452", "draft": "#C44E52", "scps": "#55A868",
@@ -21,25 +21,13 @@ FAMILY_COLORS = {
 }  # fmt: skip
 OTHER_COLOR = "#8C8C8C"
 
+# The page's own classes, over the shared style sheet (html_page.STYLE).
 CSS = """
-body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 1300px; padding: 0 1em;
-       color: #222; line-height: 1.4; }
-h1 { font-size: 1.45em; margin-bottom: 0.2em; } h2 { margin-top: 1.6em; font-size: 1.15em;
-     border-bottom: 1px solid #ddd; }
 .answer { font-size: 1.12em; background: #f3f7fb; border-left: 4px solid #4C72B0;
           padding: 0.6em 0.9em; }
-table { border-collapse: collapse; width: 100%; font-size: 0.9em; }
-th, td { border: 1px solid #ddd; padding: 0.3em 0.5em; vertical-align: top; text-align: left; }
-th { background: #f4f4f4; } td.num { text-align: right; white-space: nowrap; }
-tr.best td { background: #eaf6ea; } .muted { color: #666; font-size: 0.88em; }
-.warning { background: #fff6e0; border-left: 4px solid #d9a400; padding: 0.5em 0.9em; }
-.failed { color: #b00020; }
+tr.best td { background: #eaf6ea; } .muted { font-size: 0.88em; }
 .files a { margin-right: 0.8em; }
 """
-
-
-def _e(text) -> str:
-    return html.escape(str(text))
 
 
 def _color(family: str) -> str:
@@ -147,7 +135,7 @@ def ranking_figure(c):
     role = _value_role(c)
     labels = [f"{r}. {p}" for r, p in zip(t["rank"], t["protocol"], strict=True)]
     hover = [
-        f"{p}<br>{_cell(c, row, role)}<br>{_e(_limit_words(row))}"
+        f"{p}<br>{_cell(c, row, role)}<br>{e(_limit_words(row))}"
         for p, (_, row) in zip(t["protocol"], t.iterrows(), strict=True)
     ]
     below, above = _errors(t, role)
@@ -293,29 +281,29 @@ def answer(c) -> str:
     best, worst = t.iloc[0], t.iloc[-1]
     verb = "moves the data in" if role == "completion" else "reaches"
     text = (
-        f"On this link <b>{_e(best['protocol'])}</b> {verb} {_e(_cell(c, best, role))}"
-        f" ({_e(human.rate(best['goodput']))})"
+        f"On this link <b>{e(best['protocol'])}</b> {verb} {e(_cell(c, best, role))}"
+        f" ({e(human.rate(best['goodput']))})"
     )
     if len(t) > 1:
         second = t.iloc[1]
         if _overlap(best, second, role):
             text += (
-                f"; <b>{_e(second['protocol'])}</b> is within its 95% confidence interval "
-                f"({_e(_cell(c, second, role))}), a tie at {c.reps} replicates"
+                f"; <b>{e(second['protocol'])}</b> is within its 95% confidence interval "
+                f"({e(_cell(c, second, role))}), a tie at {c.reps} replicates"
             )
         text += (
-            f"; the last, <b>{_e(worst['protocol'])}</b>, "
-            f"{'needs' if role == 'completion' else 'gets'} {_e(_cell(c, worst, role))}"
+            f"; the last, <b>{e(worst['protocol'])}</b>, "
+            f"{'needs' if role == 'completion' else 'gets'} {e(_cell(c, worst, role))}"
         )
         if worst["unfinished"]:
-            text += f" ({_e(worst['unfinished'])})"
+            text += f" ({e(worst['unfinished'])})"
     own = c.scenario.get("flows", [{}])[0].get("protocol", "newreno")
     mine = t[t["protocol"] == own]
     if len(mine) and own not in (best["protocol"], worst["protocol"]):
         r = mine.iloc[0]
         text += (
-            f". The scenario's own <b>{_e(own)}</b> ranks {int(r['rank'])} of {len(t)} "
-            f"({_e(_cell(c, r, role))})"
+            f". The scenario's own <b>{e(own)}</b> ranks {int(r['rank'])} of {len(t)} "
+            f"({e(_cell(c, r, role))})"
         )
     return text + "."
 
@@ -369,16 +357,16 @@ def _table_html(c) -> str:
         if r["model_bps"] == r["model_bps"] and r["model_bps"] is not None:
             ratio = r["goodput"] / r["model_bps"] if r["model_bps"] else float("nan")
             model = (
-                f"{_e(human.rate(r['model_bps']))} <span class='muted'>({_e(r['model'])}; "
+                f"{e(human.rate(r['model_bps']))} <span class='muted'>({e(r['model'])}; "
                 f"measured/model {human.number(ratio, 2)})</span>"
             )
         else:
-            model = f"<span class='muted' title='{_e(r['model_why'])}'>none</span>"
+            model = f"<span class='muted' title='{e(r['model_why'])}'>none</span>"
         cells = [
             f"<td class='num'>{int(r['rank'])}</td>",
-            f"<td title='{_e(r['description'])}'><b>{_e(r['protocol'])}</b> "
-            f"<span class='muted'>{_e(r['family'])}</span></td>",
-            f"<td class='num'>{_e(_cell(c, r, role))}</td>",
+            f"<td title='{e(r['description'])}'><b>{e(r['protocol'])}</b> "
+            f"<span class='muted'>{e(r['family'])}</span></td>",
+            f"<td class='num'>{e(_cell(c, r, role))}</td>",
         ]
         if tuned:
             for k in (f"{role}_fitted", f"{role}_as_configured"):
@@ -386,20 +374,20 @@ def _table_html(c) -> str:
                 why = r.get(f"{k}_why") if r[k] != r[k] else ""
                 if why:  # no mean: its runs did not finish, and the title says why
                     v = "did not finish"
-                cells.append(f"<td class='num' title='{_e(why or '')}'>{_e(v)}</td>")
+                cells.append(f"<td class='num' title='{e(why or '')}'>{e(v)}</td>")
         if role == "completion":
-            cells.append(f"<td class='num'>{_e(_cell(c, r, 'goodput'))}</td>")
-        unfinished = f"<b class='failed'>{_e(r['unfinished'])}</b><br>" if r["unfinished"] else ""
+            cells.append(f"<td class='num'>{e(_cell(c, r, 'goodput'))}</td>")
+        unfinished = f"<b class='failed'>{e(r['unfinished'])}</b><br>" if r["unfinished"] else ""
         cells += [
             f"<td>{model}</td>",
-            f"<td class='num'>{_e(human.number(r['retx']))}</td>",
-            f"<td class='num'>{_e(human.number(r['timeouts']))}</td>",
-            f"<td class='num'>{_e(human.number(r['drops']))}</td>",
-            f"<td>{unfinished}{_e(r['limited_by'])}</td>",
-            f"<td class='small'>{_e(r.get('fitted', ''))}</td>",
+            f"<td class='num'>{e(human.number(r['retx']))}</td>",
+            f"<td class='num'>{e(human.number(r['timeouts']))}</td>",
+            f"<td class='num'>{e(human.number(r['drops']))}</td>",
+            f"<td>{unfinished}{e(r['limited_by'])}</td>",
+            f"<td class='small'>{e(r.get('fitted', ''))}</td>",
         ]
         if tuned:
-            cells.append(f"<td class='small'>{_e(r.get('tuned', ''))}</td>")
+            cells.append(f"<td class='small'>{e(r.get('tuned', ''))}</td>")
         rows.append(f"<tr class='{'best' if i == 0 else ''}'>{''.join(cells)}</tr>")
     return "<table>" + "\n".join(rows) + "</table>"
 
@@ -408,7 +396,7 @@ def _legend(c) -> str:
     fams = list(dict.fromkeys(c.table["family"])) if not c.table.empty else []
     items = "".join(
         f"<span style='display:inline-block;width:0.9em;height:0.9em;background:{_color(f)};"
-        f"margin:0 0.3em 0 1em;vertical-align:middle'></span>{_e(f)}"
+        f"margin:0 0.3em 0 1em;vertical-align:middle'></span>{e(f)}"
         for f in fams
     )
     return f"<p class='muted'>Colour: the profile's family {items}</p>"
@@ -436,7 +424,7 @@ def html_page(c, script: str) -> str:
     failed = ""
     if len(c.failed):
         items = "".join(
-            f"<li><b>{_e(r['protocol'])}</b>: {_e(r['error'])}</li>" for _, r in c.failed.iterrows()
+            f"<li><b>{e(r['protocol'])}</b>: {e(r['error'])}</li>" for _, r in c.failed.iterrows()
         )
         failed = f"<h2>Not run on this scenario</h2><ul>{items}</ul>"
     what = "completion time" if c.rank_by == "completion" else "goodput"
@@ -452,15 +440,12 @@ def html_page(c, script: str) -> str:
             "samples (bp) shows the bytes its sender put on the flow's first link and the "
             "bytes delivered, cumulative.</p>"
         )
-    warn = "".join(f"<p class='warning'>{_e(w)}</p>" for w in warnings(c))
+    warn = "".join(f"<p class='warning'>{e(w)}</p>" for w in warnings(c))
     return "\n".join(
         [
-            "<!DOCTYPE html>",
-            '<html lang="en"><head><meta charset="utf-8">',
-            f"<title>Which protocol: {_e(c.name)}</title>",
-            f"<style>{CSS}</style>{script}</head><body>",
-            f"<h1>Which protocol on this link? {_e(c.name)}</h1>",
-            f"<p class='muted'>{_e(c.source or '')} &middot; {_e(path_text(c))}</p>",
+            head(f"Which protocol: {c.name}", CSS, script),
+            f"<h1>Which protocol on this link? {e(c.name)}</h1>",
+            f"<p class='muted'>{e(c.source or '')} &middot; {e(path_text(c))}</p>",
             f"<p class='answer'>{answer(c)}</p>",
             warn,
             f"<h2>Ranking by {what}</h2>",
@@ -505,8 +490,9 @@ def html_page(c, script: str) -> str:
             window,
             failed,
             "<h2>How this was run</h2><ul class='muted'>",
-            *[f"<li>{_e(x)}</li>" for x in facts],
-            "</ul></body></html>",
+            *[f"<li>{e(x)}</li>" for x in facts],
+            "</ul>",
+            END,
         ]
     )
 

@@ -15,7 +15,6 @@ that every figure a paper reproduction draws gets its zoomable twin without bein
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 from typing import Any
 
@@ -48,11 +47,9 @@ def div(fig, div_id: str) -> str:
 
 def standalone(fig, title: str) -> str:
     """A complete page holding one figure, the library inlined: works opened from anywhere."""
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>{html.escape(title)}</title>{inline_script()}</head><body>"
-        f"{div(fig, 'plot')}</body></html>\n"
-    )
+    from spacetp.html_page import END, head
+
+    return f"{head(title, script=inline_script())}{div(fig, 'plot')}{END}\n"
 
 
 # ------------------------------------------------------------------- matplotlib to plotly

@@ -10,7 +10,6 @@ relative path: the directory is the report.
 from __future__ import annotations
 
 import datetime as _dt
-import html
 from pathlib import Path
 
 from spacetp import interactive
@@ -23,6 +22,7 @@ from spacetp.experiments.framework import (
     tolerance_text,
     verdict_counts,
 )
+from spacetp.html_page import END, e, head
 from spacetp.sweep import _version
 
 
@@ -116,13 +116,10 @@ def markdown(run: PaperRun) -> str:
 
 # ----------------------------------------------------------------------------------- html
 
+# The page's own classes, over the shared style sheet (html_page.STYLE).
 CSS = """
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1400px; padding: 0 1em;
-       color: #222; line-height: 1.4; }
-h1 { font-size: 1.5em; } h2 { margin-top: 2em; border-bottom: 1px solid #ddd; }
-table { border-collapse: collapse; width: 100%; font-size: 0.9em; }
-th, td { border: 1px solid #ddd; padding: 0.35em 0.5em; vertical-align: top; text-align: left; }
-th { background: #f4f4f4; }
+body { margin: 2em auto; max-width: 1400px; } h1 { font-size: 1.5em; } h2 { margin-top: 2em; }
+th, td { padding: 0.35em 0.5em; }
 .PASS { background: #d9f2d9; font-weight: bold; }
 .FAIL { background: #f8d7d7; font-weight: bold; }
 .NC { background: #eee; font-weight: bold; }
@@ -132,12 +129,7 @@ th { background: #f4f4f4; }
 .fig img { max-width: 62%; height: auto; border: 1px solid #eee; }
 .fig .plot { width: 62%; flex: none; } .fig .plot img { max-width: 100%; }
 .fig .cap { flex: 1; font-size: 0.95em; }
-.muted { color: #666; font-size: 0.9em; }
 """
-
-
-def _e(text) -> str:
-    return html.escape(str(text))
 
 
 def _verdict_class(verdict: str) -> str:
@@ -148,16 +140,13 @@ def html_page(run: PaperRun, script: str = "") -> str:
     """The page; `script` loads the plotting library when figures carry zoomable plots."""
     m = run.meta
     out = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>Reproduction: {_e(m['title'])}</title>",
-        f"<style>{CSS}</style>{script}</head><body>",
-        f"<h1>Reproduction: {_e(m['title'])}</h1>",
-        f"<p>{citation({k: _e(v) for k, v in m.items()}, lambda t: f'<i>{t}</i>')}</p>",
+        head(f"Reproduction: {m['title']}", CSS, script),
+        f"<h1>Reproduction: {e(m['title'])}</h1>",
+        f"<p>{citation({k: e(v) for k, v in m.items()}, lambda t: f'<i>{t}</i>')}</p>",
         "<ul class='muted'>",
-        *[f"<li>{_e(fact).replace('`', '')}</li>" for fact in _header_facts(run)],
+        *[f"<li>{e(fact).replace('`', '')}</li>" for fact in _header_facts(run)],
         "</ul>",
-        f"<p><b>Targets: {_e(_counts_text(run))}.</b></p>",
+        f"<p><b>Targets: {e(_counts_text(run))}.</b></p>",
         "<h2>Targets</h2>",
         "<table><tr><th>#</th><th>figure</th><th>claim (quoted from the paper)</th>"
         "<th>how our number is computed</th><th>ours</th><th>target</th><th>verdict</th>"
@@ -166,13 +155,13 @@ def html_page(run: PaperRun, script: str = "") -> str:
     for i, v in enumerate(run.verdicts, 1):
         t = v.target
         out.append(
-            f"<tr><td>{i}</td><td>{_e(_label(run, t['figure']))}</td>"
-            f"<td class='claim'>&ldquo;{_e(t['claim'])}&rdquo; <span class='muted'>"
-            f"({_e(t.get('where', ''))})</span></td><td>{_e(t['how'])}</td>"
-            f"<td>{_e(format_value(v.value, t.get('unit', '')))}</td>"
-            f"<td>{_e(tolerance_text(t))}</td>"
-            f"<td class='{_verdict_class(v.verdict)}'>{_e(v.verdict)}</td>"
-            f"<td>{_e(v.reason)}</td></tr>"
+            f"<tr><td>{i}</td><td>{e(_label(run, t['figure']))}</td>"
+            f"<td class='claim'>&ldquo;{e(t['claim'])}&rdquo; <span class='muted'>"
+            f"({e(t.get('where', ''))})</span></td><td>{e(t['how'])}</td>"
+            f"<td>{e(format_value(v.value, t.get('unit', '')))}</td>"
+            f"<td>{e(tolerance_text(t))}</td>"
+            f"<td class='{_verdict_class(v.verdict)}'>{e(v.verdict)}</td>"
+            f"<td>{e(v.reason)}</td></tr>"
         )
     out += ["</table>", "<h2>Figures</h2>"]
     for f in run.figures:
@@ -180,26 +169,26 @@ def html_page(run: PaperRun, script: str = "") -> str:
         source = (
             "our figure, not in the paper" if f.get("ours") else "caption quoted from the paper"
         )
-        note = f"<p>{_e(f['note'])}</p>" if f.get("note") else ""
-        img = f"<img src='{_e(files['png'])}' alt='{_e(f['label'])}'>"
+        note = f"<p>{e(f['note'])}</p>" if f.get("note") else ""
+        img = f"<img src='{e(files['png'])}' alt='{e(f['label'])}'>"
         if f.get("interactive"):  # the zoomable plot first, the static figure one click away
             img = (
                 f"<div class='plot'>{f['interactive']}<details><summary class='muted'>static "
                 f"figure (PNG, for papers)</summary>{img}</details></div>"
             )
         out.append(
-            f"<div class='fig' id='{_e(f['id'])}'>{img}"
-            f"<div class='cap'><p><b>{_e(f['label'])}.</b> &ldquo;{_e(f['caption'])}&rdquo; "
+            f"<div class='fig' id='{e(f['id'])}'>{img}"
+            f"<div class='cap'><p><b>{e(f['label'])}.</b> &ldquo;{e(f['caption'])}&rdquo; "
             f"<span class='muted'>({source})</span></p>{note}"
-            f"<p class='muted'><a href='{_e(files['png'])}'>PNG</a> · "
-            f"<a href='{_e(files['svg'])}'>SVG</a> · "
-            f"<a href='{_e(files['csv'])}'>data (CSV)</a></p></div></div>"
+            f"<p class='muted'><a href='{e(files['png'])}'>PNG</a> · "
+            f"<a href='{e(files['svg'])}'>SVG</a> · "
+            f"<a href='{e(files['csv'])}'>data (CSV)</a></p></div></div>"
         )
     out += ["<h2>Assumptions where the paper is silent</h2>", "<ul>"]
-    out += [f"<li>{_e(a)}</li>" for a in run.assumptions]
+    out += [f"<li>{e(a)}</li>" for a in run.assumptions]
     out += ["</ul>", "<h2>Run log</h2>", "<ul class='muted'>"]
-    out += [f"<li>{_e(entry)}</li>" for entry in run.info["log"]]
-    out += ["</ul>", "</body></html>"]
+    out += [f"<li>{e(entry)}</li>" for entry in run.info["log"]]
+    out += ["</ul>", END]
     return "\n".join(out) + "\n"
 
 

@@ -6,18 +6,14 @@ static figures come from `spacetp plot`, as before."""
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 
 from spacetp import human, interactive
+from spacetp.html_page import END, e, head
 from spacetp.limits import LIFT_SHARE
 from spacetp.stats import column
 
 MAX_PLOTS = 8
-
-
-def _e(text) -> str:
-    return html.escape(str(text))
 
 
 def _numeric_params(res) -> list[tuple[str, object]]:
@@ -86,20 +82,20 @@ def figures(res) -> list[tuple[str, object]]:
 
 
 def _table(res) -> str:
-    head = "".join(f"<th>{_e(p)}</th>" for p in res.params) + "<th>ok/runs</th>"
-    head += "".join(f"<th>{_e(m)}</th>" for m in res.metrics)
+    head = "".join(f"<th>{e(p)}</th>" for p in res.params) + "<th>ok/runs</th>"
+    head += "".join(f"<th>{e(m)}</th>" for m in res.metrics)
     lim = "flows[0].limit" in res.summary.columns
     if lim:
         head += "<th>flows[0]: what limited it (mean share over the runs)</th>"
     rows = [f"<tr>{head}</tr>"]
     for row in res.summary.to_dict("records"):
-        cells = [f"<td>{_e(row[p])}</td>" for p in res.params]
+        cells = [f"<td>{e(row[p])}</td>" for p in res.params]
         cells.append(f"<td class='num'>{row['ok']}/{row['runs']}</td>")
         for m in res.metrics:
             v = human.with_ci(m, row[column(m, "mean")], row[column(m, "ci95")])
-            cells.append(f"<td class='num'>{_e(v)}</td>")
+            cells.append(f"<td class='num'>{e(v)}</td>")
         if lim:
-            cells.append(f"<td>{_e(_limit_words(row))}</td>")
+            cells.append(f"<td>{e(_limit_words(row))}</td>")
         rows.append(f"<tr>{''.join(cells)}</tr>")
     return "<table>" + "\n".join(rows) + "</table>"
 
@@ -121,12 +117,9 @@ def _limit_words(row: dict) -> str:
     return "; ".join(words) or "-"
 
 
+# The page's own classes, over the shared style sheet (html_page.STYLE).
 CSS = """
-body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 1300px; padding: 0 1em;
-       color: #222; line-height: 1.4; }
-table { border-collapse: collapse; font-size: 0.88em; } th, td { border: 1px solid #ddd;
-  padding: 0.3em 0.5em; text-align: left; } th { background: #f4f4f4; }
-td.num { text-align: right; white-space: nowrap; } .muted { color: #666; font-size: 0.9em; }
+table { width: auto; font-size: 0.88em; } th, td { vertical-align: middle; }
 .grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(600px, 1fr)); gap: 1em; }
 """
 
@@ -146,14 +139,11 @@ def write(res, out: str | Path) -> Path:
             "parameters (draw one with spacetp plot STORE --x ... --where ...).</p>"
         )
     body = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>Sweep: {_e(name)}</title><style>{CSS}</style>",
-        f"{interactive.script_tag(page.parent) if figs else ''}</head><body>",
-        f"<h1>Sweep: {_e(name)}</h1>",
-        f"<p class='muted'>{_e(res.plan.source or '')} &middot; {res.plan.reps} replicates per "
+        head(f"Sweep: {name}", CSS, interactive.script_tag(page.parent) if figs else ""),
+        f"<h1>Sweep: {e(name)}</h1>",
+        f"<p class='muted'>{e(res.plan.source or '')} &middot; {res.plan.reps} replicates per "
         f"point; {s.get('ok', 0)} runs ok, {s.get('failed', 0)} failed, "
-        f"{s.get('missing', 0)} missing; store {_e(res.store)}</p>",
+        f"{s.get('missing', 0)} missing; store {e(res.store)}</p>",
         "<h2>Mean and 95% confidence interval per point</h2>",
         _table(res),
         "<h2>Plots (zoom: drag; reset: double-click)</h2>",
@@ -161,7 +151,7 @@ def write(res, out: str | Path) -> Path:
         "<p class='muted'>Static figures for papers: spacetp plot STORE --x PARAM --y METRIC "
         "--out FIGURE.png (or .svg, .pdf). Every run: spacetp results STORE --runs --csv "
         "FILE.</p>",
-        "</body></html>",
+        END,
     ]
     page.write_text("\n".join(body) + "\n", encoding="utf-8")
     return page
