@@ -2,10 +2,10 @@
 //! and never resent; the receiving end counts what arrives. The background traffic sources
 //! (`[[traffic]]`, constant bit rate or on/off) write through it.
 
+use super::capabilities::DatagramCounts;
 use super::{Outgoing, SendLimit, SenderState, Transport, Wire};
 use crate::result::FlowSummary;
 use spacetp_proto::Time;
-use std::any::Any;
 use std::collections::VecDeque;
 
 /// One end of a datagram exchange.
@@ -26,11 +26,6 @@ impl DatagramEndpoint {
             peer_port,
             ..Default::default()
         }
-    }
-
-    /// Datagrams and their bytes (IP size) received.
-    pub fn received(&self) -> (u64, u64) {
-        (self.packets_received, self.bytes_received)
     }
 }
 
@@ -131,12 +126,12 @@ impl Transport for DatagramEndpoint {
 
     fn report_receiver(&self, _s: &mut FlowSummary) {}
 
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
+    fn datagram_counts(&self) -> Option<DatagramCounts> {
+        Some(DatagramCounts {
+            received: self.packets_received,
+            bytes_received: self.bytes_received,
+            frames: None,
+        })
     }
 }
 
@@ -169,7 +164,8 @@ mod tests {
             "nothing is resent"
         );
         b.on_packet(0, &wire, &[]);
-        assert_eq!(b.received(), (2, 1600));
+        let c = b.datagram_counts().unwrap();
+        assert_eq!((c.received, c.bytes_received), (2, 1600));
         assert_eq!(a.poll_timeout(), None, "no timers");
     }
 }

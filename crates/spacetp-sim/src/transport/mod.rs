@@ -3,11 +3,14 @@
 //! wake it, and lets the application write and read through it. Links, queues, error
 //! models, traces and pcap taps see only [`Outgoing`] packets and their [`Wire`] contents.
 //!
-//! TCP and SCPS-TP (`spacetp-proto`'s `Connection`) are the first implementation
-//! (`tcp.rs`). Adding a transport is one module here that implements [`Transport`], a
-//! [`Wire`] variant if its packets differ from those already here, and the scenario keyword
-//! that selects it ([`TransportSpec`]).
+//! TCP and SCPS-TP (`spacetp-proto`'s `Connection`, `tcp/`), datagrams (`datagram.rs`),
+//! QUIC (`quic/`) and LTP (`ltp/`) implement it. What only some of them have (a BP hop's
+//! blocks, forged segments, datagram counters) is a capability (`capabilities.rs`) the
+//! world asks for, never a downcast. Adding a transport is one module here that implements
+//! [`Transport`], a [`Wire`] variant if its packets differ from those already here, and the
+//! scenario keyword that selects it ([`TransportSpec`]).
 
+pub mod capabilities;
 pub mod datagram;
 pub mod ltp;
 pub mod quic;
@@ -15,9 +18,9 @@ pub mod tcp;
 
 use crate::limits::Limit;
 use crate::result::FlowSummary;
+use capabilities::{ConvergenceLayer, DatagramCounts, ForgedSegments};
 use spacetp_proto::Time;
 use spacetp_wire::{CompressedHeader, TcpHeader};
-use std::any::Any;
 
 /// The address of node `i`: 10.x.y.z counting from 10.0.0.1.
 pub fn node_addr(i: u16) -> [u8; 4] {
@@ -235,10 +238,24 @@ pub trait Transport {
     fn report_sender(&self, s: &mut FlowSummary);
     /// Fill in the receiver's share of the flow summary.
     fn report_receiver(&self, s: &mut FlowSummary);
-    /// For what is specific to one transport: the attacker forges TCP segments, the
-    /// datagram summary reads a datagram end's counters.
-    fn as_any(&self) -> &dyn Any;
-    fn as_any_mut(&mut self) -> &mut dyn Any;
+
+    // Capabilities (`capabilities.rs`): what a transport has beyond the core, None where
+    // it has not.
+    /// A Bundle Protocol hop's blocks (LTP).
+    fn convergence_layer(&mut self) -> Option<&mut dyn ConvergenceLayer> {
+        None
+    }
+    fn convergence_layer_ref(&self) -> Option<&dyn ConvergenceLayer> {
+        None
+    }
+    /// A byte stream an attacker can inject forged segments into (TCP).
+    fn forged_segments(&mut self) -> Option<&mut dyn ForgedSegments> {
+        None
+    }
+    /// What a traffic source's datagrams did at this end (UDP, QUIC DATAGRAM frames).
+    fn datagram_counts(&self) -> Option<DatagramCounts> {
+        None
+    }
 }
 
 /// What a flow's two ends run, as the scenario chose it.

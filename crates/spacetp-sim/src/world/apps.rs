@@ -2,7 +2,6 @@
 //! attackers, and the service of an endpoint after any event.
 
 use super::*;
-use crate::transport::tcp::TcpEndpoint;
 
 impl World {
     pub(super) fn wake_app(&mut self, ep: u32) {
@@ -358,9 +357,9 @@ impl World {
             AttackTarget::Sender => se,
         });
         if let Some(v) = victim.filter(|&v| !self.eps[v as usize].dead) {
-            let victim = self.eps[v as usize].transport.as_any_mut();
-            let conn = victim
-                .downcast_mut::<TcpEndpoint>()
+            let conn = self.eps[v as usize]
+                .transport
+                .forged_segments()
                 .expect("attacks are checked to target TCP flows")
                 .connection_mut();
             let (hdr, len) = a.forge(conn);

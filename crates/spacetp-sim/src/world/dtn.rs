@@ -8,7 +8,8 @@
 
 use super::*;
 use crate::dtn_plan::{BpSpec, DtnPlan};
-use crate::transport::ltp::{LtpSpec, LtpTransport};
+use crate::transport::capabilities::ConvergenceLayer;
+use crate::transport::ltp::LtpSpec;
 use bytes::Bytes;
 use spacetp_dtn::agent::{Agent, AgentEvent};
 use spacetp_dtn::bundle::Eid;
@@ -174,11 +175,7 @@ impl World {
         let rate =
             (c.rate_bytes_per_s * 8.0).min(d.hop_max_rate.get(&ep).copied().unwrap_or(f64::MAX));
         let now = self.now;
-        if let Some(t) = self.eps[ep as usize]
-            .transport
-            .as_any_mut()
-            .downcast_mut::<LtpTransport>()
-        {
+        if let Some(t) = self.eps[ep as usize].transport.convergence_layer() {
             t.set_contact(now, up, up.then_some(rate));
         }
         self.transmit(ep);
@@ -254,11 +251,7 @@ impl World {
     pub(super) fn dtn_hop_io(&mut self, ep: u32) {
         let now = self.now;
         let (node, peer) = (self.eps[ep as usize].node, self.eps[ep as usize].peer_node);
-        let Some(t) = self.eps[ep as usize]
-            .transport
-            .as_any_mut()
-            .downcast_mut::<LtpTransport>()
-        else {
+        let Some(t) = self.eps[ep as usize].transport.convergence_layer() else {
             return;
         };
         let (blocks, back): (Vec<Bytes>, Vec<Bytes>) = t.take_hop_io();
@@ -295,11 +288,7 @@ impl World {
                 d.agents[node as usize].on_forward_failed(now, neighbor, &bytes);
                 continue;
             };
-            if let Some(t) = self.eps[ep as usize]
-                .transport
-                .as_any_mut()
-                .downcast_mut::<LtpTransport>()
-            {
+            if let Some(t) = self.eps[ep as usize].transport.convergence_layer() {
                 t.send_sdu(now, bytes);
             }
             self.transmit(ep);
@@ -465,9 +454,8 @@ impl World {
                 let stats = |ep: u32| {
                     self.eps[ep as usize]
                         .transport
-                        .as_any()
-                        .downcast_ref::<LtpTransport>()
-                        .map(LtpTransport::span_stats)
+                        .convergence_layer_ref()
+                        .map(|c| c.span_stats())
                         .unwrap_or_default()
                 };
                 let (x, y) = (stats(h.eps.0), stats(h.eps.1));

@@ -1,8 +1,6 @@
 //! What a run returns: sampled time series, flow summaries and the final summary.
 
 use super::*;
-use crate::transport::datagram::DatagramEndpoint;
-use crate::transport::quic::QuicTransport;
 
 impl World {
     pub(super) fn sample(&mut self) {
@@ -123,28 +121,25 @@ impl World {
             .sources
             .iter()
             .map(|s| {
-                let sender = self.eps[s.eps.0 as usize].transport.as_any();
-                let receiver = self.eps[s.eps.1 as usize].transport.as_any();
-                let quic = |t: &dyn std::any::Any| {
-                    t.downcast_ref::<QuicTransport>()
-                        .map(QuicTransport::datagram_stats)
+                let counts = |ep: u32| {
+                    self.eps[ep as usize]
+                        .transport
+                        .datagram_counts()
+                        .unwrap_or_default()
                 };
-                let (packets, bytes) = match quic(receiver) {
-                    Some(q) => (q.received, q.bytes_received),
-                    None => receiver
-                        .downcast_ref::<DatagramEndpoint>()
-                        .map_or((0, 0), DatagramEndpoint::received),
-                };
+                let (sender, receiver) = (counts(s.eps.0), counts(s.eps.1));
                 DatagramSummary {
                     from: self.b.node_names[s.from as usize].clone(),
                     to: self.b.node_names[s.to as usize].clone(),
                     packets_sent: s.sent,
-                    packets_received: packets,
-                    bytes_received: bytes,
-                    quic: quic(sender).map(|q| QuicDatagramSummary {
-                        sent_in_frames: q.sent,
-                        too_large: q.too_large,
-                    }),
+                    packets_received: receiver.received,
+                    bytes_received: receiver.bytes_received,
+                    quic: sender
+                        .frames
+                        .map(|(sent_in_frames, too_large)| QuicDatagramSummary {
+                            sent_in_frames,
+                            too_large,
+                        }),
                 }
             })
             .collect();

@@ -7,6 +7,7 @@
 //! ION meters output to the contact's rate). A ground station's link-state notices are
 //! RFC 5326 section 6's link state cues: timers stop while the link is down.
 
+use super::capabilities::ConvergenceLayer;
 use super::{DataSent, Ends, Outgoing, SendLimit, SenderState, Transport, Wire};
 use crate::limits::{text, Limit};
 use crate::result::{FlowSummary, LtpSummary};
@@ -15,7 +16,6 @@ use spacetp_ltp::{Engine, EngineConfig, Event, SpanConfig, SpanStats};
 use spacetp_proto::time::secs;
 use spacetp_proto::units::{self, Duration, Rate};
 use spacetp_proto::{FieldError, Time};
-use std::any::Any;
 use std::collections::{HashMap, VecDeque};
 
 /// LTP's UDP port (IANA: ltp-deepspace, 1113).
@@ -145,44 +145,6 @@ impl LtpTransport {
     pub fn into_hop(mut self) -> Self {
         self.hop = Some(HopIo::default());
         self
-    }
-
-    /// A bundle agent hands a bundle to this hop (all red, client service 1).
-    pub fn send_sdu(&mut self, now: Time, data: Vec<u8>) {
-        let len = data.len() as u64;
-        self.engine
-            .send(now, self.peer, BP_CLIENT_SERVICE, Bytes::from(data), len)
-            .expect("the span exists and a bundle is not empty");
-        self.handed += len;
-        self.refresh();
-    }
-
-    /// The blocks that arrived whole since the last call, and the units of canceled
-    /// sessions given back (a hop's client).
-    pub fn take_hop_io(&mut self) -> (Vec<Bytes>, Vec<Bytes>) {
-        match &mut self.hop {
-            Some(h) => (
-                std::mem::take(&mut h.blocks_in),
-                std::mem::take(&mut h.given_back),
-            ),
-            None => (Vec::new(), Vec::new()),
-        }
-    }
-
-    /// The contact plan's cues: the span's link up or down, and its rate (bits/s).
-    pub fn set_contact(&mut self, now: Time, up: bool, rate_bps: Option<f64>) {
-        self.now = now;
-        self.link_down = !up;
-        if let Some(r) = rate_bps {
-            self.engine.set_transmission_rate(self.peer, Some(r));
-        }
-        self.engine.set_link_up(now, self.peer, up);
-        self.refresh();
-    }
-
-    /// The span's counters (a hop's summary).
-    pub fn span_stats(&self) -> SpanStats {
-        self.span()
     }
 
     /// `n` zero bytes, a slice of the shared buffer when it is large enough.
@@ -486,11 +448,52 @@ impl Transport for LtpTransport {
         l.segments_undecodable += self.segments_undecodable;
     }
 
-    fn as_any(&self) -> &dyn Any {
-        self
+    fn convergence_layer(&mut self) -> Option<&mut dyn ConvergenceLayer> {
+        Some(self)
     }
 
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
+    fn convergence_layer_ref(&self) -> Option<&dyn ConvergenceLayer> {
+        Some(self)
+    }
+}
+
+/// A Bundle Protocol hop (`into_hop`): the world's DTN layer drives it through this.
+impl ConvergenceLayer for LtpTransport {
+    /// A bundle agent hands a bundle to this hop (all red, client service 1).
+    fn send_sdu(&mut self, now: Time, data: Vec<u8>) {
+        let len = data.len() as u64;
+        self.engine
+            .send(now, self.peer, BP_CLIENT_SERVICE, Bytes::from(data), len)
+            .expect("the span exists and a bundle is not empty");
+        self.handed += len;
+        self.refresh();
+    }
+
+    /// The blocks that arrived whole since the last call, and the units of canceled
+    /// sessions given back (a hop's client).
+    fn take_hop_io(&mut self) -> (Vec<Bytes>, Vec<Bytes>) {
+        match &mut self.hop {
+            Some(h) => (
+                std::mem::take(&mut h.blocks_in),
+                std::mem::take(&mut h.given_back),
+            ),
+            None => (Vec::new(), Vec::new()),
+        }
+    }
+
+    /// The contact plan's cues: the span's link up or down, and its rate (bits/s).
+    fn set_contact(&mut self, now: Time, up: bool, rate_bps: Option<f64>) {
+        self.now = now;
+        self.link_down = !up;
+        if let Some(r) = rate_bps {
+            self.engine.set_transmission_rate(self.peer, Some(r));
+        }
+        self.engine.set_link_up(now, self.peer, up);
+        self.refresh();
+    }
+
+    /// The span's counters (a hop's summary).
+    fn span_stats(&self) -> SpanStats {
+        self.span()
     }
 }

@@ -4,13 +4,13 @@
 
 pub mod fit;
 
+use super::capabilities::DatagramCounts;
 use super::{node_addr, DataSent, Ends, Outgoing, SendLimit, SenderState, Transport, Wire};
 use crate::limits::{text, Limit};
 use crate::result::{FlowSummary, QuicSummary};
 use spacetp_proto::time::secs;
 use spacetp_proto::Time;
 use spacetp_quic::{EndConfig, EndOutputs, KeyLogFile, QuicEnd, QuicSettings, SimClock};
-use std::any::Any;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
@@ -101,11 +101,6 @@ impl QuicTransport {
             now: 0,
             datagrams: spec.datagrams,
         }
-    }
-
-    /// Datagram counters (a traffic source's two ends).
-    pub fn datagram_stats(&self) -> spacetp_quic::DatagramStats {
-        self.end.datagram_stats()
     }
 
     fn state_name(&self) -> String {
@@ -311,11 +306,12 @@ impl Transport for QuicTransport {
         s.receiver_state = self.state_name();
     }
 
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
+    fn datagram_counts(&self) -> Option<DatagramCounts> {
+        let d = self.end.datagram_stats();
+        Some(DatagramCounts {
+            received: d.received,
+            bytes_received: d.bytes_received,
+            frames: Some((d.sent, d.too_large)),
+        })
     }
 }

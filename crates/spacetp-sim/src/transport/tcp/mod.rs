@@ -3,6 +3,7 @@
 
 pub mod fit;
 
+use super::capabilities::ForgedSegments;
 use super::{node_addr, DataSent, Ends, Outgoing, SendLimit, SenderState, Transport, Wire};
 use crate::limits::{text, Limit};
 use crate::result::FlowSummary;
@@ -12,7 +13,6 @@ use spacetp_wire::{
     compress, decompress, flags, CompressedHeader, CompressionContext, TcpHeader, IPV4_HEADER_LEN,
     TCP_HEADER_LEN,
 };
-use std::any::Any;
 
 /// A TCP flow's settings: each end's configuration and the MSS from the flow's MTU.
 #[derive(Clone, Debug)]
@@ -57,11 +57,6 @@ impl TcpEndpoint {
             comp_tx: None,
             comp_rx: None,
         }
-    }
-
-    /// The connection, for the attacker that forges segments against it.
-    pub fn connection_mut(&mut self) -> &mut Connection {
-        &mut self.conn
     }
 
     /// The compressed header `hdr` goes out with, if the connection negotiated SCPS header
@@ -288,12 +283,8 @@ impl Transport for TcpEndpoint {
         s.receiver_state = self.state_name();
     }
 
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
+    fn forged_segments(&mut self) -> Option<&mut dyn ForgedSegments> {
+        Some(self)
     }
 }
 
@@ -314,5 +305,12 @@ impl TcpEndpoint {
             Some(r) => r.as_str().to_string(),
             None => format!("{:?}", self.conn.state()).to_lowercase(),
         }
+    }
+}
+
+/// The attacker of `[[attacks]]` feeds the connection forged segments.
+impl ForgedSegments for TcpEndpoint {
+    fn connection_mut(&mut self) -> &mut Connection {
+        &mut self.conn
     }
 }
