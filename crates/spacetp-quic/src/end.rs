@@ -278,13 +278,8 @@ impl QuicEnd {
             return Some(0);
         }
         // A datagram the rate cap held back wants a poll when its time comes.
-        match (
-            self.deadline,
-            self.rate_cap.as_ref().and_then(RateCap::wakeup),
-        ) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let held = self.rate_cap.as_ref().and_then(RateCap::wakeup);
+        self.deadline.into_iter().chain(held).min()
     }
 
     /// quinn's next deadline may move after any input, output or application call.

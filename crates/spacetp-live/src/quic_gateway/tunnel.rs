@@ -277,13 +277,10 @@ impl Tunnel {
         let t = self
             .conns
             .values_mut()
-            .filter_map(|t| {
+            .flat_map(|t| {
                 let held = t.cap.as_ref().and_then(RateCap::wakeup);
                 let held = held.map(|ns| epoch + Duration::from_nanos(ns));
-                match (t.conn.poll_timeout(), held) {
-                    (Some(a), Some(b)) => Some(a.min(b)),
-                    (a, b) => a.or(b),
-                }
+                t.conn.poll_timeout().into_iter().chain(held)
             })
             .min();
         match (t, self.redial_at.filter(|_| self.dialed.is_none())) {

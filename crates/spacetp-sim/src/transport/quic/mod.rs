@@ -14,8 +14,8 @@ use spacetp_quic::{EndConfig, EndOutputs, KeyLogFile, QuicEnd, QuicSettings, Sim
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
-/// IPv4 and UDP headers around a QUIC datagram.
-const IP_UDP_HEADERS: u32 = 28;
+/// IPv4 and UDP headers around a QUIC datagram (what the rate cap counts too).
+const IP_UDP_HEADERS: u32 = spacetp_quic::rate_cap::IP_UDP_HEADERS as u32;
 /// quinn-proto's words when a stream's receive buffer holds too many separate pieces, and
 /// what they mean (a real quinn receiver fails the same way: this is its code).
 const TOO_MANY_GAPS: &str = "too many gaps in stream buffer";
