@@ -1,4 +1,5 @@
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -50,15 +51,34 @@ def bash_ignores_sigint_in_background() -> bool:
 
 
 def free_ports(n: int) -> list[int]:
-    """`n` loopback ports nothing listens on now, chosen by the kernel (ports derived from a
-    pid collide with whatever else the machine runs)."""
-    socks = [socket.socket() for _ in range(n)]
-    for s in socks:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in socks]
+    """`n` loopback ports nothing uses now, for TCP and UDP, chosen by the kernel (ports
+    derived from a pid collide with whatever else the machine runs). Something may still
+    take one before the caller binds it: a listener the test connects to had better ask for
+    port 0 and read where it is bound (`listening_ports`)."""
+    socks = []
+    while len(socks) < 2 * n:
+        t = socket.socket()
+        t.bind(("127.0.0.1", 0))
+        u = socket.socket(type=socket.SOCK_DGRAM)  # free for UDP too (a link's port)
+        try:
+            u.bind(("127.0.0.1", t.getsockname()[1]))
+        except OSError:
+            t.close()
+            u.close()
+            continue
+        socks += [t, u]
+    ports = [s.getsockname()[1] for s in socks[::2]]
     for s in socks:
         s.close()
     return ports
+
+
+def listening_ports(ready_line: str) -> list[int]:
+    """The ports a gateway's readiness line says it listens on (`listening on A:P, ...`), in
+    the order of its listen rules: a rule given port 0 is bound where the kernel chose."""
+    m = re.search(r"listening on ([^;]+)", ready_line)
+    assert m, f"no listening addresses in {ready_line!r}"
+    return [int(a.rsplit(":", 1)[1]) for a in m.group(1).split(", ")]
 
 
 def connect_when_listening(port: int, within: float = 10.0) -> socket.socket:

@@ -49,6 +49,14 @@ class _StopSignal:
             raise KeyboardInterrupt
 
 
+def _listening(report_json: str) -> str:
+    """ "; listening on ADDRESS, ..." for the readiness line: where the listeners are bound,
+    a rule's port 0 as the kernel chose it (a script that cannot know a free port in advance
+    asks for 0 and reads it here)."""
+    bound = json.loads(report_json).get("listening") or []
+    return f"; listening on {', '.join(bound)}" if bound else ""
+
+
 def _ready_then(ticker, stop: _StopSignal):
     """The gateway's tick: first one readiness line on stderr (in the log's format), once the
     core runs: its sockets listen, and SIGHUP reloads and SIGTERM stops it from here on (a
@@ -60,7 +68,10 @@ def _ready_then(ticker, stop: _StopSignal):
         with stop.tick():
             if first[0]:
                 first[0] = False
-                ticker.say(f"ready: pid {os.getpid()}; SIGHUP reloads, SIGTERM stops")
+                ticker.say(
+                    f"ready: pid {os.getpid()}{_listening(report_json)}; "
+                    "SIGHUP reloads, SIGTERM stops"
+                )
             return ticker.tick(report_json)
 
     return tick

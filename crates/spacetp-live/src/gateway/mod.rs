@@ -60,7 +60,7 @@ pub use config::{
 use flow::{comp_context, Flow};
 use link::LinkOut;
 pub use report::GatewayReport;
-pub(crate) use sockets::{close_gracefully, reset_on_close};
+pub(crate) use sockets::{bound_addresses, close_gracefully, reset_on_close};
 pub(crate) use sockets::{connect_nonblocking, explicit_listener, ipv6_twin, transparent_listener};
 
 /// IP protocol number the SCPS-TP segments travel as (TCP with SCPS options, as the RI gateway).
@@ -549,6 +549,7 @@ impl Gateway {
             (None, None) => "running".into(),
         };
         r.link_up = !self.link_down;
+        r.listening = sockets::bound_addresses(&self.listeners);
         r.rtt_buckets = report::RTT_BUCKETS.iter().map(|&b| (b, 0)).collect();
         // Flows still open count too.
         let mut peers = self.peers.snapshot();

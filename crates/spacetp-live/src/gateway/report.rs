@@ -7,6 +7,8 @@ use super::*;
 pub struct GatewayReport {
     pub elapsed_s: f64,
     pub stopped: String,
+    /// The addresses the listeners are bound to (a rule's port 0 resolved by the kernel).
+    pub listening: Vec<String>,
     /// Relayed connections open now, and whether the link is up (no `link down` notice
     /// in force).
     pub open_connections: u64,

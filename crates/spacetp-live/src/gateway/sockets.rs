@@ -128,6 +128,16 @@ pub(crate) fn explicit_listener(addr: SocketAddr) -> Result<TcpListener, LiveErr
     Ok(l)
 }
 
+/// The addresses `listeners` are bound to, in their order: a rule's port 0 is the kernel's
+/// choice, and this is where a script learns it (the readiness line says them).
+pub(crate) fn bound_addresses<T>(listeners: &[(TcpListener, T)]) -> Vec<String> {
+    listeners
+        .iter()
+        .filter_map(|(l, _)| l.local_addr().ok())
+        .map(|a| a.to_string())
+        .collect()
+}
+
 /// A listening socket with IP_TRANSPARENT set before bind, so it accepts connections that
 /// nftables `tproxy` redirects to it; each accepted socket's local address is the original
 /// destination. Needs CAP_NET_ADMIN.

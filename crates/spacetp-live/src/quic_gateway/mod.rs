@@ -31,7 +31,8 @@ pub use report::{QuicGatewayReport, TunnelStats};
 
 use crate::error::LiveError;
 use crate::gateway::{
-    close_gracefully, connect_nonblocking, explicit_listener, reset_on_close, transparent_listener,
+    bound_addresses, close_gracefully, connect_nonblocking, explicit_listener, reset_on_close,
+    transparent_listener,
 };
 use preamble::Preamble;
 use quinn_proto::{ConnectionHandle, Dir, Event, StreamEvent, StreamId};
@@ -135,6 +136,7 @@ impl QuicGateway {
     pub fn begin_stop(&mut self, why: &str) {
         let now = Instant::now();
         self.listeners.clear();
+        self.tunnel.stop_dialing();
         self.stop_reason.get_or_insert_with(|| why.to_string());
         match (self.stopping, self.cfg.drain) {
             (None, Some(d)) => {
@@ -219,12 +221,14 @@ impl QuicGateway {
                     return false;
                 }
             }
-            if self.stopping.is_none() && self.tunnel.dial(now) {
+            if self.tunnel.dial(now) {
                 self.rep.dials += 1;
             }
             self.tunnel.drive(now);
-            self.events();
-            self.accept();
+            self.events(now);
+            if self.accept() > 0 {
+                self.tunnel.dial_soon(now);
+            }
             self.open_waiting();
             self.service();
             let (n, e) = self.tunnel.transmit(now);
@@ -236,7 +240,7 @@ impl QuicGateway {
     }
 
     /// What the tunnel's connections say: handshakes, streams the peer opened, losses.
-    fn events(&mut self) {
+    fn events(&mut self, now: Instant) {
         let mut lost = Vec::new();
         let mut established = Vec::new();
         for (&ch, t) in self.tunnel.conns.iter_mut() {
@@ -261,7 +265,7 @@ impl QuicGateway {
             }
         }
         for ch in established {
-            self.tunnel.established(ch);
+            self.tunnel.established(ch, now);
             self.rep.handshakes += 1;
         }
         for (ch, why) in lost {
@@ -294,7 +298,9 @@ impl QuicGateway {
         }
     }
 
-    fn accept(&mut self) {
+    /// Accept what the listeners have; the number of connections now waiting for a stream.
+    fn accept(&mut self) -> usize {
+        let mut accepted = 0;
         for i in 0..self.listeners.len() {
             loop {
                 let Ok((s, client)) = self.listeners[i].0.accept() else {
@@ -315,11 +321,13 @@ impl QuicGateway {
                     }
                 };
                 self.rep.accepted += 1;
+                accepted += 1;
                 // The stream is opened on the dialed connection once it can be.
                 self.waiting
                     .push_back(Relay::opener(ConnectionHandle(usize::MAX), s, p));
             }
         }
+        accepted
     }
 
     /// Give waiting connections a stream of the dialed connection, as far as the peer
@@ -510,6 +518,7 @@ impl QuicGateway {
             (None, Some(why)) => format!("stopping ({why})"),
             (None, None) => "running".into(),
         };
+        r.listening = bound_addresses(&self.listeners);
         r.tunnel_failures = self.tunnel.failures.clone();
         r.quic = self.tunnel.stats();
         r
@@ -518,3 +527,5 @@ impl QuicGateway {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_dial;

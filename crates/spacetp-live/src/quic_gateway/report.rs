@@ -37,6 +37,8 @@ pub struct QuicGatewayReport {
     pub carrier: &'static str,
     pub elapsed_s: f64,
     pub stopped: String,
+    /// The addresses the listeners are bound to (a rule's port 0 resolved by the kernel).
+    pub listening: Vec<String>,
     /// Connections accepted from local applications, and streams the peer opened that this
     /// gateway relayed.
     pub accepted: u64,

@@ -132,15 +132,35 @@ impl Tunnel {
         }
     }
 
-    /// Our dialed connection completed its handshake: the next failure waits the first
-    /// backoff again.
-    pub fn established(&mut self, ch: ConnectionHandle) {
-        if let Some(t) = self.conns.get_mut(&ch) {
-            t.established = true;
-            if t.dialed {
-                self.backoff = REDIAL_FIRST;
-            }
+    /// A connection completed its handshake: the peer is up, so the next failure waits the
+    /// first backoff again; and if it was the peer's connection while ours is still to be
+    /// dialed, ours is dialed now, not at the end of a backoff that grew while the peer was
+    /// down.
+    pub fn established(&mut self, ch: ConnectionHandle, now: Instant) {
+        let Some(t) = self.conns.get_mut(&ch) else {
+            return;
+        };
+        t.established = true;
+        self.backoff = REDIAL_FIRST;
+        if !t.dialed {
+            self.dial_soon(now);
         }
+    }
+
+    /// An application connection arrived and waits for a stream: if no connection to the
+    /// peer is dialed or being dialed, dial at `now` rather than at the end of the backoff
+    /// (up to 30 s after a peer that was down for a while). Each dial lasts until its
+    /// handshake succeeds or times out, so arrivals cannot make it dial faster than that.
+    pub fn dial_soon(&mut self, now: Instant) {
+        if self.dialed.is_none() && self.dial_to.is_some() {
+            self.redial_at = Some(now);
+        }
+    }
+
+    /// When the next dial may happen, if one is to happen.
+    pub fn next_dial(&self) -> Option<Instant> {
+        self.redial_at
+            .filter(|_| self.dialed.is_none() && self.dial_to.is_some())
     }
 
     fn note_failure(&mut self, why: String) {
@@ -283,7 +303,7 @@ impl Tunnel {
                 t.conn.poll_timeout().into_iter().chain(held)
             })
             .min();
-        match (t, self.redial_at.filter(|_| self.dialed.is_none())) {
+        match (t, self.next_dial()) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
@@ -310,10 +330,15 @@ impl Tunnel {
         gone
     }
 
+    /// No more dialing (the gateway stops).
+    pub fn stop_dialing(&mut self) {
+        self.dial_to = None;
+    }
+
     /// Close every connection (the gateway stops): peers see an application close, not a
     /// timeout. No more dialing.
     pub fn close_all(&mut self, now: Instant, why: &str) {
-        self.dial_to = None;
+        self.stop_dialing();
         for t in self.conns.values_mut() {
             t.conn.close(
                 now,
