@@ -18,7 +18,7 @@ import threading
 import time
 import urllib.request
 
-from conftest import connect_when_listening, free_ports, start_gateway, until_reset
+from conftest import Output, free_ports, listening_ports, start_gateway, until_reset
 from test_emulate import _exe
 
 FLOWS = 8
@@ -163,11 +163,11 @@ def test_the_far_gateway_unreachable_at_start_then_up_or_never():
     # arrives. A client of a gateway whose peer never comes gets a reset once the SYN
     # retries are spent, not a hang (the gateway runs on: only its SYN retries can end it).
     srv = socket.create_server(("127.0.0.1", 0))
-    p_listen, p_a, p_b, p_listen2, p_a2, p_b2, p_status = free_ports(7)
-    a, b = _pair_args(p_listen, p_a, p_b, srv.getsockname()[1])
+    p_a, p_b, p_a2, p_b2, p_status = free_ports(5)
+    a, b = _pair_args(0, p_a, p_b, srv.getsockname()[1])
     got: list = []
     threading.Thread(target=_sink, args=(srv, got), daemon=True).start()
-    lonely, _ = _pair_args(p_listen2, p_a2, p_b2, 9)
+    lonely, _ = _pair_args(0, p_a2, p_b2, 9)
     procs = []
     try:
         gw_a, io_a = start_gateway(*a, "--duration", "300", "--metrics", f"127.0.0.1:{p_status}")
@@ -175,6 +175,8 @@ def test_the_far_gateway_unreachable_at_start_then_up_or_never():
         gw_lonely, io_lonely = start_gateway(*lonely, "--duration", "300",
                                              "--tcp", '{"syn_retries": 2}')  # fmt: skip
         procs.append(gw_lonely)
+        p_listen = listening_ports(io_a.wait_for("ready: pid"))[0]
+        p_listen2 = listening_ports(io_lonely.wait_for("ready: pid"))[0]
         data = os.urandom(300_000)
         c = socket.create_connection(("127.0.0.1", p_listen))
         c.sendall(data)
@@ -218,16 +220,18 @@ def test_a_slow_reader_holding_its_window_at_zero_loses_nothing():
     # Then the reader reads everything, exactly. benches: SPACETP_STALL_S=180 for minutes.
     stall = float(os.environ.get("SPACETP_STALL_S", "15"))
     srv = socket.create_server(("127.0.0.1", 0))
-    p_listen, p_a, p_b = free_ports(3)
-    a, b = _pair_args(p_listen, p_a, p_b, srv.getsockname()[1])
+    p_a, p_b = free_ports(2)
+    a, b = _pair_args(0, p_a, p_b, srv.getsockname()[1])
     got: list = []
     threading.Thread(target=_sink, args=(srv, got, stall), daemon=True).start()
     ka = ["--keepalive", "2", "--keepalive-interval", "1", "--keepalive-probes", "2",
           "--duration", str(stall + 300)]  # fmt: skip
     procs = [_gateway([*b, *ka]), _gateway([*a, *ka])]
+    ios = [Output(p) for p in procs]
     try:
         data = os.urandom(6_000_000)
-        c = connect_when_listening(p_listen, within=60)
+        ready = ios[1].wait_for("ready: pid", within=60)
+        c = socket.create_connection(("127.0.0.1", listening_ports(ready)[0]))
         c.settimeout(stall + 120)
         t0 = time.monotonic()
         c.sendall(data)
@@ -238,7 +242,7 @@ def test_a_slow_reader_holding_its_window_at_zero_loses_nothing():
         # Then stop them (the connection is done: a stop has nothing to reset).
         for p in procs:
             p.send_signal(signal.SIGTERM)
-        reps = [json.loads(p.communicate(timeout=60)[0]) for p in procs]
+        reps = [json.loads(io.finish(timeout=60)[0]) for io in ios]
     finally:
         for p in procs:
             if p.poll() is None:

@@ -12,7 +12,7 @@ import socket
 import subprocess
 import threading
 
-from conftest import Output, free_ports
+from conftest import Output, free_ports, listening_ports
 from test_emulate import _exe
 
 N = 150
@@ -26,7 +26,7 @@ def test_out_of_descriptors_the_gateway_waits_then_relays_every_connection(tmp_p
     srv = socket.socket()
     srv.bind(("127.0.0.1", 0))
     srv.listen(512)
-    p_listen, p_a, p_b = free_ports(3)
+    p_a, p_b = free_ports(2)
     p_srv = srv.getsockname()[1]
 
     def serve():
@@ -53,7 +53,7 @@ def test_out_of_descriptors_the_gateway_waits_then_relays_every_connection(tmp_p
         "--peer",
         "10.77.0.2",
         "--listen",
-        f"127.0.0.1:{p_listen}=5000",
+        "127.0.0.1:0=5000",
         "--udp",
         f"127.0.0.1:{p_a},127.0.0.1:{p_b}",
         "--stats",
@@ -68,8 +68,8 @@ def test_out_of_descriptors_the_gateway_waits_then_relays_every_connection(tmp_p
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
     ios = [Output(gw_a), Output(gw_b)]
     try:
-        for io in ios:
-            io.wait_for("ready: pid")
+        ready = [io.wait_for("ready: pid") for io in ios]
+        p_listen = listening_ports(ready[0])[0]
         clients = [socket.create_connection(("127.0.0.1", p_listen)) for _ in range(N)]
         results = [None] * N
 

@@ -88,17 +88,18 @@ def test_a_gateway_stopped_by_its_duration_says_it_reset_what_was_open(tmp_path)
     # gateway says so (and how to let them finish instead), on loopback without root.
     import socket
 
-    from conftest import free_ports, start_gateway
+    from conftest import free_ports, listening_ports, start_gateway
 
     srv = socket.create_server(("127.0.0.1", 0))
-    p_listen, p_a, p_b = free_ports(3)
-    a = ["--local", "10.77.0.1", "--peer", "10.77.0.2", "--listen", f"127.0.0.1:{p_listen}=5000",
+    p_a, p_b = free_ports(2)
+    a = ["--local", "10.77.0.1", "--peer", "10.77.0.2", "--listen", "127.0.0.1:0=5000",
          "--udp", f"127.0.0.1:{p_a},127.0.0.1:{p_b}", "--duration", "3"]  # fmt: skip
     b = ["--local", "10.77.0.2", "--peer", "10.77.0.1",
          "--forward", f"5000=127.0.0.1:{srv.getsockname()[1]}",
          "--udp", f"127.0.0.1:{p_b},127.0.0.1:{p_a}", "--duration", "60"]  # fmt: skip
     (gb, _), (ga, ioa) = start_gateway(*b), start_gateway(*a)
     try:
+        p_listen = listening_ports(ioa.wait_for("ready: pid"))[0]
         c = socket.create_connection(("127.0.0.1", p_listen))
         c.sendall(b"open, then nothing")
         s, _ = srv.accept()

@@ -80,8 +80,13 @@ fn an_application_arriving_during_a_long_backoff_dials_at_once() {
     let t0 = Instant::now();
     let (now, dials) = fail_dials(&mut a, &fb, t0, 20);
     assert!(dials >= 3, "{dials} dials in 20 s of a peer that is down");
-    let next = a.next_dial().expect("a dialing gateway with no connection dials again");
-    assert!(next > now + Duration::from_secs(1), "the backoff has grown: {next:?} {now:?}");
+    let next = a
+        .next_dial()
+        .expect("a dialing gateway with no connection dials again");
+    assert!(
+        next > now + Duration::from_secs(1),
+        "the backoff has grown: {next:?} {now:?}"
+    );
     assert!(!a.dial(now), "the backoff holds the next dial");
     a.dial_soon(now);
     assert!(a.dial(now), "an arrival dials at once");
