@@ -189,7 +189,7 @@ def test_help_texts_print_as_written(cli):
     for where, text in texts:
         assert Text.from_markup(text).plain == text.replace("\\[", "["), where
     assert "A [[links]] entry" in cli("emulate", "--help").stdout
-    assert "The [flows.tcp] settings" in cli("schema", "--help").stdout
+    assert "A transport's [flows.KEY] settings" in cli("schema", "--help").stdout
     assert "START:STOP:linN" in cli("model", "--help").stdout
     assert "--rtt [s] mean round-trip time" in cli("model").stdout
 

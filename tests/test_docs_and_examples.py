@@ -1,8 +1,8 @@
 """docs/scenario.md documents the whole scenario schema, and every example scenario runs.
 
-The schema side is read from the compiled core (`_core.schema()`, `_core.tcp_schema()`), so a
-field added in Rust without a line in the reference fails here, and so does a path in the
-reference that the schema does not have.
+The schema side is read from the compiled core (`_core.schema()`, and each transport's
+settings from `_core.transport_schema`), so a field added in Rust without a line in the
+reference fails here, and so does a path in the reference that the schema does not have.
 """
 
 from __future__ import annotations
@@ -37,15 +37,15 @@ def _scenario_schema() -> dict:
 
 
 def _tcp_schema() -> dict:
-    return json.loads(_core.tcp_schema())
+    return json.loads(_core.transport_schema("tcp"))
 
 
 def _quic_schema() -> dict:
-    return json.loads(_core.quic_schema())
+    return json.loads(_core.transport_schema("quic"))
 
 
 def _ltp_schema() -> dict:
-    return json.loads(_core.ltp_schema())
+    return json.loads(_core.transport_schema("ltp"))
 
 
 def _alternatives(node: dict, owner: str, rel: str, root: dict) -> list[tuple[dict, str, str]]:

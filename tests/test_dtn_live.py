@@ -212,7 +212,7 @@ def test_a_misspelt_ltp_key_is_refused_with_every_real_key_listed(tmp_path):
     # the flow's own keys; the list now comes from the schema of every LTP key.
     from spacetp import _core
 
-    keys = sorted(json.loads(_core.ltp_schema())["properties"])
+    keys = sorted(json.loads(_core.transport_schema("ltp"))["properties"])
     assert "max_ber" in keys and "max_export_sessions" in keys and "peer_engine_id" not in keys
     plan = tmp_path / "plan.txt"
     plan.write_text("a contact +0 +60 1 2 1000\na range +0 +60 1 2 1\n")

@@ -16,7 +16,12 @@ def contact_plan(
     scenario_json: str, numbers: list[tuple[str, int]], horizon_s: float, epoch: int | None = None
 ) -> str: ...
 def schema() -> str: ...
-def tcp_schema() -> str: ...
+def transports() -> str:
+    """The transport registry as JSON: [{title, settings_key, protocols, workloads, routed}]."""
+
+def transport_schema(key: str) -> str:
+    """JSON Schema of one transport's `[flows.KEY]` settings; ValueError for an unknown key."""
+
 def protocols() -> list[tuple[str, str, str]]: ...
 def emulate_check(scenario_json: str) -> str:
     """The two directions of a one-link scenario as JSON; ValueError naming a bad field."""
@@ -33,9 +38,6 @@ def emulate(
     """Emulate the link between packet fds until duration_s or a signal; report as JSON.
     Link-state notices (b"link down", b"link up") go to the datagram fds `notify`, and with
     notify_udp=(port, address_a, address_b) as UDP datagrams on the link to each end."""
-
-def ltp_schema() -> str:
-    """JSON Schema of the `[flows.ltp]` settings."""
 
 def gateway_check(config_json: str) -> None:
     """Validate a gateway configuration; ValueError naming the bad setting."""

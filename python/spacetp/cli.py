@@ -267,9 +267,10 @@ def validate(scenario: Annotated[Path, typer.Argument(help="Scenario TOML file."
 def protocols(
     as_json: Annotated[bool, typer.Option("--json", help="Print all settings as JSON.")] = False,
 ) -> None:
-    """List the protocol profiles and their settings: textbook ones (the papers' and ns-3's
-    mechanisms), Linux as deployed (linux-reno, linux-cubic, linux-bbr), SCPS-TP, Windows and
-    QUIC (quic, quic-cubic, quic-newreno, quic-bbr)."""
+    """List every protocol of every transport and their settings: TCP's textbook profiles
+    (the papers' and ns-3's mechanisms), Linux as deployed (linux-reno, linux-cubic,
+    linux-bbr), SCPS-TP, Windows; QUIC (quic, quic-cubic, quic-newreno, quic-bbr); LTP; bp."""
+    from spacetp import _core
     from spacetp.simulate import linux_base, scps_ri_base
     from spacetp.simulate import protocols as profiles
 
@@ -277,6 +278,8 @@ def protocols(
     if as_json:
         out.print_json(json.dumps(p))
         return
+    # TCP's families have titles of their own; every other transport is titled by the
+    # registry (a new one is listed with no line here).
     titles = {
         "textbook": "Textbook: the papers' and ns-3's mechanisms on NewReno's defaults",
         "linux": "Linux as deployed (what a 6.x kernel does; use these for ordinary computers)",
@@ -284,8 +287,12 @@ def protocols(
         "scps": "SCPS-TP as the papers configured it",
         "scps-ri": "SCPS-TP with the Reference Implementation's defaults (RI 1.1.146)",
         "windows": "Windows stacks of Edwards et al.",
-        "quic": "QUIC from quinn-proto 0.11 (settings: [flows.quic])",
     }
+    for t in json.loads(_core.transports()):
+        for name in t["protocols"]:
+            fam = p[name]["family"]
+            if fam not in titles:
+                titles[fam] = f"{t['title']} (settings: \\[flows.{t['settings_key']}])"
     for family, title in titles.items():
         out.print(f"\n[bold underline]{title}[/bold underline]")
         if family == "linux":
@@ -298,22 +305,32 @@ def protocols(
             if info["family"] != family:
                 continue
             out.print(f"[bold]{name}[/bold]: {escape(info['description'])}")
-            settings = ", ".join(f"{k}={v}" for k, v in info["settings"].items())
-            out.print(f"  {escape(settings)}", highlight=False)
+            given = {k: v for k, v in (info["settings"] or {}).items() if v is not None}
+            settings = ", ".join(f"{k}={v}" for k, v in given.items())
+            out.print(f"  {escape(settings or 'from the path and the flow')}", highlight=False)
 
 
 @app.command()
 def schema(
-    tcp: Annotated[bool, typer.Option(help="The \\[flows.tcp] settings instead.")] = False,
-    quic: Annotated[bool, typer.Option(help="The \\[flows.quic] settings instead.")] = False,
-    ltp: Annotated[bool, typer.Option(help="The \\[flows.ltp] settings instead.")] = False,
+    transport: Annotated[
+        str | None,
+        typer.Option(help="A transport's \\[flows.KEY] settings instead: tcp, quic, ltp, bp..."),
+    ] = None,
+    tcp: Annotated[bool, typer.Option(help="Same as --transport tcp.")] = False,
+    quic: Annotated[bool, typer.Option(help="Same as --transport quic.")] = False,
+    ltp: Annotated[bool, typer.Option(help="Same as --transport ltp.")] = False,
 ) -> None:
-    """Print the JSON Schema of scenarios."""
+    """Print the JSON Schema of scenarios, or of one transport's settings."""
     from spacetp import _core
 
-    which = _core.tcp_schema if tcp else _core.quic_schema if quic else None
-    which = which or (_core.ltp_schema if ltp else _core.schema)
-    print(which())
+    key = transport or ("tcp" if tcp else "quic" if quic else "ltp" if ltp else None)
+    if key is None:
+        print(_core.schema())
+        return
+    try:
+        print(_core.transport_schema(key))
+    except ValueError as e:
+        raise ScenarioError(f"--transport {key}: {e}") from None
 
 
 from spacetp.cli_bench import register as register_bench  # noqa: E402  (bench)

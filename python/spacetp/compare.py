@@ -7,8 +7,8 @@
                      # limited it (limited_by), failed runs (unfinished), model
     c.page           # results/compare-geo/report.html
 
-How it works: the profiles (every one `spacetp protocols` lists, the aliases once, plus the
-transports outside that registry, EXTRA_PROTOCOLS) are one axis of a spacetp sweep that sets
+How it works: the profiles (every one `spacetp protocols` lists: every protocol of every
+transport in the core's registry, the aliases once) are one axis of a spacetp sweep that sets
 the `protocol` of every `[[flows]]` and `[[workloads]]` entry; the sweep keeps every run in
 DIR/store, so an interrupted comparison resumes and a repeated one computes nothing, and runs
 on Dask with `executor`. Profiles whose runs fail (QUIC or LTP on a scenario with
@@ -40,7 +40,7 @@ from spacetp.compare_models import predict
 from spacetp.errors import UserError
 from spacetp.limits import LIFT_SHARE
 from spacetp.pathfacts import PathFacts, facts
-from spacetp.profiles import EXTRA_PROTOCOLS, all_protocols, choose, registry  # noqa: F401
+from spacetp.profiles import all_protocols, choose, registry  # noqa: F401
 from spacetp.scenario import ScenarioError, copy_of, load
 from spacetp.stats import bootstrap_ci
 

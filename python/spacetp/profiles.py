@@ -1,33 +1,22 @@
 """The protocol profiles `spacetp compare`, `spacetp fit` and `spacetp tune` choose from:
-every profile `spacetp protocols` lists (TCP, SCPS-TP and QUIC) plus the transports outside
-that registry (EXTRA_PROTOCOLS), with the aliases that are the same profile."""
+every protocol of every transport in the core's registry (`spacetp protocols`: TCP and
+SCPS-TP, QUIC, LTP, bp), with the aliases that are the same profile. A new transport in the
+registry is listed here with no line of Python."""
 
 from __future__ import annotations
 
 from spacetp.scenario import ScenarioError
 
-# Transports outside the TCP/QUIC profile registry (`spacetp protocols`), with what the page
-# says about them. A new one is one line here.
-EXTRA_PROTOCOLS = {
-    "ltp": ("ltp", "LTP (RFC 5326) as NASA ION runs it: blocks, checkpoints and reports, no "
-            "congestion control ([flows.ltp])"),
-    "bp": ("dtn", "the Bundle Protocol (RFC 9171) over LTP: store and forward by contact "
-           "graph routing over the plan the links (or [dtn]) give ([flows.bp])"),
-}  # fmt: skip
-
 
 def registry() -> dict[str, dict]:
-    """Every profile to compare: `spacetp protocols` plus EXTRA_PROTOCOLS, as {name:
-    {"family", "description", "settings" (None outside the registry)}}."""
+    """Every profile to compare, as `spacetp protocols` lists them: {name: {"family",
+    "description", "settings" (None when the path gives them: LTP)}}."""
     from spacetp.simulate import protocols as profiles
 
-    out = {
+    return {
         k: {"family": v["family"], "description": v["description"], "settings": v["settings"]}
         for k, v in profiles().items()
     }
-    for name, (family, desc) in EXTRA_PROTOCOLS.items():
-        out.setdefault(name, {"family": family, "description": desc, "settings": None})
-    return out
 
 
 def all_protocols() -> tuple[list[str], dict[str, str]]:

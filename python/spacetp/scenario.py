@@ -71,7 +71,7 @@ def _parse_path(path: str) -> list[str | int]:
 def _schemas() -> tuple[dict, dict]:
     from spacetp import _core
 
-    return json.loads(_core.schema()), json.loads(_core.tcp_schema())
+    return json.loads(_core.schema()), json.loads(_core.transport_schema("tcp"))
 
 
 def _resolve(node: dict, root: dict) -> list[dict]:

@@ -122,52 +122,59 @@ fn schema() -> String {
     spacetp_sim::config::json_schema()
 }
 
-/// JSON Schema of the transport settings (`[flows.tcp]`).
-#[pyfunction]
-fn tcp_schema() -> String {
-    let s = schemars::schema_for!(spacetp_proto::TcpConfig);
-    serde_json::to_string_pretty(&s).unwrap_or_default()
-}
-
-/// JSON Schema of the QUIC settings (`[flows.quic]`).
-#[pyfunction]
-fn quic_schema() -> String {
-    let s = schemars::schema_for!(spacetp_quic::QuicSettings);
-    serde_json::to_string_pretty(&s).unwrap_or_default()
-}
-
-/// JSON Schema of the LTP settings (`[flows.ltp]`).
-#[pyfunction]
-fn ltp_schema() -> String {
-    serde_json::to_string_pretty(&spacetp_sim::transport::ltp::ltp_schema()).unwrap_or_default()
-}
-
-/// `[(name, description, settings as JSON, family)]` for every protocol profile, TCP's and
-/// QUIC's (family "quic").
+/// `[(name, description, settings as JSON, family)]` for every protocol of every transport
+/// in the registry (TCP's profiles, QUIC's, LTP, bp).
 #[pyfunction]
 fn protocols() -> Vec<(String, String, String, String)> {
-    use spacetp_proto::profiles;
-    let tcp = profiles::PROFILES.iter().map(|(n, d)| {
-        let cfg = profiles::profile(n).map(|c| serde_json::to_string(&c).unwrap_or_default());
-        let family = profiles::family(n).unwrap_or("textbook");
-        (
-            n.to_string(),
-            d.to_string(),
-            cfg.unwrap_or_default(),
-            family.to_string(),
-        )
-    });
-    let quic = spacetp_quic::PROFILES.iter().map(|(n, d, _)| {
-        let cfg = spacetp_quic::quic_config(n, None, 1472, "")
-            .map(|s| serde_json::to_string(&s).unwrap_or_default());
-        (
-            n.to_string(),
-            d.to_string(),
-            cfg.unwrap_or_default(),
-            "quic".to_string(),
-        )
-    });
-    tcp.chain(quic).collect()
+    spacetp_sim::transport::registry::TRANSPORTS
+        .iter()
+        .flat_map(|t| t.profiles())
+        .map(|p| {
+            (
+                p.name.to_string(),
+                p.description.to_string(),
+                p.settings.to_string(),
+                p.family.to_string(),
+            )
+        })
+        .collect()
+}
+
+/// The transport registry as JSON: for each transport its title, the key of its settings
+/// table (`[flows.KEY]`), its protocols, whether it carries workloads, and whether a
+/// flow's packets follow the route end to end.
+#[pyfunction]
+fn transports() -> String {
+    let list: Vec<serde_json::Value> = spacetp_sim::transport::registry::TRANSPORTS
+        .iter()
+        .map(|t| {
+            serde_json::json!({
+                "title": t.title(),
+                "settings_key": t.settings_key(),
+                "protocols": t.protocols(),
+                "workloads": t.carries_workloads(),
+                "routed": t.routed(),
+            })
+        })
+        .collect();
+    serde_json::Value::from(list).to_string()
+}
+
+/// JSON Schema of one transport's settings table (`[flows.KEY]`); a ValueError lists the
+/// keys there are.
+#[pyfunction]
+fn transport_schema(key: &str) -> PyResult<String> {
+    let all = spacetp_sim::transport::registry::TRANSPORTS;
+    match all.iter().find(|t| t.settings_key() == key) {
+        Some(t) => Ok(serde_json::to_string_pretty(&t.settings_schema()).unwrap_or_default()),
+        None => {
+            let keys: Vec<&str> = all.iter().map(|t| t.settings_key()).collect();
+            Err(PyValueError::new_err(format!(
+                "no transport has settings \"{key}\"; there are: {}",
+                keys.join(", ")
+            )))
+        }
+    }
 }
 
 /// `[(settings, where the SCPS Reference Implementation sets them)]` of the `scps-ri*`
@@ -285,80 +292,25 @@ fn gateway(
                 None => Ok(None),
             }
         };
-    use spacetp_live::carrier::AnyConfig;
-    use spacetp_live::quic_gateway::{Link, QuicGateway};
-    let report =
-        match spacetp_live::carrier::any_config_from_json(config_json).map_err(field_error)? {
-            AnyConfig::Scps(cfg) => {
-                let fd = link_fd.ok_or_else(|| {
-                    PyValueError::new_err("an SCPS-TP gateway needs the link's packet fd")
-                })?;
-                let mut g = spacetp_live::gateway::Gateway::new(cfg, fd).map_err(live_error)?;
-                if let Some(fd) = link_state_fd {
-                    g.set_link_state_fd(fd).map_err(live_error)?;
-                }
-                // A signal begins an orderly stop (every relayed connection reset on both
-                // sides, or drained for drain_s); a second one while draining resets at once.
-                // The loop ends when the gateway has finished stopping.
-                while py.allow_threads(|| g.run_for(100_000_000)) {
-                    if py.check_signals().is_err() {
-                        g.begin_stop("signal");
-                    }
-                    // The report, with the log events since the last tick under "events".
-                    let new = tick(py, &mut || {
-                        let mut r = serde_json::to_value(g.report()).unwrap_or_default();
-                        r["events"] = g.take_events().into();
-                        r.to_string()
-                    })?;
-                    if interrupted.take() {
-                        g.begin_stop("signal");
-                    }
-                    if let Some(text) = new {
-                        match spacetp_live::carrier::any_config_from_json(&text) {
-                            Ok(AnyConfig::Scps(cfg)) => {
-                                g.reconfigure(cfg);
-                            }
-                            Ok(AnyConfig::Quic(_)) => g.note_reload_error(
-                                "the new protocol is QUIC: that needs a restart",
-                            ),
-                            Err(e) => g.note_reload_error(&e.to_string()),
-                        }
-                    }
-                }
-                let mut r = serde_json::to_value(g.report()).unwrap_or_default();
-                r["events"] = g.take_events().into();
-                serde_json::to_string(&r)
-            }
-            AnyConfig::Quic(cfg) => {
-                let local = cfg.local;
-                let link = match link_fd {
-                    Some(fd) => Link::packets(fd, local),
-                    None => Link::socket(local),
-                }
-                .map_err(|e| {
-                    live_error(spacetp_live::LiveError::os(
-                        format!("the tunnel at {local}"),
-                        e,
-                    ))
-                })?;
-                let mut g = QuicGateway::new(cfg, link).map_err(live_error)?;
-                if let Some(fd) = link_state_fd {
-                    g.set_link_state_fd(fd).map_err(live_error)?;
-                }
-                while py.allow_threads(|| g.run_for(100_000_000)) {
-                    if py.check_signals().is_err() {
-                        g.begin_stop("signal");
-                    }
-                    tick(py, &mut || {
-                        serde_json::to_string(&g.report()).unwrap_or_default()
-                    })?;
-                    if interrupted.take() {
-                        g.begin_stop("signal");
-                    }
-                }
-                serde_json::to_string(&g.report())
-            }
-        };
+    let cfg = spacetp_live::carrier::any_config_from_json(config_json).map_err(field_error)?;
+    let mut g =
+        spacetp_live::carrier::start_gateway(cfg, link_fd, link_state_fd).map_err(live_error)?;
+    // A signal begins an orderly stop (every relayed connection reset on both sides, or
+    // drained for drain_s); a second one while draining resets at once. The loop ends when
+    // the gateway has finished stopping.
+    while py.allow_threads(|| g.run_for(100_000_000)) {
+        if py.check_signals().is_err() {
+            g.begin_stop("signal");
+        }
+        let new = tick(py, &mut || g.report_value().to_string())?;
+        if interrupted.take() {
+            g.begin_stop("signal");
+        }
+        if let Some(text) = new {
+            g.reload(&text);
+        }
+    }
+    let report = serde_json::to_string(&g.report_value());
     report.map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
@@ -462,10 +414,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fit_settings, m)?)?;
     m.add_function(wrap_pyfunction!(contact_plan, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
-    m.add_function(wrap_pyfunction!(tcp_schema, m)?)?;
-    m.add_function(wrap_pyfunction!(quic_schema, m)?)?;
-    m.add_function(wrap_pyfunction!(ltp_schema, m)?)?;
     m.add_function(wrap_pyfunction!(protocols, m)?)?;
+    m.add_function(wrap_pyfunction!(transports, m)?)?;
+    m.add_function(wrap_pyfunction!(transport_schema, m)?)?;
     m.add_function(wrap_pyfunction!(linux_base, m)?)?;
     m.add_function(wrap_pyfunction!(scps_ri_base, m)?)?;
     m.add_function(wrap_pyfunction!(emulate_check, m)?)?;

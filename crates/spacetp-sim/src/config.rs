@@ -141,6 +141,37 @@ pub struct FlowCfg {
     pub goodput_window: Option<(Duration, Duration)>,
 }
 
+impl FlowCfg {
+    /// The fields only some transports take, with whether this flow sets each: the
+    /// transport registry refuses those its transport does not take (`transport/registry.rs`).
+    pub fn transport_fields(&self) -> [(&'static str, bool); 10] {
+        [
+            ("tcp", self.tcp.is_some()),
+            ("quic", self.quic.is_some()),
+            ("ltp", self.ltp.is_some()),
+            ("bp", self.bp.is_some()),
+            ("peer_protocol", self.peer_protocol.is_some()),
+            ("record_size", self.record_size.is_some()),
+            ("read_rate", self.read_rate.is_some()),
+            ("write_rate", self.write_rate.is_some()),
+            ("receive_buffer", self.receive_buffer.is_some()),
+            ("send_buffer", self.send_buffer.is_some()),
+        ]
+    }
+}
+
+impl WorkloadCfg {
+    /// As [`FlowCfg::transport_fields`], for a workload's.
+    pub fn transport_fields(&self) -> [(&'static str, bool); 4] {
+        [
+            ("tcp", self.tcp.is_some()),
+            ("quic", self.quic.is_some()),
+            ("receive_buffer", self.receive_buffer.is_some()),
+            ("send_buffer", self.send_buffer.is_some()),
+        ]
+    }
+}
+
 /// A distribution of values with units (sizes or durations). Give exactly one field.
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -5,7 +5,7 @@
 //! and its delay is the plan's light time.
 
 use crate::config::Scenario;
-use crate::dtn_schema::{BpCfg, DtnCfg};
+use crate::dtn_schema::DtnCfg;
 use crate::schedule::{RateValue, Sched};
 use spacetp_dtn::{ContactPlan, LinkWindows, ParseOptions};
 use spacetp_proto::units::Duration;
@@ -15,75 +15,6 @@ use std::sync::Arc;
 /// The horizon of a plan derived from the links when the run has no stop time: 30 days.
 const DEFAULT_HORIZON: Time = 30 * 86_400 * SEC;
 
-/// What the simulator runs a bp flow with.
-#[derive(Clone, Debug)]
-pub struct BpSpec {
-    pub bundle_size: u64,
-    pub lifetime: Time,
-}
-
-impl BpSpec {
-    pub fn from_cfg(
-        cfg: Option<&BpCfg>,
-        bytes: Option<u64>,
-        p: &str,
-    ) -> Result<BpSpec, FieldError> {
-        let c = cfg.cloned().unwrap_or_default();
-        let total = bytes.ok_or_else(|| {
-            FieldError::new(
-                format!("{p}.bytes"),
-                "a bp flow sends a file: give its size (bundles are not an open-ended stream)",
-            )
-        })?;
-        let bundle_size = c.bundle_size.map_or(total, |b| b.0);
-        if bundle_size == 0 {
-            return Err(FieldError::new(
-                format!("{p}.bp.bundle_size"),
-                "must be at least 1 B",
-            ));
-        }
-        let lifetime = c.lifetime.map_or(86_400 * SEC, |d| d.0);
-        if lifetime < spacetp_proto::MS {
-            return Err(FieldError::new(
-                format!("{p}.bp.lifetime"),
-                "must be at least 1 ms (bundle lifetimes count milliseconds)",
-            ));
-        }
-        Ok(BpSpec {
-            bundle_size,
-            lifetime,
-        })
-    }
-
-    /// Fitted to the path (`fit = true`), when the scenario leaves `bundle_size` unset and
-    /// the path has relays: a file cut into bundles of one second of the path's bottleneck (at least 64 kB), so
-    /// that each relay forwards a bundle as soon as it is whole rather than the whole file
-    /// at once (store and forward costs a bundle's transmission per hop; RFC 9171 section
-    /// 5.8 fragments large bundles for the same reason, and ION's LTP aggregation then
-    /// fills blocks with several).
-    pub fn fit(
-        &mut self,
-        cfg: Option<&BpCfg>,
-        path: &crate::fit::FitPath,
-    ) -> Vec<crate::fit::Fitted> {
-        const RULE: &str = "one second of the bottleneck, at least 64 kB (bundles pipeline \
-            through the relays; RFC 9171 section 5.8)";
-        // One hop has no relay to pipeline through: a file cut into more bundles only has
-        // more blocks whose last lost report or segment may cost a round trip more.
-        if cfg.is_some_and(|c| c.bundle_size.is_some()) || path.rate_bps <= 0.0 || path.hops < 2 {
-            return Vec::new();
-        }
-        let want = ((path.rate_bps / 8.0) as u64).max(64_000);
-        if want >= self.bundle_size {
-            return Vec::new();
-        }
-        let text = |b: u64| crate::limits::text::bytes(b as f64);
-        let f = crate::fit::Fitted::new("bp.bundle_size", text(want), text(self.bundle_size), RULE);
-        self.bundle_size = want;
-        vec![f]
-    }
-}
-
 /// The network as the run uses it: the plan, every node's ipn number (by node index) and
 /// the hops' LTP settings.
 pub struct DtnPlan {
@@ -92,8 +23,7 @@ pub struct DtnPlan {
     pub ltp: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
-/// The `protocol` of a bp flow: bundles over LTP, hop by hop.
-pub const BP: &str = "bp";
+pub use crate::transport::bp::BP;
 
 /// Whether the scenario uses a delay-tolerant network (a `[dtn]` table or a bp flow).
 pub fn wanted(sc: &Scenario) -> bool {
@@ -290,38 +220,4 @@ fn drive_links(sc: &mut Scenario, plan: &ContactPlan, numbers: &[u64]) -> Result
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::fit::FitPath;
-
-    fn path(hops: usize) -> FitPath {
-        FitPath {
-            rate_bps: 1e6,
-            back_rate_bps: 1e6,
-            rtt: 1_200 * SEC,
-            bdp: 150_000_000,
-            mtu: 1440,
-            loss: 1e-3,
-            hops,
-        }
-    }
-
-    #[test]
-    fn a_file_is_cut_into_bundles_only_where_relays_pipeline_them() {
-        let file = BpSpec {
-            bundle_size: 20_000_000,
-            lifetime: SEC,
-        };
-        // One hop: no relay, the file stays one bundle.
-        let mut one = file.clone();
-        assert!(one.fit(None, &path(1)).is_empty());
-        assert_eq!(one.bundle_size, 20_000_000);
-        // Through a relay: one second of the 1 Mb/s bottleneck, at least 64 kB.
-        let mut two = file.clone();
-        assert_eq!(two.fit(None, &path(2)).len(), 1);
-        assert_eq!(two.bundle_size, 125_000);
-    }
 }

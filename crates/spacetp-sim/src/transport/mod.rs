@@ -6,15 +6,21 @@
 //! TCP and SCPS-TP (`spacetp-proto`'s `Connection`, `tcp/`), datagrams (`datagram.rs`),
 //! QUIC (`quic/`) and LTP (`ltp/`) implement it. What only some of them have (a BP hop's
 //! blocks, forged segments, datagram counters) is a capability (`capabilities.rs`) the
-//! world asks for, never a downcast. Adding a transport is one module here that implements
-//! [`Transport`], a [`Wire`] variant if its packets differ from those already here, and the
-//! scenario keyword that selects it ([`TransportSpec`]).
+//! world asks for, never a downcast. Adding a transport is a folder here that implements
+//! [`Transport`] and a registry entry (`registry.rs`: its protocols, settings table and
+//! schema, the flow fields it takes, how its ends are built), one line in
+//! `registry::TRANSPORTS`, and a [`Wire`] variant if its packets differ from those already
+//! here.
 
+pub mod bp;
 pub mod capabilities;
 pub mod datagram;
 pub mod ltp;
 pub mod quic;
+pub mod registry;
 pub mod tcp;
+
+pub use registry::{EndsSpec, TransportSpec};
 
 use crate::limits::Limit;
 use crate::result::FlowSummary;
@@ -258,19 +264,6 @@ pub trait Transport {
     }
 }
 
-/// What a flow's two ends run, as the scenario chose it.
-// One per flow, built once: the size difference between variants costs nothing.
-#[allow(clippy::large_enum_variant)]
-#[derive(Clone, Debug)]
-pub enum TransportSpec {
-    Tcp(tcp::TcpSpec),
-    Quic(quic::QuicSpec),
-    Ltp(ltp::LtpSpec),
-    /// A bp flow: bundles from the source's agent through the delay-tolerant network
-    /// (world/dtn.rs), not a pair of ends.
-    Bundles(crate::dtn_plan::BpSpec),
-}
-
 /// Where the two ends of a flow are: node indices and ports.
 #[derive(Clone, Copy, Debug)]
 pub struct Ends {
@@ -278,45 +271,4 @@ pub struct Ends {
     pub server_node: u16,
     pub client_port: u16,
     pub server_port: u16,
-}
-
-impl TransportSpec {
-    /// The client (which opens and, in a flow, sends) and the server. `isn` draws each
-    /// end's initial sequence number.
-    pub fn open(
-        &self,
-        ends: Ends,
-        mut isn: impl FnMut() -> u32,
-    ) -> (Box<dyn Transport>, Box<dyn Transport>) {
-        match self {
-            TransportSpec::Tcp(spec) => {
-                let client = spec.client(ends, isn());
-                let server = spec.server(ends, isn());
-                (Box::new(client), Box::new(server))
-            }
-            TransportSpec::Quic(spec) => {
-                let seed = (isn() as u64) << 32 | isn() as u64;
-                let (client, server) = spec.open(ends, seed);
-                (Box::new(client), Box::new(server))
-            }
-            TransportSpec::Ltp(spec) => {
-                let seed = (isn() as u64) << 32 | isn() as u64;
-                let (client, server) = spec.open(ends, seed);
-                (Box::new(client), Box::new(server))
-            }
-            TransportSpec::Bundles(_) => {
-                unreachable!("a bp flow is started by the bundle agents (world/dtn.rs)")
-            }
-        }
-    }
-
-    /// The largest payload one packet carries (from the flow's MTU).
-    pub fn mss(&self) -> u32 {
-        match self {
-            TransportSpec::Tcp(spec) => spec.mss,
-            TransportSpec::Quic(spec) => spec.max_payload as u32,
-            TransportSpec::Ltp(spec) => spec.span.max_segment_size.0 as u32,
-            TransportSpec::Bundles(_) => 1400,
-        }
-    }
 }

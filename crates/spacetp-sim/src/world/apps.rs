@@ -202,11 +202,14 @@ impl World {
     }
 
     pub(super) fn start_flow(&mut self, fi: u32) {
-        if let TransportSpec::Bundles(spec) = &self.flows[fi as usize].spec {
-            let spec = spec.clone();
-            self.dtn_start_flow(fi, &spec);
-            return;
-        }
+        let spec = match &self.flows[fi as usize].spec {
+            TransportSpec::Ends(spec) => spec.clone(),
+            TransportSpec::Bundles(spec) => {
+                let spec = spec.clone();
+                self.dtn_start_flow(fi, &spec);
+                return;
+            }
+        };
         let f = &self.flows[fi as usize];
         let mut rng = Rng::for_component(self.seed, stream::ISN, fi as u64);
         let cport = 49152 + (fi % 16384) as u16;
@@ -218,7 +221,7 @@ impl World {
             client_port: cport,
             server_port: sport,
         };
-        let (client, server) = f.spec.open(ends, || rng.next_u64() as u32);
+        let (client, server) = spec.open(ends, &mut || rng.next_u64() as u32);
         self.eps.push(Endpoint {
             transport: client,
             node: f.from,
@@ -299,7 +302,7 @@ impl World {
             record_size: None,
             record_fill: 0,
             start: now,
-            spec: w.spec.clone(),
+            spec: TransportSpec::Ends(w.spec.clone()),
             read_rate: None,
             write_rate: None,
             eps: None,

@@ -7,7 +7,8 @@
 //! hops deliver; a flow's bytes are delivered when the destination agent has its bundles.
 
 use super::*;
-use crate::dtn_plan::{BpSpec, DtnPlan};
+use crate::dtn_plan::DtnPlan;
+use crate::transport::bp::BpSpec;
 use crate::transport::capabilities::ConvergenceLayer;
 use crate::transport::ltp::LtpSpec;
 use bytes::Bytes;

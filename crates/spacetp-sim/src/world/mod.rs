@@ -12,7 +12,7 @@ use crate::packet::{Body, Packet, PacketId, Slab};
 use crate::pcap::PcapTap;
 use crate::result::*;
 use crate::rng::{stream, Rng};
-use crate::transport::{Ends, Transport, TransportSpec};
+use crate::transport::{Ends, EndsSpec, Transport, TransportSpec};
 use spacetp_proto::time::secs;
 use spacetp_proto::Time;
 
@@ -106,7 +106,7 @@ struct Workload {
     server: u16,
     direction: Direction,
     protocol: String,
-    spec: TransportSpec,
+    spec: std::sync::Arc<dyn EndsSpec>,
     /// The settings fitted to its path (`fit = true`), for each file's summary.
     fitted: Vec<crate::fit::Fitted>,
     stop: Option<Time>,
@@ -165,7 +165,6 @@ mod dtn;
 mod limits;
 mod report;
 mod setup;
-mod specs;
 
 impl World {
     /// Run to the end and return the results.

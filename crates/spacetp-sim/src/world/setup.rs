@@ -1,10 +1,11 @@
 //! Building the world from a scenario: flows, workloads, datagram sources, attackers,
 //! traces and capture taps, with the checks whose errors name the scenario's paths.
 
-use super::specs::{flow_spec, source_quic_spec, workload_spec, QuicOutputs};
 use super::*;
 use crate::fit::FitPath;
 use crate::transport::datagram::DatagramEndpoint;
+use crate::transport::quic::entry::source_spec as source_quic_spec;
+use crate::transport::registry::{self, flow_transport, workload_transport, Context};
 use spacetp_proto::FieldError;
 
 impl World {
@@ -171,26 +172,23 @@ impl World {
                 format!("from and to are the same node \"{}\"", f.from),
             ));
         }
-        if f.protocol != super::specs::BP {
+        if registry::entry(&f.protocol).is_none_or(|t| t.routed()) {
             // Bundles go hop by hop through the agents, by the contact plan.
             check_route(b, from, to, &p)?;
         }
         let mss = build::mss_for(f.mtu.0, &p)?;
         check_path_mtu(b, from, to, f.mtu.0 as u32, &p)?;
         let name = f.name.clone().unwrap_or_else(|| format!("flow{i}"));
-        let outputs = QuicOutputs {
+        let fit = f.fit.then(|| FitPath::new(b, from, to, f.mtu.0 as u32));
+        let cx = Context {
+            path: &p,
+            mss,
+            defaults: Some(&path_defaults(b, from, to, f.mtu.0)),
+            fit: fit.as_ref(),
             key_log: self.key_log.clone(),
             qlog_prefix: self.qlog_dir.as_ref().map(|d| d.join(&name)),
         };
-        let fit = f.fit.then(|| FitPath::new(b, from, to, f.mtu.0 as u32));
-        let (spec, fitted) = flow_spec(
-            f,
-            mss,
-            &p,
-            outputs,
-            &path_defaults(b, from, to, f.mtu.0),
-            fit.as_ref(),
-        )?;
+        let (_, spec, fitted) = flow_transport(f, cx)?;
         let fstop = f.stop.map(|d| d.0).or(stop);
         if f.bytes.is_none() && fstop.is_none() {
             return Err(FieldError::new(
@@ -308,7 +306,15 @@ impl World {
             Direction::Put => (clients[0], server),
         };
         let fit = wl.fit.then(|| FitPath::new(b, a, z, wl.mtu.0 as u32));
-        let (spec, fitted) = workload_spec(wl, mss, &p, self.key_log.clone(), fit.as_ref())?;
+        let cx = Context {
+            path: &p,
+            mss,
+            defaults: None,
+            fit: fit.as_ref(),
+            key_log: self.key_log.clone(),
+            qlog_prefix: None,
+        };
+        let (spec, fitted) = workload_transport(wl, cx)?;
         let mut rng = Rng::for_component(self.seed, stream::WORKLOAD, i as u64);
         let wi = self.workloads.len() as u32;
         for c in 0..clients.len() {

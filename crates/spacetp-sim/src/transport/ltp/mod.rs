@@ -30,6 +30,7 @@ pub const BP_CLIENT_SERVICE: u64 = 1;
 /// span busy, few enough that a large flow is not held in memory at once.
 const BLOCKS_AHEAD: usize = 2;
 
+pub mod entry;
 pub mod fit;
 mod spec;
 pub use spec::{hop_settings, ltp_schema, LtpFlowKeys, LtpSpec, PathDefaults};

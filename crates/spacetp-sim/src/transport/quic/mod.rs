@@ -2,6 +2,7 @@
 //! are real encrypted datagrams: the bytes travel in the packet's payload buffer, the links
 //! see their true sizes (IPv4 and UDP headers added), and pcaps hold the real bytes.
 
+pub mod entry;
 pub mod fit;
 
 use super::capabilities::DatagramCounts;

@@ -1,6 +1,7 @@
 //! TCP and SCPS-TP through the transport interface: `spacetp-proto`'s `Connection`, plus the
 //! SCPS header compression contexts of its two directions and the packet sizes on the wire.
 
+pub mod entry;
 pub mod fit;
 
 use super::capabilities::ForgedSegments;
