@@ -1,0 +1,276 @@
+//! The two CFDP entities of a file transfer, sans-IO: the caller hands in the PDUs that
+//! arrive and the time, takes out the PDUs to send (file data one at a time, so it paces
+//! them), and wakes each entity at its next timer. cfdp-rs's handlers do the protocol.
+
+use crate::clock::{SimCountdown, Timers};
+use crate::events::{Events, Finished};
+use crate::filestore::Files;
+use crate::outbox::{Outbox, PduCounts};
+use crate::settings::CfdpSettings;
+use cfdp::dest::DestinationHandler;
+use cfdp::lost_segments::LostSegmentsList;
+use cfdp::request::PutRequestOwned;
+use cfdp::source::{SourceHandler, TransactionStep};
+use cfdp::{IndicationConfig, LocalEntityConfig, PduOwnedWithInfo, RemoteEntityConfig};
+use spacepackets::util::UnsignedByteFieldU16;
+use spacetp_proto::Time;
+use std::sync::atomic::AtomicU16;
+
+type Source =
+    SourceHandler<Outbox, Events, Files, RemoteEntityConfig, Timers, SimCountdown, AtomicU16>;
+type Destination = DestinationHandler<
+    Outbox,
+    Events,
+    Files,
+    RemoteEntityConfig,
+    Timers,
+    SimCountdown,
+    LostSegmentsList,
+>;
+
+/// The name the file has at both ends.
+const SOURCE_FILE: &str = "/send/file";
+const DEST_FILE: &str = "/recv/file";
+
+/// What one entity did: PDUs it produced, timer expiries, PDUs it could not take, its
+/// transaction's end and faults.
+#[derive(Clone, Debug, Default)]
+pub struct EntityStats {
+    pub pdus: PduCounts,
+    /// Check-limit, NAK and positive-ACK timer expiries.
+    pub timer_expiries: [u64; 3],
+    /// PDUs the handler refused (out of place, malformed, for another transaction).
+    pub refused: u64,
+    pub finished: Option<Finished>,
+    pub faults: Vec<String>,
+}
+
+/// State both entities keep alike.
+struct Parts {
+    outbox: Outbox,
+    events: Events,
+    files: Files,
+    timers: Timers,
+    refused: u64,
+}
+
+impl Parts {
+    fn new(s: &CfdpSettings, local: u16) -> (Parts, LocalEntityConfig<Events>) {
+        let p = Parts {
+            outbox: Outbox::default(),
+            events: Events::default(),
+            files: Files::default(),
+            timers: Timers::new(s.check_timer.0),
+            refused: 0,
+        };
+        let local = LocalEntityConfig::new(
+            UnsignedByteFieldU16::new(local).into(),
+            IndicationConfig::default(),
+            p.events.clone(),
+        );
+        (p, local)
+    }
+
+    fn stats(&self) -> EntityStats {
+        let log = self.events.log();
+        EntityStats {
+            pdus: self.outbox.counts(),
+            timer_expiries: self.timers.expired(),
+            refused: self.refused,
+            finished: log.finished.clone(),
+            faults: log.faults.clone(),
+        }
+    }
+}
+
+/// The sending entity of one file.
+pub struct Sender {
+    handler: Source,
+    parts: Parts,
+    started: bool,
+}
+
+impl Sender {
+    /// Entity `local` sending to `remote`, file data in PDUs of `segment` bytes.
+    pub fn new(s: &CfdpSettings, local: u16, remote: u16, segment: usize) -> Sender {
+        let (parts, cfg) = Parts::new(s, local);
+        let handler = SourceHandler::new(
+            cfg,
+            parts.outbox.clone(),
+            parts.files.clone(),
+            s.remote(remote, segment),
+            parts.timers.clone(),
+            AtomicU16::new(0),
+        );
+        Sender {
+            handler,
+            parts,
+            started: false,
+        }
+    }
+
+    /// Begin sending a file of `size` bytes (CFDP's Put.request).
+    pub fn put(
+        &mut self,
+        now: Time,
+        size: u64,
+        remote: u16,
+        s: &CfdpSettings,
+    ) -> Result<(), String> {
+        self.parts.timers.set_now(now);
+        self.parts.files.add_source(SOURCE_FILE, size);
+        let req = PutRequestOwned::new_regular_request(
+            UnsignedByteFieldU16::new(remote).into(),
+            SOURCE_FILE,
+            DEST_FILE,
+            Some(s.mode()),
+            Some(s.closure || s.class == 2),
+        )
+        .map_err(|e| format!("file path of {} B is too long", e.0))?;
+        self.handler.put_request(&req).map_err(|e| e.to_string())?;
+        self.started = true;
+        Ok(())
+    }
+
+    /// A PDU from the receiver.
+    pub fn on_pdu(&mut self, now: Time, raw: &[u8]) {
+        self.parts.timers.set_now(now);
+        let ok = PduOwnedWithInfo::new_from_raw_packet(raw)
+            .map_err(|e| e.to_string())
+            .and_then(|p| {
+                let mut user = self.parts.events.clone();
+                self.handler
+                    .state_machine(&mut user, Some(&p))
+                    .map_err(|e| e.to_string())
+            });
+        self.parts.refused += ok.is_err() as u64;
+    }
+
+    /// The next PDU to send now, if any: what the handler produced, else the next file
+    /// data (one per call: the caller paces them). With whether it is file data.
+    pub fn next_pdu(&mut self, now: Time) -> Option<(Vec<u8>, bool)> {
+        if let Some(p) = self.parts.outbox.pop() {
+            return Some(p);
+        }
+        if !self.started {
+            return None;
+        }
+        self.parts.timers.set_now(now);
+        let mut user = self.parts.events.clone();
+        if self.handler.state_machine_no_packet(&mut user).is_err() {
+            self.parts.refused += 1;
+        }
+        self.parts.outbox.pop()
+    }
+
+    /// Whether it has PDUs to send (or file data still to read out).
+    pub fn has_data(&self) -> bool {
+        !self.parts.outbox.is_empty()
+            || (self.started
+                && matches!(
+                    self.handler.step(),
+                    TransactionStep::TransactionStart
+                        | TransactionStep::SendingMetadata
+                        | TransactionStep::SendingFileData
+                        | TransactionStep::SendingEof
+                ))
+    }
+
+    /// When a timer of it next expires.
+    pub fn next_timeout(&self) -> Option<Time> {
+        self.parts.timers.next_expiry()
+    }
+
+    /// Its timers' time is `now`: expired ones act (PDUs to send again, faults).
+    pub fn on_timeout(&mut self, now: Time) {
+        self.parts.timers.set_now(now);
+        let mut user = self.parts.events.clone();
+        if self.handler.state_machine_no_packet(&mut user).is_err() {
+            self.parts.refused += 1;
+        }
+    }
+
+    /// Its transaction ended (completed, or abandoned on a fault).
+    pub fn is_finished(&self) -> bool {
+        self.parts.events.log().finished.is_some()
+    }
+
+    pub fn stats(&self) -> EntityStats {
+        self.parts.stats()
+    }
+}
+
+/// The receiving entity of one file.
+pub struct Receiver {
+    handler: Destination,
+    parts: Parts,
+}
+
+impl Receiver {
+    pub fn new(s: &CfdpSettings, local: u16, remote: u16, segment: usize) -> Receiver {
+        let (parts, cfg) = Parts::new(s, local);
+        let handler = DestinationHandler::new(
+            cfg,
+            parts.outbox.clone(),
+            parts.files.clone(),
+            s.remote(remote, segment),
+            parts.timers.clone(),
+            LostSegmentsList::default(),
+        );
+        Receiver { handler, parts }
+    }
+
+    /// A PDU from the sender.
+    pub fn on_pdu(&mut self, now: Time, raw: &[u8]) {
+        self.parts.timers.set_now(now);
+        let ok = PduOwnedWithInfo::new_from_raw_packet(raw)
+            .map_err(|e| e.to_string())
+            .and_then(|p| {
+                let mut user = self.parts.events.clone();
+                self.handler
+                    .state_machine(&mut user, Some(&p))
+                    .map_err(|e| e.to_string())
+            });
+        self.parts.refused += ok.is_err() as u64;
+    }
+
+    pub fn next_pdu(&mut self) -> Option<(Vec<u8>, bool)> {
+        self.parts.outbox.pop()
+    }
+
+    pub fn has_data(&self) -> bool {
+        !self.parts.outbox.is_empty()
+    }
+
+    pub fn next_timeout(&self) -> Option<Time> {
+        self.parts.timers.next_expiry()
+    }
+
+    pub fn on_timeout(&mut self, now: Time) {
+        self.parts.timers.set_now(now);
+        let mut user = self.parts.events.clone();
+        if self.handler.state_machine_no_packet(&mut user).is_err() {
+            self.parts.refused += 1;
+        }
+    }
+
+    /// Bytes of the file held, and whether every one matched what was sent.
+    pub fn received(&self) -> (u64, bool) {
+        self.parts.files.received(DEST_FILE).unwrap_or((0, true))
+    }
+
+    /// The file, once the transaction completed with it whole and its checksum verified.
+    pub fn delivered(&self) -> Option<u64> {
+        let log = self.parts.events.log();
+        let f = log.finished.as_ref()?;
+        (f.complete && f.condition == "NoError").then(|| self.received().0)
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.parts.events.log().finished.is_some()
+    }
+
+    pub fn stats(&self) -> EntityStats {
+        self.parts.stats()
+    }
+}

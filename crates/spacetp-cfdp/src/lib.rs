@@ -1,0 +1,23 @@
+//! CFDP, the CCSDS File Delivery Protocol (727.0-B-5), on simulated time: the source and
+//! destination entities of cfdp-rs (the engine of the IRS's flight software), driven by a
+//! caller that moves their PDUs and sets their clock. `spacetp-sim`'s `cfdp` transport
+//! carries the PDUs over UDP across the simulated links.
+//!
+//! - `settings.rs`: `[flows.cfdp]`, the class and the remote entity's timers and limits.
+//! - `end.rs`: the sending and receiving entity of one file.
+//! - `clock.rs`: cfdp-rs's countdowns on the caller's clock, with their next expiry.
+//! - `filestore.rs`: files of any size never held in memory, checked byte by byte.
+//! - `outbox.rs`, `events.rs`: the PDUs a handler produced, what it told its user.
+//!
+//! Not in cfdp-rs 0.3 and so not here yet: suspend and resume, the inactivity timer,
+//! keep-alive and prompt PDUs.
+
+pub mod clock;
+pub mod end;
+pub mod events;
+pub mod filestore;
+pub mod outbox;
+pub mod settings;
+
+pub use end::{EntityStats, Receiver, Sender};
+pub use settings::{CfdpSettings, FILE_DATA_OVERHEAD, MAX_PDU};

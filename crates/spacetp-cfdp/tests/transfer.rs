@@ -1,0 +1,246 @@
+//! Two CFDP entities across a link of a given one-way delay, rate and losses, on the test's
+//! clock: class 1 and 2 transfers, against CFDP's rules (727.0-B-5) and the arithmetic of
+//! the link.
+
+use spacetp_cfdp::{CfdpSettings, Receiver, Sender};
+use spacetp_proto::{Time, MS, SEC};
+use std::collections::BTreeMap;
+
+struct Link {
+    one_way: Time,
+    /// Bits per second, each PDU with 28 bytes of IPv4 and UDP headers.
+    rate: f64,
+    /// Which file data PDUs sent (counting from 0, retransmissions too) are lost.
+    lose: fn(u64) -> bool,
+}
+
+struct Outcome {
+    /// When the receiver's transaction ended, and the sender's.
+    receiver_done: Option<Time>,
+    sender_done: Option<Time>,
+    receiver: spacetp_cfdp::EntityStats,
+    sender: spacetp_cfdp::EntityStats,
+    delivered: Option<u64>,
+    lost: u64,
+}
+
+fn transfer(s: &CfdpSettings, size: u64, link: &Link) -> Outcome {
+    let segment = 1000;
+    let mut tx = Sender::new(s, 1, 2, segment);
+    let mut rx = Receiver::new(s, 2, 1, segment);
+    tx.put(0, size, 2, s).unwrap();
+    // In flight: arrival time (and a sequence number to keep order) -> (to the receiver, bytes).
+    let mut air: BTreeMap<(Time, u64), (bool, Vec<u8>)> = BTreeMap::new();
+    let (mut seq, mut file_pdus, mut lost) = (0u64, 0u64, 0u64);
+    let (mut tx_free, mut rx_free) = (0, 0);
+    let (mut receiver_done, mut sender_done) = (None, None);
+    let mut now = 0;
+    while now < 3600 * SEC {
+        // Deliver what has arrived.
+        while let Some((&(at, k), _)) = air.iter().next() {
+            if at > now {
+                break;
+            }
+            let (to_rx, pdu) = air.remove(&(at, k)).unwrap();
+            if to_rx {
+                rx.on_pdu(now, &pdu);
+            } else {
+                tx.on_pdu(now, &pdu);
+            }
+        }
+        if tx.next_timeout().is_some_and(|t| t <= now) {
+            tx.on_timeout(now);
+        }
+        if rx.next_timeout().is_some_and(|t| t <= now) {
+            rx.on_timeout(now);
+        }
+        // Send, paced at the link's rate.
+        while tx_free <= now {
+            let Some((pdu, file_data)) = tx.next_pdu(now) else {
+                break;
+            };
+            tx_free = now.max(tx_free) + ((pdu.len() + 28) as f64 * 8.0 / link.rate * 1e9) as Time;
+            let drop = file_data && {
+                file_pdus += 1;
+                (link.lose)(file_pdus - 1)
+            };
+            lost += drop as u64;
+            if !drop {
+                seq += 1;
+                air.insert((tx_free + link.one_way, seq), (true, pdu));
+            }
+        }
+        while rx_free <= now {
+            let Some((pdu, _)) = rx.next_pdu() else { break };
+            rx_free = now.max(rx_free) + ((pdu.len() + 28) as f64 * 8.0 / link.rate * 1e9) as Time;
+            seq += 1;
+            air.insert((rx_free + link.one_way, seq), (false, pdu));
+        }
+        if rx.is_finished() && receiver_done.is_none() {
+            receiver_done = Some(now);
+        }
+        if tx.is_finished() && sender_done.is_none() {
+            sender_done = Some(now);
+        }
+        if receiver_done.is_some() && sender_done.is_some() && air.is_empty() {
+            break;
+        }
+        // The next instant anything happens.
+        let mut next = [
+            air.keys().next().map(|k| k.0),
+            tx.next_timeout(),
+            rx.next_timeout(),
+            tx.has_data().then_some(tx_free.max(now + 1)),
+            rx.has_data().then_some(rx_free.max(now + 1)),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
+        if next.is_none() {
+            next = Some(now + SEC); // nothing pending: let the handlers look again
+        }
+        now = next.unwrap().max(now + 1);
+    }
+    Outcome {
+        receiver_done,
+        sender_done,
+        delivered: rx.delivered(),
+        receiver: rx.stats(),
+        sender: tx.stats(),
+        lost,
+    }
+}
+
+fn class(c: u8) -> CfdpSettings {
+    CfdpSettings {
+        class: c,
+        ..Default::default()
+    }
+}
+
+const CLEAN: Link = Link {
+    one_way: 250 * MS,
+    rate: 1e6,
+    lose: |_| false,
+};
+
+#[test]
+fn class_1_delivers_a_file_in_one_pass_at_the_links_rate() {
+    let size = 1_000_000;
+    let o = transfer(&class(1), size, &CLEAN);
+    assert_eq!(o.delivered, Some(size), "{:?}", o.receiver);
+    // 1 000 file data PDUs of 1 000 B (+ 14 B of CFDP header, + 28 B IPv4/UDP) at 1 Mb/s,
+    // plus metadata, EOF and the one-way delay: 8.3 s + 0.25 s.
+    let pdus = size / 1000;
+    let on_air = pdus as f64 * (1000 + 14 + 28) as f64 * 8.0 / 1e6;
+    let done = o.receiver_done.unwrap() as f64 / 1e9;
+    assert!(
+        done > on_air + 0.25 && done < on_air + 0.35,
+        "{done} s vs {on_air} s"
+    );
+    assert_eq!(o.sender.pdus.file_data, pdus);
+    assert_eq!((o.sender.pdus.metadata, o.sender.pdus.eof), (1, 1));
+    assert_eq!(
+        o.receiver.pdus.total(),
+        0,
+        "class 1 without closure: the receiver is silent"
+    );
+}
+
+#[test]
+fn class_1_cannot_repair_a_loss_and_says_so() {
+    let lossy = Link {
+        lose: |i| i == 10,
+        ..CLEAN
+    };
+    let o = transfer(&class(1), 100_000, &lossy);
+    assert_eq!(o.lost, 1);
+    assert_eq!(o.delivered, None);
+    let f = o
+        .receiver
+        .finished
+        .expect("the receiver ends the transaction");
+    assert!(!f.complete, "{f:?}");
+    assert_eq!(
+        o.receiver.timer_expiries[0], 2,
+        "check limit 2: the check timer runs out twice"
+    );
+}
+
+#[test]
+fn class_2_repairs_every_loss_with_naks_and_ends_with_finished_acknowledged() {
+    let lossy = Link {
+        lose: |i| i % 7 == 3,
+        ..CLEAN
+    };
+    let size = 200_000;
+    let o = transfer(&class(2), size, &lossy);
+    assert_eq!(o.delivered, Some(size), "{:?}", o.receiver);
+    assert!(o.lost >= 28, "{}", o.lost);
+    assert!(o.receiver.pdus.nak >= 1, "{:?}", o.receiver.pdus);
+    // Every lost PDU sent again; immediate NAKs may ask for a gap twice (a later gap's NAK
+    // lists the earlier ones still open), never for more than the losses again.
+    let again = o.sender.pdus.file_data - size / 1000;
+    assert!(
+        again >= o.lost && again <= 2 * o.lost,
+        "{again} sent again for {} lost",
+        o.lost
+    );
+    // EOF acknowledged, Finished sent and acknowledged.
+    assert_eq!(o.receiver.pdus.finished, 1);
+    assert!(o.receiver.pdus.ack >= 1 && o.sender.pdus.ack >= 1);
+    assert!(o.sender_done.is_some() && o.receiver_done.is_some());
+    assert!(o.sender.faults.is_empty() && o.receiver.faults.is_empty());
+}
+
+#[test]
+fn class_2_deferred_naks_wait_for_eof() {
+    let lossy = Link {
+        lose: |i| i == 5 || i == 50,
+        ..CLEAN
+    };
+    let s = CfdpSettings {
+        nak_mode: spacetp_cfdp::settings::NakMode::Deferred,
+        ..class(2)
+    };
+    let o = transfer(&s, 100_000, &lossy);
+    assert_eq!(o.delivered, Some(100_000));
+    assert_eq!(
+        o.receiver.pdus.nak, 1,
+        "one NAK for the whole file, after EOF"
+    );
+}
+
+#[test]
+fn an_unanswered_eof_is_sent_again_at_the_positive_ack_timer_until_its_limit() {
+    // Nothing comes back: the link drops every PDU to the sender... modelled by a receiver
+    // too far away to answer before the limit.
+    let far = Link {
+        one_way: 100 * SEC,
+        ..CLEAN
+    };
+    let s = CfdpSettings {
+        positive_ack_timer: spacetp_proto::units::Duration(10 * SEC),
+        positive_ack_limit: 2,
+        ..class(2)
+    };
+    let o = transfer(&s, 10_000, &far);
+    assert!(
+        o.sender.pdus.eof >= 2,
+        "EOF sent again: {:?}",
+        o.sender.pdus
+    );
+    assert!(
+        o.sender.timer_expiries[2] >= 2,
+        "{:?}",
+        o.sender.timer_expiries
+    );
+    assert!(
+        o.sender
+            .faults
+            .iter()
+            .any(|f| f.contains("PositiveAckLimitReached")),
+        "{:?}",
+        o.sender.faults
+    );
+}
