@@ -120,8 +120,8 @@ PROFILES = [
 
 
 def test_every_profile_is_listed():
-    # TCP's and QUIC's profiles, and LTP and bp: every transport of the registry
-    assert set(spacetp.protocols()) == set(PROFILES) | {"ltp", "bp"}
+    # TCP's and QUIC's profiles, LTP, bp and CFDP: every transport of the registry
+    assert set(spacetp.protocols()) == set(PROFILES) | {"ltp", "bp", "cfdp"}
 
 
 @pytest.mark.parametrize("protocol", PROFILES)

@@ -190,7 +190,7 @@ def test_every_transport_of_the_core_registry_is_a_profile_to_compare():
     names, aliases = cmp.all_protocols()
     for t in transports:
         assert set(t["protocols"]) <= set(names) | set(aliases), t
-    assert [t["settings_key"] for t in transports] == ["tcp", "quic", "ltp", "bp"]
+    assert [t["settings_key"] for t in transports] == ["tcp", "quic", "ltp", "bp", "cfdp"]
     assert cmp.choose("newreno,ltp,bp")[0] == ["newreno", "ltp", "bp"]
 
 

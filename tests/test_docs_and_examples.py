@@ -92,25 +92,22 @@ def _prefixes(path: str) -> set[str]:
 
 
 def valid_paths() -> set[str]:
-    """Every full path of the schema (normalised to `[]`), with its prefixes, and the
-    transport settings under `flows[].tcp` and `workloads[].tcp`."""
+    """Every full path of the schema (normalised to `[]`), with its prefixes, and every
+    transport's settings under `flows[].KEY` (and `workloads[].KEY`)."""
     paths: set[str] = set()
     for full in schema_fields(_scenario_schema()).values():
         for p in full:
             paths |= _prefixes(p)
-    for full in schema_fields(_tcp_schema()).values():
-        for p in full:
-            for pre in _prefixes(p):
-                paths.add(f"flows[].tcp.{pre}")
-                paths.add(f"workloads[].tcp.{pre}")
-    for full in schema_fields(_quic_schema()).values():
-        for p in full:
-            for pre in _prefixes(p):
-                paths.add(f"flows[].quic.{pre}")
-    for full in schema_fields(_ltp_schema()).values():
-        for p in full:
-            for pre in _prefixes(p):
-                paths.add(f"flows[].ltp.{pre}")
+    # Every transport's settings table, from the core's registry; TCP's and QUIC's are
+    # workloads' too.
+    for t in json.loads(_core.transports()):
+        key = t["settings_key"]
+        for full in schema_fields(json.loads(_core.transport_schema(key))).values():
+            for p in full:
+                for pre in _prefixes(p):
+                    paths.add(f"flows[].{key}.{pre}")
+                    if t["workloads"]:
+                        paths.add(f"workloads[].{key}.{pre}")
     return paths
 
 

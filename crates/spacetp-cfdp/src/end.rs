@@ -88,6 +88,14 @@ pub struct Sender {
     handler: Source,
     parts: Parts,
     started: bool,
+    segment: u64,
+    file_size: u64,
+    /// The transaction's PDU configuration (from the first PDU the handler wrote): the
+    /// header of the repairs sent here.
+    conf: Option<spacepackets::cfdp::pdu::CommonPduConfig>,
+    /// Repairs waiting to go, before anything else the handler writes.
+    repairs: std::collections::VecDeque<Vec<u8>>,
+    repairs_sent: u64,
 }
 
 impl Sender {
@@ -106,6 +114,11 @@ impl Sender {
             handler,
             parts,
             started: false,
+            segment: segment as u64,
+            file_size: 0,
+            conf: None,
+            repairs: Default::default(),
+            repairs_sent: 0,
         }
     }
 
@@ -129,13 +142,27 @@ impl Sender {
         .map_err(|e| format!("file path of {} B is too long", e.0))?;
         self.handler.put_request(&req).map_err(|e| e.to_string())?;
         self.started = true;
+        self.file_size = size;
         Ok(())
     }
 
-    /// A PDU from the receiver.
+    /// A PDU from the receiver. A NAK is answered here (`retransmit.rs`); the handler
+    /// sees only a request for the metadata.
     pub fn on_pdu(&mut self, now: Time, raw: &[u8]) {
         self.parts.timers.set_now(now);
-        let ok = PduOwnedWithInfo::new_from_raw_packet(raw)
+        let mut raw = raw.to_vec();
+        if let Some(conf) = self.conf {
+            let files = &self.parts.files;
+            let (size, seg) = (self.file_size, self.segment);
+            if let Some(a) = crate::retransmit::answer(&raw, &conf, files, SOURCE_FILE, size, seg) {
+                self.repairs.extend(a.repairs);
+                match a.metadata_nak {
+                    Some(m) => raw = m,
+                    None => return,
+                }
+            }
+        }
+        let ok = PduOwnedWithInfo::new_from_raw_packet(&raw)
             .map_err(|e| e.to_string())
             .and_then(|p| {
                 let mut user = self.parts.events.clone();
@@ -149,7 +176,11 @@ impl Sender {
     /// The next PDU to send now, if any: what the handler produced, else the next file
     /// data (one per call: the caller paces them). With whether it is file data.
     pub fn next_pdu(&mut self, now: Time) -> Option<(Vec<u8>, bool)> {
-        if let Some(p) = self.parts.outbox.pop() {
+        if let Some(p) = self.repairs.pop_front() {
+            self.repairs_sent += 1;
+            return Some((p, true));
+        }
+        if let Some(p) = self.take() {
             return Some(p);
         }
         if !self.started {
@@ -160,12 +191,22 @@ impl Sender {
         if self.handler.state_machine_no_packet(&mut user).is_err() {
             self.parts.refused += 1;
         }
-        self.parts.outbox.pop()
+        self.take()
+    }
+
+    /// The next PDU the handler wrote, noting the transaction's header from the first.
+    fn take(&mut self) -> Option<(Vec<u8>, bool)> {
+        let p = self.parts.outbox.pop()?;
+        if self.conf.is_none() {
+            self.conf = crate::retransmit::conf_of(&p.0);
+        }
+        Some(p)
     }
 
     /// Whether it has PDUs to send (or file data still to read out).
     pub fn has_data(&self) -> bool {
-        !self.parts.outbox.is_empty()
+        !self.repairs.is_empty()
+            || !self.parts.outbox.is_empty()
             || (self.started
                 && matches!(
                     self.handler.step(),
@@ -196,7 +237,9 @@ impl Sender {
     }
 
     pub fn stats(&self) -> EntityStats {
-        self.parts.stats()
+        let mut st = self.parts.stats();
+        st.pdus.file_data += self.repairs_sent;
+        st
     }
 }
 

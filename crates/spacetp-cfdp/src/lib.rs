@@ -8,6 +8,8 @@
 //! - `clock.rs`: cfdp-rs's countdowns on the caller's clock, with their next expiry.
 //! - `filestore.rs`: files of any size never held in memory, checked byte by byte.
 //! - `outbox.rs`, `events.rs`: the PDUs a handler produced, what it told its user.
+//! - `retransmit.rs`: the sender's answer to NAKs, done here: cfdp-rs 0.3.0's resends only
+//!   a request's first segment and lets repairs skip new data.
 //!
 //! Not in cfdp-rs 0.3 and so not here yet: suspend and resume, the inactivity timer,
 //! keep-alive and prompt PDUs.
@@ -17,6 +19,7 @@ pub mod end;
 pub mod events;
 pub mod filestore;
 pub mod outbox;
+mod retransmit;
 pub mod settings;
 
 pub use end::{EntityStats, Receiver, Sender};

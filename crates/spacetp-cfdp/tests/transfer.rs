@@ -244,3 +244,68 @@ fn an_unanswered_eof_is_sent_again_at_the_positive_ack_timer_until_its_limit() {
         o.sender.faults
     );
 }
+
+#[test]
+fn class_2_resends_every_segment_of_a_gap_longer_than_one() {
+    // Three PDUs in a row lost: the receiver's NAK asks for one range of three segments
+    // (cfdp-rs 0.3.0's source alone would resend only the first: retransmit.rs).
+    let lossy = Link {
+        lose: |i| (20..23).contains(&i),
+        ..CLEAN
+    };
+    for nak_mode in [
+        spacetp_cfdp::settings::NakMode::Immediate,
+        spacetp_cfdp::settings::NakMode::Deferred,
+    ] {
+        let s = CfdpSettings {
+            nak_mode,
+            ..class(2)
+        };
+        let o = transfer(&s, 100_000, &lossy);
+        assert_eq!(o.lost, 3);
+        assert_eq!(o.delivered, Some(100_000), "{nak_mode:?}: {:?}", o.receiver);
+        // Deferred: one NAK after EOF for the whole gap, each of its segments sent once
+        // more. Immediate: cfdp-rs may ask for an open gap again before its repair arrives.
+        let again = o.sender.pdus.file_data - 100;
+        match nak_mode {
+            spacetp_cfdp::settings::NakMode::Deferred => assert_eq!(again, 3),
+            spacetp_cfdp::settings::NakMode::Immediate => assert!((3..=6).contains(&again)),
+        }
+        assert_eq!(
+            o.receiver.timer_expiries[1], 0,
+            "{nak_mode:?}: no NAK had to be repeated"
+        );
+    }
+}
+
+#[test]
+fn class_2_on_a_lossy_geo_link_repairs_each_loss_about_once_and_ends_a_round_trip_after_the_pass() {
+    // 5 MB over 2 Mb/s, 270 ms one way, 1 file data PDU in 64 lost (each time it is sent).
+    let lossy = Link {
+        one_way: 270 * MS,
+        rate: 2e6,
+        lose: |i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) == 0,
+    };
+    let s = CfdpSettings {
+        positive_ack_timer: spacetp_proto::units::Duration(2 * SEC),
+        nak_timer: spacetp_proto::units::Duration(2 * SEC),
+        ..class(2)
+    };
+    let o = transfer(&s, 5_000_000, &lossy);
+    assert_eq!(o.delivered, Some(5_000_000), "{:?}", o.receiver);
+    assert!(o.sender.faults.is_empty() && o.receiver.faults.is_empty());
+    let again = o.sender.pdus.file_data - 5000;
+    assert!(
+        o.lost > 50 && again >= o.lost && again <= o.lost + o.lost / 10 + 2,
+        "{again} for {}",
+        o.lost
+    );
+    // Every PDU on air once (the pass and its repairs, each 1 000 + 14 + 28 B at 2 Mb/s),
+    // then at most a round trip for the last repair's NAK and the repair itself.
+    let on_air = (5000 + again) as f64 * 1042.0 * 8.0 / 2e6;
+    let done = o.receiver_done.unwrap() as f64 / 1e9;
+    assert!(
+        done > on_air + 0.27 && done < on_air + 2.0 * 0.54 + 0.1,
+        "{done} s, {on_air} s on air"
+    );
+}

@@ -126,6 +126,10 @@ pub struct FlowCfg {
     /// `block_size`, `red_share`, `own_queuing_latency`, `max_ber`. The one-way light time,
     /// transmission rate and segment size default to the path's (`spacetp schema --ltp`).
     pub ltp: Option<serde_json::Map<String, serde_json::Value>>,
+    /// CFDP settings (`protocol = "cfdp"`): `class` (1 or 2), `nak_mode`, the positive-ACK,
+    /// NAK and check timers and their limits, `segment_size`, `checksum`, `rate`
+    /// (`spacetp schema --transport cfdp`).
+    pub cfdp: Option<serde_json::Map<String, serde_json::Value>>,
     /// Bundle settings (`protocol = "bp"`: the Bundle Protocol over LTP through the
     /// `[dtn]` network's agents): `bundle_size`, `lifetime`.
     pub bp: Option<crate::dtn_schema::BpCfg>,
@@ -144,12 +148,13 @@ pub struct FlowCfg {
 impl FlowCfg {
     /// The fields only some transports take, with whether this flow sets each: the
     /// transport registry refuses those its transport does not take (`transport/registry.rs`).
-    pub fn transport_fields(&self) -> [(&'static str, bool); 10] {
+    pub fn transport_fields(&self) -> [(&'static str, bool); 11] {
         [
             ("tcp", self.tcp.is_some()),
             ("quic", self.quic.is_some()),
             ("ltp", self.ltp.is_some()),
             ("bp", self.bp.is_some()),
+            ("cfdp", self.cfdp.is_some()),
             ("peer_protocol", self.peer_protocol.is_some()),
             ("record_size", self.record_size.is_some()),
             ("read_rate", self.read_rate.is_some()),

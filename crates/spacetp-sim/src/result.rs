@@ -70,6 +70,9 @@ pub struct FlowSummary {
     /// LTP's own counters (LTP flows only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ltp: Option<LtpSummary>,
+    /// CFDP's own counters (CFDP flows only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cfdp: Option<CfdpSummary>,
     /// The Bundle Protocol's (bp flows only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bp: Option<BpSummary>,
@@ -137,6 +140,33 @@ pub struct DtnHopSummary {
     pub data_segments_retransmitted: u64,
     pub report_segments: u64,
     pub blocks_delivered: u64,
+}
+
+/// What a CFDP flow's two entities report beside the common fields.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct CfdpSummary {
+    /// 1 (unacknowledged) or 2 (acknowledged).
+    pub class: u8,
+    /// PDUs each entity sent, by kind (metadata, file data, EOF, Finished, ACK, NAK).
+    pub sender_pdus: spacetp_cfdp::outbox::PduCounts,
+    pub receiver_pdus: spacetp_cfdp::outbox::PduCounts,
+    /// NAK PDUs the receiver sent (asking for missing file data or metadata).
+    pub naks_sent: u64,
+    /// Timer expiries of each entity: check limit, NAK and positive ACK.
+    pub sender_timer_expiries: [u64; 3],
+    pub receiver_timer_expiries: [u64; 3],
+    /// PDUs an entity could not take (out of place for its transaction's step).
+    pub sender_pdus_refused: u64,
+    pub receiver_pdus_refused: u64,
+    /// Faults declared (727.0-B-5 condition codes), and how each transaction ended.
+    pub sender_faults: Vec<String>,
+    pub receiver_faults: Vec<String>,
+    pub sender_condition: Option<String>,
+    pub receiver_condition: Option<String>,
+    pub file_status: Option<String>,
+    /// File bytes the receiver holds, and whether every one matched what was sent.
+    pub file_bytes_received: u64,
+    pub file_intact: bool,
 }
 
 /// What an LTP flow's two engines report beside the common fields.

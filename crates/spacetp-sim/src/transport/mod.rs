@@ -14,6 +14,7 @@
 
 pub mod bp;
 pub mod capabilities;
+pub mod cfdp;
 pub mod datagram;
 pub mod ltp;
 pub mod quic;

@@ -8,7 +8,7 @@
 //! A new transport: a folder under `transport/` with an entry, and one line in
 //! [`TRANSPORTS`].
 
-use super::{bp, ltp, quic, tcp, Ends, Transport};
+use super::{bp, cfdp, ltp, quic, tcp, Ends, Transport};
 use crate::config::{FlowCfg, WorkloadCfg};
 use crate::fit::{FitPath, Fitted};
 use spacetp_proto::FieldError;
@@ -21,6 +21,7 @@ pub static TRANSPORTS: &[&dyn TransportEntry] = &[
     &quic::entry::QUIC,
     &ltp::entry::LTP,
     &bp::BP_ENTRY,
+    &cfdp::entry::CFDP,
 ];
 
 /// A protocol a transport answers to, as `spacetp protocols` lists it.
@@ -177,7 +178,13 @@ pub fn workload_transport(
                 .collect()
         };
         let (known, only) = (names(true), names(false));
-        let note = format!(" ({} carry [[flows]] only)", only.join(" and "));
+        let note = match only.split_last() {
+            Some((last, [])) => format!(" ({last} carries [[flows]] only)"),
+            Some((last, rest)) => {
+                format!(" ({} and {last} carry [[flows]] only)", rest.join(", "))
+            }
+            None => String::new(),
+        };
         return Err(unknown_protocol(&wl.protocol, cx.path, &known, &note));
     };
     refuse_foreign(t, &wl.protocol, &wl.transport_fields(), cx.path)?;
@@ -263,7 +270,7 @@ mod tests {
             let owners = TRANSPORTS.iter().filter(|t| t.protocols().contains(p));
             assert_eq!(owners.count(), 1, "{p}");
         }
-        for key in ["newreno", "scps-tp", "quic-bbr", "ltp", "bp"] {
+        for key in ["newreno", "scps-tp", "quic-bbr", "ltp", "bp", "cfdp"] {
             assert!(all.contains(&key), "{key} in {all:?}");
         }
     }

@@ -1,0 +1,340 @@
+//! CFDP through the transport interface: `spacetp-cfdp`'s sending and receiving entity at
+//! the two ends of a flow, their PDUs real bytes in UDP datagrams (CFDP over UDP, as ION's
+//! and cfdp-py's UDP entities carry them), so the links count their true sizes and pcaps
+//! hold them. The flow's bytes are one file: the sender's Put.request once the application
+//! has written all of it; the receiver delivers it when its transaction completes, whole
+//! and its checksum verified (CFDP hands over files, not a stream). CFDP has no congestion
+//! control: the sender's PDUs leave at `cfdp.rate` (the path's bottleneck by default).
+
+pub mod entry;
+
+use super::{DataSent, Ends, Outgoing, SendLimit, SenderState, Transport, Wire};
+use crate::limits::{text, Limit};
+use crate::result::{CfdpSummary, FlowSummary};
+use spacetp_cfdp::{CfdpSettings, EntityStats, Receiver, Sender};
+use spacetp_proto::Time;
+
+/// The UDP port the PDUs travel on (IANA has none for CFDP; ION's and cfdp-py's UDP
+/// examples pick their own).
+pub const CFDP_PORT: u16 = 4556;
+/// IPv4 and UDP headers around a PDU.
+const IP_UDP_HEADERS: u32 = 28;
+
+/// What a CFDP flow runs: its settings, file data bytes per PDU and the sender's rate.
+#[derive(Clone, Debug)]
+pub struct CfdpSpec {
+    pub settings: CfdpSettings,
+    pub segment: usize,
+    /// Bits per second, IPv4 and UDP headers counted.
+    pub rate_bps: f64,
+    /// The flow's `bytes`: the file.
+    pub file_size: u64,
+}
+
+enum Role {
+    Sending(Box<Sender>),
+    Receiving(Box<Receiver>),
+}
+
+/// One end of a CFDP flow.
+pub struct CfdpTransport {
+    role: Role,
+    settings: CfdpSettings,
+    rate_bps: f64,
+    file_size: u64,
+    peer: u16,
+    /// Application bytes written so far, and whether the application is done writing.
+    written: u64,
+    closed: bool,
+    put: bool,
+    /// When the sender may send its next PDU (pacing).
+    next_send: Time,
+    link_down: bool,
+    now: Time,
+    first_sent: Option<Time>,
+    file_data_sent: u64,
+    segment: usize,
+    /// The Put.request the sending entity refused, and why.
+    put_refused: Option<String>,
+}
+
+impl CfdpSpec {
+    /// The two ends of a flow: entity IDs are the nodes' numbers (index + 1).
+    pub(crate) fn open(&self, ends: Ends) -> (CfdpTransport, CfdpTransport) {
+        let (a, b) = (ends.client_node + 1, ends.server_node + 1);
+        let s = &self.settings;
+        let end = |role, peer| CfdpTransport {
+            role,
+            settings: s.clone(),
+            rate_bps: self.rate_bps,
+            file_size: self.file_size,
+            peer,
+            written: 0,
+            closed: false,
+            put: false,
+            next_send: 0,
+            link_down: false,
+            now: 0,
+            first_sent: None,
+            file_data_sent: 0,
+            segment: self.segment,
+            put_refused: None,
+        };
+        let tx = Role::Sending(Box::new(Sender::new(s, a, b, self.segment)));
+        let rx = Role::Receiving(Box::new(Receiver::new(s, b, a, self.segment)));
+        (end(tx, b), end(rx, a))
+    }
+}
+
+impl CfdpTransport {
+    /// The application wrote the whole file: CFDP's Put.request.
+    fn maybe_put(&mut self, now: Time) {
+        if self.put || !self.closed {
+            return;
+        }
+        if let Role::Sending(tx) = &mut self.role {
+            self.put = true;
+            if let Err(e) = tx.put(now, self.written, self.peer, &self.settings) {
+                self.put_refused = Some(format!("the CFDP Put.request was refused: {e}"));
+            }
+        }
+    }
+
+    fn stats(&self) -> EntityStats {
+        match &self.role {
+            Role::Sending(tx) => tx.stats(),
+            Role::Receiving(rx) => rx.stats(),
+        }
+    }
+
+    fn has_data(&self) -> bool {
+        match &self.role {
+            Role::Sending(tx) => tx.has_data(),
+            Role::Receiving(rx) => rx.has_data(),
+        }
+    }
+
+    fn gap(&self, bytes: usize) -> Time {
+        ((bytes as u32 + IP_UDP_HEADERS) as f64 * 8.0 / self.rate_bps * 1e9).ceil() as Time
+    }
+}
+
+impl Transport for CfdpTransport {
+    fn on_packet(&mut self, now: Time, wire: &Wire, payload: &[u8]) {
+        self.now = now;
+        let Wire::Udp { len, .. } = wire else { return };
+        let pdu = &payload[..*len as usize];
+        match &mut self.role {
+            Role::Sending(tx) => tx.on_pdu(now, pdu),
+            Role::Receiving(rx) => rx.on_pdu(now, pdu),
+        }
+    }
+
+    fn poll_transmit(
+        &mut self,
+        now: Time,
+        wire: &mut Wire,
+        payload: &mut Vec<u8>,
+    ) -> Option<Outgoing> {
+        self.now = now;
+        self.maybe_put(now);
+        if now < self.next_send || self.link_down {
+            return None;
+        }
+        let (pdu, file_data) = match &mut self.role {
+            Role::Sending(tx) => tx.next_pdu(now)?,
+            Role::Receiving(rx) => rx.next_pdu()?,
+        };
+        self.first_sent.get_or_insert(now);
+        self.next_send = now.max(self.next_send) + self.gap(pdu.len());
+        self.file_data_sent += file_data as u64;
+        payload.clear();
+        payload.extend_from_slice(&pdu);
+        let len = pdu.len() as u32;
+        *wire = Wire::Udp {
+            src_port: CFDP_PORT,
+            dst_port: CFDP_PORT,
+            len,
+        };
+        Some(Outgoing {
+            size: IP_UDP_HEADERS + len,
+            low_priority: false,
+            data: None::<DataSent>,
+        })
+    }
+
+    /// The next timer, or the instant pacing lets the next PDU go.
+    fn poll_timeout(&self) -> Option<Time> {
+        let timer = match &self.role {
+            Role::Sending(tx) => tx.next_timeout(),
+            Role::Receiving(rx) => rx.next_timeout(),
+        };
+        let send = (self.has_data() && !self.link_down && self.next_send > self.now)
+            .then_some(self.next_send);
+        timer.into_iter().chain(send).min()
+    }
+
+    fn on_timeout(&mut self, now: Time) {
+        self.now = now;
+        match &mut self.role {
+            Role::Sending(tx) => tx.on_timeout(now),
+            Role::Receiving(rx) => rx.on_timeout(now),
+        }
+    }
+
+    fn write(&mut self, n: u64) -> u64 {
+        if self.closed {
+            return 0;
+        }
+        self.written += n;
+        n
+    }
+
+    fn end_record(&mut self) {}
+
+    fn close(&mut self) {
+        self.closed = true;
+    }
+
+    fn set_manual_read(&mut self) {}
+
+    fn read(&mut self, _n: u64) -> u64 {
+        0
+    }
+
+    fn readable(&self) -> u64 {
+        0
+    }
+
+    /// The file, once the receiving entity's transaction completed with it whole.
+    fn delivered(&self) -> u64 {
+        match &self.role {
+            Role::Receiving(rx) => rx.delivered().unwrap_or(0),
+            Role::Sending(_) => 0,
+        }
+    }
+
+    fn receive_buffer(&self) -> u64 {
+        u64::MAX
+    }
+
+    fn peer_closed(&self) -> bool {
+        false
+    }
+
+    fn is_finished(&self) -> bool {
+        match &self.role {
+            Role::Sending(tx) => tx.is_finished(),
+            Role::Receiving(rx) => rx.is_finished(),
+        }
+    }
+
+    /// A transaction that ended without the file: its fault (727.0-B-5 condition codes),
+    /// or the checksum that failed.
+    fn failure(&self) -> Option<String> {
+        if let Some(why) = &self.put_refused {
+            return Some(why.clone());
+        }
+        let st = self.stats();
+        let f = st.finished.as_ref()?;
+        if f.complete && f.condition == "NoError" {
+            return None;
+        }
+        let faults = st.faults.join(", ");
+        Some(format!(
+            "the CFDP transaction ended without the file: condition {}, file {}{}",
+            f.condition,
+            f.file_status,
+            if faults.is_empty() {
+                String::new()
+            } else {
+                format!(" (faults: {faults})")
+            }
+        ))
+    }
+
+    /// CFDP entities listen to ground stations: a sender holds its PDUs while the link is
+    /// down (its timers run on: cfdp-rs 0.3 has no suspension).
+    fn listens_for_link_state(&self) -> bool {
+        true
+    }
+
+    fn on_link_outage(&mut self, _now: Time) {
+        self.link_down = true;
+    }
+
+    fn on_link_restored(&mut self, _now: Time) {
+        self.link_down = false;
+    }
+
+    fn sender_state(&self) -> SenderState {
+        SenderState {
+            cwnd: 0,
+            ssthresh: u64::MAX,
+            srtt: None,
+            in_flight: 0,
+            sent: self.file_data_sent,
+            acked: 0,
+        }
+    }
+
+    /// CFDP's limit states: no handshake, no window; PDUs wait only for the pacing rate,
+    /// and after EOF for the receiver's answer (its NAKs, its Finished).
+    fn send_limit(&self, _now: Time, _peer: &dyn Transport) -> SendLimit {
+        if self.is_finished() {
+            return SendLimit::Closed;
+        }
+        if self.link_down {
+            return SendLimit::Outage;
+        }
+        if self.has_data() {
+            return SendLimit::RateControl;
+        }
+        SendLimit::AllSent
+    }
+
+    fn limit_setting(&self, limit: Limit) -> Option<(String, String)> {
+        match limit {
+            Limit::RateControl => Some(("cfdp.rate".into(), text::rate(self.rate_bps))),
+            _ => None,
+        }
+    }
+
+    fn report_sender(&self, s: &mut FlowSummary) {
+        let st = self.stats();
+        s.segments_sent = st.pdus.total();
+        s.data_segments_sent = st.pdus.file_data;
+        let original = self.file_size.div_ceil(self.segment as u64).max(1);
+        s.retransmitted_segments = st.pdus.file_data.saturating_sub(original);
+        s.timeouts = st.timer_expiries.iter().sum();
+        s.state = if self.is_finished() { "closed" } else { "open" }.into();
+        let c = s.cfdp.get_or_insert_with(CfdpSummary::default);
+        c.class = self.settings.class;
+        c.sender_pdus = st.pdus;
+        c.sender_timer_expiries = st.timer_expiries;
+        c.sender_pdus_refused = st.refused;
+        c.sender_faults = st.faults;
+        c.sender_condition = st.finished.map(|f| f.condition);
+    }
+
+    fn report_receiver(&self, s: &mut FlowSummary) {
+        let st = self.stats();
+        s.acks_sent = st.pdus.ack;
+        s.receiver_state = if self.is_finished() { "closed" } else { "open" }.into();
+        let c = s.cfdp.get_or_insert_with(CfdpSummary::default);
+        c.receiver_pdus = st.pdus;
+        c.naks_sent = st.pdus.nak;
+        c.receiver_timer_expiries = st.timer_expiries;
+        c.receiver_pdus_refused = st.refused;
+        c.receiver_faults = st.faults;
+        if let Some(f) = st.finished {
+            c.receiver_condition = Some(f.condition);
+            c.file_status = Some(f.file_status);
+        }
+        if let Role::Receiving(rx) = &self.role {
+            let (held, intact) = rx.received();
+            c.file_bytes_received = held;
+            c.file_intact = intact;
+        }
+    }
+}

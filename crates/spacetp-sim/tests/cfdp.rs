@@ -1,0 +1,115 @@
+//! CFDP flows (`protocol = "cfdp"`): spacetp-cfdp's entities (cfdp-rs) at both ends of a
+//! flow, their PDUs real bytes in UDP datagrams. What a user of CFDP expects on a lossy,
+//! long-delay link: class 1 sends the file once at the rate it is given and cannot repair
+//! a loss (the transaction ends without the file, said as the flow's failure); class 2
+//! repairs every loss with NAKs and delivers the file exactly, one round trip after EOF at
+//! best.
+
+mod common;
+use common::*;
+
+/// A 1 Mb/s link of `one_way` delay with `errors`, and a CFDP flow of `bytes`.
+fn link(one_way: &str, errors: &str, bytes: &str, cfdp: &str) -> String {
+    hosts_a_b(
+        "seed = 3\nstop = \"2000 s\"",
+        "1 Mb/s",
+        one_way,
+        &format!("{errors}\nqueue = {{ packets = 1000 }}"),
+    ) + &flow_a_to_b(&format!(
+        "protocol = \"cfdp\"\nbytes = \"{bytes}\"\ncfdp = {{ {cfdp} }}"
+    ))
+}
+
+#[test]
+fn class_1_sends_the_file_once_at_the_paths_rate() {
+    let out = sim(&link("250 ms", "", "1 MB", "class = 1"));
+    let f = &out.summary.flows[0];
+    assert!(f.complete && f.failure.is_none(), "{f:?}");
+    assert_eq!(f.bytes_delivered, 1_000_000);
+    let c = f.cfdp.as_ref().expect("CFDP counters");
+    // 1500-byte packets: 1458 B of file data each (less IPv4, UDP and 14 B of CFDP
+    // header), paced at the 1 Mb/s bottleneck, then one way of 250 ms.
+    let pdus = 1_000_000u64.div_ceil(1458);
+    assert_eq!(c.sender_pdus.file_data, pdus);
+    assert_eq!(
+        c.receiver_pdus.total(),
+        0,
+        "class 1: the receiver never answers"
+    );
+    let on_air = (1_000_000.0 + pdus as f64 * 42.0) * 8.0 / 1e6;
+    let t = f.completion_s.unwrap();
+    assert!(
+        t > on_air + 0.25 && t < on_air * 1.01 + 0.3,
+        "{t} s, {on_air} s on air"
+    );
+    assert!(c.file_intact && c.file_bytes_received == 1_000_000);
+}
+
+#[test]
+fn class_1_cannot_repair_a_loss_and_the_flow_fails_with_cfdps_condition() {
+    let out = sim(&link(
+        "250 ms",
+        "errors = { per = 0.01 }",
+        "1 MB",
+        "class = 1",
+    ));
+    let f = &out.summary.flows[0];
+    assert!(!f.complete && f.bytes_delivered == 0, "{f:?}");
+    let why = f.failure.as_deref().expect("a failure");
+    assert!(why.contains("CheckLimitReached"), "{why}");
+    let c = f.cfdp.as_ref().unwrap();
+    assert_eq!(
+        c.receiver_timer_expiries[0], 2,
+        "the check timer ran out check_limit times"
+    );
+}
+
+#[test]
+fn class_2_repairs_every_loss_with_naks_and_delivers_the_file_exactly() {
+    for nak_mode in ["immediate", "deferred"] {
+        let cfdp = format!("class = 2, nak_mode = \"{nak_mode}\"");
+        let out = sim(&link("250 ms", "errors = { per = 0.02 }", "2 MB", &cfdp));
+        let f = &out.summary.flows[0];
+        assert!(f.complete && f.failure.is_none(), "{nak_mode}: {f:?}");
+        assert_eq!(f.bytes_delivered, 2_000_000);
+        let c = f.cfdp.as_ref().unwrap();
+        assert!(c.file_intact && c.naks_sent > 0, "{nak_mode}: {c:?}");
+        let lost = out.summary.links[0].error_drops;
+        assert!(f.retransmitted_segments >= lost.min(1), "{nak_mode}: {f:?}");
+        assert_eq!(c.receiver_pdus.finished, 1, "{nak_mode}");
+        assert_eq!(c.receiver_condition.as_deref(), Some("NoError"));
+        assert!(
+            c.sender_faults.is_empty() && c.receiver_faults.is_empty(),
+            "{c:?}"
+        );
+        if nak_mode == "deferred" {
+            // One NAK for the whole file after EOF, then again only on the NAK timer.
+            assert!(c.naks_sent <= 1 + c.receiver_timer_expiries[1], "{c:?}");
+        }
+    }
+}
+
+#[test]
+fn cfdp_settings_are_checked_and_named() {
+    let err = sim_err(&link("250 ms", "", "1 MB", "class = 3"));
+    assert!(
+        err.contains("flows[0].cfdp.class") && err.contains("1 (unacknowledged) or 2"),
+        "{err}"
+    );
+    let err = sim_err(&link("250 ms", "", "1 MB", "nak_timer = \"0 s\""));
+    assert!(err.contains("flows[0].cfdp.nak_timer"), "{err}");
+    let err = sim_err(&link("250 ms", "", "1 MB", "segment_size = \"1600 B\""));
+    assert!(err.contains("flows[0].cfdp.segment_size"), "{err}");
+    let err = sim_err(&link("250 ms", "", "1 MB", "windw = 3"));
+    assert!(
+        err.contains("flows[0].cfdp") && err.contains("windw"),
+        "{err}"
+    );
+    let toml = hosts_a_b("stop = \"10 s\"", "1 Mb/s", "10 ms", "")
+        + &flow_a_to_b("protocol = \"cfdp\"\nread_rate = \"1 Mb/s\"\nbytes = \"1 kB\"");
+    let err = sim_err(&toml);
+    assert!(
+        err.contains("flows[0].read_rate") && err.contains("whole file"),
+        "{err}"
+    );
+}

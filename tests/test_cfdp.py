@@ -1,0 +1,52 @@
+"""CFDP flows (`protocol = "cfdp"`) from the CLI and from Python: the file-delivery time on a
+lossy GEO link against the link's arithmetic, class 1's failure named with CFDP's condition
+code, the settings' schema from the transport registry, and bad settings naming the field."""
+
+from __future__ import annotations
+
+import json
+
+import spacetp
+from conftest import EXAMPLES
+from spacetp.scenario import load
+
+CFDP_GEO = EXAMPLES / "cfdp-geo.toml"
+
+
+def test_class_2_delivers_the_file_a_round_trip_after_its_pass(cli, tmp_path):
+    out = tmp_path / "run.json"
+    r = cli("run", CFDP_GEO, "--json", out)
+    assert r.returncode == 0, r.stderr
+    f = json.loads(out.read_text())["flows"][0]
+    c = f["cfdp"]
+    assert f["complete"] and f["bytes_delivered"] == 5_000_000 and c["file_intact"]
+    assert c["receiver_condition"] == "NoError" and c["naks_sent"] > 0
+    # 1458 B of file data per 1500-byte packet at 2 Mb/s, the repairs too, then the
+    # repairs' round trip (0.54 s) at most twice.
+    pdus = c["sender_pdus"]["file_data"]
+    on_air = pdus * 1500 * 8 / 2e6
+    assert on_air + 0.27 < f["completion_s"] < on_air + 2 * 0.54 + 0.2, (f["completion_s"], on_air)
+
+
+def test_class_1_cannot_repair_and_the_failure_names_cfdps_condition():
+    sc = load(CFDP_GEO)
+    sc["flows"][0]["cfdp"]["class"] = 1
+    f = spacetp.run(sc).summary["flows"][0]
+    assert not f["complete"] and f["bytes_delivered"] == 0
+    assert "CheckLimitReached" in f["failure"], f["failure"]
+
+
+def test_the_settings_schema_comes_from_the_registry(cli):
+    r = cli("schema", "--transport", "cfdp")
+    assert r.returncode == 0, r.stderr
+    props = json.loads(r.stdout)["properties"]
+    assert {"class", "nak_mode", "positive_ack_timer", "nak_timer", "rate"} <= set(props)
+    assert "cfdp" in spacetp.protocols()
+
+
+def test_bad_cfdp_settings_name_the_field(cli):
+    r = cli("run", CFDP_GEO, "--set", "flows[0].cfdp.class=3")
+    assert r.returncode == 2 and "flows[0].cfdp.class" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+    r = cli("run", CFDP_GEO, "--set", 'flows[0].read_rate="1 Mb/s"')
+    assert r.returncode == 2 and "flows[0].read_rate" in r.stderr, r.stderr
