@@ -309,3 +309,15 @@ fn class_2_on_a_lossy_geo_link_repairs_each_loss_about_once_and_ends_a_round_tri
         "{done} s, {on_air} s on air"
     );
 }
+
+#[test]
+fn class_2_repairs_a_lost_tail_that_only_eofs_file_size_reveals() {
+    // The last two PDUs lost: no later PDU shows the gap; EOF's file size does (4.6.4.3.1).
+    let lossy = Link {
+        lose: |i| i == 99 || i == 98,
+        ..CLEAN
+    };
+    let o = transfer(&class(2), 100_000, &lossy);
+    assert_eq!(o.delivered, Some(100_000), "{:?}", o.receiver);
+    assert_eq!((o.receiver.pdus.nak, o.sender.pdus.file_data), (1, 102));
+}

@@ -113,3 +113,28 @@ fn cfdp_settings_are_checked_and_named() {
         "{err}"
     );
 }
+
+#[test]
+fn on_a_40_s_round_trip_the_default_timers_end_the_transaction_and_fitted_ones_deliver() {
+    // cfdp-rs's 10 s NAK and positive-ACK timers run out before a repair or EOF's ACK
+    // can return: at their limits the transaction ends without the file.
+    let as_configured = sim(&link(
+        "20 s",
+        "errors = { per = 0.01 }",
+        "1 MB",
+        "class = 2",
+    ));
+    let f = &as_configured.summary.flows[0];
+    assert!(!f.complete, "{f:?}");
+    let why = f.failure.as_deref().unwrap_or_default();
+    assert!(why.contains("LimitReached"), "{why}");
+    // Fitted: each timer a round trip plus 1 s.
+    let toml = link("20 s", "errors = { per = 0.01 }", "1 MB", "class = 2")
+        .replace("protocol = \"cfdp\"", "protocol = \"cfdp\"\nfit = true");
+    let fitted = sim(&toml);
+    let f = &fitted.summary.flows[0];
+    assert!(f.complete && f.bytes_delivered == 1_000_000, "{f:?}");
+    let names: Vec<_> = f.fitted.iter().map(|x| x.setting.as_str()).collect();
+    assert!(names.contains(&"cfdp.positive_ack_timer") && names.contains(&"cfdp.nak_timer"));
+    assert!(f.fitted.iter().all(|x| x.value == "41 s"), "{:?}", f.fitted);
+}

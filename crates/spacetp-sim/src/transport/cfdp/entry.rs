@@ -64,7 +64,10 @@ impl TransportEntry for CfdpEntry {
 
     fn flow(&self, f: &FlowCfg, cx: Context) -> Result<(TransportSpec, Vec<Fitted>), FieldError> {
         let p = cx.path;
-        let settings = CfdpSettings::from_map(f.cfdp.as_ref(), &format!("{p}.cfdp"))?;
+        let mut settings = CfdpSettings::from_map(f.cfdp.as_ref(), &format!("{p}.cfdp"))?;
+        let fitted = cx.fit.map_or_else(Vec::new, |fp| {
+            super::fit::fit(&mut settings, f.cfdp.as_ref(), fp)
+        });
         let Some(size) = f.bytes.map(|b| b.0) else {
             return Err(FieldError::new(
                 format!("{p}.bytes"),
@@ -95,7 +98,7 @@ impl TransportEntry for CfdpEntry {
             rate_bps,
             file_size: size,
         };
-        Ok((TransportSpec::Ends(Arc::new(spec)), Vec::new()))
+        Ok((TransportSpec::Ends(Arc::new(spec)), fitted))
     }
 }
 

@@ -7,6 +7,7 @@
 //! control: the sender's PDUs leave at `cfdp.rate` (the path's bottleneck by default).
 
 pub mod entry;
+pub mod fit;
 
 use super::{DataSent, Ends, Outgoing, SendLimit, SenderState, Transport, Wire};
 use crate::limits::{text, Limit};
