@@ -1,10 +1,15 @@
 """CFDP flows (`protocol = "cfdp"`) from the CLI and from Python: the file-delivery time on a
 lossy GEO link against the link's arithmetic, class 1's failure named with CFDP's condition
-code, the settings' schema from the transport registry, and bad settings naming the field."""
+code, the settings' schema from the transport registry, bad settings naming the field, and
+Wireshark's CFDP dissector reading the PDUs."""
 
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+
+import pytest
 
 import spacetp
 from conftest import EXAMPLES
@@ -50,3 +55,30 @@ def test_bad_cfdp_settings_name_the_field(cli):
     assert "Traceback" not in r.stderr
     r = cli("run", CFDP_GEO, "--set", 'flows[0].read_rate="1 Mb/s"')
     assert r.returncode == 2 and "flows[0].read_rate" in r.stderr, r.stderr
+
+
+@pytest.mark.skipif(shutil.which("tshark") is None, reason="needs tshark (.ci/run installs it)")
+def test_wireshark_reads_every_pdu_as_cfdp_and_nothing_malformed(cli, tmp_path):
+    pcap = tmp_path / "cfdp.pcap"
+    r = cli("run", CFDP_GEO, "--pcap", f"ground-terminal={pcap}", "-q")
+    assert r.returncode == 0, r.stderr
+
+    def rows(filt: str, *fields: str) -> list[str]:
+        args = ["tshark", "-r", str(pcap), "-d", "udp.port==4556,cfdp", "-Y", filt]
+        if fields:
+            args += ["-T", "fields", *sum((["-e", f] for f in fields), [])]
+        out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
+        return out.splitlines()
+
+    assert rows("_ws.malformed || _ws.expert.severity >= warning") == []
+    assert len(rows("udp")) == len(rows("cfdp")) > 3000, "every datagram is a CFDP PDU"
+    # Wireshark's reading of the directive codes (727.0-B-5 table 5-4): EOF 4, Finished 5,
+    # ACK 6, metadata 7, NAK 8; one each of metadata, EOF and Finished, an ACK of each of
+    # EOF and Finished.
+    codes = rows("cfdp.fdtype", "cfdp.fdtype")
+    count = {c: codes.count(c) for c in set(codes)}
+    assert count.get("7") == count.get("4") == count.get("5") == 1, count
+    assert count.get("8", 0) > 0 and count.get("6", 0) == 2, count
+    # Every PDU of one acknowledged transaction (mode 0) from entity 1 to entity 2, the
+    # nodes' numbers.
+    assert set(rows("cfdp", "cfdp.trans_mode", "cfdp.srcid", "cfdp.dstid")) == {"0\t1\t2"}
