@@ -42,7 +42,8 @@ pub struct EntityStats {
     /// PDUs the handler refused (out of place, malformed, for another transaction).
     pub refused: u64,
     pub finished: Option<Finished>,
-    pub faults: Vec<String>,
+    /// Faults declared, by CFDP condition code, with how many times each.
+    pub faults: std::collections::BTreeMap<String, u64>,
 }
 
 /// State both entities keep alike.
@@ -302,11 +303,14 @@ impl Receiver {
         self.parts.files.received(DEST_FILE).unwrap_or((0, true))
     }
 
-    /// The file, once the transaction completed with it whole and its checksum verified.
+    /// The file, once the transaction completed with it whole, retained and its checksum
+    /// verified.
     pub fn delivered(&self) -> Option<u64> {
         let log = self.parts.events.log();
         let f = log.finished.as_ref()?;
-        (f.complete && f.condition == "NoError").then(|| self.received().0)
+        let (held, intact) = self.received();
+        let whole = f.complete && f.condition == "NoError" && f.file_status == "Retained";
+        (whole && intact && held > 0).then_some(held)
     }
 
     pub fn is_finished(&self) -> bool {

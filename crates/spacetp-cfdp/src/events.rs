@@ -22,8 +22,8 @@ pub struct Finished {
 #[derive(Debug, Default)]
 pub struct Log {
     pub finished: Option<Finished>,
-    /// Faults declared (condition codes), in order.
-    pub faults: Vec<String>,
+    /// Faults declared, by condition code, and how many times each.
+    pub faults: std::collections::BTreeMap<String, u64>,
     pub eof_sent: bool,
     pub eof_received: bool,
     pub metadata_received: bool,
@@ -41,7 +41,7 @@ impl Events {
     }
 
     fn fault(&self, c: ConditionCode) {
-        self.log().faults.push(format!("{c:?}"));
+        *self.log().faults.entry(format!("{c:?}")).or_default() += 1;
     }
 }
 

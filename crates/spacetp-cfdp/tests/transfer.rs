@@ -12,6 +12,8 @@ struct Link {
     rate: f64,
     /// Which file data PDUs sent (counting from 0, retransmissions too) are lost.
     lose: fn(u64) -> bool,
+    /// The first PDU (the metadata) is lost.
+    lose_metadata: bool,
 }
 
 struct Outcome {
@@ -60,10 +62,12 @@ fn transfer(s: &CfdpSettings, size: u64, link: &Link) -> Outcome {
                 break;
             };
             tx_free = now.max(tx_free) + ((pdu.len() + 28) as f64 * 8.0 / link.rate * 1e9) as Time;
-            let drop = file_data && {
-                file_pdus += 1;
-                (link.lose)(file_pdus - 1)
-            };
+            let first = seq == 0 && file_pdus == 0 && !file_data;
+            let drop = (first && link.lose_metadata)
+                || file_data && {
+                    file_pdus += 1;
+                    (link.lose)(file_pdus - 1)
+                };
             lost += drop as u64;
             if !drop {
                 seq += 1;
@@ -122,6 +126,7 @@ const CLEAN: Link = Link {
     one_way: 250 * MS,
     rate: 1e6,
     lose: |_| false,
+    lose_metadata: false,
 };
 
 #[test]
@@ -236,10 +241,7 @@ fn an_unanswered_eof_is_sent_again_at_the_positive_ack_timer_until_its_limit() {
         o.sender.timer_expiries
     );
     assert!(
-        o.sender
-            .faults
-            .iter()
-            .any(|f| f.contains("PositiveAckLimitReached")),
+        o.sender.faults.contains_key("PositiveAckLimitReached"),
         "{:?}",
         o.sender.faults
     );
@@ -285,6 +287,7 @@ fn class_2_on_a_lossy_geo_link_repairs_each_loss_about_once_and_ends_a_round_tri
         one_way: 270 * MS,
         rate: 2e6,
         lose: |i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) == 0,
+        lose_metadata: false,
     };
     let s = CfdpSettings {
         positive_ack_timer: spacetp_proto::units::Duration(2 * SEC),
@@ -320,4 +323,19 @@ fn class_2_repairs_a_lost_tail_that_only_eofs_file_size_reveals() {
     let o = transfer(&class(2), 100_000, &lossy);
     assert_eq!(o.delivered, Some(100_000), "{:?}", o.receiver);
     assert_eq!((o.receiver.pdus.nak, o.sender.pdus.file_data), (1, 102));
+}
+
+#[test]
+fn a_lost_metadata_pdu_is_asked_for_again_with_the_file_data_that_came_before_it() {
+    // The file data that arrives before the metadata has no file to go to (cfdp-rs's
+    // receiver refuses it: FilestoreRejection); the receiver asks for the metadata (the
+    // segment request 0-0) and that data again, and the file arrives whole.
+    let lossy = Link {
+        lose_metadata: true,
+        ..CLEAN
+    };
+    let o = transfer(&class(2), 100_000, &lossy);
+    assert_eq!(o.delivered, Some(100_000), "{:?}", o.receiver);
+    assert_eq!(o.sender.pdus.metadata, 2, "the metadata sent again");
+    assert!(o.receiver.faults["FilestoreRejection"] > 0);
 }

@@ -159,8 +159,8 @@ pub struct CfdpSummary {
     pub sender_pdus_refused: u64,
     pub receiver_pdus_refused: u64,
     /// Faults declared (727.0-B-5 condition codes), and how each transaction ended.
-    pub sender_faults: Vec<String>,
-    pub receiver_faults: Vec<String>,
+    pub sender_faults: std::collections::BTreeMap<String, u64>,
+    pub receiver_faults: std::collections::BTreeMap<String, u64>,
     pub sender_condition: Option<String>,
     pub receiver_condition: Option<String>,
     pub file_status: Option<String>,

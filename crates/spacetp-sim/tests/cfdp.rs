@@ -138,3 +138,30 @@ fn on_a_40_s_round_trip_the_default_timers_end_the_transaction_and_fitted_ones_d
     assert!(names.contains(&"cfdp.positive_ack_timer") && names.contains(&"cfdp.nak_timer"));
     assert!(f.fitted.iter().all(|x| x.value == "41 s"), "{:?}", f.fitted);
 }
+
+#[test]
+fn a_transaction_that_ends_without_the_file_is_a_failure_never_a_silent_success() {
+    // 5% of packets lost on a 4 s round trip: in this run the metadata PDU is lost and
+    // cfdp-rs 0.3.0's receiver ends its transaction "NoError" with no file retained (its
+    // status "Unreported"): the flow is incomplete and says why.
+    let toml = hosts_a_b(
+        "seed = 8\nstop = \"20000 s\"",
+        "2 Mb/s",
+        "2 s",
+        "errors = { per = 0.05 }\nqueue = { packets = 100000 }",
+    ) + &flow_a_to_b("protocol = \"cfdp\"\nbytes = \"5 MB\"\nfit = true");
+    let out = sim(&toml);
+    let f = &out.summary.flows[0];
+    if f.complete {
+        // A change in cfdp-rs (or in this run's losses) delivered it: then it is exact.
+        assert_eq!(f.bytes_delivered, 5_000_000);
+        assert!(f.cfdp.as_ref().unwrap().file_intact);
+        return;
+    }
+    let why = f
+        .failure
+        .as_deref()
+        .expect("an incomplete CFDP flow says why");
+    assert!(why.contains("without the file"), "{why}");
+    assert_eq!(f.bytes_delivered, 0);
+}

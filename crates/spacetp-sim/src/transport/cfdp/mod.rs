@@ -230,26 +230,36 @@ impl Transport for CfdpTransport {
         }
     }
 
-    /// A transaction that ended without the file: its fault (727.0-B-5 condition codes),
-    /// or the checksum that failed.
+    /// A transaction that ended without the file: its condition (727.0-B-5 condition
+    /// codes), file status and the faults declared. The receiver's transaction can end
+    /// "NoError" without the file (cfdp-rs 0.3.0 when the metadata PDU was lost: it refuses
+    /// the file data that came first): that is a failure too, never a silent success.
     fn failure(&self) -> Option<String> {
         if let Some(why) = &self.put_refused {
             return Some(why.clone());
         }
         let st = self.stats();
         let f = st.finished.as_ref()?;
-        if f.complete && f.condition == "NoError" {
+        let delivered = match &self.role {
+            Role::Receiving(rx) => rx.delivered().is_some(),
+            Role::Sending(_) => f.complete && f.condition == "NoError",
+        };
+        if delivered {
             return None;
         }
-        let faults = st.faults.join(", ");
+        let faults: Vec<String> = st.faults.iter().map(|(c, n)| format!("{c} x{n}")).collect();
+        let held = match &self.role {
+            Role::Receiving(rx) => format!(", {} B of the file held", rx.received().0),
+            Role::Sending(_) => String::new(),
+        };
         Some(format!(
-            "the CFDP transaction ended without the file: condition {}, file {}{}",
+            "the CFDP transaction ended without the file: condition {}, file {}{held}{}",
             f.condition,
             f.file_status,
             if faults.is_empty() {
                 String::new()
             } else {
-                format!(" (faults: {faults})")
+                format!(" (faults: {})", faults.join(", "))
             }
         ))
     }
