@@ -7,7 +7,7 @@ from spacetp.models import MODELS, evaluate, parse_sweep, pftk
 
 NAMES = [
     "pftk", "pftk-approx", "mathis", "slowstart", "vegas", "scps-liu", "scps-liu-nt",
-    "scalable", "scalable-iid", "scalable-markov", "ltp", "ltp-goodput", "ltp-block",
+    "scalable", "scalable-iid", "scalable-markov", "cfdp", "ltp", "ltp-goodput", "ltp-block",
     "ltp-rounds", "ltp-rounds-ion", "ltp-segment-loss",
 ]  # fmt: skip
 
@@ -22,6 +22,7 @@ MINIMAL = {
     "scalable": {"q": 1e-4, "rtt": 0.12},
     "scalable-iid": {"p": 0.02, "rtt": 0.12},
     "scalable-markov": {"p_a": 0.02, "burstiness": 0.5, "rtt": 0.12},
+    "cfdp": {"file": 2e6, "rate": 2e6, "one_way": 0.27, "p": 1e-2},
     "ltp": {"rate": 1e6, "rtt": 2400, "p": 1e-3, "file": 1e8},
     "ltp-goodput": {"rate": 1e6, "rtt": 2400, "ber": 1e-6, "file": 1e8},
     "ltp-block": {"rate": 1e6, "rtt": 2400, "p": 1e-3},

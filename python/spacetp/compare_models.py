@@ -19,6 +19,8 @@ with the path's facts (spacetp.pathfacts) and the profile's own settings as inpu
   bound min(rate control, link, window / RTT) x (1 - p).
 - LTP: the LTP file model (spacetp.models.ltp, L11-L12) with the link rate, the RTT, the
   file, p and ION's block, segment and session defaults.
+- CFDP: the class 2 file model (spacetp.models.cfdp, C1-C6) with the link rate, the one-way
+  delay, the file, p for data PDUs and the ACK-sized loss for NAKs; goodput 8 file / time.
 - No loss on the path: the window bound min(link, receive window / RTT).
 
 Every prediction is a goodput in bits/s of payload, capped by what the link can carry
@@ -89,6 +91,8 @@ def predict(
         return Prediction("", None, "no model: the path has no delay")
     if protocol == "ltp":
         return _ltp(facts, p)
+    if protocol == "cfdp":
+        return _cfdp(facts, p)
     if settings is None or family == "quic" or "recovery" not in settings:
         return NONE  # QUIC: the TCP models' segments, ACKs and timers are not its own
     from spacetp.models import evaluate
@@ -159,4 +163,26 @@ def _ltp(facts: PathFacts, p: float) -> Prediction:
         return Prediction("", None, f"no model: {e}")
     return Prediction(
         "ltp-goodput", float(bps), "LTP file model: RFC 5326 rounds, ION timers, 10 sessions"
+    )
+
+
+def _cfdp(facts: PathFacts, p: float) -> Prediction:
+    from spacetp.models import evaluate
+
+    if facts.bytes is None:
+        return Prediction("", None, "no model: the CFDP model needs a file size (flows[i].bytes)")
+    try:
+        t = evaluate(
+            "cfdp",
+            file=facts.bytes,
+            rate=facts.rate_bps,
+            one_way=facts.rtt_s / 2.0,
+            p=p,
+            p_ctrl=facts.ack_loss if facts.ack_loss is not None else p,
+            segment=max(facts.mtu - 42.0, 1.0),
+        )
+    except ValueError as e:
+        return Prediction("", None, f"no model: {e}")
+    return Prediction(
+        "cfdp", 8.0 * facts.bytes / float(t), "CFDP class 2 file model: immediate NAKs, EOF round"
     )

@@ -4,7 +4,8 @@ Modules (numpy only, each documents its equations, units and corrections):
 :mod:`.pftk` (Padhye et al.; Akan et al. eq. 1; square-root law), :mod:`.slowstart`
 (Akan et al. eq. 2), :mod:`.vegas` (Liu & Liu eq. 1 and a derived loss model),
 :mod:`.scps_liu` (Liu & Liu eqs. 1-24, corrected), :mod:`.scalable` (Altman et al.),
-:mod:`.ltp` (LTP block and file delivery time: RFC 5326 rounds, timers, export sessions).
+:mod:`.ltp` (LTP block and file delivery time: RFC 5326 rounds, timers, export sessions),
+:mod:`.cfdp` (CFDP class 2 file delivery time: immediate NAKs, the EOF round, NAK timers).
 
 ``MODELS`` maps a CLI name to a :class:`ModelSpec`; :func:`evaluate` validates parameters and
 calls the model; :func:`parse_sweep` turns ``"p=1e-4:1e-1:log20"`` into ``("p", array)``.
@@ -19,11 +20,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import ltp, pftk, scalable, scps_liu, slowstart, vegas
+from . import cfdp, ltp, pftk, scalable, scps_liu, slowstart, vegas
 from ._common import to_bits_per_second
 
 __all__ = [
     "MODELS",
+    "cfdp",
     "ModelSpec",
     "Param",
     "evaluate",
@@ -426,6 +428,37 @@ MODELS: dict[str, ModelSpec] = {
         returns="packets/s",
         description="Scalable TCP, two-state Markov losses of Altman et al. eq. (14), section 4",
         check=_check_bounds,
+    ),
+    "cfdp": ModelSpec(
+        func=cfdp.file_delivery_time,
+        params={
+            "file": Param("bytes", "file size", required=True, low=0.0),
+            "rate": Param("bits/s", "link rate, data direction", required=True, low=0.0),
+            "one_way": Param(
+                "s", "one-way delay (propagation)", required=True, low=0.0, low_open=False
+            ),
+            "p": Param(
+                "1",
+                "file data PDU loss probability",
+                required=True,
+                low=0.0,
+                high=1.0,
+                low_open=False,
+            ),
+            "p_ctrl": Param(
+                "1", "NAK loss probability (default: p)", low=0.0, high=1.0, low_open=False
+            ),
+            "segment": Param("bytes", "file data per PDU", default=cfdp.DEFAULT_SEGMENT, low=0.0),
+            "header": Param(
+                "bytes",
+                "CFDP, UDP and IPv4 headers per PDU",
+                default=cfdp.DEFAULT_HEADER,
+                low=0.0,
+                low_open=False,
+            ),
+        },
+        returns="s",
+        description="CFDP class 2 file delivery time, immediate NAKs (cfdp.py C1-C6)",
     ),
     "ltp": ModelSpec(
         func=_ltp_file(goodput=False),
