@@ -104,7 +104,7 @@ def test_an_unknown_protocol_lists_every_protocol_a_flow_takes(cli, tmp_path):
     listed = r.stderr.strip().split("known: ", 1)[1].split(", ")
     assert set(listed) == set(spacetp.protocols())
     assert {"quic", "quic-cubic", "quic-newreno", "quic-bbr", "ltp", "bp", "cfdp"} <= set(listed)
-    # a workload's list has no ltp, bp or cfdp (they carry [[flows]] only) and says so
+    # a workload's list has no ltp or bp (they carry [[flows]] only) and says so
     wl = (
         BASE.split("[[flows]]")[0]
         + '[[workloads]]\nkind = "file_requests"\nclients = ["client"]\nserver = "server"\n'
@@ -113,7 +113,7 @@ def test_an_unknown_protocol_lists_every_protocol_a_flow_takes(cli, tmp_path):
     )
     r = cli("validate", _write(tmp_path, wl), cwd=tmp_path)
     assert r.returncode == 2 and "workloads[0].protocol: unknown protocol" in r.stderr, r.stderr
-    assert "quic-bbr" in r.stderr and "(ltp, bp and cfdp carry [[flows]] only)" in r.stderr
+    assert "quic-bbr" in r.stderr and "(ltp and bp carry [[flows]] only)" in r.stderr
 
 
 def test_version(cli):

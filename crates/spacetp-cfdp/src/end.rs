@@ -100,8 +100,9 @@ pub struct Sender {
 }
 
 impl Sender {
-    /// Entity `local` sending to `remote`, file data in PDUs of `segment` bytes.
-    pub fn new(s: &CfdpSettings, local: u16, remote: u16, segment: usize) -> Sender {
+    /// Entity `local` sending to `remote`, file data in PDUs of `segment` bytes; its
+    /// transaction's sequence number is `seq`.
+    pub fn new(s: &CfdpSettings, local: u16, remote: u16, segment: usize, seq: u16) -> Sender {
         let (parts, cfg) = Parts::new(s, local);
         let handler = SourceHandler::new(
             cfg,
@@ -109,7 +110,7 @@ impl Sender {
             parts.files.clone(),
             s.remote(remote, segment),
             parts.timers.clone(),
-            AtomicU16::new(0),
+            AtomicU16::new(seq),
         );
         Sender {
             handler,

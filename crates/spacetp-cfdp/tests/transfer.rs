@@ -28,7 +28,7 @@ struct Outcome {
 
 fn transfer(s: &CfdpSettings, size: u64, link: &Link) -> Outcome {
     let segment = 1000;
-    let mut tx = Sender::new(s, 1, 2, segment);
+    let mut tx = Sender::new(s, 1, 2, segment, 0);
     let mut rx = Receiver::new(s, 2, 1, segment);
     tx.put(0, size, 2, s).unwrap();
     // In flight: arrival time (and a sequence number to keep order) -> (to the receiver, bytes).

@@ -167,10 +167,11 @@ impl FlowCfg {
 
 impl WorkloadCfg {
     /// As [`FlowCfg::transport_fields`], for a workload's.
-    pub fn transport_fields(&self) -> [(&'static str, bool); 4] {
+    pub fn transport_fields(&self) -> [(&'static str, bool); 5] {
         [
             ("tcp", self.tcp.is_some()),
             ("quic", self.quic.is_some()),
+            ("cfdp", self.cfdp.is_some()),
             ("receive_buffer", self.receive_buffer.is_some()),
             ("send_buffer", self.send_buffer.is_some()),
         ]
@@ -244,6 +245,9 @@ pub struct WorkloadCfg {
     /// QUIC settings over a QUIC profile's (`protocol = "quic"`, ...): each file is one QUIC
     /// connection. Only with a QUIC protocol.
     pub quic: Option<serde_json::Map<String, serde_json::Value>>,
+    /// CFDP settings (`protocol = "cfdp"`): each file is one CFDP transaction, as
+    /// `flows[].cfdp`.
+    pub cfdp: Option<serde_json::Map<String, serde_json::Value>>,
     /// Fit the connections' settings to the path, as `flows[].fit` does.
     #[serde(default)]
     pub fit: bool,

@@ -165,3 +165,31 @@ fn a_transaction_that_ends_without_the_file_is_a_failure_never_a_silent_success(
     assert!(why.contains("without the file"), "{why}");
     assert_eq!(f.bytes_delivered, 0);
 }
+
+#[test]
+fn a_workload_of_many_files_is_one_transaction_each_every_file_exact() {
+    // One file every 5 s, each 1.7 s on the link: one transaction at a time. (Transactions
+    // at once each pace at cfdp.rate; CFDP has no congestion control, so n of them need a
+    // rate of the link's n-th: at the full rate each, queues grow past the timers.)
+    let toml = hosts_a_b(
+        "seed = 4\nstop = \"600 s\"",
+        "1 Mb/s",
+        "250 ms",
+        "errors = { per = 0.01 }\nqueue = { packets = 1000 }",
+    ) + "[[workloads]]\nkind = \"file_requests\"\nclients = [\"b\"]\nserver = \"a\"\n\
+         protocol = \"cfdp\"\ncount = 6\nsize = { constant = \"200 kB\" }\n\
+         interval = { constant = \"5 s\" }\nfit = true\n[workloads.cfdp]\nclass = 2\n";
+    let out = sim(&toml);
+    let files = &out.summary.flows;
+    assert_eq!(files.len(), 6);
+    for f in files {
+        assert!(f.complete && f.bytes_delivered == 200_000, "{f:?}");
+        assert!(f.cfdp.as_ref().unwrap().file_intact);
+    }
+    // Six transfers at once share the link: the last ends after 6 x 200 kB at 1 Mb/s.
+    let last = files
+        .iter()
+        .map(|f| f.start_s + f.completion_s.unwrap())
+        .fold(0.0, f64::max);
+    assert!(last > 9.6, "{last}");
+}

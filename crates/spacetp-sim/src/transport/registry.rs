@@ -73,8 +73,8 @@ pub struct Context<'a> {
     pub path: &'a str,
     /// The payload of a full segment, from the flow's `mtu`.
     pub mss: u32,
-    /// The flow's path: its one-way delay, bottleneck and largest segment (None for a
-    /// workload, whose clients' paths differ).
+    /// The flow's path: its one-way delay, bottleneck and largest segment (a workload's:
+    /// from its server to its first client, or back for uploads).
     pub defaults: Option<&'a ltp::PathDefaults>,
     /// With `fit = true`, the path to fit the settings to.
     pub fit: Option<&'a FitPath>,

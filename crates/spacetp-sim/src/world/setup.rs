@@ -306,10 +306,11 @@ impl World {
             Direction::Put => (clients[0], server),
         };
         let fit = wl.fit.then(|| FitPath::new(b, a, z, wl.mtu.0 as u32));
+        let defaults = path_defaults(b, a, z, wl.mtu.0);
         let cx = Context {
             path: &p,
             mss,
-            defaults: None,
+            defaults: Some(&defaults),
             fit: fit.as_ref(),
             key_log: self.key_log.clone(),
             qlog_prefix: None,

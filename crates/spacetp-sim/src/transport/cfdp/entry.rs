@@ -1,8 +1,8 @@
-//! CFDP in the transport registry: `protocol = "cfdp"` with `[flows.cfdp]`, for flows of
-//! one file.
+//! CFDP in the transport registry: `protocol = "cfdp"` with `[flows.cfdp]`, a flow one
+//! file; `[[workloads]]` of many files, each its own transaction.
 
 use super::CfdpSpec;
-use crate::config::FlowCfg;
+use crate::config::{FlowCfg, WorkloadCfg};
 use crate::fit::Fitted;
 use crate::transport::registry::{Context, EndsSpec, Profile, TransportEntry, TransportSpec};
 use crate::transport::{Ends, Transport};
@@ -63,52 +63,75 @@ impl TransportEntry for CfdpEntry {
     }
 
     fn flow(&self, f: &FlowCfg, cx: Context) -> Result<(TransportSpec, Vec<Fitted>), FieldError> {
-        let p = cx.path;
-        let mut settings = CfdpSettings::from_map(f.cfdp.as_ref(), &format!("{p}.cfdp"))?;
-        let fitted = cx.fit.map_or_else(Vec::new, |fp| {
-            super::fit::fit(&mut settings, f.cfdp.as_ref(), fp)
-        });
-        let Some(size) = f.bytes.map(|b| b.0) else {
+        if f.bytes.is_none() {
             return Err(FieldError::new(
-                format!("{p}.bytes"),
+                format!("{}.bytes", cx.path),
                 "a cfdp flow sends a file: give its size",
             ));
-        };
-        let defaults = cx.defaults.ok_or_else(|| {
-            FieldError::new(p, "a CFDP flow needs its path (one sender, one receiver)")
-        })?;
-        // File data per PDU: the flow's MTU less IPv4, UDP and the PDU's own header.
-        let fits = (cx.mss as usize + 40 - 28)
-            .saturating_sub(FILE_DATA_OVERHEAD)
-            .min(MAX_PDU - FILE_DATA_OVERHEAD);
-        let segment = settings.segment_size.map_or(fits, |b| b.0 as usize);
-        if segment > fits {
-            return Err(FieldError::new(
-                format!("{p}.cfdp.segment_size"),
-                format!(
-                    "{segment} B does not fit the flow's {} B packets: at most {fits} B",
-                    cx.mss + 40
-                ),
-            ));
         }
-        let rate_bps = settings.rate.map_or(defaults.rate_bps, |r| r.0);
-        let spec = CfdpSpec {
-            settings,
-            segment,
-            rate_bps,
-            file_size: size,
-        };
+        let (spec, fitted) = spec(f.cfdp.as_ref(), &cx)?;
         Ok((TransportSpec::Ends(Arc::new(spec)), fitted))
     }
+
+    fn carries_workloads(&self) -> bool {
+        true
+    }
+
+    /// Each file of the workload is one transaction between the client and the server.
+    fn workload(
+        &self,
+        wl: &WorkloadCfg,
+        cx: Context,
+    ) -> Result<(Arc<dyn EndsSpec>, Vec<Fitted>), FieldError> {
+        let (spec, fitted) = spec(wl.cfdp.as_ref(), &cx)?;
+        Ok((Arc::new(spec), fitted))
+    }
+}
+
+/// `[flows.cfdp]` (or `[workloads.cfdp]`) checked and fitted, with the path's segment and
+/// rate.
+fn spec(
+    table: Option<&serde_json::Map<String, serde_json::Value>>,
+    cx: &Context,
+) -> Result<(CfdpSpec, Vec<Fitted>), FieldError> {
+    let p = cx.path;
+    let mut settings = CfdpSettings::from_map(table, &format!("{p}.cfdp"))?;
+    let fitted = cx
+        .fit
+        .map_or_else(Vec::new, |fp| super::fit::fit(&mut settings, table, fp));
+    let defaults = cx
+        .defaults
+        .ok_or_else(|| FieldError::new(p, "a CFDP transfer needs its path"))?;
+    // File data per PDU: the MTU less IPv4, UDP and the PDU's own header.
+    let fits = (cx.mss as usize + 40 - 28)
+        .saturating_sub(FILE_DATA_OVERHEAD)
+        .min(MAX_PDU - FILE_DATA_OVERHEAD);
+    let segment = settings.segment_size.map_or(fits, |b| b.0 as usize);
+    if segment > fits {
+        return Err(FieldError::new(
+            format!("{p}.cfdp.segment_size"),
+            format!(
+                "{segment} B does not fit the {} B packets: at most {fits} B",
+                cx.mss + 40
+            ),
+        ));
+    }
+    let rate_bps = settings.rate.map_or(defaults.rate_bps, |r| r.0);
+    let spec = CfdpSpec {
+        settings,
+        segment,
+        rate_bps,
+    };
+    Ok((spec, fitted))
 }
 
 impl EndsSpec for CfdpSpec {
     fn open(
         &self,
         ends: Ends,
-        _isn: &mut dyn FnMut() -> u32,
+        isn: &mut dyn FnMut() -> u32,
     ) -> (Box<dyn Transport>, Box<dyn Transport>) {
-        let (client, server) = CfdpSpec::open(self, ends);
+        let (client, server) = CfdpSpec::open(self, ends, isn() as u16);
         (Box::new(client), Box::new(server))
     }
 

@@ -28,8 +28,6 @@ pub struct CfdpSpec {
     pub segment: usize,
     /// Bits per second, IPv4 and UDP headers counted.
     pub rate_bps: f64,
-    /// The flow's `bytes`: the file.
-    pub file_size: u64,
 }
 
 enum Role {
@@ -61,14 +59,16 @@ pub struct CfdpTransport {
 
 impl CfdpSpec {
     /// The two ends of a flow: entity IDs are the nodes' numbers (index + 1).
-    pub(crate) fn open(&self, ends: Ends) -> (CfdpTransport, CfdpTransport) {
+    /// `seq` is the transaction's sequence number (two files between the same entities are
+    /// two transactions).
+    pub(crate) fn open(&self, ends: Ends, seq: u16) -> (CfdpTransport, CfdpTransport) {
         let (a, b) = (ends.client_node + 1, ends.server_node + 1);
         let s = &self.settings;
         let end = |role, peer| CfdpTransport {
             role,
             settings: s.clone(),
             rate_bps: self.rate_bps,
-            file_size: self.file_size,
+            file_size: 0,
             peer,
             written: 0,
             closed: false,
@@ -81,7 +81,7 @@ impl CfdpSpec {
             segment: self.segment,
             put_refused: None,
         };
-        let tx = Role::Sending(Box::new(Sender::new(s, a, b, self.segment)));
+        let tx = Role::Sending(Box::new(Sender::new(s, a, b, self.segment, seq)));
         let rx = Role::Receiving(Box::new(Receiver::new(s, b, a, self.segment)));
         (end(tx, b), end(rx, a))
     }
@@ -95,6 +95,7 @@ impl CfdpTransport {
         }
         if let Role::Sending(tx) = &mut self.role {
             self.put = true;
+            self.file_size = self.written;
             if let Err(e) = tx.put(now, self.written, self.peer, &self.settings) {
                 self.put_refused = Some(format!("the CFDP Put.request was refused: {e}"));
             }
