@@ -17,7 +17,7 @@ from spacetp.html_page import END, e, head
 FAMILY_COLORS = {
     "textbook": "#4C72B0", "linux": "#DD8452", "draft": "#C44E52", "scps": "#55A868",
     "scps-ri": "#2E8B57", "windows": "#8172B3", "quic": "#937860", "ltp": "#DA8BC3",
-    "dtn": "#17BECF",
+    "dtn": "#17BECF", "cfdp": "#BCBD22",
 }  # fmt: skip
 OTHER_COLOR = "#8C8C8C"
 
