@@ -2,6 +2,8 @@
 //! it has expired; here every countdown also writes its expiry in a shared book, so the
 //! caller knows when to call the handlers next (the earliest expiry still ahead), and the
 //! book counts each countdown's expiry once per run of it (the summary's timer expiries).
+//! The clock can be held: a suspended transaction's timers do not run (727.0-B-5 4.6.7:
+//! suspension halts transmission and suspends the timers), and resume where they stopped.
 
 use cfdp::time::Countdown;
 use cfdp::{TimerContext, TimerCreator};
@@ -20,6 +22,10 @@ pub enum TimerKind {
 struct Book {
     /// Nanoseconds the timers have run (the simulation's time, less suspensions).
     now: Time,
+    /// Time spent suspended so far, and since when it is suspended now.
+    held: Time,
+    suspended_since: Option<Time>,
+    suspensions: u64,
     /// Each countdown's expiry (by its index), None once it expired or was dropped.
     expiries: Vec<Option<(Time, TimerKind)>>,
     expired: [u64; 3],
@@ -42,27 +48,58 @@ impl Timers {
         }
     }
 
-    /// The timers' time is now `now` (never back).
+    /// The caller's time is `now`: the timers' is that less the time spent suspended
+    /// (never back).
     pub fn set_now(&self, now: Time) {
         let mut b = self.book.lock().expect("timer book");
-        b.now = b.now.max(now);
+        let t = b.suspended_since.unwrap_or(now).saturating_sub(b.held);
+        b.now = b.now.max(t);
+    }
+
+    /// Hold the timers from `now` (a second call while held does nothing).
+    pub fn suspend(&self, now: Time) {
+        self.set_now(now);
+        let mut b = self.book.lock().expect("timer book");
+        if b.suspended_since.is_none() {
+            b.suspended_since = Some(now);
+            b.suspensions += 1;
+        }
+    }
+
+    /// Let the timers run again from `now`, where they stopped.
+    pub fn resume(&self, now: Time) {
+        let mut b = self.book.lock().expect("timer book");
+        if let Some(since) = b.suspended_since.take() {
+            b.held += now.saturating_sub(since);
+        }
+    }
+
+    /// Whether the timers are held, and how many times they were.
+    pub fn suspended(&self) -> (bool, u64) {
+        let b = self.book.lock().expect("timer book");
+        (b.suspended_since.is_some(), b.suspensions)
     }
 
     pub fn now(&self) -> Time {
         self.book.lock().expect("timer book").now
     }
 
-    /// The earliest expiry still ahead of the clock, if a countdown runs. One already due
-    /// was due when the handler last ran (every call sets the clock first): a countdown the
-    /// handler does not look at in its present step wakes nobody again.
+    /// The earliest expiry still ahead of the clock, if a countdown runs, on the caller's
+    /// time; None while held. One already due was due when the handler last ran (every call
+    /// sets the clock first): a countdown the handler does not look at in its present step
+    /// wakes nobody again.
     pub fn next_expiry(&self) -> Option<Time> {
         let b = self.book.lock().expect("timer book");
+        if b.suspended_since.is_some() {
+            return None;
+        }
         b.expiries
             .iter()
             .flatten()
             .map(|e| e.0)
             .filter(|&at| at > b.now)
             .min()
+            .map(|at| at + b.held)
     }
 
     /// Expiries seen, of the check-limit, NAK and positive-ACK timers.
@@ -176,5 +213,25 @@ mod tests {
         assert_eq!(t.next_expiry(), Some(210));
         drop(c);
         assert_eq!(t.next_expiry(), None, "a dropped countdown wakes nobody");
+    }
+
+    #[test]
+    fn a_suspended_countdown_stops_and_resumes_where_it_stopped() {
+        let t = Timers::new(5);
+        let c = t.create_countdown(TimerContext::NakActivity {
+            expiry_time: std::time::Duration::from_nanos(100),
+        });
+        t.set_now(40);
+        t.suspend(40);
+        assert_eq!(t.next_expiry(), None, "held: no wake-up");
+        t.set_now(1_000);
+        assert!(!c.has_expired(), "time held does not count");
+        t.resume(1_000);
+        assert_eq!(t.next_expiry(), Some(1_060), "60 ns were left");
+        t.set_now(1_059);
+        assert!(!c.has_expired());
+        t.set_now(1_060);
+        assert!(c.has_expired());
+        assert_eq!(t.suspended(), (false, 1));
     }
 }

@@ -41,6 +41,8 @@ pub struct EntityStats {
     pub timer_expiries: [u64; 3],
     /// PDUs the handler refused (out of place, malformed, for another transaction).
     pub refused: u64,
+    /// Times its timers were suspended (link outages).
+    pub suspensions: u64,
     pub finished: Option<Finished>,
     /// Faults declared, by CFDP condition code, with how many times each.
     pub faults: std::collections::BTreeMap<String, u64>,
@@ -78,6 +80,7 @@ impl Parts {
             pdus: self.outbox.counts(),
             timer_expiries: self.timers.expired(),
             refused: self.refused,
+            suspensions: self.timers.suspended().1,
             finished: log.finished.clone(),
             faults: log.faults.clone(),
         }
@@ -224,6 +227,16 @@ impl Sender {
         self.parts.timers.next_expiry()
     }
 
+    /// The link is down: hold its timers (727.0-B-5 4.6.7); the caller holds its PDUs.
+    pub fn suspend(&mut self, now: Time) {
+        self.parts.timers.suspend(now);
+    }
+
+    /// The link is back: its timers run on from where they stopped.
+    pub fn resume(&mut self, now: Time) {
+        self.parts.timers.resume(now);
+    }
+
     /// Its timers' time is `now`: expired ones act (PDUs to send again, faults).
     pub fn on_timeout(&mut self, now: Time) {
         self.parts.timers.set_now(now);
@@ -289,6 +302,16 @@ impl Receiver {
 
     pub fn next_timeout(&self) -> Option<Time> {
         self.parts.timers.next_expiry()
+    }
+
+    /// The link is down: hold its timers (727.0-B-5 4.6.7); the caller holds its PDUs.
+    pub fn suspend(&mut self, now: Time) {
+        self.parts.timers.suspend(now);
+    }
+
+    /// The link is back: its timers run on from where they stopped.
+    pub fn resume(&mut self, now: Time) {
+        self.parts.timers.resume(now);
     }
 
     pub fn on_timeout(&mut self, now: Time) {

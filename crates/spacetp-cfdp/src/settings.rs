@@ -65,6 +65,10 @@ pub struct CfdpSettings {
     /// no congestion control; ION meters it to the contact's rate). Default: the path's
     /// bottleneck.
     pub rate: Option<Rate>,
+    /// While a ground station reports the link down, suspend the transaction: hold its
+    /// PDUs and its timers (727.0-B-5 4.6.7), resume when the link is back. False: PDUs
+    /// are still held, but the timers run (and may reach their limits).
+    pub suspend_on_outage: bool,
 }
 
 impl Default for CfdpSettings {
@@ -83,6 +87,7 @@ impl Default for CfdpSettings {
             segment_size: None,
             checksum: Checksum::Modular,
             rate: None,
+            suspend_on_outage: true,
         }
     }
 }

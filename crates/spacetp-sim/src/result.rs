@@ -158,6 +158,9 @@ pub struct CfdpSummary {
     /// PDUs an entity could not take (out of place for its transaction's step).
     pub sender_pdus_refused: u64,
     pub receiver_pdus_refused: u64,
+    /// Times each entity suspended its transaction (a link outage: PDUs and timers held).
+    pub sender_suspensions: u64,
+    pub receiver_suspensions: u64,
     /// Faults declared (727.0-B-5 condition codes), and how each transaction ended.
     pub sender_faults: std::collections::BTreeMap<String, u64>,
     pub receiver_faults: std::collections::BTreeMap<String, u64>,

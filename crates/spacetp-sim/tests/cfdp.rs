@@ -193,3 +193,39 @@ fn a_workload_of_many_files_is_one_transaction_each_every_file_exact() {
         .fold(0.0, f64::max);
     assert!(last > 9.6, "{last}");
 }
+
+#[test]
+fn a_link_outage_suspends_the_transaction_and_it_resumes_where_it_stopped() {
+    // 2 MB take 16.7 s on the link; a 60 s outage begins as EOF is on its way, while the
+    // sender waits for its ACK and the receiver for its repairs. Timers fitted to the 0.5 s
+    // round trip (1.5 s): held, they wait the outage out; running, they reach their limits.
+    let run = |suspend: bool| {
+        let toml = hosts_a_b(
+            "seed = 5\nstop = \"2000 s\"",
+            "1 Mb/s",
+            "250 ms",
+            "errors = { per = 0.01 }\nqueue = { packets = 1000 }\noutages = [[\"16.8 s\", \"76.8 s\"]]",
+        ) + &flow_a_to_b(&format!(
+            "protocol = \"cfdp\"\nbytes = \"2 MB\"\nfit = true\n\
+             cfdp = {{ suspend_on_outage = {suspend} }}"
+        ));
+        sim(&toml).summary.flows[0].clone()
+    };
+    let held = run(true);
+    assert!(
+        held.complete && held.bytes_delivered == 2_000_000,
+        "{held:?}"
+    );
+    let c = held.cfdp.as_ref().unwrap();
+    assert!(
+        c.sender_suspensions >= 1 && c.receiver_suspensions >= 1,
+        "{c:?}"
+    );
+    // The outage's 60 s added to the transfer, and little more.
+    let t = held.completion_s.unwrap();
+    assert!(t > 60.0 + 16.0 && t < 60.0 + 16.0 * 1.05 + 4.0, "{t}");
+    let running = run(false);
+    assert!(!running.complete, "{running:?}");
+    let why = running.failure.as_deref().unwrap_or_default();
+    assert!(why.contains("LimitReached"), "{why}");
+}

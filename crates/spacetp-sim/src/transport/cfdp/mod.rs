@@ -265,18 +265,28 @@ impl Transport for CfdpTransport {
         ))
     }
 
-    /// CFDP entities listen to ground stations: a sender holds its PDUs while the link is
-    /// down (its timers run on: cfdp-rs 0.3 has no suspension).
+    /// CFDP entities listen to ground stations: while the link is down an entity holds its
+    /// PDUs and, with `suspend_on_outage` (the default), its timers.
     fn listens_for_link_state(&self) -> bool {
         true
     }
 
-    fn on_link_outage(&mut self, _now: Time) {
+    fn on_link_outage(&mut self, now: Time) {
         self.link_down = true;
+        if self.settings.suspend_on_outage {
+            match &mut self.role {
+                Role::Sending(tx) => tx.suspend(now),
+                Role::Receiving(rx) => rx.suspend(now),
+            }
+        }
     }
 
-    fn on_link_restored(&mut self, _now: Time) {
+    fn on_link_restored(&mut self, now: Time) {
         self.link_down = false;
+        match &mut self.role {
+            Role::Sending(tx) => tx.resume(now),
+            Role::Receiving(rx) => rx.resume(now),
+        }
     }
 
     fn sender_state(&self) -> SenderState {
@@ -325,6 +335,7 @@ impl Transport for CfdpTransport {
         c.sender_pdus = st.pdus;
         c.sender_timer_expiries = st.timer_expiries;
         c.sender_pdus_refused = st.refused;
+        c.sender_suspensions = st.suspensions;
         c.sender_faults = st.faults;
         c.sender_condition = st.finished.map(|f| f.condition);
     }
@@ -338,6 +349,7 @@ impl Transport for CfdpTransport {
         c.naks_sent = st.pdus.nak;
         c.receiver_timer_expiries = st.timer_expiries;
         c.receiver_pdus_refused = st.refused;
+        c.receiver_suspensions = st.suspensions;
         c.receiver_faults = st.faults;
         if let Some(f) = st.finished {
             c.receiver_condition = Some(f.condition);
