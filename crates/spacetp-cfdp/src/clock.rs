@@ -16,6 +16,8 @@ pub enum TimerKind {
     CheckLimit,
     Nak,
     PositiveAck,
+    /// The transaction inactivity limit (727.0-B-5 4.6.5.3), kept by this crate.
+    Inactivity,
 }
 
 #[derive(Debug, Default)]
@@ -28,7 +30,7 @@ struct Book {
     suspensions: u64,
     /// Each countdown's expiry (by its index), None once it expired or was dropped.
     expiries: Vec<Option<(Time, TimerKind)>>,
-    expired: [u64; 3],
+    expired: [u64; 4],
 }
 
 /// The clock and the expiry book every countdown of one entity shares.
@@ -102,12 +104,13 @@ impl Timers {
             .map(|at| at + b.held)
     }
 
-    /// Expiries seen, of the check-limit, NAK and positive-ACK timers.
-    pub fn expired(&self) -> [u64; 3] {
+    /// Expiries seen, of the check-limit, NAK, positive-ACK and inactivity timers.
+    pub fn expired(&self) -> [u64; 4] {
         self.book.lock().expect("timer book").expired
     }
 
-    fn start(&self, period: Time, kind: TimerKind) -> SimCountdown {
+    /// A countdown of `period` from now.
+    pub fn start(&self, period: Time, kind: TimerKind) -> SimCountdown {
         let mut b = self.book.lock().expect("timer book");
         let at = b.now.saturating_add(period);
         // A slot a dropped countdown left is reused.
@@ -206,7 +209,7 @@ mod tests {
         assert!(!c.has_expired());
         t.set_now(150);
         assert!(c.has_expired() && c.has_expired());
-        assert_eq!(t.expired(), [0, 0, 1], "counted once");
+        assert_eq!(t.expired(), [0, 0, 1, 0], "counted once");
         assert_eq!(t.next_expiry(), None);
         t.set_now(160);
         c.reset();

@@ -2,7 +2,7 @@
 //! arrive and the time, takes out the PDUs to send (file data one at a time, so it paces
 //! them), and wakes each entity at its next timer. cfdp-rs's handlers do the protocol.
 
-use crate::clock::{SimCountdown, Timers};
+use crate::clock::{SimCountdown, TimerKind, Timers};
 use crate::events::{Events, Finished};
 use crate::filestore::Files;
 use crate::outbox::{Outbox, PduCounts};
@@ -11,6 +11,7 @@ use cfdp::dest::DestinationHandler;
 use cfdp::lost_segments::LostSegmentsList;
 use cfdp::request::PutRequestOwned;
 use cfdp::source::{SourceHandler, TransactionStep};
+use cfdp::time::Countdown;
 use cfdp::{IndicationConfig, LocalEntityConfig, PduOwnedWithInfo, RemoteEntityConfig};
 use spacepackets::util::UnsignedByteFieldU16;
 use spacetp_proto::Time;
@@ -37,8 +38,8 @@ const DEST_FILE: &str = "/recv/file";
 #[derive(Clone, Debug, Default)]
 pub struct EntityStats {
     pub pdus: PduCounts,
-    /// Check-limit, NAK and positive-ACK timer expiries.
-    pub timer_expiries: [u64; 3],
+    /// Check-limit, NAK, positive-ACK and inactivity timer expiries.
+    pub timer_expiries: [u64; 4],
     /// PDUs the handler refused (out of place, malformed, for another transaction).
     pub refused: u64,
     /// Times its timers were suspended (link outages).
@@ -55,6 +56,10 @@ struct Parts {
     files: Files,
     timers: Timers,
     refused: u64,
+    /// The inactivity limit, and its countdown once the transaction waits for the peer
+    /// (armed by each PDU that arrives).
+    inactivity_period: Time,
+    inactivity: Option<SimCountdown>,
 }
 
 impl Parts {
@@ -65,6 +70,8 @@ impl Parts {
             files: Files::default(),
             timers: Timers::new(s.check_timer.0),
             refused: 0,
+            inactivity_period: s.inactivity_timeout.0,
+            inactivity: None,
         };
         let local = LocalEntityConfig::new(
             UnsignedByteFieldU16::new(local).into(),
@@ -72,6 +79,38 @@ impl Parts {
             p.events.clone(),
         );
         (p, local)
+    }
+
+    /// The peer was heard from (or is now waited for): the inactivity limit counts anew.
+    fn heard(&mut self) {
+        match &mut self.inactivity {
+            Some(c) => c.reset(),
+            None => {
+                let c = self
+                    .timers
+                    .start(self.inactivity_period, TimerKind::Inactivity);
+                self.inactivity = Some(c);
+            }
+        }
+    }
+
+    /// The inactivity limit ran out in a transaction still open: say so (the fault is
+    /// this crate's, cfdp-rs has none) and end the transaction without the file.
+    fn inactive(&mut self) -> bool {
+        let expired = self.inactivity.as_ref().is_some_and(|c| c.has_expired());
+        let mut log = self.events.log();
+        if !expired || log.finished.is_some() {
+            return false;
+        }
+        *log.faults.entry("InactivityDetected".into()).or_default() += 1;
+        log.finished = Some(Finished {
+            condition: "InactivityDetected".into(),
+            complete: false,
+            file_status: "Unreported".into(),
+        });
+        drop(log);
+        self.inactivity = None;
+        true
     }
 
     fn stats(&self) -> EntityStats {
@@ -155,6 +194,9 @@ impl Sender {
     /// sees only a request for the metadata.
     pub fn on_pdu(&mut self, now: Time, raw: &[u8]) {
         self.parts.timers.set_now(now);
+        if self.waits() {
+            self.parts.heard();
+        }
         let mut raw = raw.to_vec();
         if let Some(conf) = self.conf {
             let files = &self.parts.files;
@@ -244,6 +286,25 @@ impl Sender {
         if self.handler.state_machine_no_packet(&mut user).is_err() {
             self.parts.refused += 1;
         }
+        if self.waits() && self.parts.inactivity.is_none() {
+            self.parts.heard();
+        }
+        if self.parts.inactive() {
+            self.repairs.clear();
+            if let Some(id) = self.handler.transaction_id() {
+                self.handler.cancel_request(&mut user, &id).ok();
+            }
+        }
+    }
+
+    /// Whether it waits for the receiver (EOF sent in a transaction that expects an
+    /// answer): only then must the receiver be heard within the inactivity limit (during
+    /// the pass a receiver with nothing to repair is rightly silent).
+    fn waits(&self) -> bool {
+        matches!(
+            self.handler.step(),
+            TransactionStep::WaitingForEofAck | TransactionStep::WaitingForFinished
+        )
     }
 
     /// Its transaction ended (completed, or abandoned on a fault).
@@ -281,6 +342,7 @@ impl Receiver {
     /// A PDU from the sender.
     pub fn on_pdu(&mut self, now: Time, raw: &[u8]) {
         self.parts.timers.set_now(now);
+        self.parts.heard();
         let ok = PduOwnedWithInfo::new_from_raw_packet(raw)
             .map_err(|e| e.to_string())
             .and_then(|p| {
@@ -319,6 +381,11 @@ impl Receiver {
         let mut user = self.parts.events.clone();
         if self.handler.state_machine_no_packet(&mut user).is_err() {
             self.parts.refused += 1;
+        }
+        if self.parts.inactive() {
+            if let Some(id) = self.handler.transaction_id() {
+                self.handler.cancel_request(&id);
+            }
         }
     }
 

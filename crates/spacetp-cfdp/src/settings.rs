@@ -58,6 +58,10 @@ pub struct CfdpSettings {
     pub check_timer: Duration,
     /// Check timer expiries before the fault "check limit reached".
     pub check_limit: u32,
+    /// An entity that hears nothing of its peer for this long in a transaction that waits
+    /// for it declares "inactivity detected" and cancels the transaction (727.0-B-5
+    /// 4.6.5.3; cfdp-rs 0.3 has no inactivity timer: this crate keeps it).
+    pub inactivity_timeout: Duration,
     /// File data bytes per PDU (default: as many as the flow's MTU carries).
     pub segment_size: Option<Bytes>,
     pub checksum: Checksum,
@@ -84,6 +88,7 @@ impl Default for CfdpSettings {
             nak_limit: 2,
             check_timer: Duration(5 * SEC),
             check_limit: 2,
+            inactivity_timeout: Duration(30 * SEC),
             segment_size: None,
             checksum: Checksum::Modular,
             rate: None,
@@ -131,6 +136,7 @@ impl CfdpSettings {
             ("positive_ack_timer", self.positive_ack_timer),
             ("nak_timer", self.nak_timer),
             ("check_timer", self.check_timer),
+            ("inactivity_timeout", self.inactivity_timeout),
         ] {
             if d.0 < MS || d.0 > 86_400 * SEC {
                 return err(f, format!("{d} must be from 1 ms to 1 day"));

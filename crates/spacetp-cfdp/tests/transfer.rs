@@ -14,6 +14,8 @@ struct Link {
     lose: fn(u64) -> bool,
     /// The first PDU (the metadata) is lost.
     lose_metadata: bool,
+    /// From this time on nothing crosses, either way.
+    cut_at: Option<Time>,
 }
 
 struct Outcome {
@@ -44,6 +46,9 @@ fn transfer(s: &CfdpSettings, size: u64, link: &Link) -> Outcome {
                 break;
             }
             let (to_rx, pdu) = air.remove(&(at, k)).unwrap();
+            if link.cut_at.is_some_and(|c| at >= c) {
+                continue;
+            }
             if to_rx {
                 rx.on_pdu(now, &pdu);
             } else {
@@ -127,6 +132,7 @@ const CLEAN: Link = Link {
     rate: 1e6,
     lose: |_| false,
     lose_metadata: false,
+    cut_at: None,
 };
 
 #[test]
@@ -288,6 +294,7 @@ fn class_2_on_a_lossy_geo_link_repairs_each_loss_about_once_and_ends_a_round_tri
         rate: 2e6,
         lose: |i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) == 0,
         lose_metadata: false,
+        cut_at: None,
     };
     let s = CfdpSettings {
         positive_ack_timer: spacetp_proto::units::Duration(2 * SEC),
@@ -338,4 +345,34 @@ fn a_lost_metadata_pdu_is_asked_for_again_with_the_file_data_that_came_before_it
     assert_eq!(o.delivered, Some(100_000), "{:?}", o.receiver);
     assert_eq!(o.sender.pdus.metadata, 2, "the metadata sent again");
     assert!(o.receiver.faults["FilestoreRejection"] > 0);
+}
+
+#[test]
+fn a_receiver_that_hears_nothing_for_its_inactivity_limit_ends_the_transaction() {
+    // The link dies in the middle of the pass and nobody is told: the sender finishes its
+    // pass and waits for EOF's ACK (its positive-ACK limit ends it); the receiver, silent
+    // since the cut, ends its transaction at the inactivity limit (30 s by default).
+    let dead = Link {
+        cut_at: Some(500 * MS),
+        ..CLEAN
+    };
+    let o = transfer(&class(2), 100_000, &dead);
+    assert_eq!(o.delivered, None);
+    assert_eq!(
+        o.receiver.faults.get("InactivityDetected"),
+        Some(&1),
+        "{:?}",
+        o.receiver
+    );
+    assert_eq!(o.receiver.timer_expiries[3], 1);
+    let done = o.receiver_done.unwrap() as f64 / 1e9;
+    assert!(
+        (30.4..31.0).contains(&done),
+        "the last PDU before 0.5 s, then 30 s: {done}"
+    );
+    assert!(
+        o.sender.faults.contains_key("PositiveAckLimitReached"),
+        "{:?}",
+        o.sender.faults
+    );
 }

@@ -152,9 +152,9 @@ pub struct CfdpSummary {
     pub receiver_pdus: spacetp_cfdp::outbox::PduCounts,
     /// NAK PDUs the receiver sent (asking for missing file data or metadata).
     pub naks_sent: u64,
-    /// Timer expiries of each entity: check limit, NAK and positive ACK.
-    pub sender_timer_expiries: [u64; 3],
-    pub receiver_timer_expiries: [u64; 3],
+    /// Timer expiries of each entity: check limit, NAK, positive ACK and inactivity.
+    pub sender_timer_expiries: [u64; 4],
+    pub receiver_timer_expiries: [u64; 4],
     /// PDUs an entity could not take (out of place for its transaction's step).
     pub sender_pdus_refused: u64,
     pub receiver_pdus_refused: u64,

@@ -136,7 +136,15 @@ fn on_a_40_s_round_trip_the_default_timers_end_the_transaction_and_fitted_ones_d
     assert!(f.complete && f.bytes_delivered == 1_000_000, "{f:?}");
     let names: Vec<_> = f.fitted.iter().map(|x| x.setting.as_str()).collect();
     assert!(names.contains(&"cfdp.positive_ack_timer") && names.contains(&"cfdp.nak_timer"));
-    assert!(f.fitted.iter().all(|x| x.value == "41 s"), "{:?}", f.fitted);
+    let timers = f
+        .fitted
+        .iter()
+        .filter(|x| x.setting != "cfdp.inactivity_timeout");
+    assert!(timers.clone().all(|x| x.value == "41 s"), "{:?}", f.fitted);
+    assert!(f
+        .fitted
+        .iter()
+        .any(|x| x.setting == "cfdp.inactivity_timeout" && x.value == "123 s"));
 }
 
 #[test]

@@ -8,7 +8,9 @@
 //! - `positive_ack_timer`, `nak_timer`: a round trip (the ACK, the repair, can come no
 //!   sooner) plus 1 s for the peer's turnaround (as LTP's timers allow ION's `ownqtime`,
 //!   1 s by default);
-//! - `check_timer` (class 1): the same, for data still in flight after EOF.
+//! - `check_timer` (class 1): the same, for data still in flight after EOF;
+//! - `inactivity_timeout`: three of those: the longest an entity waits in silence is a NAK
+//!   (or EOF) whose answer is lost, its timer, and the round trip of the one sent again.
 //!
 //! The rate already follows the path (the bottleneck, by default).
 
@@ -19,6 +21,8 @@ use spacetp_proto::SEC;
 
 const RULE: &str = "a round trip plus 1 s for the peer's turnaround (the answer waited for \
     comes no sooner; ION's own-queuing allowance, ownqtime, is 1 s)";
+const RULE_INACTIVITY: &str = "three round trips plus 1 s each: a lost answer, its timer and \
+    the round trip of the one sent again, without a word from the peer";
 
 /// Fit `s` to `path`; `user` is the flow's `[flows.cfdp]` table.
 pub fn fit(
@@ -43,6 +47,16 @@ pub fn fit(
             RULE,
         ));
         *timer = want;
+    }
+    let idle = Duration(3 * (path.rtt + SEC));
+    if !user_set(user, "inactivity_timeout") && s.inactivity_timeout != idle {
+        out.push(Fitted::new(
+            "cfdp.inactivity_timeout",
+            idle.to_string(),
+            s.inactivity_timeout.to_string(),
+            RULE_INACTIVITY,
+        ));
+        s.inactivity_timeout = idle;
     }
     out
 }
