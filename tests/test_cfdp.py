@@ -82,3 +82,25 @@ def test_wireshark_reads_every_pdu_as_cfdp_and_nothing_malformed(cli, tmp_path):
     # Every PDU of one acknowledged transaction (mode 0) from entity 1 to entity 2, the
     # nodes' numbers.
     assert set(rows("cfdp", "cfdp.trans_mode", "cfdp.srcid", "cfdp.dstid")) == {"0\t1\t2"}
+
+
+@pytest.mark.skipif(shutil.which("tshark") is None, reason="needs tshark (.ci/run installs it)")
+def test_wireshark_reads_the_prompts_and_keep_alives_built_beside_cfdp_rs(cli, tmp_path):
+    # cfdp-rs has no Prompt or Keep Alive PDU: spacetp-cfdp builds them (keep_alive.rs).
+    # Wireshark's dissector is the outside check of their bytes.
+    pcap = tmp_path / "ka.pcap"
+    r = cli("run", CFDP_GEO, "--set", 'flows[0].cfdp.keep_alive_interval="2 s"',
+            "--pcap", f"ground-terminal={pcap}", "-q")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+
+    def rows(filt: str, *fields: str) -> list[str]:
+        args = ["tshark", "-r", str(pcap), "-d", "udp.port==4556,cfdp", "-Y", filt]
+        args += ["-T", "fields", *sum((["-e", f] for f in fields), [])] if fields else []
+        return subprocess.run(args, capture_output=True, text=True, check=True).stdout.split()
+
+    assert rows("_ws.malformed || _ws.expert.severity >= warning") == []
+    prompts = rows("cfdp.fdtype == 9", "frame.number")
+    progress = [int(x) for x in rows("cfdp.fdtype == 12", "cfdp.progress")]
+    assert len(prompts) >= 8 and len(progress) == len(prompts), (prompts, progress)
+    # Each Keep Alive says how far the file has arrived: it only grows, up to the file.
+    assert progress == sorted(progress) and 0 < progress[-1] <= 5_000_000, progress

@@ -44,6 +44,11 @@ pub struct EntityStats {
     pub refused: u64,
     /// Times its timers were suspended (link outages).
     pub suspensions: u64,
+    /// Prompts (sender) or Keep Alives (receiver) it sent, and the last progress a Keep
+    /// Alive reported (sender: received; receiver: sent).
+    pub prompts: u64,
+    pub keep_alives: u64,
+    pub reported_progress: Option<u64>,
     pub finished: Option<Finished>,
     /// Faults declared, by CFDP condition code, with how many times each.
     pub faults: std::collections::BTreeMap<String, u64>,
@@ -98,13 +103,19 @@ impl Parts {
     /// this crate's, cfdp-rs has none) and end the transaction without the file.
     fn inactive(&mut self) -> bool {
         let expired = self.inactivity.as_ref().is_some_and(|c| c.has_expired());
+        expired && self.give_up("InactivityDetected")
+    }
+
+    /// A fault this crate declares (`condition`, a 727.0-B-5 condition code) ends a
+    /// transaction still open without the file; false if it had ended.
+    fn give_up(&mut self, condition: &str) -> bool {
         let mut log = self.events.log();
-        if !expired || log.finished.is_some() {
+        if log.finished.is_some() {
             return false;
         }
-        *log.faults.entry("InactivityDetected".into()).or_default() += 1;
+        *log.faults.entry(condition.into()).or_default() += 1;
         log.finished = Some(Finished {
-            condition: "InactivityDetected".into(),
+            condition: condition.into(),
             complete: false,
             file_status: "Unreported".into(),
         });
@@ -120,6 +131,9 @@ impl Parts {
             timer_expiries: self.timers.expired(),
             refused: self.refused,
             suspensions: self.timers.suspended().1,
+            prompts: 0,
+            keep_alives: 0,
+            reported_progress: None,
             finished: log.finished.clone(),
             faults: log.faults.clone(),
         }
@@ -136,9 +150,19 @@ pub struct Sender {
     /// The transaction's PDU configuration (from the first PDU the handler wrote): the
     /// header of the repairs sent here.
     conf: Option<spacepackets::cfdp::pdu::CommonPduConfig>,
-    /// Repairs waiting to go, before anything else the handler writes.
+    /// Repairs waiting to go, before anything else the handler writes, and Prompts before
+    /// them.
     repairs: std::collections::VecDeque<Vec<u8>>,
+    control: std::collections::VecDeque<Vec<u8>>,
     repairs_sent: u64,
+    /// Prompts for a Keep Alive: how often, the lag allowed, when the next one is due (the
+    /// caller's time), how many went, and what the last Keep Alive said.
+    keep_alive: Option<(Time, Option<u64>)>,
+    next_prompt: Option<Time>,
+    prompts: u64,
+    reported_progress: Option<u64>,
+    /// How far the first pass has sent the file.
+    progress_sent: u64,
 }
 
 impl Sender {
@@ -162,7 +186,16 @@ impl Sender {
             file_size: 0,
             conf: None,
             repairs: Default::default(),
+            control: Default::default(),
             repairs_sent: 0,
+            keep_alive: s
+                .keep_alive_interval
+                .filter(|_| s.class == 2)
+                .map(|d| (d.0, s.keep_alive_limit.map(|b| b.0))),
+            next_prompt: None,
+            prompts: 0,
+            reported_progress: None,
+            progress_sent: 0,
         }
     }
 
@@ -187,6 +220,7 @@ impl Sender {
         self.handler.put_request(&req).map_err(|e| e.to_string())?;
         self.started = true;
         self.file_size = size;
+        self.next_prompt = self.keep_alive.map(|(every, _)| now + every);
         Ok(())
     }
 
@@ -196,6 +230,21 @@ impl Sender {
         self.parts.timers.set_now(now);
         if self.waits() {
             self.parts.heard();
+        }
+        if let Some((crate::keep_alive::Probe::KeepAlive { progress }, _)) =
+            crate::keep_alive::read(raw)
+        {
+            self.reported_progress = Some(progress);
+            let lag = self.progress_sent.saturating_sub(progress);
+            if self
+                .keep_alive
+                .and_then(|k| k.1)
+                .is_some_and(|limit| lag > limit)
+                && self.parts.give_up("KeepAliveLimitReached")
+            {
+                self.cancel();
+            }
+            return;
         }
         let mut raw = raw.to_vec();
         if let Some(conf) = self.conf {
@@ -223,6 +272,9 @@ impl Sender {
     /// The next PDU to send now, if any: what the handler produced, else the next file
     /// data (one per call: the caller paces them). With whether it is file data.
     pub fn next_pdu(&mut self, now: Time) -> Option<(Vec<u8>, bool)> {
+        if let Some(p) = self.control.pop_front() {
+            return Some((p, false));
+        }
         if let Some(p) = self.repairs.pop_front() {
             self.repairs_sent += 1;
             return Some((p, true));
@@ -247,12 +299,28 @@ impl Sender {
         if self.conf.is_none() {
             self.conf = crate::retransmit::conf_of(&p.0);
         }
+        if p.1 {
+            if let Ok(fd) = spacepackets::cfdp::pdu::file_data::FileDataPdu::from_bytes(&p.0) {
+                let end = fd.offset() + fd.file_data().len() as u64;
+                self.progress_sent = self.progress_sent.max(end);
+            }
+        }
         Some(p)
+    }
+
+    /// End the handler's transaction (a fault declared here).
+    fn cancel(&mut self) {
+        self.repairs.clear();
+        let mut user = self.parts.events.clone();
+        if let Some(id) = self.handler.transaction_id() {
+            self.handler.cancel_request(&mut user, &id).ok();
+        }
     }
 
     /// Whether it has PDUs to send (or file data still to read out).
     pub fn has_data(&self) -> bool {
-        !self.repairs.is_empty()
+        !self.control.is_empty()
+            || !self.repairs.is_empty()
             || !self.parts.outbox.is_empty()
             || (self.started
                 && matches!(
@@ -264,9 +332,17 @@ impl Sender {
                 ))
     }
 
-    /// When a timer of it next expires.
+    /// When a timer of it next expires (or the next Prompt is due).
     pub fn next_timeout(&self) -> Option<Time> {
-        self.parts.timers.next_expiry()
+        let prompt = self
+            .next_prompt
+            .filter(|_| !self.is_finished() && !self.parts.timers.suspended().0);
+        self.parts
+            .timers
+            .next_expiry()
+            .into_iter()
+            .chain(prompt)
+            .min()
     }
 
     /// The link is down: hold its timers (727.0-B-5 4.6.7); the caller holds its PDUs.
@@ -290,10 +366,24 @@ impl Sender {
             self.parts.heard();
         }
         if self.parts.inactive() {
-            self.repairs.clear();
-            if let Some(id) = self.handler.transaction_id() {
-                self.handler.cancel_request(&mut user, &id).ok();
-            }
+            self.cancel();
+        }
+        self.prompt_if_due(now);
+    }
+
+    /// Class 2 with prompts: a Prompt for a Keep Alive when one is due, while the
+    /// transaction runs and is not suspended.
+    fn prompt_if_due(&mut self, now: Time) {
+        let (Some((every, _)), Some(due)) = (self.keep_alive, self.next_prompt) else {
+            return;
+        };
+        if now < due || self.is_finished() || self.parts.timers.suspended().0 {
+            return;
+        }
+        self.next_prompt = Some(now + every);
+        if let Some(p) = self.conf.and_then(|c| crate::keep_alive::prompt(&c)) {
+            self.control.push_back(p);
+            self.prompts += 1;
         }
     }
 
@@ -315,6 +405,8 @@ impl Sender {
     pub fn stats(&self) -> EntityStats {
         let mut st = self.parts.stats();
         st.pdus.file_data += self.repairs_sent;
+        st.prompts = self.prompts;
+        st.reported_progress = self.reported_progress;
         st
     }
 }
@@ -323,6 +415,10 @@ impl Sender {
 pub struct Receiver {
     handler: Destination,
     parts: Parts,
+    /// Keep Alives waiting to go, how many went, the last progress they said.
+    control: std::collections::VecDeque<Vec<u8>>,
+    keep_alives: u64,
+    reported_progress: Option<u64>,
 }
 
 impl Receiver {
@@ -336,13 +432,31 @@ impl Receiver {
             parts.timers.clone(),
             LostSegmentsList::default(),
         );
-        Receiver { handler, parts }
+        Receiver {
+            handler,
+            parts,
+            control: Default::default(),
+            keep_alives: 0,
+            reported_progress: None,
+        }
     }
 
-    /// A PDU from the sender.
+    /// A PDU from the sender. A Prompt is answered here (cfdp-rs has none): a Keep Alive
+    /// with how far the file has arrived without a gap.
     pub fn on_pdu(&mut self, now: Time, raw: &[u8]) {
         self.parts.timers.set_now(now);
         self.parts.heard();
+        if let Some((crate::keep_alive::Probe::Prompt { keep_alive }, conf)) =
+            crate::keep_alive::read(raw)
+        {
+            let progress = self.parts.files.prefix(DEST_FILE);
+            if let Some(k) = keep_alive.then(|| crate::keep_alive::keep_alive(&conf, progress)) {
+                self.control.extend(k);
+                self.keep_alives += 1;
+                self.reported_progress = Some(progress);
+            }
+            return;
+        }
         let ok = PduOwnedWithInfo::new_from_raw_packet(raw)
             .map_err(|e| e.to_string())
             .and_then(|p| {
@@ -355,11 +469,14 @@ impl Receiver {
     }
 
     pub fn next_pdu(&mut self) -> Option<(Vec<u8>, bool)> {
-        self.parts.outbox.pop()
+        match self.control.pop_front() {
+            Some(p) => Some((p, false)),
+            None => self.parts.outbox.pop(),
+        }
     }
 
     pub fn has_data(&self) -> bool {
-        !self.parts.outbox.is_empty()
+        !self.control.is_empty() || !self.parts.outbox.is_empty()
     }
 
     pub fn next_timeout(&self) -> Option<Time> {
@@ -409,6 +526,9 @@ impl Receiver {
     }
 
     pub fn stats(&self) -> EntityStats {
-        self.parts.stats()
+        let mut st = self.parts.stats();
+        st.keep_alives = self.keep_alives;
+        st.reported_progress = self.reported_progress;
+        st
     }
 }

@@ -73,6 +73,16 @@ impl Files {
         Some((held, !f.corrupted))
     }
 
+    /// Bytes of `path` held from its start without a gap (a Keep Alive's progress).
+    pub fn prefix(&self, path: &str) -> u64 {
+        let files = self.0.lock().expect("files");
+        files
+            .get(path)
+            .and_then(|f| f.written.first())
+            .filter(|r| r.0 == 0)
+            .map_or(0, |r| r.1)
+    }
+
     fn with<T>(&self, path: &str, f: impl FnOnce(&mut File) -> T) -> Result<T, FilestoreError> {
         let mut files = self.0.lock().expect("files");
         files

@@ -8,16 +8,19 @@
 //! - `clock.rs`: cfdp-rs's countdowns on the caller's clock, with their next expiry.
 //! - `filestore.rs`: files of any size never held in memory, checked byte by byte.
 //! - `outbox.rs`, `events.rs`: the PDUs a handler produced, what it told its user.
+//! - `keep_alive.rs`: Prompt and Keep Alive PDUs (cfdp-rs has none), and the keep alive
+//!   limit kept here.
 //! - `retransmit.rs`: the sender's answer to NAKs, done here: cfdp-rs 0.3.0's resends only
 //!   a request's first segment and lets repairs skip new data.
 //!
-//! Not in cfdp-rs 0.3 and so not here yet: suspend and resume, the inactivity timer,
-//! keep-alive and prompt PDUs.
+//! Not in cfdp-rs 0.3 and done here around it: suspension (the timers held), the inactivity
+//! limit, Prompt and Keep Alive PDUs with the keep alive limit.
 
 pub mod clock;
 pub mod end;
 pub mod events;
 pub mod filestore;
+pub mod keep_alive;
 pub mod outbox;
 mod retransmit;
 pub mod settings;

@@ -62,6 +62,12 @@ pub struct CfdpSettings {
     /// for it declares "inactivity detected" and cancels the transaction (727.0-B-5
     /// 4.6.5.3; cfdp-rs 0.3 has no inactivity timer: this crate keeps it).
     pub inactivity_timeout: Duration,
+    /// Class 2: the sender prompts the receiver for a Keep Alive this often (727.0-B-5
+    /// 5.2.7); none by default.
+    pub keep_alive_interval: Option<Duration>,
+    /// With prompts: a receiver whose progress lags the sender's by more than this is
+    /// declared "keep alive limit reached" (4.6.5.2), and the transaction ends.
+    pub keep_alive_limit: Option<Bytes>,
     /// File data bytes per PDU (default: as many as the flow's MTU carries).
     pub segment_size: Option<Bytes>,
     pub checksum: Checksum,
@@ -89,6 +95,8 @@ impl Default for CfdpSettings {
             check_timer: Duration(5 * SEC),
             check_limit: 2,
             inactivity_timeout: Duration(30 * SEC),
+            keep_alive_interval: None,
+            keep_alive_limit: None,
             segment_size: None,
             checksum: Checksum::Modular,
             rate: None,
@@ -150,6 +158,18 @@ impl CfdpSettings {
             if n == 0 || n > 1000 {
                 return err(f, format!("{n} must be from 1 to 1000"));
             }
+        }
+        if let Some(d) = self.keep_alive_interval {
+            if d.0 < MS {
+                return err("keep_alive_interval", format!("{d} must be at least 1 ms"));
+            }
+        }
+        if self.keep_alive_limit.is_some() && self.keep_alive_interval.is_none() {
+            return err(
+                "keep_alive_limit",
+                "needs keep_alive_interval: the receiver reports its progress only when prompted"
+                    .into(),
+            );
         }
         if let Some(b) = self.segment_size {
             let most = (MAX_PDU - FILE_DATA_OVERHEAD) as u64;

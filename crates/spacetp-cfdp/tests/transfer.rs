@@ -376,3 +376,44 @@ fn a_receiver_that_hears_nothing_for_its_inactivity_limit_ends_the_transaction()
         o.sender.faults
     );
 }
+
+#[test]
+fn prompts_draw_keep_alives_that_report_the_receivers_progress() {
+    let s = CfdpSettings {
+        keep_alive_interval: Some(spacetp_proto::units::Duration(SEC)),
+        ..class(2)
+    };
+    let o = transfer(&s, 1_000_000, &CLEAN);
+    assert_eq!(o.delivered, Some(1_000_000));
+    // One Prompt a second of the 8.3 s pass and the wait for Finished; each answered.
+    assert!((8..=10).contains(&o.sender.prompts), "{}", o.sender.prompts);
+    assert_eq!(o.receiver.keep_alives, o.sender.prompts);
+    // The receiver's progress trails the sender's by what is in flight (0.25 s at 1 Mb/s).
+    let reported = o.sender.reported_progress.unwrap();
+    assert!(reported > 900_000, "{reported}");
+    assert!(o.sender.faults.is_empty() && o.receiver.faults.is_empty());
+}
+
+#[test]
+fn a_receiver_too_far_behind_reaches_the_keep_alive_limit() {
+    // From the 200th file data PDU on, nothing of the file arrives (the directives do): the
+    // receiver's progress stops at 200 kB while the sender's runs on.
+    let starved = Link {
+        lose: |i| i >= 200,
+        ..CLEAN
+    };
+    let s = CfdpSettings {
+        keep_alive_interval: Some(spacetp_proto::units::Duration(SEC)),
+        keep_alive_limit: Some(spacetp_proto::units::Bytes(100_000)),
+        ..class(2)
+    };
+    let o = transfer(&s, 1_000_000, &starved);
+    assert_eq!(o.delivered, None);
+    assert_eq!(
+        o.sender.faults.get("KeepAliveLimitReached"),
+        Some(&1),
+        "{:?}",
+        o.sender
+    );
+    assert_eq!(o.sender.reported_progress, Some(200_000));
+}

@@ -161,6 +161,11 @@ pub struct CfdpSummary {
     /// Times each entity suspended its transaction (a link outage: PDUs and timers held).
     pub sender_suspensions: u64,
     pub receiver_suspensions: u64,
+    /// Prompts the sender sent (`cfdp.keep_alive_interval`), Keep Alives the receiver
+    /// answered with, and the last progress one reported.
+    pub prompts_sent: u64,
+    pub keep_alives_sent: u64,
+    pub reported_progress: Option<u64>,
     /// Faults declared (727.0-B-5 condition codes), and how each transaction ended.
     pub sender_faults: std::collections::BTreeMap<String, u64>,
     pub receiver_faults: std::collections::BTreeMap<String, u64>,

@@ -336,6 +336,7 @@ impl Transport for CfdpTransport {
         c.sender_timer_expiries = st.timer_expiries;
         c.sender_pdus_refused = st.refused;
         c.sender_suspensions = st.suspensions;
+        c.prompts_sent = st.prompts;
         c.sender_faults = st.faults;
         c.sender_condition = st.finished.map(|f| f.condition);
     }
@@ -350,6 +351,8 @@ impl Transport for CfdpTransport {
         c.receiver_timer_expiries = st.timer_expiries;
         c.receiver_pdus_refused = st.refused;
         c.receiver_suspensions = st.suspensions;
+        c.keep_alives_sent = st.keep_alives;
+        c.reported_progress = st.reported_progress;
         c.receiver_faults = st.faults;
         if let Some(f) = st.finished {
             c.receiver_condition = Some(f.condition);
