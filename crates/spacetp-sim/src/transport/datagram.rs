@@ -68,19 +68,7 @@ impl Transport for DatagramEndpoint {
         n
     }
 
-    fn end_record(&mut self) {}
-
     fn close(&mut self) {}
-
-    fn set_manual_read(&mut self) {}
-
-    fn read(&mut self, _n: u64) -> u64 {
-        0
-    }
-
-    fn readable(&self) -> u64 {
-        0
-    }
 
     fn delivered(&self) -> u64 {
         self.bytes_received
@@ -88,10 +76,6 @@ impl Transport for DatagramEndpoint {
 
     fn receive_buffer(&self) -> u64 {
         0
-    }
-
-    fn peer_closed(&self) -> bool {
-        false
     }
 
     fn is_finished(&self) -> bool {

@@ -188,21 +188,33 @@ pub trait Transport {
 
     /// The application offers `n` more bytes; returns how many the transport took.
     fn write(&mut self, n: u64) -> u64;
-    /// The bytes written so far end a record.
-    fn end_record(&mut self);
     /// Nothing more will be written.
     fn close(&mut self);
-    /// From now on the application reads only through `read`.
-    fn set_manual_read(&mut self);
-    fn read(&mut self, n: u64) -> u64;
-    /// In-order bytes waiting to be read.
-    fn readable(&self) -> u64;
     /// Bytes delivered in order to the application so far.
     fn delivered(&self) -> u64;
+
+    // The byte stream an application reads at its own pace (TCP). The defaults are those of
+    // a transport that hands over messages, blocks or files as they complete (LTP, CFDP,
+    // QUIC here, datagrams): nothing to read by hand, no record marks, no receive window.
+    /// The bytes written so far end a record.
+    fn end_record(&mut self) {}
+    /// From now on the application reads only through `read`.
+    fn set_manual_read(&mut self) {}
+    fn read(&mut self, _n: u64) -> u64 {
+        0
+    }
+    /// In-order bytes waiting to be read.
+    fn readable(&self) -> u64 {
+        0
+    }
     /// The receive buffer (a reading application earns at most this much credit).
-    fn receive_buffer(&self) -> u64;
+    fn receive_buffer(&self) -> u64 {
+        u64::MAX
+    }
     /// The peer has finished sending and this end has not closed yet.
-    fn peer_closed(&self) -> bool;
+    fn peer_closed(&self) -> bool {
+        false
+    }
     /// Both directions are done (or the connection ended otherwise).
     fn is_finished(&self) -> bool;
     /// Why the connection ended abnormally (reset, timed out, aborted, or the transport

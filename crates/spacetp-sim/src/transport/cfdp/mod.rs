@@ -192,20 +192,8 @@ impl Transport for CfdpTransport {
         n
     }
 
-    fn end_record(&mut self) {}
-
     fn close(&mut self) {
         self.closed = true;
-    }
-
-    fn set_manual_read(&mut self) {}
-
-    fn read(&mut self, _n: u64) -> u64 {
-        0
-    }
-
-    fn readable(&self) -> u64 {
-        0
     }
 
     /// The file, once the receiving entity's transaction completed with it whole.
@@ -214,14 +202,6 @@ impl Transport for CfdpTransport {
             Role::Receiving(rx) => rx.delivered().unwrap_or(0),
             Role::Sending(_) => 0,
         }
-    }
-
-    fn receive_buffer(&self) -> u64 {
-        u64::MAX
-    }
-
-    fn peer_closed(&self) -> bool {
-        false
     }
 
     fn is_finished(&self) -> bool {

@@ -290,32 +290,12 @@ impl Transport for LtpTransport {
         n
     }
 
-    fn end_record(&mut self) {}
-
     fn close(&mut self) {
         self.close_requested = true;
     }
 
-    fn set_manual_read(&mut self) {}
-
-    fn read(&mut self, _n: u64) -> u64 {
-        0
-    }
-
-    fn readable(&self) -> u64 {
-        0
-    }
-
     fn delivered(&self) -> u64 {
         self.delivered
-    }
-
-    fn receive_buffer(&self) -> u64 {
-        u64::MAX
-    }
-
-    fn peer_closed(&self) -> bool {
-        false
     }
 
     /// The sender is done when every byte's session completed; the receiver when no import

@@ -162,28 +162,12 @@ impl Transport for QuicTransport {
         self.end.write(n)
     }
 
-    fn end_record(&mut self) {}
-
     fn close(&mut self) {
         self.end.close(self.now);
     }
 
-    fn set_manual_read(&mut self) {}
-
-    fn read(&mut self, _n: u64) -> u64 {
-        0
-    }
-
-    fn readable(&self) -> u64 {
-        0
-    }
-
     fn delivered(&self) -> u64 {
         self.end.delivered()
-    }
-
-    fn receive_buffer(&self) -> u64 {
-        u64::MAX
     }
 
     fn peer_closed(&self) -> bool {
