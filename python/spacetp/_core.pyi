@@ -63,6 +63,13 @@ def dtn_node(config_json: str, on_notice: Callable[[str], object] | None = None)
     """Run a live DTN node until its stop condition or a signal; report as JSON. on_notice
     gets each line the node says while it runs (canceled LTP sessions, bundles given up)."""
 
+def cfdp_check(config_json: str) -> None:
+    """Validate a live CFDP entity's settings; FieldError naming the bad setting."""
+
+def cfdp_entity(config_json: str, on_ready: Callable[[str], object] | None = None) -> str:
+    """Run a live CFDP entity until its stop condition or a signal; report as JSON. on_ready
+    gets the socket's bound address."""
+
 def limit_states() -> list[str]:
     """The limit analysis's states, in the order of their indices in a run's `limits` table."""
 

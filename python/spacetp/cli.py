@@ -334,6 +334,7 @@ def schema(
 
 
 from spacetp.cli_bench import register as register_bench  # noqa: E402  (bench)
+from spacetp.cli_cfdp import register as register_cfdp  # noqa: E402  (cfdp)
 from spacetp.cli_compare import register as register_compare  # noqa: E402  (compare)
 from spacetp.cli_dtn import register as register_dtn  # noqa: E402  (dtn)
 from spacetp.cli_emulate import register as register_emulate  # noqa: E402  (emulate)
@@ -353,6 +354,7 @@ register_compare(app)
 register_model(app)
 register_reproduce(app)
 register_bench(app)
+register_cfdp(app)
 register_emulate(app)
 register_gateway(app)
 register_dtn(app)

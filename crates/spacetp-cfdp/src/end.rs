@@ -68,11 +68,11 @@ struct Parts {
 }
 
 impl Parts {
-    fn new(s: &CfdpSettings, local: u16) -> (Parts, LocalEntityConfig<Events>) {
+    fn new(s: &CfdpSettings, local: u16, files: Files) -> (Parts, LocalEntityConfig<Events>) {
         let p = Parts {
             outbox: Outbox::default(),
             events: Events::default(),
-            files: Files::default(),
+            files,
             timers: Timers::new(s.check_timer.0),
             refused: 0,
             inactivity_period: s.inactivity_timeout.0,
@@ -163,13 +163,15 @@ pub struct Sender {
     reported_progress: Option<u64>,
     /// How far the first pass has sent the file.
     progress_sent: u64,
+    /// The file's name in the filestore.
+    source: String,
 }
 
 impl Sender {
     /// Entity `local` sending to `remote`, file data in PDUs of `segment` bytes; its
     /// transaction's sequence number is `seq`.
     pub fn new(s: &CfdpSettings, local: u16, remote: u16, segment: usize, seq: u16) -> Sender {
-        let (parts, cfg) = Parts::new(s, local);
+        let (parts, cfg) = Parts::new(s, local, Files::default());
         let handler = SourceHandler::new(
             cfg,
             parts.outbox.clone(),
@@ -196,6 +198,7 @@ impl Sender {
             prompts: 0,
             reported_progress: None,
             progress_sent: 0,
+            source: SOURCE_FILE.into(),
         }
     }
 
@@ -207,16 +210,48 @@ impl Sender {
         remote: u16,
         s: &CfdpSettings,
     ) -> Result<(), String> {
-        self.parts.timers.set_now(now);
         self.parts.files.add_source(SOURCE_FILE, size);
+        self.request(now, DEST_FILE, size, remote, s)
+    }
+
+    /// Begin sending the file on disk at `real`, to be named `dest` at the receiver;
+    /// returns its size.
+    pub fn put_file(
+        &mut self,
+        now: Time,
+        real: &std::path::Path,
+        dest: &str,
+        remote: u16,
+        s: &CfdpSettings,
+    ) -> Result<u64, String> {
+        self.source = real.to_string_lossy().into_owned();
+        let size = self
+            .parts
+            .files
+            .add_disk_source(&self.source, real)
+            .map_err(|e| format!("{}: {e}", real.display()))?;
+        self.request(now, dest, size, remote, s)?;
+        Ok(size)
+    }
+
+    /// CFDP's Put.request of the source file to `dest`.
+    fn request(
+        &mut self,
+        now: Time,
+        dest: &str,
+        size: u64,
+        remote: u16,
+        s: &CfdpSettings,
+    ) -> Result<(), String> {
+        self.parts.timers.set_now(now);
         let req = PutRequestOwned::new_regular_request(
             UnsignedByteFieldU16::new(remote).into(),
-            SOURCE_FILE,
-            DEST_FILE,
+            &self.source,
+            dest,
             Some(s.mode()),
             Some(s.closure || s.class == 2),
         )
-        .map_err(|e| format!("file path of {} B is too long", e.0))?;
+        .map_err(|e| format!("a file name of {} bytes is too long (at most 255)", e.0))?;
         self.handler.put_request(&req).map_err(|e| e.to_string())?;
         self.started = true;
         self.file_size = size;
@@ -250,7 +285,8 @@ impl Sender {
         if let Some(conf) = self.conf {
             let files = &self.parts.files;
             let (size, seg) = (self.file_size, self.segment);
-            if let Some(a) = crate::retransmit::answer(&raw, &conf, files, SOURCE_FILE, size, seg) {
+            let src = &self.source;
+            if let Some(a) = crate::retransmit::answer(&raw, &conf, files, src, size, seg) {
                 self.repairs.extend(a.repairs);
                 match a.metadata_nak {
                     Some(m) => raw = m,
@@ -423,7 +459,29 @@ pub struct Receiver {
 
 impl Receiver {
     pub fn new(s: &CfdpSettings, local: u16, remote: u16, segment: usize) -> Receiver {
-        let (parts, cfg) = Parts::new(s, local);
+        Receiver::with_files(s, local, remote, segment, Files::default())
+    }
+
+    /// A receiver that writes the file it receives into `dir` (as `NAME.part` until the
+    /// caller renames it, once `delivered`).
+    pub fn in_dir(
+        s: &CfdpSettings,
+        local: u16,
+        remote: u16,
+        segment: usize,
+        dir: &std::path::Path,
+    ) -> Receiver {
+        Receiver::with_files(s, local, remote, segment, Files::in_dir(dir))
+    }
+
+    fn with_files(
+        s: &CfdpSettings,
+        local: u16,
+        remote: u16,
+        segment: usize,
+        files: Files,
+    ) -> Receiver {
+        let (parts, cfg) = Parts::new(s, local, files);
         let handler = DestinationHandler::new(
             cfg,
             parts.outbox.clone(),
@@ -449,7 +507,7 @@ impl Receiver {
         if let Some((crate::keep_alive::Probe::Prompt { keep_alive }, conf)) =
             crate::keep_alive::read(raw)
         {
-            let progress = self.parts.files.prefix(DEST_FILE);
+            let progress = self.parts.files.prefix(&self.dest_name());
             if let Some(k) = keep_alive.then(|| crate::keep_alive::keep_alive(&conf, progress)) {
                 self.control.extend(k);
                 self.keep_alives += 1;
@@ -506,23 +564,54 @@ impl Receiver {
         }
     }
 
-    /// Bytes of the file held, and whether every one matched what was sent.
+    /// The file's name, as the Metadata PDU gave it (before it arrived: the simulator's).
+    pub fn dest_name(&self) -> String {
+        let log = self.parts.events.log();
+        log.dest_file.clone().unwrap_or_else(|| DEST_FILE.into())
+    }
+
+    /// Where the file is on disk (a receiver `in_dir`, once the Metadata PDU arrived).
+    pub fn file_on_disk(&self) -> Option<std::path::PathBuf> {
+        self.parts.files.disk_path(&self.dest_name())
+    }
+
+    /// The file's size, as the Metadata PDU said.
+    pub fn file_size(&self) -> Option<u64> {
+        self.parts.events.log().file_size
+    }
+
+    /// Bytes of the file held, and whether every one matched what was sent (a file on
+    /// disk has no reference: only its checksum is checked).
     pub fn received(&self) -> (u64, bool) {
-        self.parts.files.received(DEST_FILE).unwrap_or((0, true))
+        let name = self.dest_name();
+        self.parts.files.received(&name).unwrap_or((0, true))
     }
 
     /// The file, once the transaction completed with it whole, retained and its checksum
     /// verified.
     pub fn delivered(&self) -> Option<u64> {
-        let log = self.parts.events.log();
-        let f = log.finished.as_ref()?;
-        let (held, intact) = self.received();
-        let whole = f.complete && f.condition == "NoError" && f.file_status == "Retained";
-        (whole && intact && held > 0).then_some(held)
+        let held = self.received().0;
+        (self.completed() && held > 0).then_some(held)
+    }
+
+    /// The transaction completed with the file retained, its checksum verified (and, in
+    /// memory, every byte as sent).
+    pub fn completed(&self) -> bool {
+        let whole =
+            self.parts.events.log().finished.as_ref().is_some_and(|f| {
+                f.complete && f.condition == "NoError" && f.file_status == "Retained"
+            });
+        whole && self.received().1
     }
 
     pub fn is_finished(&self) -> bool {
         self.parts.events.log().finished.is_some()
+    }
+
+    /// Its transaction still has work after its end was said: a Finished PDU waiting for
+    /// its ACK (sent again at the positive-ACK timer).
+    pub fn is_closing(&self) -> bool {
+        self.is_finished() && self.handler.state() != cfdp::State::Idle
     }
 
     pub fn stats(&self) -> EntityStats {

@@ -27,6 +27,9 @@ pub struct Log {
     pub eof_sent: bool,
     pub eof_received: bool,
     pub metadata_received: bool,
+    /// The file's name at the receiver and its size, as the Metadata PDU said.
+    pub dest_file: Option<String>,
+    pub file_size: Option<u64>,
     /// File data bytes received (retransmitted ones counted again).
     pub segment_bytes: u64,
 }
@@ -60,8 +63,11 @@ impl CfdpUser for Events {
         });
     }
 
-    fn metadata_recvd_indication(&mut self, _p: &MetadataReceivedParams) {
-        self.log().metadata_received = true;
+    fn metadata_recvd_indication(&mut self, p: &MetadataReceivedParams) {
+        let mut log = self.log();
+        log.metadata_received = true;
+        log.dest_file = Some(p.dest_file_name.to_string());
+        log.file_size = Some(p.file_size);
     }
 
     fn file_segment_recvd_indication(&mut self, p: &FileSegmentRecvdParams) {

@@ -3,11 +3,16 @@
 //! byte written matched the source's. Its checksum is computed over what it holds (the
 //! source's bytes where written, zeros elsewhere), so a lost or corrupted segment fails
 //! the transfer's check exactly as it would on disk.
+//!
+//! A live entity's files are on disk instead: a source read from its path, and files
+//! received written into a directory (as `NAME.part` until the caller renames them whole).
 
 use cfdp::filestore::{FilestoreError, VirtualFilestore};
 use spacepackets::cfdp::ChecksumType;
 use spacetp_proto::ranges;
 use std::collections::HashMap;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 /// The source files' content: a byte of offset `i` (no period shorter than 2^32 bytes, so
@@ -24,6 +29,8 @@ struct File {
     written: Vec<(u64, u64)>,
     /// A byte written that differs from the source's.
     corrupted: bool,
+    /// Where the bytes are, for a file on disk.
+    disk: Option<(std::fs::File, PathBuf)>,
 }
 
 impl File {
@@ -50,33 +57,72 @@ impl File {
     }
 }
 
+#[derive(Debug, Default)]
+struct Store {
+    files: HashMap<String, File>,
+    /// Where files received are written (a live entity's); None: in memory.
+    dir: Option<PathBuf>,
+}
+
 /// The files of one CFDP entity (shared with the caller, who adds sources and reads what
 /// arrived).
 #[derive(Clone, Debug, Default)]
-pub struct Files(Arc<Mutex<HashMap<String, File>>>);
+pub struct Files(Arc<Mutex<Store>>);
+
+fn disk_error(e: std::io::Error) -> FilestoreError {
+    FilestoreError::Io(e)
+}
 
 impl Files {
+    /// Files received are written in `dir`, each as `NAME.part` under the last component of
+    /// the name the sender gave it.
+    pub fn in_dir(dir: &Path) -> Files {
+        let f = Files::default();
+        f.0.lock().expect("files").dir = Some(dir.to_path_buf());
+        f
+    }
+
+    /// The file on disk at `real` is sent under the name `path`; returns its size.
+    pub fn add_disk_source(&self, path: &str, real: &Path) -> std::io::Result<u64> {
+        let file = std::fs::File::open(real)?;
+        let size = file.metadata()?.len();
+        let f = File {
+            source_size: Some(size),
+            disk: Some((file, real.to_path_buf())),
+            ..Default::default()
+        };
+        self.0.lock().expect("files").files.insert(path.into(), f);
+        Ok(size)
+    }
+
+    /// Where a file received under `path` is on disk.
+    pub fn disk_path(&self, path: &str) -> Option<PathBuf> {
+        let s = self.0.lock().expect("files");
+        s.files.get(path)?.disk.as_ref().map(|d| d.1.clone())
+    }
+
     /// A source file of `size` bytes at `path`.
     pub fn add_source(&self, path: &str, size: u64) {
         let f = File {
             source_size: Some(size),
             ..Default::default()
         };
-        self.0.lock().expect("files").insert(path.into(), f);
+        self.0.lock().expect("files").files.insert(path.into(), f);
     }
 
     /// Bytes of `path` held, and whether every one matched the source's.
     pub fn received(&self, path: &str) -> Option<(u64, bool)> {
-        let files = self.0.lock().expect("files");
-        let f = files.get(path)?;
+        let store = self.0.lock().expect("files");
+        let f = store.files.get(path)?;
         let held = f.written.iter().map(|r| r.1 - r.0).sum();
         Some((held, !f.corrupted))
     }
 
     /// Bytes of `path` held from its start without a gap (a Keep Alive's progress).
     pub fn prefix(&self, path: &str) -> u64 {
-        let files = self.0.lock().expect("files");
-        files
+        let store = self.0.lock().expect("files");
+        store
+            .files
             .get(path)
             .and_then(|f| f.written.first())
             .filter(|r| r.0 == 0)
@@ -84,8 +130,9 @@ impl Files {
     }
 
     fn with<T>(&self, path: &str, f: impl FnOnce(&mut File) -> T) -> Result<T, FilestoreError> {
-        let mut files = self.0.lock().expect("files");
-        files
+        let mut store = self.0.lock().expect("files");
+        store
+            .files
             .get_mut(path)
             .map(f)
             .ok_or(FilestoreError::FileDoesNotExist)
@@ -94,24 +141,53 @@ impl Files {
 
 impl VirtualFilestore for Files {
     fn create_file(&self, path: &str) -> Result<(), FilestoreError> {
-        let mut files = self.0.lock().expect("files");
-        if files.contains_key(path) {
+        let mut store = self.0.lock().expect("files");
+        if store.files.contains_key(path) {
             return Err(FilestoreError::FileAlreadyExists);
         }
-        files.insert(path.into(), File::default());
+        let mut f = File::default();
+        if let Some(dir) = &store.dir {
+            // Only the name's last component: a sender names no place outside `dir`.
+            let name = path
+                .rsplit('/')
+                .next()
+                .filter(|n| !n.is_empty() && *n != "..");
+            let name = name.ok_or(FilestoreError::FileDoesNotExist)?;
+            let real = dir.join(format!("{name}.part"));
+            let file = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(&real)
+                .map_err(disk_error)?;
+            f.disk = Some((file, real));
+        }
+        store.files.insert(path.into(), f);
         Ok(())
     }
 
     fn remove_file(&self, path: &str) -> Result<(), FilestoreError> {
-        let mut files = self.0.lock().expect("files");
-        files
+        let mut store = self.0.lock().expect("files");
+        let f = store
+            .files
             .remove(path)
-            .map(|_| ())
-            .ok_or(FilestoreError::FileDoesNotExist)
+            .ok_or(FilestoreError::FileDoesNotExist)?;
+        if let Some((_, real)) = f.disk.filter(|_| f.source_size.is_none()) {
+            std::fs::remove_file(real).map_err(disk_error)?;
+        }
+        Ok(())
     }
 
     fn truncate_file(&self, path: &str) -> Result<(), FilestoreError> {
-        self.with(path, |f| *f = File::default())
+        self.with(path, |f| {
+            if let Some((file, _)) = &f.disk {
+                file.set_len(0).map_err(disk_error)?;
+            }
+            f.written.clear();
+            f.corrupted = false;
+            Ok(())
+        })?
     }
 
     fn remove_dir(&self, _dir: &str, _all: bool) -> Result<(), FilestoreError> {
@@ -129,21 +205,33 @@ impl VirtualFilestore for Files {
         len: u64,
         buf: &mut [u8],
     ) -> Result<(), FilestoreError> {
-        self.with(path, |f| {
-            for (k, b) in buf.iter_mut().take(len as usize).enumerate() {
-                *b = f.byte(offset + k as u64);
+        let n = (len as usize).min(buf.len());
+        let buf = &mut buf[..n];
+        self.with(path, |f| match &f.disk {
+            Some((file, _)) => file.read_exact_at(buf, offset).map_err(disk_error),
+            None => {
+                for (k, b) in buf.iter_mut().enumerate() {
+                    *b = f.byte(offset + k as u64);
+                }
+                Ok(())
             }
-        })
+        })?
     }
 
     fn write_data(&self, path: &str, offset: u64, buf: &[u8]) -> Result<(), FilestoreError> {
         self.with(path, |f| {
             let end = offset + buf.len() as u64;
-            if buf.iter().zip(offset..end).any(|(&b, i)| b != content(i)) {
-                f.corrupted = true;
+            match &f.disk {
+                Some((file, _)) => file.write_all_at(buf, offset).map_err(disk_error)?,
+                // In memory, every byte is checked against the source's.
+                None if buf.iter().zip(offset..end).any(|(&b, i)| b != content(i)) => {
+                    f.corrupted = true
+                }
+                None => {}
             }
             ranges::insert(&mut f.written, offset, end);
-        })
+            Ok(())
+        })?
     }
 
     fn filename_from_full_path(path: &str) -> Option<&str>
@@ -154,7 +242,7 @@ impl VirtualFilestore for Files {
     }
 
     fn is_file(&self, path: &str) -> Result<bool, FilestoreError> {
-        Ok(self.0.lock().expect("files").contains_key(path))
+        Ok(self.0.lock().expect("files").files.contains_key(path))
     }
 
     fn is_dir(&self, _path: &str) -> Result<bool, FilestoreError> {
@@ -180,9 +268,15 @@ impl VirtualFilestore for Files {
         size: u64,
         _buf: &mut [u8],
     ) -> Result<u32, FilestoreError> {
-        let files = self.0.lock().expect("files");
-        let f = files.get(path).ok_or(FilestoreError::FileDoesNotExist)?;
-        let bytes = (0..size).map(|i| f.byte(i));
+        let store = self.0.lock().expect("files");
+        let f = store
+            .files
+            .get(path)
+            .ok_or(FilestoreError::FileDoesNotExist)?;
+        let bytes: Box<dyn Iterator<Item = u8>> = match &f.disk {
+            Some((file, _)) => Box::new(DiskBytes::new(file, size)),
+            None => Box::new((0..size).map(|i| f.byte(i))),
+        };
         match kind {
             ChecksumType::Modular => Ok(modular(bytes)),
             ChecksumType::Crc32 => Ok(crc(cfdp::CRC_32, bytes)),
@@ -190,6 +284,57 @@ impl VirtualFilestore for Files {
             ChecksumType::NullChecksum => Ok(0),
             other => Err(FilestoreError::ChecksumTypeNotImplemented(other)),
         }
+    }
+}
+
+/// The first `size` bytes of a file on disk, read in chunks; zeros past its end (as a hole
+/// reads).
+struct DiskBytes<'a> {
+    file: &'a std::fs::File,
+    size: u64,
+    at: u64,
+    chunk: Vec<u8>,
+    k: usize,
+}
+
+impl<'a> DiskBytes<'a> {
+    fn new(file: &'a std::fs::File, size: u64) -> Self {
+        DiskBytes {
+            file,
+            size,
+            at: 0,
+            chunk: Vec::new(),
+            k: 0,
+        }
+    }
+}
+
+impl Iterator for DiskBytes<'_> {
+    type Item = u8;
+
+    fn next(&mut self) -> Option<u8> {
+        if self.k == self.chunk.len() {
+            if self.at >= self.size {
+                return None;
+            }
+            let n = (self.size - self.at).min(1 << 16) as usize;
+            self.chunk.clear();
+            self.chunk.resize(n, 0);
+            let mut got = 0;
+            while got < n {
+                match self
+                    .file
+                    .read_at(&mut self.chunk[got..], self.at + got as u64)
+                {
+                    Ok(0) | Err(_) => break, // past the end: zeros
+                    Ok(r) => got += r,
+                }
+            }
+            self.at += n as u64;
+            self.k = 0;
+        }
+        self.k += 1;
+        Some(self.chunk[self.k - 1])
     }
 }
 
@@ -274,5 +419,40 @@ mod tests {
             .calculate_checksum("/b", ChecksumType::Crc32, 10_000, &mut [])
             .unwrap();
         assert_ne!(spoiled, want, "a corrupted byte fails the check");
+    }
+
+    #[test]
+    fn a_file_on_disk_is_received_as_part_with_the_checksum_of_what_it_holds() {
+        let dir = std::env::temp_dir().join(format!("spacetp-fs-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let data: Vec<u8> = (0..70_001u32).map(|i| (i * 7 % 251) as u8).collect();
+        let real = dir.join("src.bin");
+        std::fs::write(&real, &data).unwrap();
+        let (src, dst) = (Files::default(), Files::in_dir(&dir));
+        assert_eq!(src.add_disk_source("/any/name", &real).unwrap(), 70_001);
+        let want = cfdp::CRC_32.checksum(&data);
+        let got = src.calculate_checksum("/any/name", ChecksumType::Crc32, 70_001, &mut []);
+        assert_eq!(got.unwrap(), want);
+        // A name from the sender keeps only its last component, inside `dir`.
+        dst.create_file("../../etc/copy.bin").unwrap();
+        let part = dst.disk_path("../../etc/copy.bin").unwrap();
+        assert_eq!(part, dir.join("copy.bin.part"));
+        let mut buf = vec![0u8; 70_001];
+        src.read_data("/any/name", 0, 70_001, &mut buf).unwrap();
+        dst.write_data("../../etc/copy.bin", 40_000, &buf[40_000..])
+            .unwrap();
+        let partial =
+            dst.calculate_checksum("../../etc/copy.bin", ChecksumType::Crc32, 70_001, &mut []);
+        assert_ne!(partial.unwrap(), want, "the hole reads as zeros");
+        dst.write_data("../../etc/copy.bin", 0, &buf[..40_000])
+            .unwrap();
+        let whole =
+            dst.calculate_checksum("../../etc/copy.bin", ChecksumType::Modular, 70_001, &mut []);
+        assert_eq!(whole.unwrap(), modular(data.iter().copied()));
+        assert_eq!(std::fs::read(&part).unwrap(), data);
+        dst.remove_file("../../etc/copy.bin").unwrap();
+        assert!(!part.exists(), "a discarded file leaves nothing");
+        assert!(real.exists(), "a source is never removed");
+        std::fs::remove_dir_all(&dir).ok();
     }
 }

@@ -39,3 +39,24 @@ impl LiveError {
         }
     }
 }
+
+/// Settings of type `T` from their JSON text; an error names the field under `root`
+/// (`dtn.peers[0]`), without serde's line and column.
+pub fn from_json<T: serde::de::DeserializeOwned>(text: &str, root: &str) -> Result<T, FieldError> {
+    let de = &mut serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner().to_string();
+        let inner = inner
+            .split(" at line ")
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        let at = if path == "." {
+            root.to_string()
+        } else {
+            format!("{root}.{path}")
+        };
+        FieldError::new(at, inner)
+    })
+}

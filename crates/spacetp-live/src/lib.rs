@@ -2,9 +2,11 @@
 //! the crate: the link emulator (`spacetp emulate`, [`emulator`]) and the gateway
 //! (`spacetp gateway`): SCPS-TP across the link ([`gateway`]) or QUIC ([`quic_gateway`]),
 //! chosen by [`carrier`]; [`selftest`] runs a gateway pair over the emulator inside one
-//! process; [`dtn`] is a live Bundle Protocol node over LTP (`spacetp dtn`).
+//! process; [`dtn`] is a live Bundle Protocol node over LTP (`spacetp dtn`); [`cfdp`] a live
+//! CFDP entity over UDP (`spacetp cfdp`).
 
 pub mod carrier;
+pub mod cfdp;
 pub mod dtn;
 pub mod emulator;
 pub mod error;

@@ -1,5 +1,6 @@
 //! PyO3 bindings: thin wrappers that move JSON text and column bytes across. No logic here.
 
+mod cfdp;
 mod errors;
 
 use errors::{field_error, live_error};
@@ -429,6 +430,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dtn_check, m)?)?;
     m.add_function(wrap_pyfunction!(dtn_node, m)?)?;
     errors::register(m)?;
+    cfdp::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

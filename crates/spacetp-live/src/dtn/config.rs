@@ -111,24 +111,7 @@ fn secs(v: Option<f64>, key: &str) -> Result<Option<Time>, FieldError> {
 /// The settings checked; `epoch` is the node's start (POSIX seconds, UTC), time 0 of the
 /// plan.
 pub fn config_from_json(text: &str, epoch: i64) -> Result<DtnConfig, FieldError> {
-    let de = &mut serde_json::Deserializer::from_str(text);
-    let s: DtnSettings = serde_path_to_error::deserialize(de).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner().to_string();
-        let inner = inner
-            .split(" at line ")
-            .next()
-            .unwrap_or_default()
-            .to_string();
-        FieldError::new(
-            if path == "." {
-                "dtn".into()
-            } else {
-                format!("dtn.{path}")
-            },
-            inner,
-        )
-    })?;
+    let s: DtnSettings = crate::error::from_json(text, "dtn")?;
     if s.node == 0 {
         return Err(FieldError::new("dtn.node", "ipn node numbers start at 1"));
     }

@@ -1,0 +1,292 @@
+//! Two live CFDP entities on loopback UDP sockets, each in its own thread on the real
+//! clock: a file crosses whole (SHA-256 equal), also through a relay that drops datagrams
+//! (class 2 repairs them with NAKs) and a relay that cuts the path for a while; class 1
+//! through the lossy relay fails and says so, never writing a short file under the name.
+
+use spacetp_live::cfdp::{config_from_json, CfdpEntity, CfdpReport};
+use std::net::{SocketAddr, UdpSocket};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn free_port() -> u16 {
+    UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A file of `n` bytes no two runs share (xorshift from the clock).
+fn random_file(path: &Path, n: usize) {
+    let mut x = Instant::now().elapsed().as_nanos() as u64 | 1;
+    x ^= std::process::id() as u64 * 0x9E37_79B9;
+    let data: Vec<u8> = (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    std::fs::write(path, data).unwrap();
+}
+
+fn run(settings: serde_json::Value) -> std::thread::JoinHandle<CfdpReport> {
+    let cfg = config_from_json(&settings.to_string()).expect("settings");
+    let mut e = CfdpEntity::new(cfg).expect("entity");
+    std::thread::spawn(move || {
+        while e.run_for(100_000_000) {}
+        e.report()
+    })
+}
+
+/// A UDP relay between `a` and `b`: what `a` sends to `port_b` leaves from `port_a` to `b`,
+/// what `b` sends to `port_a` leaves from `port_b` to `a`; `drop(n, since start)` says
+/// whether the n-th datagram (either way) is lost.
+fn relay(
+    port_a: u16,
+    a: SocketAddr,
+    port_b: u16,
+    b: SocketAddr,
+    drop: impl Fn(u64, Duration) -> bool + Send + 'static,
+    stop: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<(u64, u64)> {
+    let sa = UdpSocket::bind(("127.0.0.1", port_a)).unwrap();
+    let sb = UdpSocket::bind(("127.0.0.1", port_b)).unwrap();
+    for s in [&sa, &sb] {
+        s.set_read_timeout(Some(Duration::from_millis(1))).unwrap();
+    }
+    std::thread::spawn(move || {
+        let (mut n, mut dropped, t0, mut buf) = (0u64, 0u64, Instant::now(), vec![0u8; 65536]);
+        while !stop.load(Ordering::Relaxed) {
+            for (from, to, addr) in [(&sb, &sa, b), (&sa, &sb, a)] {
+                while let Ok(k) = from.recv(&mut buf) {
+                    n += 1;
+                    if drop(n, t0.elapsed()) {
+                        dropped += 1;
+                    } else {
+                        to.send_to(&buf[..k], addr).ok();
+                    }
+                }
+            }
+        }
+        (n, dropped)
+    })
+}
+
+fn sha256(path: &Path) -> String {
+    let d = ring::digest::digest(&ring::digest::SHA256, &std::fs::read(path).unwrap());
+    d.as_ref().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+struct Pair {
+    dir: std::path::PathBuf,
+    src: std::path::PathBuf,
+    out: std::path::PathBuf,
+}
+
+fn pair(name: &str, size: usize) -> Pair {
+    let dir = std::env::temp_dir().join(format!("spacetp-cfdp-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = dir.join("in");
+    std::fs::create_dir_all(&out).unwrap();
+    let src = dir.join("image.raw");
+    random_file(&src, size);
+    Pair { dir, src, out }
+}
+
+/// Sender 1 and receiver 2, talking through ports `via_1` (the receiver's view of the
+/// sender) and `via_2`; returns both reports.
+fn transfer(
+    p: &Pair,
+    settings: serde_json::Value,
+    via: Option<(u16, u16)>,
+) -> (CfdpReport, CfdpReport) {
+    let (p1, p2) = (free_port(), free_port());
+    let (to_1, to_2) = via.unwrap_or((p1, p2));
+    let rx = run(serde_json::json!({
+        "entity": 2, "bind": format!("127.0.0.1:{p2}"),
+        "peers": [[1, format!("127.0.0.1:{to_1}")]],
+        "out_dir": p.out, "until_received": 1, "linger_s": 0.5, "duration_s": 60,
+        "settings": settings,
+    }));
+    let tx = run(serde_json::json!({
+        "entity": 1, "bind": format!("127.0.0.1:{p1}"),
+        "peers": [[2, format!("127.0.0.1:{to_2}")]],
+        "send": [[p.src, 2, "landed.raw"]], "until_sent": true, "linger_s": 0.2,
+        "duration_s": 60, "settings": settings,
+    }));
+    (tx.join().unwrap(), rx.join().unwrap())
+}
+
+#[test]
+fn a_file_crosses_loopback_whole_with_its_sha256() {
+    let p = pair("plain", 300_000);
+    let (tx, rx) = transfer(&p, serde_json::json!({"class": 2, "rate": "50 Mb/s"}), None);
+    assert_eq!(tx.stopped, "sent");
+    assert_eq!(rx.stopped, "received");
+    let [t] = &tx.sent[..] else { panic!("{tx:?}") };
+    let [r] = &rx.received[..] else {
+        panic!("{rx:?}")
+    };
+    assert!(t.succeeded() && r.succeeded(), "{t:?} {r:?}");
+    let landed = p.out.join("landed.raw");
+    assert_eq!(r.file.as_deref(), Some(landed.to_str().unwrap()));
+    assert_eq!(r.sha256.as_deref(), Some(sha256(&p.src).as_str()));
+    assert_eq!(t.sha256, r.sha256);
+    assert_eq!((t.bytes, r.bytes), (300_000, 300_000));
+    assert!(!p.out.join("landed.raw.part").exists());
+    // 215 segments of 1400 B, metadata, EOF; the paced pass takes about 50 ms.
+    assert_eq!(t.pdus.file_data, 215);
+    assert_eq!(t.pdus.nak + r.pdus.nak, 0);
+    std::fs::remove_dir_all(&p.dir).ok();
+}
+
+#[test]
+fn class_2_repairs_what_a_lossy_relay_drops() {
+    let p = pair("lossy", 400_000);
+    let (p1, p2, via_1, via_2) = (free_port(), free_port(), free_port(), free_port());
+    let stop = Arc::new(AtomicBool::new(false));
+    let a: SocketAddr = format!("127.0.0.1:{p1}").parse().unwrap();
+    let b: SocketAddr = format!("127.0.0.1:{p2}").parse().unwrap();
+    // Every 13th datagram either way is lost: file data, metadata, EOF, NAKs, ACKs alike.
+    let r = relay(via_1, a, via_2, b, |n, _| n % 13 == 0, stop.clone());
+    let s = serde_json::json!({"class": 2, "rate": "40 Mb/s", "nak_timer": "0.3 s",
+                               "positive_ack_timer": "0.3 s", "nak_limit": 20,
+                               "positive_ack_limit": 20});
+    let rx = run(serde_json::json!({
+        "entity": 2, "bind": b, "peers": [[1, format!("127.0.0.1:{via_1}")]],
+        "out_dir": p.out, "until_received": 1, "linger_s": 1.0, "duration_s": 60, "settings": s,
+    }));
+    let tx = run(serde_json::json!({
+        "entity": 1, "bind": a, "peers": [[2, format!("127.0.0.1:{via_2}")]],
+        "send": [[p.src, 2, ""]], "until_sent": true, "linger_s": 0.2, "duration_s": 60,
+        "settings": s,
+    }));
+    let (tx, rx) = (tx.join().unwrap(), rx.join().unwrap());
+    stop.store(true, Ordering::Relaxed);
+    let (seen, dropped) = r.join().unwrap();
+    let [t] = &tx.sent[..] else { panic!("{tx:?}") };
+    let [got] = &rx.received[..] else {
+        panic!("{rx:?}")
+    };
+    assert!(t.succeeded() && got.succeeded(), "{t:?} {got:?}");
+    assert_eq!(got.sha256.as_deref(), Some(sha256(&p.src).as_str()));
+    assert!(
+        p.out.join("image.raw").exists(),
+        "named as the source, no name given"
+    );
+    assert!(dropped >= seen / 13 && dropped > 20, "{seen} {dropped}");
+    assert!(
+        got.pdus.nak > 0,
+        "the receiver asked for what it missed: {got:?}"
+    );
+    assert!(
+        t.pdus.file_data > 286,
+        "repairs beyond the 286 segments: {t:?}"
+    );
+    std::fs::remove_dir_all(&p.dir).ok();
+}
+
+#[test]
+fn class_1_through_a_lossy_relay_fails_and_leaves_no_file_under_its_name() {
+    let p = pair("class1", 200_000);
+    let (p1, p2, via_1, via_2) = (free_port(), free_port(), free_port(), free_port());
+    let stop = Arc::new(AtomicBool::new(false));
+    let a: SocketAddr = format!("127.0.0.1:{p1}").parse().unwrap();
+    let b: SocketAddr = format!("127.0.0.1:{p2}").parse().unwrap();
+    // The 50th datagram (file data) is lost; nothing asks for it again in class 1.
+    let r = relay(via_1, a, via_2, b, |n, _| n == 50, stop.clone());
+    let s = serde_json::json!({"class": 1, "rate": "40 Mb/s", "check_timer": "0.2 s",
+                               "check_limit": 2});
+    let rx = run(serde_json::json!({
+        "entity": 2, "bind": b, "peers": [[1, format!("127.0.0.1:{via_1}")]],
+        "out_dir": p.out, "until_received": 1, "linger_s": 0.1, "duration_s": 30, "settings": s,
+    }));
+    let tx = run(serde_json::json!({
+        "entity": 1, "bind": a, "peers": [[2, format!("127.0.0.1:{via_2}")]],
+        "send": [[p.src, 2, "x.raw"]], "until_sent": true, "linger_s": 0.1, "duration_s": 30,
+        "settings": s,
+    }));
+    let (_tx, rx) = (tx.join().unwrap(), rx.join().unwrap());
+    stop.store(true, Ordering::Relaxed);
+    r.join().unwrap();
+    let [got] = &rx.received[..] else {
+        panic!("{rx:?}")
+    };
+    assert!(!got.succeeded(), "{got:?}");
+    assert_eq!(
+        got.condition.as_deref(),
+        Some("CheckLimitReached"),
+        "{got:?}"
+    );
+    assert!(got.sha256.is_none());
+    assert!(
+        !p.out.join("x.raw").exists(),
+        "a short file never takes the name"
+    );
+    std::fs::remove_dir_all(&p.dir).ok();
+}
+
+#[test]
+fn class_2_waits_out_a_path_cut_and_completes() {
+    let p = pair("cut", 300_000);
+    let (p1, p2, via_1, via_2) = (free_port(), free_port(), free_port(), free_port());
+    let stop = Arc::new(AtomicBool::new(false));
+    let a: SocketAddr = format!("127.0.0.1:{p1}").parse().unwrap();
+    let b: SocketAddr = format!("127.0.0.1:{p2}").parse().unwrap();
+    // Everything is lost from 20 ms to 1.5 s: mid-pass, EOF and NAKs too.
+    let cut = |_, t: Duration| t > Duration::from_millis(20) && t < Duration::from_millis(1500);
+    let r = relay(via_1, a, via_2, b, cut, stop.clone());
+    let s = serde_json::json!({"class": 2, "rate": "20 Mb/s", "nak_timer": "0.5 s",
+                               "positive_ack_timer": "0.5 s", "nak_limit": 10,
+                               "positive_ack_limit": 10, "inactivity_timeout": "5 s"});
+    let rx = run(serde_json::json!({
+        "entity": 2, "bind": b, "peers": [[1, format!("127.0.0.1:{via_1}")]],
+        "out_dir": p.out, "until_received": 1, "linger_s": 1.0, "duration_s": 60, "settings": s,
+    }));
+    let tx = run(serde_json::json!({
+        "entity": 1, "bind": a, "peers": [[2, format!("127.0.0.1:{via_2}")]],
+        "send": [[p.src, 2, "cut.raw"]], "until_sent": true, "linger_s": 0.2, "duration_s": 60,
+        "settings": s,
+    }));
+    let (tx, rx) = (tx.join().unwrap(), rx.join().unwrap());
+    stop.store(true, Ordering::Relaxed);
+    let (_, dropped) = r.join().unwrap();
+    let [t] = &tx.sent[..] else { panic!("{tx:?}") };
+    let [got] = &rx.received[..] else {
+        panic!("{rx:?}")
+    };
+    assert!(t.succeeded() && got.succeeded(), "{t:?} {got:?}");
+    assert_eq!(got.sha256.as_deref(), Some(sha256(&p.src).as_str()));
+    assert!(dropped > 50, "the cut took most of the pass: {dropped}");
+    assert!(
+        got.ended_s.unwrap() > 1.4,
+        "not before the path came back: {got:?}"
+    );
+    std::fs::remove_dir_all(&p.dir).ok();
+}
+
+#[test]
+fn bad_settings_name_the_field() {
+    let e = config_from_json(
+        r#"{"entity": 1, "bind": "127.0.0.1:0", "send": [["/nonexistent", 2, ""]]}"#,
+    )
+    .unwrap_err();
+    assert_eq!(e.path, "cfdp.send[0]");
+    assert!(e.to_string().contains("entity 2 has no address"), "{e}");
+    let e = config_from_json(r#"{"entity": 1, "bind": "127.0.0.1:0", "settings": {"class": 3}}"#)
+        .unwrap_err();
+    assert_eq!(e.path, "cfdp.settings.class");
+    let e =
+        config_from_json(r#"{"entity": 1, "bind": "127.0.0.1:0", "peers": [[1, "127.0.0.1:9"]]}"#)
+            .unwrap_err();
+    assert_eq!(e.path, "cfdp.peers[0]");
+    let e = config_from_json(r#"{"entity": 1, "bind": "nowhere"}"#).unwrap_err();
+    assert_eq!(e.path, "cfdp.bind");
+    let e = config_from_json(r#"{"entity": 1, "bind": "127.0.0.1:0", "until_received": 1}"#)
+        .unwrap_err();
+    assert_eq!(e.path, "cfdp.out_dir");
+}
