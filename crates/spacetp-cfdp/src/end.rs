@@ -165,6 +165,8 @@ pub struct Sender {
     progress_sent: u64,
     /// The file's name in the filestore.
     source: String,
+    /// ACKs of Finished PDUs sent again after the transaction ended.
+    late_acks: u64,
 }
 
 impl Sender {
@@ -199,6 +201,7 @@ impl Sender {
             reported_progress: None,
             progress_sent: 0,
             source: SOURCE_FILE.into(),
+            late_acks: 0,
         }
     }
 
@@ -263,6 +266,17 @@ impl Sender {
     /// sees only a request for the metadata.
     pub fn on_pdu(&mut self, now: Time, raw: &[u8]) {
         self.parts.timers.set_now(now);
+        if self.is_finished() && self.handler.state() == cfdp::State::Idle {
+            // Only a Finished PDU sent again can still come: its ACK was lost.
+            match crate::late::ack_of_finished(raw) {
+                Some(ack) => {
+                    self.control.push_back(ack);
+                    self.late_acks += 1;
+                }
+                None => self.parts.refused += 1,
+            }
+            return;
+        }
         if self.waits() {
             self.parts.heard();
         }
@@ -441,6 +455,7 @@ impl Sender {
     pub fn stats(&self) -> EntityStats {
         let mut st = self.parts.stats();
         st.pdus.file_data += self.repairs_sent;
+        st.pdus.ack += self.late_acks;
         st.prompts = self.prompts;
         st.reported_progress = self.reported_progress;
         st

@@ -10,6 +10,8 @@
 //! - `outbox.rs`, `events.rs`: the PDUs a handler produced, what it told its user.
 //! - `keep_alive.rs`: Prompt and Keep Alive PDUs (cfdp-rs has none), and the keep alive
 //!   limit kept here.
+//! - `late.rs`: a Finished PDU sent again after the sender's transaction ended (its ACK
+//!   lost) acknowledged again (cfdp-rs's idle source handler does not).
 //! - `retransmit.rs`: the sender's answer to NAKs, done here: cfdp-rs 0.3.0's resends only
 //!   a request's first segment and lets repairs skip new data.
 //!
@@ -21,6 +23,7 @@ pub mod end;
 pub mod events;
 pub mod filestore;
 pub mod keep_alive;
+mod late;
 pub mod outbox;
 mod retransmit;
 pub mod settings;

@@ -15,6 +15,7 @@ pub mod quic_gateway;
 mod reassembly;
 pub mod selftest;
 pub mod sys;
+pub mod turns;
 
 pub use emulator::{
     describe, link_from_json, scenario_json, DirReport, Emulator, Lateness, Options, Report,

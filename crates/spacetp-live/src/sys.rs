@@ -95,3 +95,28 @@ pub fn raise_fd_limit() -> u64 {
     }
     r.rlim_cur
 }
+
+/// Sleeps until one of `fds` is readable or `ns` pass (a negative fd is ignored).
+pub fn wait_readable(fds: &[RawFd], ns: Time) {
+    let mut pfd: Vec<libc::pollfd> = fds
+        .iter()
+        .map(|&fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    let ts = libc::timespec {
+        tv_sec: (ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+    };
+    // SAFETY: pollfds we own for the length given, a timespec on the stack, no signal mask.
+    unsafe {
+        libc::ppoll(
+            pfd.as_mut_ptr(),
+            pfd.len() as libc::nfds_t,
+            &ts,
+            std::ptr::null(),
+        )
+    };
+}

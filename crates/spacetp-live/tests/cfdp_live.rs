@@ -4,6 +4,7 @@
 //! through the lossy relay fails and says so, never writing a short file under the name.
 
 use spacetp_live::cfdp::{config_from_json, CfdpEntity, CfdpReport};
+use spacetp_live::turns::Turns;
 use std::net::{SocketAddr, UdpSocket};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -50,7 +51,7 @@ fn relay(
     a: SocketAddr,
     port_b: u16,
     b: SocketAddr,
-    drop: impl Fn(u64, Duration) -> bool + Send + 'static,
+    mut drop: impl FnMut(u64, Duration, &[u8]) -> bool + Send + 'static,
     stop: Arc<AtomicBool>,
 ) -> std::thread::JoinHandle<(u64, u64)> {
     let sa = UdpSocket::bind(("127.0.0.1", port_a)).unwrap();
@@ -64,7 +65,7 @@ fn relay(
             for (from, to, addr) in [(&sb, &sa, b), (&sa, &sb, a)] {
                 while let Ok(k) = from.recv(&mut buf) {
                     n += 1;
-                    if drop(n, t0.elapsed()) {
+                    if drop(n, t0.elapsed(), &buf[..k]) {
                         dropped += 1;
                     } else {
                         to.send_to(&buf[..k], addr).ok();
@@ -152,7 +153,7 @@ fn class_2_repairs_what_a_lossy_relay_drops() {
     let a: SocketAddr = format!("127.0.0.1:{p1}").parse().unwrap();
     let b: SocketAddr = format!("127.0.0.1:{p2}").parse().unwrap();
     // Every 13th datagram either way is lost: file data, metadata, EOF, NAKs, ACKs alike.
-    let r = relay(via_1, a, via_2, b, |n, _| n % 13 == 0, stop.clone());
+    let r = relay(via_1, a, via_2, b, |n, _, _| n % 13 == 0, stop.clone());
     let s = serde_json::json!({"class": 2, "rate": "40 Mb/s", "nak_timer": "0.3 s",
                                "positive_ack_timer": "0.3 s", "nak_limit": 20,
                                "positive_ack_limit": 20});
@@ -162,7 +163,7 @@ fn class_2_repairs_what_a_lossy_relay_drops() {
     }));
     let tx = run(serde_json::json!({
         "entity": 1, "bind": a, "peers": [[2, format!("127.0.0.1:{via_2}")]],
-        "send": [[p.src, 2, ""]], "until_sent": true, "linger_s": 0.2, "duration_s": 60,
+        "send": [[p.src, 2, ""]], "until_sent": true, "linger_s": 1.0, "duration_s": 60,
         "settings": s,
     }));
     let (tx, rx) = (tx.join().unwrap(), rx.join().unwrap());
@@ -198,7 +199,7 @@ fn class_1_through_a_lossy_relay_fails_and_leaves_no_file_under_its_name() {
     let a: SocketAddr = format!("127.0.0.1:{p1}").parse().unwrap();
     let b: SocketAddr = format!("127.0.0.1:{p2}").parse().unwrap();
     // The 50th datagram (file data) is lost; nothing asks for it again in class 1.
-    let r = relay(via_1, a, via_2, b, |n, _| n == 50, stop.clone());
+    let r = relay(via_1, a, via_2, b, |n, _, _| n == 50, stop.clone());
     let s = serde_json::json!({"class": 1, "rate": "40 Mb/s", "check_timer": "0.2 s",
                                "check_limit": 2});
     let rx = run(serde_json::json!({
@@ -238,7 +239,8 @@ fn class_2_waits_out_a_path_cut_and_completes() {
     let a: SocketAddr = format!("127.0.0.1:{p1}").parse().unwrap();
     let b: SocketAddr = format!("127.0.0.1:{p2}").parse().unwrap();
     // Everything is lost from 20 ms to 1.5 s: mid-pass, EOF and NAKs too.
-    let cut = |_, t: Duration| t > Duration::from_millis(20) && t < Duration::from_millis(1500);
+    let cut =
+        |_, t: Duration, _: &[u8]| t > Duration::from_millis(20) && t < Duration::from_millis(1500);
     let r = relay(via_1, a, via_2, b, cut, stop.clone());
     let s = serde_json::json!({"class": 2, "rate": "20 Mb/s", "nak_timer": "0.5 s",
                                "positive_ack_timer": "0.5 s", "nak_limit": 10,
@@ -266,6 +268,60 @@ fn class_2_waits_out_a_path_cut_and_completes() {
         got.ended_s.unwrap() > 1.4,
         "not before the path came back: {got:?}"
     );
+    std::fs::remove_dir_all(&p.dir).ok();
+}
+
+/// A CFDP ACK PDU acknowledging a Finished PDU: directive 6, acked directive code 5 in the
+/// high nibble (727.0-B-5 5.2.4), after a header of 4 + 2 + 2 + 2 bytes.
+fn is_ack_of_finished(d: &[u8]) -> bool {
+    d.len() > 11 && d[10] == 6 && d[11] >> 4 == 5
+}
+
+#[test]
+fn a_lost_ack_of_finished_is_sent_again_and_the_receiver_closes_without_a_fault() {
+    let p = pair("finack", 100_000);
+    let (p1, p2, via_1, via_2) = (free_port(), free_port(), free_port(), free_port());
+    let stop = Arc::new(AtomicBool::new(false));
+    let a: SocketAddr = format!("127.0.0.1:{p1}").parse().unwrap();
+    let b: SocketAddr = format!("127.0.0.1:{p2}").parse().unwrap();
+    let mut lost = 0;
+    // The sender's first ACK of the Finished PDU is lost.
+    let drop_first = move |_, _, d: &[u8]| {
+        let hit = lost == 0 && is_ack_of_finished(d);
+        lost += hit as u32;
+        hit
+    };
+    let r = relay(via_1, a, via_2, b, drop_first, stop.clone());
+    let s = serde_json::json!({"class": 2, "rate": "40 Mb/s", "positive_ack_timer": "0.3 s",
+                               "positive_ack_limit": 3});
+    let rx = run(serde_json::json!({
+        "entity": 2, "bind": b, "peers": [[1, format!("127.0.0.1:{via_1}")]],
+        "out_dir": p.out, "until_received": 1, "linger_s": 0.1, "duration_s": 20, "settings": s,
+    }));
+    let tx = run(serde_json::json!({
+        "entity": 1, "bind": a, "peers": [[2, format!("127.0.0.1:{via_2}")]],
+        "send": [[p.src, 2, ""]], "until_sent": true, "linger_s": 1.0, "duration_s": 20,
+        "settings": s,
+    }));
+    let (tx, rx) = (tx.join().unwrap(), rx.join().unwrap());
+    stop.store(true, Ordering::Relaxed);
+    let (_, dropped) = r.join().unwrap();
+    let [t] = &tx.sent[..] else { panic!("{tx:?}") };
+    let [got] = &rx.received[..] else {
+        panic!("{rx:?}")
+    };
+    assert_eq!(dropped, 1);
+    assert!(t.succeeded() && got.succeeded(), "{t:?} {got:?}");
+    assert_eq!(
+        got.pdus.finished, 2,
+        "the Finished PDU went again once: {got:?}"
+    );
+    assert_eq!(t.pdus.ack, 2, "the Finished PDU acknowledged twice: {t:?}");
+    assert!(
+        got.faults.is_empty(),
+        "no positive-ACK limit reached: {got:?}"
+    );
+    assert!(rx.elapsed_s < 5.0, "the receiver closed at once: {rx:?}");
     std::fs::remove_dir_all(&p.dir).ok();
 }
 

@@ -4,6 +4,7 @@
 use crate::errors::{field_error, live_error};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use spacetp_live::turns::Turns;
 
 /// Check a live CFDP entity's settings (JSON); a FieldError names the bad setting.
 #[pyfunction]

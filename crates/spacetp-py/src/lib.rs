@@ -7,6 +7,7 @@ use errors::{field_error, live_error};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
+use spacetp_live::turns::Turns;
 use spacetp_sim::{run, scenario_from_json, scenario_from_toml, RunOptions, Table};
 use std::cell::Cell;
 use std::time::Instant;

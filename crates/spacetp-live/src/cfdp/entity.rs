@@ -9,6 +9,7 @@ use super::outlet::Outlet;
 use super::report::{CfdpReport, Transaction};
 use crate::error::LiveError;
 use crate::sys::monotonic_ns;
+use crate::turns::Turns;
 use spacepackets::cfdp::pdu::PduHeader;
 use spacepackets::cfdp::Direction;
 use spacepackets::util::UnsignedEnum;
@@ -18,7 +19,7 @@ use spacetp_proto::{Time, MS, SEC};
 use std::collections::{BTreeMap, VecDeque};
 use std::io::Read;
 use std::net::{SocketAddr, UdpSocket};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, RawFd};
 use std::path::{Path, PathBuf};
 
 /// How long an entity that met its stop condition answers its peers, by default.
@@ -44,6 +45,9 @@ pub struct CfdpEntity {
     /// Files still to send: path, entity, name there.
     queue: VecDeque<(PathBuf, u16, String)>,
     sending: Option<Sending>,
+    /// Transactions sent that ended, by sequence number: a Finished PDU sent again (its
+    /// ACK lost) is acknowledged again; their reports' indices.
+    sent: BTreeMap<u64, (Sender, usize)>,
     next_seq: u16,
     /// Transactions received, by source entity and sequence number.
     receiving: BTreeMap<(u16, u64), Receiving>,
@@ -72,6 +76,7 @@ impl CfdpEntity {
             out: Outlet::new(socket, cfg.cfdp.rate.map(|r| r.0)),
             start: monotonic_ns(),
             sending: None,
+            sent: BTreeMap::new(),
             next_seq: 1,
             receiving: BTreeMap::new(),
             done_since: None,
@@ -87,34 +92,12 @@ impl CfdpEntity {
         self.out.socket.local_addr().ok()
     }
 
-    fn now(&self) -> Time {
-        monotonic_ns().saturating_sub(self.start)
-    }
-
-    /// Runs for `budget` ns of the clock at most; false once the entity has stopped.
-    pub fn run_for(&mut self, budget: Time) -> bool {
-        let until = self.now() + budget;
-        loop {
-            let now = self.now();
-            self.step(now);
-            if self.finished {
-                return false;
-            }
-            if now >= until {
-                return true;
-            }
-            let next = self.next_deadline(now).min(until).max(now + 50_000);
-            self.wait(next - now);
-            self.receive();
-        }
-    }
-
     /// Stop at the next turn (a signal); transactions still open are reported as such.
     pub fn begin_stop(&mut self, why: &str) {
         self.stop.get_or_insert_with(|| why.to_string());
     }
 
-    fn step(&mut self, now: Time) {
+    fn turn(&mut self, now: Time) {
         self.start_next(now);
         if let Some(s) = self.sending.as_mut() {
             if s.sender.next_timeout().is_some_and(|t| t <= now) {
@@ -186,6 +169,14 @@ impl CfdpEntity {
                 }
             }
         }
+        for (s, i) in self.sent.values_mut() {
+            let to = self.cfg.peers[&self.report.sent[*i].peer];
+            while let Some((pdu, _)) = s.next_pdu(now) {
+                if !self.out.send(now, pdu, to) {
+                    return;
+                }
+            }
+        }
         if let Some(s) = self.sending.as_mut() {
             let to = self.cfg.peers[&s.t.peer];
             while let Some((pdu, _)) = s.sender.next_pdu(now) {
@@ -204,6 +195,8 @@ impl CfdpEntity {
                 let mut s = self.sending.take().expect("sending");
                 s.t.set_stats(&s.sender.stats());
                 s.t.ended_s = Some(secs(now));
+                self.sent
+                    .insert(s.t.seq, (s.sender, self.report.sent.len()));
                 self.report.sent.push(s.t);
             }
         }
@@ -262,13 +255,20 @@ impl CfdpEntity {
         }
     }
 
+    /// The report's last word: counters as they stand now (a transaction that ended may
+    /// have answered its peer since), and transactions still open as they are.
     fn finish(&mut self, now: Time) {
+        for (s, i) in self.sent.values() {
+            self.report.sent[*i].set_counts(&s.stats());
+        }
         if let Some(mut s) = self.sending.take() {
             s.t.set_stats(&s.sender.stats());
             self.report.sent.push(s.t);
         }
         for (_, mut r) in std::mem::take(&mut self.receiving) {
-            if !r.ended {
+            if r.ended {
+                r.t.set_counts(&r.receiver.stats());
+            } else {
                 r.t.set_stats(&r.receiver.stats());
                 r.t.name = r.receiver.dest_name();
                 r.t.file = r.receiver.file_on_disk().map(|p| p.display().to_string());
@@ -282,63 +282,6 @@ impl CfdpEntity {
         self.finished = true;
     }
 
-    fn next_deadline(&self, now: Time) -> Time {
-        let mut next = now + 100 * MS;
-        if self.out.holds() {
-            next = next.min(self.out.ready_at(now));
-        }
-        if let Some(s) = &self.sending {
-            if s.sender.has_data() {
-                next = next.min(self.out.ready_at(now));
-            }
-            if let Some(t) = s.sender.next_timeout() {
-                next = next.min(t);
-            }
-        }
-        for r in self.receiving.values() {
-            if let Some(t) = r.receiver.next_timeout() {
-                next = next.min(t);
-            }
-        }
-        if !self.queue.is_empty() && self.sending.is_none() {
-            next = now;
-        }
-        if let Some(d) = self.cfg.s.duration_s {
-            next = next.min(((d * SEC as f64) as Time).max(now));
-        }
-        next
-    }
-
-    /// Sleeps until a datagram arrives or `ns` pass.
-    fn wait(&self, ns: Time) {
-        let mut pfd = [libc::pollfd {
-            fd: self.out.socket.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        }];
-        let ts = libc::timespec {
-            tv_sec: (ns / SEC) as libc::time_t,
-            tv_nsec: (ns % SEC) as libc::c_long,
-        };
-        // SAFETY: one pollfd we own, a timespec on the stack, no signal mask.
-        unsafe { libc::ppoll(pfd.as_mut_ptr(), 1, &ts, std::ptr::null()) };
-    }
-
-    fn receive(&mut self) {
-        loop {
-            let (n, from) = match self.out.socket.recv_from(&mut self.buf) {
-                Ok(got) => got,
-                Err(_) => return, // WouldBlock: nothing more now
-            };
-            self.report.datagrams_in += 1;
-            self.report.bytes_in += n as u64;
-            let now = self.now();
-            if !self.on_pdu(now, n, from) {
-                self.report.datagrams_ignored += 1;
-            }
-        }
-    }
-
     /// Hands PDU `buf[..n]` from `from` to its transaction; false if it has none here.
     fn on_pdu(&mut self, now: Time, n: usize, from: SocketAddr) -> bool {
         let raw = &self.buf[..n];
@@ -350,13 +293,14 @@ impl CfdpEntity {
         let seq = conf.transaction_seq_num.value();
         let me = self.cfg.s.entity as u64;
         match conf.direction {
-            Direction::TowardsSender => match self.sending.as_mut() {
-                Some(s) if source == me && seq == s.t.seq && dest == s.t.peer as u64 => {
-                    s.sender.on_pdu(now, raw);
-                    true
-                }
-                _ => false,
-            },
+            Direction::TowardsSender if source == me => {
+                let sender = match self.sending.as_mut() {
+                    Some(s) if seq == s.t.seq && dest == s.t.peer as u64 => Some(&mut s.sender),
+                    _ => self.sent.get_mut(&seq).map(|(s, _)| s),
+                };
+                sender.map(|s| s.on_pdu(now, raw)).is_some()
+            }
+            Direction::TowardsSender => false,
             Direction::TowardsReceiver => {
                 let (Ok(source), true) = (u16::try_from(source), dest == me) else {
                     return false;
@@ -394,6 +338,66 @@ impl CfdpEntity {
             r.elapsed_s = secs(self.now());
         }
         r
+    }
+}
+
+impl Turns for CfdpEntity {
+    fn now(&self) -> Time {
+        monotonic_ns().saturating_sub(self.start)
+    }
+
+    fn step(&mut self, now: Time) {
+        self.turn(now);
+    }
+
+    fn stopped(&self) -> bool {
+        self.finished
+    }
+
+    fn next_deadline(&mut self, now: Time) -> Time {
+        let mut next = now + 100 * MS;
+        if self.out.holds() {
+            next = next.min(self.out.ready_at(now));
+        }
+        if let Some(s) = &self.sending {
+            if s.sender.has_data() {
+                next = next.min(self.out.ready_at(now));
+            }
+            if let Some(t) = s.sender.next_timeout() {
+                next = next.min(t);
+            }
+        }
+        for r in self.receiving.values() {
+            if let Some(t) = r.receiver.next_timeout() {
+                next = next.min(t);
+            }
+        }
+        if !self.queue.is_empty() && self.sending.is_none() {
+            next = now;
+        }
+        if let Some(d) = self.cfg.s.duration_s {
+            next = next.min(((d * SEC as f64) as Time).max(now));
+        }
+        next
+    }
+
+    fn sockets(&self) -> Vec<RawFd> {
+        vec![self.out.socket.as_raw_fd()]
+    }
+
+    fn receive(&mut self) {
+        loop {
+            let (n, from) = match self.out.socket.recv_from(&mut self.buf) {
+                Ok(got) => got,
+                Err(_) => return, // WouldBlock: nothing more now
+            };
+            self.report.datagrams_in += 1;
+            self.report.bytes_in += n as u64;
+            let now = self.now();
+            if !self.on_pdu(now, n, from) {
+                self.report.datagrams_ignored += 1;
+            }
+        }
     }
 }
 

@@ -39,17 +39,23 @@ pub struct Transaction {
 }
 
 impl Transaction {
+    /// The entity's counters and, once said, the transaction's end.
     pub fn set_stats(&mut self, st: &EntityStats) {
-        self.pdus = st.pdus;
-        let names = ["check_limit", "nak", "positive_ack", "inactivity"];
-        self.timer_expiries = names.into_iter().zip(st.timer_expiries).collect();
-        self.faults = st.faults.clone();
-        self.refused = st.refused;
+        self.set_counts(st);
         if let Some(f) = &st.finished {
             self.condition = Some(f.condition.clone());
             self.complete = f.complete;
             self.file_status = Some(f.file_status.clone());
         }
+    }
+
+    /// The entity's counters only (PDUs, timer expiries, faults added to those noted here).
+    pub fn set_counts(&mut self, st: &EntityStats) {
+        self.pdus = st.pdus;
+        let names = ["check_limit", "nak", "positive_ack", "inactivity"];
+        self.timer_expiries = names.into_iter().zip(st.timer_expiries).collect();
+        self.faults.extend(st.faults.clone());
+        self.refused = st.refused;
     }
 
     /// Whether the file arrived whole and checked (a sender: as the receiver's Finished

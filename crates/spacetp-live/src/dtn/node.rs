@@ -12,16 +12,17 @@ use super::report::{DtnReport, SentFile, SpanCounts};
 use super::udp_cl::{self, UdpCl};
 use crate::error::LiveError;
 use crate::sys::monotonic_ns;
+use crate::turns::Turns;
 use bytes::Bytes;
 use spacetp_dtn::agent::Agent;
 use spacetp_dtn::bundle::{BundleId, Eid};
 use spacetp_ltp::Engine;
 use spacetp_proto::time::secs;
-use spacetp_proto::{Time, MS, SEC};
+use spacetp_proto::{Time, MS};
 use spacetp_sim::transport::ltp::BP_CLIENT_SERVICE;
 use std::collections::{BTreeMap, HashMap};
 use std::net::{SocketAddr, UdpSocket};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, RawFd};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -140,10 +141,6 @@ impl DtnNode {
         Ok(node)
     }
 
-    fn now(&self) -> Time {
-        monotonic_ns().saturating_sub(self.start)
-    }
-
     fn restore(&mut self) -> Result<(), LiveError> {
         let Some(dir) = self.cfg.s.store_dir.clone() else {
             return Ok(());
@@ -197,31 +194,13 @@ impl DtnNode {
         Ok(())
     }
 
-    /// Runs for `budget` ns of the clock at most; false once the node has stopped.
-    pub fn run_for(&mut self, budget: Time) -> bool {
-        let until = self.now() + budget;
-        loop {
-            let now = self.now();
-            self.step(now);
-            if self.finished {
-                return false;
-            }
-            if now >= until {
-                return true;
-            }
-            let next = self.next_deadline(now).min(until).max(now + 50_000);
-            self.wait(next - now);
-            self.receive();
-        }
-    }
-
     /// Stop at the next turn (a signal): open export sessions are canceled and their
     /// bundles kept, with every other one stored here, in the store directory.
     pub fn begin_stop(&mut self, why: &str) {
         self.stop.get_or_insert_with(|| why.to_string());
     }
 
-    fn step(&mut self, now: Time) {
+    fn turn(&mut self, now: Time) {
         while let Some(e) = self.edges.get(self.next_edge).copied() {
             if e.at > now {
                 break;
@@ -371,62 +350,6 @@ impl DtnNode {
         self.finished = true;
     }
 
-    fn next_deadline(&mut self, now: Time) -> Time {
-        let mut next = now + 100 * MS;
-        if let Some(t) = self.engine.poll_timeout() {
-            next = next.min(t);
-        }
-        if let Some(t) = self.agent.poll_timeout(now) {
-            next = next.min(t);
-        }
-        if let Some(e) = self.edges.get(self.next_edge) {
-            next = next.min(e.at);
-        }
-        if let Some(d) = self.cfg.duration {
-            next = next.min(d.max(now));
-        }
-        next
-    }
-
-    /// Sleeps until a datagram arrives or `ns` pass.
-    fn wait(&self, ns: Time) {
-        let fd = |fd| libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        let mut pfd = [
-            fd(self.socket.as_raw_fd()),
-            fd(self.udp.as_ref().map_or(-1, |u| u.socket.as_raw_fd())),
-        ];
-        let ts = libc::timespec {
-            tv_sec: (ns / SEC) as libc::time_t,
-            tv_nsec: (ns % SEC) as libc::c_long,
-        };
-        // SAFETY: two pollfds we own (a negative fd is ignored), a timespec on the stack, no
-        // signal mask.
-        unsafe { libc::ppoll(pfd.as_mut_ptr(), 2, &ts, std::ptr::null()) };
-    }
-
-    fn receive(&mut self) {
-        while let Some((neighbor, n)) = self.udp.as_mut().and_then(|u| u.receive(&mut self.buf)) {
-            let now = self.now();
-            self.agent.on_block(now, neighbor, &self.buf[..n]);
-        }
-        loop {
-            let n = match self.socket.recv_from(&mut self.buf) {
-                Ok((n, _)) => n,
-                Err(_) => return, // WouldBlock: nothing more now
-            };
-            self.report.segments_in += 1;
-            self.report.bytes_in += n as u64;
-            let now = self.now();
-            if self.engine.on_segment(now, &self.buf[..n]).is_err() {
-                self.report.segments_undecodable += 1;
-            }
-        }
-    }
-
     /// What the node said since the last call: canceled LTP sessions (rate-limited) and
     /// bundles given up, each line beginning with the time since the start.
     pub fn take_notices(&mut self) -> Vec<String> {
@@ -453,6 +376,61 @@ impl DtnNode {
             r.elapsed_s = secs(self.now());
         }
         r
+    }
+}
+
+impl Turns for DtnNode {
+    fn now(&self) -> Time {
+        monotonic_ns().saturating_sub(self.start)
+    }
+
+    fn step(&mut self, now: Time) {
+        self.turn(now);
+    }
+
+    fn stopped(&self) -> bool {
+        self.finished
+    }
+
+    fn next_deadline(&mut self, now: Time) -> Time {
+        let mut next = now + 100 * MS;
+        if let Some(t) = self.engine.poll_timeout() {
+            next = next.min(t);
+        }
+        if let Some(t) = self.agent.poll_timeout(now) {
+            next = next.min(t);
+        }
+        if let Some(e) = self.edges.get(self.next_edge) {
+            next = next.min(e.at);
+        }
+        if let Some(d) = self.cfg.duration {
+            next = next.min(d.max(now));
+        }
+        next
+    }
+
+    fn sockets(&self) -> Vec<RawFd> {
+        let udp = self.udp.as_ref().map_or(-1, |u| u.socket.as_raw_fd());
+        vec![self.socket.as_raw_fd(), udp]
+    }
+
+    fn receive(&mut self) {
+        while let Some((neighbor, n)) = self.udp.as_mut().and_then(|u| u.receive(&mut self.buf)) {
+            let now = self.now();
+            self.agent.on_block(now, neighbor, &self.buf[..n]);
+        }
+        loop {
+            let n = match self.socket.recv_from(&mut self.buf) {
+                Ok((n, _)) => n,
+                Err(_) => return, // WouldBlock: nothing more now
+            };
+            self.report.segments_in += 1;
+            self.report.bytes_in += n as u64;
+            let now = self.now();
+            if self.engine.on_segment(now, &self.buf[..n]).is_err() {
+                self.report.segments_undecodable += 1;
+            }
+        }
     }
 }
 
