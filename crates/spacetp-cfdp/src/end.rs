@@ -462,10 +462,21 @@ impl Sender {
     }
 }
 
+/// PDUs a receiver keeps that came before the Metadata PDU, at most (bytes).
+const EARLY_MAX: usize = 64 << 20;
+
 /// The receiving entity of one file.
+///
+/// cfdp-rs 0.3's destination handler refuses every PDU of a transaction before its
+/// Metadata PDU; a carrier that reorders (LTP blocks completing out of order) or a lost
+/// Metadata PDU sent again (class 2) would lose the file data and EOF that came first.
+/// They are kept here and handed again once the Metadata PDU arrived (file data before
+/// metadata is lawful in CFDP: class 2 asks for the metadata with a NAK).
 pub struct Receiver {
     handler: Destination,
     parts: Parts,
+    early: Vec<Vec<u8>>,
+    early_bytes: usize,
     /// Keep Alives waiting to go, how many went, the last progress they said.
     control: std::collections::VecDeque<Vec<u8>>,
     keep_alives: u64,
@@ -508,6 +519,8 @@ impl Receiver {
         Receiver {
             handler,
             parts,
+            early: Vec::new(),
+            early_bytes: 0,
             control: Default::default(),
             keep_alives: 0,
             reported_progress: None,
@@ -530,15 +543,35 @@ impl Receiver {
             }
             return;
         }
-        let ok = PduOwnedWithInfo::new_from_raw_packet(raw)
+        let before = !self.parts.events.log().metadata_received;
+        if self.take(raw).is_err() {
+            if before && self.early_bytes + raw.len() <= EARLY_MAX {
+                // Refused for coming before the Metadata PDU: kept to hand again after it.
+                self.early_bytes += raw.len();
+                self.early.push(raw.to_vec());
+            } else {
+                self.parts.refused += 1;
+            }
+        }
+        if before && self.parts.events.log().metadata_received {
+            self.early_bytes = 0;
+            for pdu in std::mem::take(&mut self.early) {
+                self.parts.refused += self.take(&pdu).is_err() as u64;
+            }
+        }
+    }
+
+    /// Hands PDU `raw` to the handler.
+    fn take(&mut self, raw: &[u8]) -> Result<(), String> {
+        PduOwnedWithInfo::new_from_raw_packet(raw)
             .map_err(|e| e.to_string())
             .and_then(|p| {
                 let mut user = self.parts.events.clone();
                 self.handler
                     .state_machine(&mut user, Some(&p))
+                    .map(|_| ())
                     .map_err(|e| e.to_string())
-            });
-        self.parts.refused += ok.is_err() as u64;
+            })
     }
 
     pub fn next_pdu(&mut self) -> Option<(Vec<u8>, bool)> {

@@ -29,4 +29,4 @@ mod retransmit;
 pub mod settings;
 
 pub use end::{EntityStats, Receiver, Sender};
-pub use settings::{CfdpSettings, FILE_DATA_OVERHEAD, MAX_PDU};
+pub use settings::{Carrier, CfdpSettings, FILE_DATA_OVERHEAD, MAX_PDU};

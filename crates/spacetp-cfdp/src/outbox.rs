@@ -76,3 +76,39 @@ impl PduSender for Outbox {
         Ok(())
     }
 }
+
+/// The PDUs one after another in `block` (a carrier that joins them, as an LTP block of
+/// several): each as long as its header says; a cut or garbled tail is left out.
+pub fn split_pdus(block: &[u8]) -> Vec<&[u8]> {
+    let mut out = Vec::new();
+    let mut rest = block;
+    while let Ok((h, _)) = spacepackets::cfdp::pdu::PduHeader::from_bytes(rest) {
+        let n = h.pdu_len();
+        if n == 0 || n > rest.len() {
+            break;
+        }
+        out.push(&rest[..n]);
+        rest = &rest[n..];
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_pdus;
+    use spacepackets::cfdp::pdu::eof::EofPdu;
+    use spacepackets::cfdp::pdu::{CommonPduConfig, PduHeader, WritablePduPacket};
+
+    #[test]
+    fn a_block_of_pdus_splits_at_each_headers_length_and_drops_a_cut_tail() {
+        let header = PduHeader::new_for_file_directive(CommonPduConfig::default(), 0);
+        let eof = EofPdu::new_no_error(header, 0x1234_5678, 1000)
+            .to_vec()
+            .unwrap();
+        let mut block = eof.repeat(3);
+        assert_eq!(split_pdus(&block), vec![&eof[..], &eof[..], &eof[..]]);
+        block.truncate(block.len() - 1);
+        assert_eq!(split_pdus(&block).len(), 2, "the cut third is left out");
+        assert!(split_pdus(&[0xff; 3]).is_empty());
+    }
+}

@@ -36,6 +36,18 @@ pub enum Checksum {
     Null,
 }
 
+/// What carries the PDUs between the two entities.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Carrier {
+    /// A PDU per UDP datagram (port 4556), as cfdp-py's and ION's UDP entities send them.
+    #[default]
+    Udp,
+    /// Each PDU a client service data unit of an LTP span, all red: LTP resends what is
+    /// lost (CFDP over LTP, CCSDS 734.1-B-1; the span set by `[flows.ltp]`).
+    Ltp,
+}
+
 /// A CFDP flow's settings (`[flows.cfdp]`).
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
@@ -79,6 +91,8 @@ pub struct CfdpSettings {
     /// PDUs and its timers (727.0-B-5 4.6.7), resume when the link is back. False: PDUs
     /// are still held, but the timers run (and may reach their limits).
     pub suspend_on_outage: bool,
+    /// What carries the PDUs: "udp" (default) or "ltp".
+    pub carrier: Carrier,
 }
 
 impl Default for CfdpSettings {
@@ -101,6 +115,7 @@ impl Default for CfdpSettings {
             checksum: Checksum::Modular,
             rate: None,
             suspend_on_outage: true,
+            carrier: Carrier::Udp,
         }
     }
 }

@@ -237,3 +237,73 @@ fn a_link_outage_suspends_the_transaction_and_it_resumes_where_it_stopped() {
     let why = running.failure.as_deref().unwrap_or_default();
     assert!(why.contains("LimitReached"), "{why}");
 }
+
+/// A 1 Mb/s link of `one_way` delay with `errors`, and a CFDP flow over LTP (`cfdp-ltp`).
+fn over_ltp(one_way: &str, errors: &str, bytes: &str, extra: &str) -> String {
+    hosts_a_b(
+        "seed = 3\nstop = \"4000 s\"",
+        "1 Mb/s",
+        one_way,
+        &format!("{errors}\nqueue = {{ packets = 1000 }}"),
+    ) + &flow_a_to_b(&format!(
+        "protocol = \"cfdp-ltp\"\nbytes = \"{bytes}\"\n{extra}"
+    ))
+}
+
+#[test]
+fn class_1_over_ltp_red_delivers_the_file_where_class_1_over_udp_fails() {
+    // The loss that ends class 1 over UDP at its check limit (test above) is LTP's to
+    // repair: its reports ask for the missing segments, CFDP sees every PDU once.
+    let out = sim(&over_ltp("250 ms", "errors = { per = 0.01 }", "1 MB", ""));
+    let f = &out.summary.flows[0];
+    assert!(f.complete && f.failure.is_none(), "{f:?}");
+    assert_eq!(f.bytes_delivered, 1_000_000);
+    let c = f.cfdp.as_ref().expect("CFDP counters");
+    assert_eq!(c.class, 1);
+    assert!(c.file_intact && c.file_bytes_received == 1_000_000);
+    assert_eq!(c.naks_sent, 0, "class 1: nothing asked of CFDP");
+    assert_eq!(c.receiver_condition.as_deref(), Some("NoError"));
+    let l = f.ltp.as_ref().expect("the LTP span's counters");
+    assert!(
+        f.retransmitted_segments > 0,
+        "LTP resent what was lost: {f:?}"
+    );
+    assert!(
+        l.sessions_completed > 0 && l.report_segments_received > 0,
+        "{l:?}"
+    );
+    // The links carried LTP: port 1113, not CFDP's 4556.
+    let pdus = 1_000_000u64.div_ceil(1458);
+    assert_eq!(c.sender_pdus.file_data, pdus, "each PDU handed to LTP once");
+}
+
+#[test]
+fn cfdp_over_ltp_crosses_a_ten_minute_light_time_with_fitted_timers() {
+    // Mars at its nearest is about 3 light minutes, at its farthest 22: at 10 minutes one
+    // way, class 1's check timer and LTP's timers must outlast the round trip.
+    let out = sim(&over_ltp(
+        "600 s",
+        "errors = { per = 0.001 }",
+        "500 kB",
+        "fit = true",
+    ));
+    let f = &out.summary.flows[0];
+    assert!(f.complete && f.failure.is_none(), "{f:?}");
+    assert_eq!(f.bytes_delivered, 500_000);
+    let t = f.completion_s.unwrap();
+    // The pass (about 4.2 s), one way (600 s), LTP's repairs a round trip each.
+    assert!(t > 604.0 && t < 3000.0, "{t} s");
+}
+
+#[test]
+fn ltp_settings_on_cfdp_over_udp_are_refused_naming_the_field() {
+    let text = link("250 ms", "", "1 MB", "class = 2") + "ltp = { max_export_sessions = 4 }\n";
+    let e = sim_err(&text);
+    assert!(e.contains("flows[0].ltp") && e.contains("cfdp-ltp"), "{e}");
+    // Over LTP they are the span's.
+    let ok = over_ltp("250 ms", "", "200 kB", "ltp = { max_export_sessions = 4 }");
+    let out = sim(&ok);
+    let f = &out.summary.flows[0];
+    assert!(f.complete, "{f:?}");
+    assert_eq!(f.ltp.as_ref().unwrap().max_export_sessions, 4);
+}

@@ -62,6 +62,12 @@ pub struct CfdpConfig {
 pub fn config_from_json(text: &str) -> Result<CfdpConfig, FieldError> {
     let s: CfdpLiveSettings = crate::error::from_json(text, "cfdp")?;
     let cfdp = CfdpSettings::from_map(s.settings.as_ref(), "cfdp.settings")?;
+    if cfdp.carrier != spacetp_cfdp::Carrier::Udp {
+        return Err(FieldError::new(
+            "cfdp.settings.carrier",
+            "a live entity carries its PDUs over UDP only (\"udp\"); CFDP over LTP is the simulator's",
+        ));
+    }
     let mut peers = HashMap::new();
     for (i, (id, addr)) in s.peers.iter().enumerate() {
         if *id == s.entity {

@@ -5,10 +5,17 @@
 //! has written all of it; the receiver delivers it when its transaction completes, whole
 //! and its checksum verified (CFDP hands over files, not a stream). CFDP has no congestion
 //! control: the sender's PDUs leave at `cfdp.rate` (the path's bottleneck by default).
+//!
+//! With `cfdp.carrier = "ltp"` (protocol `cfdp-ltp`) the PDUs travel as red client data of
+//! an LTP span between the two ends instead (`spacetp-ltp`'s engine, as a Bundle Protocol
+//! hop carries bundles): CFDP hands them to the span at its rate, LTP's segments are what
+//! the links carry, and the blocks that arrive are split back into PDUs.
 
 pub mod entry;
 pub mod fit;
 
+use super::capabilities::ConvergenceLayer;
+use super::ltp::{LtpSpec, LtpTransport};
 use super::{DataSent, Ends, Outgoing, SendLimit, SenderState, Transport, Wire};
 use crate::limits::{text, Limit};
 use crate::result::{CfdpSummary, FlowSummary};
@@ -28,6 +35,8 @@ pub struct CfdpSpec {
     pub segment: usize,
     /// Bits per second, IPv4 and UDP headers counted.
     pub rate_bps: f64,
+    /// The LTP span that carries the PDUs (`carrier = "ltp"`); None: UDP.
+    pub ltp: Option<LtpSpec>,
 }
 
 enum Role {
@@ -55,16 +64,26 @@ pub struct CfdpTransport {
     segment: usize,
     /// The Put.request the sending entity refused, and why.
     put_refused: Option<String>,
+    /// This end of the LTP span that carries the PDUs, if LTP does.
+    ltp: Option<Box<LtpTransport>>,
 }
 
 impl CfdpSpec {
     /// The two ends of a flow: entity IDs are the nodes' numbers (index + 1).
     /// `seq` is the transaction's sequence number (two files between the same entities are
     /// two transactions).
-    pub(crate) fn open(&self, ends: Ends, seq: u16) -> (CfdpTransport, CfdpTransport) {
+    /// `seed` seeds the LTP engines' session numbers, if LTP carries the PDUs.
+    pub(crate) fn open(&self, ends: Ends, seq: u16, seed: u64) -> (CfdpTransport, CfdpTransport) {
         let (a, b) = (ends.client_node + 1, ends.server_node + 1);
         let s = &self.settings;
-        let end = |role, peer| CfdpTransport {
+        let (mut ltp_a, mut ltp_b) = match &self.ltp {
+            Some(spec) => {
+                let (x, y) = spec.open_hop(a as u64, b as u64, seed);
+                (Some(Box::new(x)), Some(Box::new(y)))
+            }
+            None => (None, None),
+        };
+        let end = |role, peer, ltp: &mut Option<Box<LtpTransport>>| CfdpTransport {
             role,
             settings: s.clone(),
             rate_bps: self.rate_bps,
@@ -80,10 +99,11 @@ impl CfdpSpec {
             file_data_sent: 0,
             segment: self.segment,
             put_refused: None,
+            ltp: ltp.take(),
         };
         let tx = Role::Sending(Box::new(Sender::new(s, a, b, self.segment, seq)));
         let rx = Role::Receiving(Box::new(Receiver::new(s, b, a, self.segment)));
-        (end(tx, b), end(rx, a))
+        (end(tx, b, &mut ltp_a), end(rx, a, &mut ltp_b))
     }
 }
 
@@ -116,6 +136,46 @@ impl CfdpTransport {
         }
     }
 
+    /// The next PDU the entity has, if pacing lets it go now: counted as sent.
+    fn take_pdu(&mut self, now: Time) -> Option<Vec<u8>> {
+        if now < self.next_send || self.link_down {
+            return None;
+        }
+        let (pdu, file_data) = match &mut self.role {
+            Role::Sending(tx) => tx.next_pdu(now)?,
+            Role::Receiving(rx) => rx.next_pdu()?,
+        };
+        self.first_sent.get_or_insert(now);
+        self.next_send = now.max(self.next_send) + self.gap(pdu.len());
+        self.file_data_sent += file_data as u64;
+        Some(pdu)
+    }
+
+    /// PDUs in the blocks LTP delivered go to the entity; units of canceled sessions are
+    /// handed to the span again (as a bundle agent does).
+    fn take_blocks(&mut self, now: Time) {
+        let Some(ltp) = self.ltp.as_mut() else { return };
+        let (blocks, back) = ltp.take_hop_io();
+        for u in back {
+            ltp.send_sdu(now, u.to_vec());
+        }
+        for b in blocks {
+            for pdu in spacetp_cfdp::outbox::split_pdus(&b) {
+                match &mut self.role {
+                    Role::Sending(tx) => tx.on_pdu(now, pdu),
+                    Role::Receiving(rx) => rx.on_pdu(now, pdu),
+                }
+            }
+        }
+    }
+
+    fn entity_timeout(&self) -> Option<Time> {
+        match &self.role {
+            Role::Sending(tx) => tx.next_timeout(),
+            Role::Receiving(rx) => rx.next_timeout(),
+        }
+    }
+
     fn gap(&self, bytes: usize) -> Time {
         ((bytes as u32 + IP_UDP_HEADERS) as f64 * 8.0 / self.rate_bps * 1e9).ceil() as Time
     }
@@ -124,6 +184,11 @@ impl CfdpTransport {
 impl Transport for CfdpTransport {
     fn on_packet(&mut self, now: Time, wire: &Wire, payload: &[u8]) {
         self.now = now;
+        if let Some(ltp) = self.ltp.as_mut() {
+            ltp.on_packet(now, wire, payload);
+            self.take_blocks(now);
+            return;
+        }
         let Wire::Udp { len, .. } = wire else { return };
         let pdu = &payload[..*len as usize];
         match &mut self.role {
@@ -140,16 +205,14 @@ impl Transport for CfdpTransport {
     ) -> Option<Outgoing> {
         self.now = now;
         self.maybe_put(now);
-        if now < self.next_send || self.link_down {
-            return None;
+        if self.ltp.is_some() {
+            // CFDP's PDUs go to the span at CFDP's pace; LTP's segments leave.
+            while let Some(pdu) = self.take_pdu(now) {
+                self.ltp.as_mut()?.send_sdu(now, pdu);
+            }
+            return self.ltp.as_mut()?.poll_transmit(now, wire, payload);
         }
-        let (pdu, file_data) = match &mut self.role {
-            Role::Sending(tx) => tx.next_pdu(now)?,
-            Role::Receiving(rx) => rx.next_pdu()?,
-        };
-        self.first_sent.get_or_insert(now);
-        self.next_send = now.max(self.next_send) + self.gap(pdu.len());
-        self.file_data_sent += file_data as u64;
+        let pdu = self.take_pdu(now)?;
         payload.clear();
         payload.extend_from_slice(&pdu);
         let len = pdu.len() as u32;
@@ -167,17 +230,24 @@ impl Transport for CfdpTransport {
 
     /// The next timer, or the instant pacing lets the next PDU go.
     fn poll_timeout(&self) -> Option<Time> {
-        let timer = match &self.role {
-            Role::Sending(tx) => tx.next_timeout(),
-            Role::Receiving(rx) => rx.next_timeout(),
-        };
+        let timer = self.entity_timeout();
         let send = (self.has_data() && !self.link_down && self.next_send > self.now)
             .then_some(self.next_send);
-        timer.into_iter().chain(send).min()
+        let ltp = self.ltp.as_ref().and_then(|l| l.poll_timeout());
+        timer.into_iter().chain(send).chain(ltp).min()
     }
 
     fn on_timeout(&mut self, now: Time) {
         self.now = now;
+        if let Some(ltp) = self.ltp.as_mut() {
+            if ltp.poll_timeout().is_some_and(|t| t <= now) {
+                ltp.on_timeout(now);
+                self.take_blocks(now);
+            }
+            if self.entity_timeout().is_none_or(|t| t > now) {
+                return;
+            }
+        }
         match &mut self.role {
             Role::Sending(tx) => tx.on_timeout(now),
             Role::Receiving(rx) => rx.on_timeout(now),
@@ -253,6 +323,9 @@ impl Transport for CfdpTransport {
 
     fn on_link_outage(&mut self, now: Time) {
         self.link_down = true;
+        if let Some(ltp) = self.ltp.as_mut() {
+            ltp.on_link_outage(now);
+        }
         if self.settings.suspend_on_outage {
             match &mut self.role {
                 Role::Sending(tx) => tx.suspend(now),
@@ -263,6 +336,9 @@ impl Transport for CfdpTransport {
 
     fn on_link_restored(&mut self, now: Time) {
         self.link_down = false;
+        if let Some(ltp) = self.ltp.as_mut() {
+            ltp.on_link_restored(now);
+        }
         match &mut self.role {
             Role::Sending(tx) => tx.resume(now),
             Role::Receiving(rx) => rx.resume(now),
@@ -319,6 +395,11 @@ impl Transport for CfdpTransport {
         c.prompts_sent = st.prompts;
         c.sender_faults = st.faults;
         c.sender_condition = st.finished.map(|f| f.condition);
+        // Over LTP, the segments on the wire are LTP's (its block in the summary too).
+        if let Some(ltp) = &self.ltp {
+            ltp.report_sender(s);
+            s.state = if self.is_finished() { "closed" } else { "open" }.into();
+        }
     }
 
     fn report_receiver(&self, s: &mut FlowSummary) {
@@ -342,6 +423,11 @@ impl Transport for CfdpTransport {
             let (held, intact) = rx.received();
             c.file_bytes_received = held;
             c.file_intact = intact;
+        }
+        if let Some(ltp) = &self.ltp {
+            ltp.report_receiver(s);
+            s.acks_sent = st.pdus.ack;
+            s.receiver_state = if self.is_finished() { "closed" } else { "open" }.into();
         }
     }
 }
