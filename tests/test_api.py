@@ -121,7 +121,7 @@ PROFILES = [
 
 def test_every_profile_is_listed():
     # TCP's and QUIC's profiles, LTP, bp and CFDP: every transport of the registry
-    assert set(spacetp.protocols()) == set(PROFILES) | {"ltp", "bp", "cfdp", "cfdp-ltp"}
+    assert set(spacetp.protocols()) == set(PROFILES) | {"ltp", "bp", "cfdp", "cfdp-ltp", "cfdp-bp"}
 
 
 @pytest.mark.parametrize("protocol", PROFILES)

@@ -46,6 +46,9 @@ pub enum Carrier {
     /// Each PDU a client service data unit of an LTP span, all red: LTP resends what is
     /// lost (CFDP over LTP, CCSDS 734.1-B-1; the span set by `[flows.ltp]`).
     Ltp,
+    /// Each PDU a bundle from the sender's node to the receiver's and back, through the
+    /// bundle agents by the contact plan (as ION's bputa; `[flows.bp]` sets the lifetime).
+    Bp,
 }
 
 /// A CFDP flow's settings (`[flows.cfdp]`).
@@ -91,7 +94,7 @@ pub struct CfdpSettings {
     /// PDUs and its timers (727.0-B-5 4.6.7), resume when the link is back. False: PDUs
     /// are still held, but the timers run (and may reach their limits).
     pub suspend_on_outage: bool,
-    /// What carries the PDUs: "udp" (default) or "ltp".
+    /// What carries the PDUs: "udp" (default), "ltp" or "bp".
     pub carrier: Carrier,
 }
 

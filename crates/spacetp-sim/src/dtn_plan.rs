@@ -21,13 +21,27 @@ pub struct DtnPlan {
     pub plan: Arc<ContactPlan>,
     pub numbers: Vec<u64>,
     pub ltp: Option<serde_json::Map<String, serde_json::Value>>,
+    /// The agents keep delivered payloads (a flow's entities read them).
+    pub keep_payloads: bool,
 }
 
 pub use crate::transport::bp::BP;
 
 /// Whether the scenario uses a delay-tolerant network (a `[dtn]` table or a bp flow).
 pub fn wanted(sc: &Scenario) -> bool {
-    sc.dtn.is_some() || sc.flows.iter().any(|f| f.protocol == BP)
+    sc.dtn.is_some()
+        || sc
+            .flows
+            .iter()
+            .any(|f| f.protocol == BP || crate::transport::cfdp::entry::carried_by_bundles(f))
+}
+
+/// Whether a flow's packets are bundles whose payloads the agents must keep (CFDP over BP
+/// hands them to its entities).
+pub fn keeps_payloads(sc: &Scenario) -> bool {
+    sc.flows
+        .iter()
+        .any(crate::transport::cfdp::entry::carried_by_bundles)
 }
 
 /// Read the plan, number the nodes, and (with `drive_links`) make the links follow the
@@ -79,6 +93,7 @@ pub fn prepare(sc: &mut Scenario) -> Result<Option<DtnPlan>, FieldError> {
         plan: Arc::new(plan),
         numbers,
         ltp: cfg.ltp,
+        keep_payloads: keeps_payloads(sc),
     }))
 }
 

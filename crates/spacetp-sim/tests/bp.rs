@@ -149,3 +149,66 @@ fn bad_dtn_settings_name_the_field_and_the_plan_s_line() {
         "{e}"
     );
 }
+
+fn mars_cfdp(flow: &str) -> String {
+    format!(
+        "{MARS}\n[[flows]]\nfrom = \"lander\"\nto = \"earth\"\nprotocol = \"cfdp-bp\"\n{flow}\n"
+    )
+}
+
+#[test]
+fn cfdp_over_bundles_crosses_the_mars_relay_as_bp_does() {
+    // CFDP class 1 (cfdp-bp's default): each PDU a bundle, stored at the lander until the
+    // pass, at the orbiter until Earth rises; the file complete at Earth with its checksum
+    // verified about when a bp flow's last bundle arrives (the test above: 5850 s), PDU
+    // bundles' headers costing a little more of the 8 kB/s window.
+    let out = sim(&mars_cfdp("bytes = \"2 MB\""));
+    let f = &out.summary.flows[0];
+    assert!(f.complete && f.failure.is_none(), "{f:?}");
+    assert_eq!(f.bytes_delivered, 2_000_000);
+    let c = f.cfdp.as_ref().expect("CFDP counters");
+    assert_eq!(c.class, 1);
+    assert!(c.file_intact && c.file_bytes_received == 2_000_000);
+    assert_eq!(c.receiver_condition.as_deref(), Some("NoError"));
+    let t = f.completion_s.unwrap();
+    assert!((5850.0..6000.0).contains(&t), "delivered at {t} s");
+    let dtn = out.summary.dtn.as_ref().unwrap();
+    let node = |n: &str| dtn.nodes.iter().find(|x| x.node == n).unwrap();
+    // Metadata, file data (2 MB in 1458-byte PDUs) and EOF: a bundle each.
+    let pdus = 1 + 2_000_000u64.div_ceil(1458) + 1;
+    assert_eq!(node("lander").bundles_created, pdus);
+    assert_eq!(node("earth").bundles_delivered, pdus);
+    assert!(out.summary.links.iter().all(|l| l.outage_drops == 0));
+}
+
+#[test]
+fn cfdp_class_2_over_bundles_gets_its_finished_pdu_back_at_the_next_pass() {
+    // The Finished PDU leaves Earth at about 5850 s, reaches the orbiter in its window
+    // (600 s of light), and the lander at the next pass (10 800 s): only then does the
+    // sender's transaction end; the file was complete at Earth long before.
+    let out = sim(&mars_cfdp("bytes = \"1 MB\"\ncfdp = { class = 2 }"));
+    let f = &out.summary.flows[0];
+    assert!(f.complete && f.failure.is_none(), "{f:?}");
+    let c = f.cfdp.as_ref().unwrap();
+    assert_eq!(c.class, 2);
+    assert_eq!(c.sender_condition.as_deref(), Some("NoError"), "{c:?}");
+    assert_eq!(c.receiver_pdus.finished, 1, "{c:?}");
+    assert!(
+        c.sender_timer_expiries.iter().all(|&n| n == 0),
+        "day-long timers: {c:?}"
+    );
+    let dtn = out.summary.dtn.as_ref().unwrap();
+    let lander = dtn.nodes.iter().find(|x| x.node == "lander").unwrap();
+    assert!(
+        lander.bundles_delivered >= 2,
+        "EOF's ACK and the Finished PDU: {lander:?}"
+    );
+}
+
+#[test]
+fn bundle_settings_on_cfdp_over_udp_are_refused_and_workloads_say_not_yet() {
+    let text = hosts_a_b("seed = 1", "1 Mb/s", "10 ms", "")
+        + &flow_a_to_b("protocol = \"cfdp\"\nbytes = \"1 MB\"\nbp = { lifetime = \"1 h\" }");
+    let e = sim_err(&text);
+    assert!(e.contains("flows[0].bp") && e.contains("cfdp-bp"), "{e}");
+}

@@ -45,6 +45,11 @@ pub trait EndsSpec: Send + Sync {
     ) -> (Box<dyn Transport>, Box<dyn Transport>);
     /// The largest payload one packet carries (from the flow's MTU).
     fn mss(&self) -> u32;
+    /// Its ends' packets travel as bundles through the nodes' agents (by the contact plan,
+    /// world/dtn.rs), with this lifetime, instead of over the links' routes.
+    fn bundle_lifetime(&self) -> Option<spacetp_proto::Time> {
+        None
+    }
 }
 
 /// What a flow's connections run, once its settings are read.
@@ -107,6 +112,10 @@ pub trait TransportEntry: Sync {
     /// bundles, hop by hop by the contact plan).
     fn routed(&self) -> bool {
         true
+    }
+    /// Whether flow `f` needs a route (a transport whose carrier is chosen per flow).
+    fn routed_flow(&self, _f: &FlowCfg) -> bool {
+        self.routed()
     }
     /// A flow's ends from its settings (fitted to its path with `cx.fit`), and the settings
     /// fitted. The other transports' settings were refused before.

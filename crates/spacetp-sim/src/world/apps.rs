@@ -133,6 +133,10 @@ impl World {
 
     /// Put every packet the transport has to send on its way.
     pub(super) fn transmit(&mut self, ep: u32) {
+        if self.eps[ep as usize].bundled {
+            self.transmit_bundles(ep);
+            return;
+        }
         let now = self.now;
         let (node, peer_node, peer_ep, app, sender) = {
             let e = &self.eps[ep as usize];
@@ -237,6 +241,7 @@ impl World {
                 last: f.start,
                 wake_at: None,
             }),
+            bundled: false,
         });
         self.eps.push(Endpoint {
             transport: server,
@@ -253,9 +258,13 @@ impl World {
                 last: 0,
                 wake_at: None,
             }),
+            bundled: false,
         });
         if f.read_rate.is_some() {
             self.eps[s_ep as usize + 1].transport.set_manual_read();
+        }
+        if let Some(lifetime) = spec.bundle_lifetime() {
+            self.dtn_bundle_ends(fi, (s_ep, s_ep + 1), lifetime);
         }
         self.flows[fi as usize].eps = Some((s_ep, s_ep + 1));
         self.open_account(fi);

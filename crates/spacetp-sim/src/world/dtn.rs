@@ -11,6 +11,7 @@ use crate::dtn_plan::DtnPlan;
 use crate::transport::bp::BpSpec;
 use crate::transport::capabilities::ConvergenceLayer;
 use crate::transport::ltp::LtpSpec;
+use crate::transport::Wire;
 use bytes::Bytes;
 use spacetp_dtn::agent::{Agent, AgentEvent};
 use spacetp_dtn::bundle::Eid;
@@ -64,6 +65,9 @@ pub(super) struct Dtn {
     /// and UDP headers (a contact's rate counts LTP's bytes, as ION's does).
     hop_max_rate: HashMap<u32, f64>,
     pub flows: HashMap<u32, BpFlowState>,
+    /// Flows whose two ends send their packets as bundles (CFDP over BP): their endpoints
+    /// (client, server) and the bundles' lifetime.
+    ends: HashMap<u32, ((u32, u32), Time)>,
 }
 
 impl World {
@@ -79,7 +83,14 @@ impl World {
         let agents = d
             .numbers
             .iter()
-            .map(|&x| Agent::new(x, d.plan.clone(), None))
+            .map(|&x| {
+                let a = Agent::new(x, d.plan.clone(), None);
+                if d.keep_payloads {
+                    a.keep_payloads()
+                } else {
+                    a
+                }
+            })
             .collect();
         let mut dtn = Dtn {
             plan: d.plan.clone(),
@@ -91,6 +102,7 @@ impl World {
             hop_end: HashMap::new(),
             hop_max_rate: HashMap::new(),
             flows: HashMap::new(),
+            ends: HashMap::new(),
         };
         // One hop per pair of nodes with a contact either way.
         let mut pairs: Vec<(u16, u16)> = Vec::new();
@@ -145,6 +157,7 @@ impl World {
                     timer_at: None,
                     dead: false,
                     app_rate: None,
+                    bundled: false,
                 });
             }
             dtn.hops.push(Hop {
@@ -182,6 +195,59 @@ impl World {
         self.transmit(ep);
         self.arm_timer(ep);
         self.dtn_pump(x);
+    }
+
+    /// Flow `fi`'s ends `eps` send their packets as bundles of `lifetime` (CFDP over BP).
+    pub(super) fn dtn_bundle_ends(&mut self, fi: u32, eps: (u32, u32), lifetime: Time) {
+        self.eps[eps.0 as usize].bundled = true;
+        self.eps[eps.1 as usize].bundled = true;
+        if let Some(d) = self.dtn.as_mut() {
+            d.ends.insert(fi, (eps, lifetime));
+        }
+    }
+
+    /// A bundled end's packets: each payload a bundle from its node's agent to the other
+    /// end's node (service: the flow's number + 1), which the agents forward.
+    pub(super) fn transmit_bundles(&mut self, ep: u32) {
+        let now = self.now;
+        let (node, peer_node, app) = {
+            let e = &self.eps[ep as usize];
+            (e.node, e.peer_node, e.app)
+        };
+        let App::Flow(fi) = app else { return };
+        let mut wire = Wire::Udp {
+            src_port: 0,
+            dst_port: 0,
+            len: 0,
+        };
+        let mut payload = Vec::new();
+        let mut sent = false;
+        while let Some(_out) =
+            self.eps[ep as usize]
+                .transport
+                .poll_transmit(now, &mut wire, &mut payload)
+        {
+            let Some(d) = self.dtn.as_mut() else { return };
+            let Some(&(_, lifetime)) = d.ends.get(&fi) else {
+                return;
+            };
+            let service = fi as u64 + 1;
+            let dest = Eid {
+                node: d.numbers[peer_node as usize],
+                service,
+            };
+            d.agents[node as usize].send(
+                now,
+                service,
+                dest,
+                std::mem::take(&mut payload),
+                lifetime,
+            );
+            sent = true;
+        }
+        if sent {
+            self.dtn_pump(node);
+        }
     }
 
     /// A bp flow starts: its source agent makes the bundles.
@@ -324,6 +390,7 @@ impl World {
     fn dtn_events(&mut self, node: u16) {
         let now = self.now;
         let mut touched = Vec::new();
+        let mut packets: Vec<(u32, Vec<u8>)> = Vec::new();
         {
             let Some(d) = self.dtn.as_mut() else { return };
             while let Some(ev) = d.agents[node as usize].poll_event() {
@@ -333,6 +400,22 @@ impl World {
                     | AgentEvent::NoRoute { destination, .. } => destination.service,
                 };
                 let fi = service.wrapping_sub(1) as u32;
+                if let Some(&((c, s), _)) = d.ends.get(&fi) {
+                    // A bundled end's packet reached the other end's node (a bundle lost
+                    // on the way is for the ends' own timers to find).
+                    if let AgentEvent::Delivered {
+                        payload: Some(p), ..
+                    } = ev
+                    {
+                        let to = if self.eps[s as usize].node == node {
+                            s
+                        } else {
+                            c
+                        };
+                        packets.push((to, p));
+                    }
+                    continue;
+                }
                 let Some(st) = d.flows.get_mut(&fi) else {
                     continue;
                 };
@@ -367,6 +450,18 @@ impl World {
         }
         for fi in touched {
             self.dtn_check_flow(fi);
+        }
+        for (ep, p) in packets {
+            if self.eps[ep as usize].dead {
+                continue;
+            }
+            let wire = Wire::Udp {
+                src_port: crate::transport::cfdp::CFDP_PORT,
+                dst_port: crate::transport::cfdp::CFDP_PORT,
+                len: p.len() as u32,
+            };
+            self.eps[ep as usize].transport.on_packet(now, &wire, &p);
+            self.service(ep);
         }
     }
 

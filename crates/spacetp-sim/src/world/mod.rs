@@ -45,6 +45,9 @@ struct Endpoint {
     /// An application that reads (receiving end) or writes (sending end) at a limited
     /// rate.
     app_rate: Option<AppRate>,
+    /// Its packets are bundles through its node's agent, not packets on the links (CFDP
+    /// over BP; world/dtn.rs).
+    bundled: bool,
 }
 
 /// The application an endpoint serves.
@@ -374,7 +377,8 @@ impl World {
         self.account_flows_on_link(link);
         for ep in 0..self.eps.len() as u32 {
             let e = &self.eps[ep as usize];
-            if e.dead || !e.transport.listens_for_link_state() {
+            if e.dead || !e.transport.listens_for_link_state() || e.bundled {
+                // (bundles wait in the agents' stores: their ends hear of no link)
                 continue;
             }
             let (mut n, dst) = (e.node, e.peer_node);

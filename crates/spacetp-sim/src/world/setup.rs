@@ -172,7 +172,7 @@ impl World {
                 format!("from and to are the same node \"{}\"", f.from),
             ));
         }
-        if registry::entry(&f.protocol).is_none_or(|t| t.routed()) {
+        if registry::entry(&f.protocol).is_none_or(|t| t.routed_flow(f)) {
             // Bundles go hop by hop through the agents, by the contact plan.
             check_route(b, from, to, &p)?;
         }
@@ -412,6 +412,7 @@ impl World {
                 timer_at: None,
                 dead: false,
                 app_rate: None,
+                bundled: false,
             });
         }
         self.sources.push(Source {

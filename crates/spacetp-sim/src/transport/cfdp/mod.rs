@@ -9,7 +9,10 @@
 //! With `cfdp.carrier = "ltp"` (protocol `cfdp-ltp`) the PDUs travel as red client data of
 //! an LTP span between the two ends instead (`spacetp-ltp`'s engine, as a Bundle Protocol
 //! hop carries bundles): CFDP hands them to the span at its rate, LTP's segments are what
-//! the links carry, and the blocks that arrive are split back into PDUs.
+//! the links carry, and the blocks that arrive are split back into PDUs. With
+//! `carrier = "bp"` (protocol `cfdp-bp`) each PDU this end yields is a bundle's payload:
+//! the world hands it to the node's bundle agent instead of a link (world/dtn.rs), and a
+//! bundle delivered to the other end's node comes back here as a packet.
 
 pub mod entry;
 pub mod fit;
@@ -37,6 +40,9 @@ pub struct CfdpSpec {
     pub rate_bps: f64,
     /// The LTP span that carries the PDUs (`carrier = "ltp"`); None: UDP.
     pub ltp: Option<LtpSpec>,
+    /// The bundles' lifetime when bundles carry the PDUs (`carrier = "bp"`: the world
+    /// hands each PDU to the node's bundle agent, world/dtn.rs).
+    pub bundle_lifetime: Option<Time>,
 }
 
 enum Role {
