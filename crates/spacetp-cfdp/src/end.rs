@@ -3,6 +3,7 @@
 //! them), and wakes each entity at its next timer. cfdp-rs's handlers do the protocol.
 
 use crate::clock::{SimCountdown, TimerKind, Timers};
+use crate::early::BeforeMetadata;
 use crate::events::{Events, Finished};
 use crate::filestore::Files;
 use crate::outbox::{Outbox, PduCounts};
@@ -462,21 +463,11 @@ impl Sender {
     }
 }
 
-/// PDUs a receiver keeps that came before the Metadata PDU, at most (bytes).
-const EARLY_MAX: usize = 64 << 20;
-
-/// The receiving entity of one file.
-///
-/// cfdp-rs 0.3's destination handler refuses every PDU of a transaction before its
-/// Metadata PDU; a carrier that reorders (LTP blocks completing out of order) or a lost
-/// Metadata PDU sent again (class 2) would lose the file data and EOF that came first.
-/// They are kept here and handed again once the Metadata PDU arrived (file data before
-/// metadata is lawful in CFDP: class 2 asks for the metadata with a NAK).
+/// The receiving entity of one file (PDUs before the Metadata PDU: `early.rs`).
 pub struct Receiver {
     handler: Destination,
     parts: Parts,
-    early: Vec<Vec<u8>>,
-    early_bytes: usize,
+    early: BeforeMetadata,
     /// Keep Alives waiting to go, how many went, the last progress they said.
     control: std::collections::VecDeque<Vec<u8>>,
     keep_alives: u64,
@@ -519,8 +510,7 @@ impl Receiver {
         Receiver {
             handler,
             parts,
-            early: Vec::new(),
-            early_bytes: 0,
+            early: BeforeMetadata::new(s.class == 2, s.nak_timer.0, s.nak_limit),
             control: Default::default(),
             keep_alives: 0,
             reported_progress: None,
@@ -543,22 +533,23 @@ impl Receiver {
             }
             return;
         }
-        let before = !self.parts.events.log().metadata_received;
-        if self.take(raw).is_err() {
-            if before && self.early_bytes + raw.len() <= EARLY_MAX {
-                // Refused for coming before the Metadata PDU: kept to hand again after it.
-                self.early_bytes += raw.len();
-                self.early.push(raw.to_vec());
-            } else {
-                self.parts.refused += 1;
-            }
+        let before = !self.metadata_received();
+        if before && self.early.seen(now, raw) {
+            return; // held until the Metadata PDU
         }
-        if before && self.parts.events.log().metadata_received {
-            self.early_bytes = 0;
-            for pdu in std::mem::take(&mut self.early) {
+        // Refused before the Metadata PDU: kept to hand again after it.
+        if self.take(raw).is_err() && !(before && self.early.keep(raw)) {
+            self.parts.refused += 1;
+        }
+        if before && self.metadata_received() {
+            for pdu in self.early.take_all() {
                 self.parts.refused += self.take(&pdu).is_err() as u64;
             }
         }
+    }
+
+    fn metadata_received(&self) -> bool {
+        self.parts.events.log().metadata_received
     }
 
     /// Hands PDU `raw` to the handler.
@@ -586,7 +577,11 @@ impl Receiver {
     }
 
     pub fn next_timeout(&self) -> Option<Time> {
-        self.parts.timers.next_expiry()
+        let ask = self
+            .early
+            .ask_at()
+            .filter(|_| !self.parts.timers.suspended().0);
+        self.parts.timers.next_expiry().into_iter().chain(ask).min()
     }
 
     /// The link is down: hold its timers (727.0-B-5 4.6.7); the caller holds its PDUs.
@@ -605,7 +600,13 @@ impl Receiver {
         if self.handler.state_machine_no_packet(&mut user).is_err() {
             self.parts.refused += 1;
         }
-        if self.parts.inactive() {
+        let mut fault = self.parts.inactive();
+        match self.early.due(now) {
+            Ok(Some(nak)) => self.control.push_back(nak),
+            Ok(None) => {}
+            Err(()) => fault |= self.parts.give_up("NakLimitReached"),
+        }
+        if fault {
             if let Some(id) = self.handler.transaction_id() {
                 self.handler.cancel_request(&id);
             }
@@ -664,6 +665,7 @@ impl Receiver {
 
     pub fn stats(&self) -> EntityStats {
         let mut st = self.parts.stats();
+        st.pdus.nak += self.early.asked() as u64;
         st.keep_alives = self.keep_alives;
         st.reported_progress = self.reported_progress;
         st

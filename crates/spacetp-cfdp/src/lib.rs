@@ -10,6 +10,8 @@
 //! - `outbox.rs`, `events.rs`: the PDUs a handler produced, what it told its user.
 //! - `keep_alive.rs`: Prompt and Keep Alive PDUs (cfdp-rs has none), and the keep alive
 //!   limit kept here.
+//! - `early.rs`: PDUs that come before the Metadata PDU kept and handed again after it,
+//!   and the Metadata PDU asked for again (cfdp-rs 0.3 asks once).
 //! - `late.rs`: a Finished PDU sent again after the sender's transaction ended (its ACK
 //!   lost) acknowledged again (cfdp-rs's idle source handler does not).
 //! - `retransmit.rs`: the sender's answer to NAKs, done here: cfdp-rs 0.3.0's resends only
@@ -19,6 +21,7 @@
 //! limit, Prompt and Keep Alive PDUs with the keep alive limit.
 
 pub mod clock;
+mod early;
 pub mod end;
 pub mod events;
 pub mod filestore;

@@ -14,6 +14,8 @@ struct Link {
     lose: fn(u64) -> bool,
     /// The first PDU (the metadata) is lost.
     lose_metadata: bool,
+    /// The receiver's first PDU (the NAK asking for a lost metadata PDU) is lost.
+    lose_first_answer: bool,
     /// From this time on nothing crosses, either way.
     cut_at: Option<Time>,
 }
@@ -37,6 +39,7 @@ fn transfer(s: &CfdpSettings, size: u64, link: &Link) -> Outcome {
     let mut air: BTreeMap<(Time, u64), (bool, Vec<u8>)> = BTreeMap::new();
     let (mut seq, mut file_pdus, mut lost) = (0u64, 0u64, 0u64);
     let (mut tx_free, mut rx_free) = (0, 0);
+    let mut answers = 0u64;
     let (mut receiver_done, mut sender_done) = (None, None);
     let mut now = 0;
     while now < 3600 * SEC {
@@ -82,6 +85,11 @@ fn transfer(s: &CfdpSettings, size: u64, link: &Link) -> Outcome {
         while rx_free <= now {
             let Some((pdu, _)) = rx.next_pdu() else { break };
             rx_free = now.max(rx_free) + ((pdu.len() + 28) as f64 * 8.0 / link.rate * 1e9) as Time;
+            answers += 1;
+            if answers == 1 && link.lose_first_answer {
+                lost += 1;
+                continue;
+            }
             seq += 1;
             air.insert((rx_free + link.one_way, seq), (false, pdu));
         }
@@ -132,6 +140,7 @@ const CLEAN: Link = Link {
     rate: 1e6,
     lose: |_| false,
     lose_metadata: false,
+    lose_first_answer: false,
     cut_at: None,
 };
 
@@ -294,6 +303,7 @@ fn class_2_on_a_lossy_geo_link_repairs_each_loss_about_once_and_ends_a_round_tri
         rate: 2e6,
         lose: |i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) == 0,
         lose_metadata: false,
+        lose_first_answer: false,
         cut_at: None,
     };
     let s = CfdpSettings {
@@ -334,9 +344,10 @@ fn class_2_repairs_a_lost_tail_that_only_eofs_file_size_reveals() {
 
 #[test]
 fn a_lost_metadata_pdu_is_asked_for_again_with_the_file_data_that_came_before_it() {
-    // The file data that arrives before the metadata has no file to go to (cfdp-rs's
-    // receiver refuses it: FilestoreRejection); the receiver asks for the metadata (the
-    // segment request 0-0) and that data again, and the file arrives whole.
+    // The file data that arrives before the metadata has no file to go to yet (cfdp-rs's
+    // receiver would refuse it: FilestoreRejection); it waits for the metadata here, which
+    // the receiver asks for (the segment request 0-0), and the file arrives whole with the
+    // first segment (which cfdp-rs counted lost) asked for again.
     let lossy = Link {
         lose_metadata: true,
         ..CLEAN
@@ -344,7 +355,50 @@ fn a_lost_metadata_pdu_is_asked_for_again_with_the_file_data_that_came_before_it
     let o = transfer(&class(2), 100_000, &lossy);
     assert_eq!(o.delivered, Some(100_000), "{:?}", o.receiver);
     assert_eq!(o.sender.pdus.metadata, 2, "the metadata sent again");
-    assert!(o.receiver.faults["FilestoreRejection"] > 0);
+    assert!(o.receiver.faults.is_empty(), "{:?}", o.receiver.faults);
+}
+
+#[test]
+fn the_metadata_is_asked_for_again_at_the_nak_timer_and_an_early_eof_waits_for_it() {
+    // The metadata PDU and the NAK asking for it are both lost. cfdp-rs asks only once,
+    // and an EOF that comes before the metadata ends its transaction "NoError" without the
+    // file; the receiver here holds the EOF, asks again at the NAK timer (10 s), and hands
+    // the EOF and the data that came before once the metadata is in: the file arrives.
+    let lossy = Link {
+        lose_metadata: true,
+        lose_first_answer: true,
+        ..CLEAN
+    };
+    let o = transfer(&class(2), 100_000, &lossy);
+    assert_eq!(o.delivered, Some(100_000), "{:?}", o.receiver);
+    assert_eq!(o.sender.pdus.metadata, 2, "the metadata sent again");
+    assert!(o.receiver.pdus.nak >= 2, "asked twice: {:?}", o.receiver);
+    let done = o.receiver_done.unwrap();
+    assert!(done > 10 * SEC, "not before the NAK timer: {done}");
+    assert_eq!(o.receiver.finished.as_ref().unwrap().condition, "NoError");
+}
+
+#[test]
+fn a_metadata_pdu_never_answered_ends_at_the_nak_limit() {
+    // The metadata PDU and the first NAK for it are lost, and the link dies after the
+    // pass: the receiver asks again at each NAK timer expiry up to the limit (2), then
+    // ends the transaction with the fault.
+    let dead = Link {
+        lose_metadata: true,
+        lose_first_answer: true,
+        cut_at: Some(2 * SEC),
+        ..CLEAN
+    };
+    let mut s = class(2);
+    s.inactivity_timeout = spacetp_proto::units::Duration(3600 * SEC);
+    let o = transfer(&s, 100_000, &dead);
+    assert_eq!(o.delivered, None);
+    assert_eq!(
+        o.receiver.faults.get("NakLimitReached"),
+        Some(&1),
+        "{:?}",
+        o.receiver
+    );
 }
 
 #[test]

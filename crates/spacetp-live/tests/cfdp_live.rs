@@ -3,6 +3,7 @@
 //! (class 2 repairs them with NAKs) and a relay that cuts the path for a while; class 1
 //! through the lossy relay fails and says so, never writing a short file under the name.
 
+use spacetp_live::cfdp::report::Transaction;
 use spacetp_live::cfdp::{config_from_json, CfdpEntity, CfdpReport};
 use spacetp_live::turns::Turns;
 use std::net::{SocketAddr, UdpSocket};
@@ -98,40 +99,81 @@ fn pair(name: &str, size: usize) -> Pair {
     Pair { dir, src, out }
 }
 
-/// Sender 1 and receiver 2, talking through ports `via_1` (the receiver's view of the
-/// sender) and `via_2`; returns both reports.
+/// How one transfer went: both reports, and the datagrams the relay saw and dropped.
+struct Outcome {
+    tx: CfdpReport,
+    rx: CfdpReport,
+    seen: u64,
+    dropped: u64,
+}
+
+impl Outcome {
+    fn sent(&self) -> &Transaction {
+        let [t] = &self.tx.sent[..] else {
+            panic!("{:?}", self.tx)
+        };
+        t
+    }
+
+    fn received(&self) -> &Transaction {
+        let [r] = &self.rx.received[..] else {
+            panic!("{:?}", self.rx)
+        };
+        r
+    }
+}
+
+/// Entity 1 sends `p`'s file to entity 2 as `name` ("": its own) with `settings`, through a
+/// relay losing what `drop` says (none: straight); each lingers as given, for at most
+/// `duration` seconds.
 fn transfer(
     p: &Pair,
+    name: &str,
     settings: serde_json::Value,
-    via: Option<(u16, u16)>,
-) -> (CfdpReport, CfdpReport) {
-    let (p1, p2) = (free_port(), free_port());
-    let (to_1, to_2) = via.unwrap_or((p1, p2));
+    drop: impl FnMut(u64, Duration, &[u8]) -> bool + Send + 'static,
+    linger: (f64, f64),
+    duration: f64,
+) -> Outcome {
+    let (p1, p2, via_1, via_2) = (free_port(), free_port(), free_port(), free_port());
+    let stop = Arc::new(AtomicBool::new(false));
+    let a: SocketAddr = format!("127.0.0.1:{p1}").parse().unwrap();
+    let b: SocketAddr = format!("127.0.0.1:{p2}").parse().unwrap();
+    let r = relay(via_1, a, via_2, b, drop, stop.clone());
     let rx = run(serde_json::json!({
-        "entity": 2, "bind": format!("127.0.0.1:{p2}"),
-        "peers": [[1, format!("127.0.0.1:{to_1}")]],
-        "out_dir": p.out, "until_received": 1, "linger_s": 0.5, "duration_s": 60,
+        "entity": 2, "bind": b, "peers": [[1, format!("127.0.0.1:{via_1}")]],
+        "out_dir": p.out, "until_received": 1, "linger_s": linger.1, "duration_s": duration,
         "settings": settings,
     }));
     let tx = run(serde_json::json!({
-        "entity": 1, "bind": format!("127.0.0.1:{p1}"),
-        "peers": [[2, format!("127.0.0.1:{to_2}")]],
-        "send": [[p.src, 2, "landed.raw"]], "until_sent": true, "linger_s": 0.2,
-        "duration_s": 60, "settings": settings,
+        "entity": 1, "bind": a, "peers": [[2, format!("127.0.0.1:{via_2}")]],
+        "send": [[p.src, 2, name]], "until_sent": true, "linger_s": linger.0,
+        "duration_s": duration, "settings": settings,
     }));
-    (tx.join().unwrap(), rx.join().unwrap())
+    let (tx, rx) = (tx.join().unwrap(), rx.join().unwrap());
+    stop.store(true, Ordering::Relaxed);
+    let (seen, dropped) = r.join().unwrap();
+    Outcome {
+        tx,
+        rx,
+        seen,
+        dropped,
+    }
+}
+
+fn keep_all(_: u64, _: Duration, _: &[u8]) -> bool {
+    false
 }
 
 #[test]
 fn a_file_crosses_loopback_whole_with_its_sha256() {
     let p = pair("plain", 300_000);
-    let (tx, rx) = transfer(&p, serde_json::json!({"class": 2, "rate": "50 Mb/s"}), None);
-    assert_eq!(tx.stopped, "sent");
-    assert_eq!(rx.stopped, "received");
-    let [t] = &tx.sent[..] else { panic!("{tx:?}") };
-    let [r] = &rx.received[..] else {
-        panic!("{rx:?}")
-    };
+    let s = serde_json::json!({"class": 2, "rate": "50 Mb/s"});
+    let o = transfer(&p, "landed.raw", s, keep_all, (0.2, 0.5), 60.0);
+    assert_eq!(
+        (o.tx.stopped.as_str(), o.rx.stopped.as_str()),
+        ("sent", "received")
+    );
+    let (t, r) = (o.sent(), o.received());
     assert!(t.succeeded() && r.succeeded(), "{t:?} {r:?}");
     let landed = p.out.join("landed.raw");
     assert_eq!(r.file.as_deref(), Some(landed.to_str().unwrap()));
@@ -148,38 +190,24 @@ fn a_file_crosses_loopback_whole_with_its_sha256() {
 #[test]
 fn class_2_repairs_what_a_lossy_relay_drops() {
     let p = pair("lossy", 400_000);
-    let (p1, p2, via_1, via_2) = (free_port(), free_port(), free_port(), free_port());
-    let stop = Arc::new(AtomicBool::new(false));
-    let a: SocketAddr = format!("127.0.0.1:{p1}").parse().unwrap();
-    let b: SocketAddr = format!("127.0.0.1:{p2}").parse().unwrap();
-    // Every 13th datagram either way is lost: file data, metadata, EOF, NAKs, ACKs alike.
-    let r = relay(via_1, a, via_2, b, |n, _, _| n % 13 == 0, stop.clone());
     let s = serde_json::json!({"class": 2, "rate": "40 Mb/s", "nak_timer": "0.3 s",
                                "positive_ack_timer": "0.3 s", "nak_limit": 20,
                                "positive_ack_limit": 20});
-    let rx = run(serde_json::json!({
-        "entity": 2, "bind": b, "peers": [[1, format!("127.0.0.1:{via_1}")]],
-        "out_dir": p.out, "until_received": 1, "linger_s": 1.0, "duration_s": 60, "settings": s,
-    }));
-    let tx = run(serde_json::json!({
-        "entity": 1, "bind": a, "peers": [[2, format!("127.0.0.1:{via_2}")]],
-        "send": [[p.src, 2, ""]], "until_sent": true, "linger_s": 1.0, "duration_s": 60,
-        "settings": s,
-    }));
-    let (tx, rx) = (tx.join().unwrap(), rx.join().unwrap());
-    stop.store(true, Ordering::Relaxed);
-    let (seen, dropped) = r.join().unwrap();
-    let [t] = &tx.sent[..] else { panic!("{tx:?}") };
-    let [got] = &rx.received[..] else {
-        panic!("{rx:?}")
-    };
+    // Every 13th datagram either way is lost: file data, metadata, EOF, NAKs, ACKs alike.
+    let o = transfer(&p, "", s, |n, _, _| n % 13 == 0, (1.0, 1.0), 60.0);
+    let (t, got) = (o.sent(), o.received());
     assert!(t.succeeded() && got.succeeded(), "{t:?} {got:?}");
     assert_eq!(got.sha256.as_deref(), Some(sha256(&p.src).as_str()));
     assert!(
         p.out.join("image.raw").exists(),
         "named as the source, no name given"
     );
-    assert!(dropped >= seen / 13 && dropped > 20, "{seen} {dropped}");
+    assert!(
+        o.dropped >= o.seen / 13 && o.dropped > 20,
+        "{} {}",
+        o.seen,
+        o.dropped
+    );
     assert!(
         got.pdus.nak > 0,
         "the receiver asked for what it missed: {got:?}"
@@ -194,29 +222,11 @@ fn class_2_repairs_what_a_lossy_relay_drops() {
 #[test]
 fn class_1_through_a_lossy_relay_fails_and_leaves_no_file_under_its_name() {
     let p = pair("class1", 200_000);
-    let (p1, p2, via_1, via_2) = (free_port(), free_port(), free_port(), free_port());
-    let stop = Arc::new(AtomicBool::new(false));
-    let a: SocketAddr = format!("127.0.0.1:{p1}").parse().unwrap();
-    let b: SocketAddr = format!("127.0.0.1:{p2}").parse().unwrap();
-    // The 50th datagram (file data) is lost; nothing asks for it again in class 1.
-    let r = relay(via_1, a, via_2, b, |n, _, _| n == 50, stop.clone());
     let s = serde_json::json!({"class": 1, "rate": "40 Mb/s", "check_timer": "0.2 s",
                                "check_limit": 2});
-    let rx = run(serde_json::json!({
-        "entity": 2, "bind": b, "peers": [[1, format!("127.0.0.1:{via_1}")]],
-        "out_dir": p.out, "until_received": 1, "linger_s": 0.1, "duration_s": 30, "settings": s,
-    }));
-    let tx = run(serde_json::json!({
-        "entity": 1, "bind": a, "peers": [[2, format!("127.0.0.1:{via_2}")]],
-        "send": [[p.src, 2, "x.raw"]], "until_sent": true, "linger_s": 0.1, "duration_s": 30,
-        "settings": s,
-    }));
-    let (_tx, rx) = (tx.join().unwrap(), rx.join().unwrap());
-    stop.store(true, Ordering::Relaxed);
-    r.join().unwrap();
-    let [got] = &rx.received[..] else {
-        panic!("{rx:?}")
-    };
+    // The 50th datagram (file data) is lost; nothing asks for it again in class 1.
+    let o = transfer(&p, "x.raw", s, |n, _, _| n == 50, (0.1, 0.1), 30.0);
+    let got = o.received();
     assert!(!got.succeeded(), "{got:?}");
     assert_eq!(
         got.condition.as_deref(),
@@ -234,36 +244,27 @@ fn class_1_through_a_lossy_relay_fails_and_leaves_no_file_under_its_name() {
 #[test]
 fn class_2_waits_out_a_path_cut_and_completes() {
     let p = pair("cut", 300_000);
-    let (p1, p2, via_1, via_2) = (free_port(), free_port(), free_port(), free_port());
-    let stop = Arc::new(AtomicBool::new(false));
-    let a: SocketAddr = format!("127.0.0.1:{p1}").parse().unwrap();
-    let b: SocketAddr = format!("127.0.0.1:{p2}").parse().unwrap();
-    // Everything is lost from 20 ms to 1.5 s: mid-pass, EOF and NAKs too.
-    let cut =
-        |_, t: Duration, _: &[u8]| t > Duration::from_millis(20) && t < Duration::from_millis(1500);
-    let r = relay(via_1, a, via_2, b, cut, stop.clone());
     let s = serde_json::json!({"class": 2, "rate": "20 Mb/s", "nak_timer": "0.5 s",
                                "positive_ack_timer": "0.5 s", "nak_limit": 10,
                                "positive_ack_limit": 10, "inactivity_timeout": "5 s"});
-    let rx = run(serde_json::json!({
-        "entity": 2, "bind": b, "peers": [[1, format!("127.0.0.1:{via_1}")]],
-        "out_dir": p.out, "until_received": 1, "linger_s": 1.0, "duration_s": 60, "settings": s,
-    }));
-    let tx = run(serde_json::json!({
-        "entity": 1, "bind": a, "peers": [[2, format!("127.0.0.1:{via_2}")]],
-        "send": [[p.src, 2, "cut.raw"]], "until_sent": true, "linger_s": 0.2, "duration_s": 60,
-        "settings": s,
-    }));
-    let (tx, rx) = (tx.join().unwrap(), rx.join().unwrap());
-    stop.store(true, Ordering::Relaxed);
-    let (_, dropped) = r.join().unwrap();
-    let [t] = &tx.sent[..] else { panic!("{tx:?}") };
-    let [got] = &rx.received[..] else {
-        panic!("{rx:?}")
-    };
+    // Everything is lost from 20 ms to 1.5 s: mid-pass, EOF and NAKs too.
+    let (from, to) = (Duration::from_millis(20), Duration::from_millis(1500));
+    let o = transfer(
+        &p,
+        "cut.raw",
+        s,
+        move |_, t, _| t > from && t < to,
+        (0.2, 1.0),
+        60.0,
+    );
+    let (t, got) = (o.sent(), o.received());
     assert!(t.succeeded() && got.succeeded(), "{t:?} {got:?}");
     assert_eq!(got.sha256.as_deref(), Some(sha256(&p.src).as_str()));
-    assert!(dropped > 50, "the cut took most of the pass: {dropped}");
+    assert!(
+        o.dropped > 50,
+        "the cut took most of the pass: {}",
+        o.dropped
+    );
     assert!(
         got.ended_s.unwrap() > 1.4,
         "not before the path came back: {got:?}"
@@ -280,37 +281,18 @@ fn is_ack_of_finished(d: &[u8]) -> bool {
 #[test]
 fn a_lost_ack_of_finished_is_sent_again_and_the_receiver_closes_without_a_fault() {
     let p = pair("finack", 100_000);
-    let (p1, p2, via_1, via_2) = (free_port(), free_port(), free_port(), free_port());
-    let stop = Arc::new(AtomicBool::new(false));
-    let a: SocketAddr = format!("127.0.0.1:{p1}").parse().unwrap();
-    let b: SocketAddr = format!("127.0.0.1:{p2}").parse().unwrap();
-    let mut lost = 0;
+    let s = serde_json::json!({"class": 2, "rate": "40 Mb/s", "positive_ack_timer": "0.3 s",
+                               "positive_ack_limit": 3});
     // The sender's first ACK of the Finished PDU is lost.
+    let mut lost = 0;
     let drop_first = move |_, _, d: &[u8]| {
         let hit = lost == 0 && is_ack_of_finished(d);
         lost += hit as u32;
         hit
     };
-    let r = relay(via_1, a, via_2, b, drop_first, stop.clone());
-    let s = serde_json::json!({"class": 2, "rate": "40 Mb/s", "positive_ack_timer": "0.3 s",
-                               "positive_ack_limit": 3});
-    let rx = run(serde_json::json!({
-        "entity": 2, "bind": b, "peers": [[1, format!("127.0.0.1:{via_1}")]],
-        "out_dir": p.out, "until_received": 1, "linger_s": 0.1, "duration_s": 20, "settings": s,
-    }));
-    let tx = run(serde_json::json!({
-        "entity": 1, "bind": a, "peers": [[2, format!("127.0.0.1:{via_2}")]],
-        "send": [[p.src, 2, ""]], "until_sent": true, "linger_s": 1.0, "duration_s": 20,
-        "settings": s,
-    }));
-    let (tx, rx) = (tx.join().unwrap(), rx.join().unwrap());
-    stop.store(true, Ordering::Relaxed);
-    let (_, dropped) = r.join().unwrap();
-    let [t] = &tx.sent[..] else { panic!("{tx:?}") };
-    let [got] = &rx.received[..] else {
-        panic!("{rx:?}")
-    };
-    assert_eq!(dropped, 1);
+    let o = transfer(&p, "", s, drop_first, (1.0, 0.1), 20.0);
+    let (t, got) = (o.sent(), o.received());
+    assert_eq!(o.dropped, 1);
     assert!(t.succeeded() && got.succeeded(), "{t:?} {got:?}");
     assert_eq!(
         got.pdus.finished, 2,
@@ -321,7 +303,11 @@ fn a_lost_ack_of_finished_is_sent_again_and_the_receiver_closes_without_a_fault(
         got.faults.is_empty(),
         "no positive-ACK limit reached: {got:?}"
     );
-    assert!(rx.elapsed_s < 5.0, "the receiver closed at once: {rx:?}");
+    assert!(
+        o.rx.elapsed_s < 5.0,
+        "the receiver closed at once: {:?}",
+        o.rx
+    );
     std::fs::remove_dir_all(&p.dir).ok();
 }
 
