@@ -123,6 +123,10 @@ impl Default for CfdpSettings {
     }
 }
 
+/// The longest a timer may be set to: over bundles a PDU may wait days in a store for its
+/// contact (a Mars relay's DSN windows), so the timers that wait for the peer can be long.
+pub const MAX_TIMER: Time = 30 * 86_400 * SEC;
+
 /// The largest PDU the handlers build (cfdp-rs's default buffer: its `packet-buf-2k`).
 pub const MAX_PDU: usize = 2048;
 /// A PDU's header and file data PDU's offset with 2-byte entity IDs and sequence numbers.
@@ -164,8 +168,8 @@ impl CfdpSettings {
             ("check_timer", self.check_timer),
             ("inactivity_timeout", self.inactivity_timeout),
         ] {
-            if d.0 < MS || d.0 > 86_400 * SEC {
-                return err(f, format!("{d} must be from 1 ms to 1 day"));
+            if d.0 < MS || d.0 > MAX_TIMER {
+                return err(f, format!("{d} must be from 1 ms to 30 days"));
             }
         }
         for (f, n) in [

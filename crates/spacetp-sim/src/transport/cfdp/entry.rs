@@ -159,13 +159,14 @@ fn ltp_defaults(mut s: CfdpSettings) -> CfdpSettings {
 }
 
 /// The settings `cfdp-bp` starts from: carried by bundles, class 1 (each hop's LTP is
-/// red), and the timers that wait for the peer set to the bundles' `lifetime` (a PDU may
+/// red), and the timers that wait for the peer set to the bundles' `lifetime` (at most
+/// 30 days, the timers' limit; a PDU may
 /// wait that long in an agent's store for a contact: seconds-scale timers would run out
 /// long before an answer can come).
 fn bp_defaults(mut s: CfdpSettings, lifetime: Time) -> CfdpSettings {
     s.carrier = Carrier::Bp;
     s.class = 1;
-    let d = Duration(lifetime);
+    let d = Duration(lifetime.min(spacetp_cfdp::settings::MAX_TIMER));
     (
         s.positive_ack_timer,
         s.nak_timer,
