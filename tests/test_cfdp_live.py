@@ -18,7 +18,7 @@ import sys
 import threading
 from pathlib import Path
 
-from conftest import spacetp_cli
+from conftest import free_ports, spacetp_cli
 from test_emulate import A, B, _exe, emulator, needs_root  # noqa: F401  (emulator is a fixture)
 
 PEER = [sys.executable, str(Path(__file__).with_name("cfdp_py_peer.py"))]
@@ -26,16 +26,6 @@ PEER = [sys.executable, str(Path(__file__).with_name("cfdp_py_peer.py"))]
 
 def _sha(p: Path) -> str:
     return hashlib.sha256(p.read_bytes()).hexdigest()
-
-
-def _ports(n: int) -> list[int]:
-    socks = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(n)]
-    for s in socks:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
 
 
 def _start(cmd: list[str], ns: str | None = None) -> subprocess.Popen:
@@ -99,7 +89,7 @@ def _file(path: Path, n: int) -> Path:
 
 def test_cfdp_py_sends_to_spacetp_through_loss_and_the_file_is_exact(tmp_path):
     data = _file(tmp_path / "image.raw", 400_000)
-    pa, pb = _ports(2)
+    pa, pb = free_ports(2)
     relay = Relay(pa, pb, 20)
     rx = _start([*_exe(), "cfdp", "--entity", "2", "--bind", f"127.0.0.1:{pb}",
                  "--peer", f"1=127.0.0.1:{relay.port_a}", "--out", str(tmp_path / "in"),
@@ -127,7 +117,7 @@ def test_cfdp_py_sends_to_spacetp_through_loss_and_the_file_is_exact(tmp_path):
 def test_spacetp_sends_to_cfdp_py_through_loss_and_the_file_is_exact(tmp_path):
     data = _file(tmp_path / "image.raw", 400_000)
     (tmp_path / "in").mkdir()
-    pa, pb = _ports(2)
+    pa, pb = free_ports(2)
     relay = Relay(pa, pb, 20)
     rx = _start([*PEER, "receive", "--entity", "2", "--bind", f"127.0.0.1:{pb}",
                  "--peer", f"1=127.0.0.1:{relay.port_a}",

@@ -16,7 +16,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from conftest import spacetp_cli
+from conftest import free_ports, spacetp_cli
 from test_emulate import A, B, _exe, emulator, needs_root  # noqa: F401  (emulator is a fixture)
 
 LINK = """
@@ -47,17 +47,6 @@ def _node(ns: str | None, *args: object) -> subprocess.Popen:
     if ns is not None:
         cmd = ["ip", "netns", "exec", ns, *cmd]
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def _udp_ports(n: int) -> list[int]:
-    """`n` loopback UDP ports nothing is bound to now, chosen by the kernel."""
-    socks = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(n)]
-    for s in socks:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
 
 
 def _until_bound(p: subprocess.Popen, port: int, within: float = 60) -> None:
@@ -126,7 +115,7 @@ def test_a_node_stopped_before_its_contact_keeps_the_bundle_and_delivers_it_afte
     now = tmp_path / "now.txt"
     now.write_text("a contact +0 +3600 1 2 1000000\na contact +0 +3600 2 1 1000000\n"
                    "a range +0 +3600 1 2 0\n")  # fmt: skip
-    port_a, port_b = _udp_ports(2)
+    port_a, port_b = free_ports(2)
     a = f"--bind 127.0.0.1:{port_a} --peer 2=127.0.0.1:{port_b}".split()
     first = _node(None, "--node", 1, *a, "--contact-plan", later, "--send", f"{data}=ipn:2.7",
                   "--store", store, "--until-sent", "--report",
@@ -186,7 +175,7 @@ def test_a_file_crosses_the_udp_convergence_layer_in_fragments(tmp_path):
                     str(plan), "--duration", "1")  # fmt: skip
     assert r.returncode == 2 and "dtn.udp_peers[0]" in r.stderr and "a range" in r.stderr
     plan.write_text(plan.read_text() + "a range +0 +3600 1 2 0\n")
-    ports = _udp_ports(4)
+    ports = free_ports(4)
     rx = _node(None, "--node", 2, "--bind", f"127.0.0.1:{ports[0]}", "--udp-bind",
                f"127.0.0.1:{ports[1]}", "--udp-peer", f"1=127.0.0.1:{ports[3]}",
                "--contact-plan", plan, "--out", tmp_path / "in", "--until-delivered", 1,
@@ -277,7 +266,7 @@ def test_canceled_sessions_are_said_as_they_happen_and_a_bundle_is_given_up_afte
     plan = tmp_path / "plan.txt"
     plan.write_text("a contact +0 +3600 1 2 2500000\na contact +0 +3600 2 1 2500000\n"
                     "a range +0 +3600 1 2 0\n")  # fmt: skip
-    port_1, port_2 = _udp_ports(2)
+    port_1, port_2 = free_ports(2)
     relay = _LossyRelay(port_1, port_2, loss=0.10)
     try:
         rx = _node(None, "--node", 2, "--bind", f"127.0.0.1:{port_2}", "--peer",

@@ -16,11 +16,11 @@ condition code, delivery, file status), PDUs, timer expiries and the SHA-256 of 
 from __future__ import annotations
 
 import json
-import signal
 from collections.abc import Callable
 from typing import Any
 
 from spacetp import _core
+from spacetp.live.signals import interrupt_on_signals
 
 DEFAULT_PORT = 4556
 
@@ -38,16 +38,8 @@ def run_entity(
     SIGINT/SIGTERM/SIGHUP; returns the report. `on_ready` gets the bound address once the
     socket is bound."""
 
-    def stop(signum, frame):
-        raise KeyboardInterrupt
-
-    sigs = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
-    old = {s: signal.signal(s, stop) for s in sigs}
-    try:
+    with interrupt_on_signals():
         return json.loads(_core.cfdp_entity(json.dumps(settings), on_ready))
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
 
 
 def parse_peer(text: str) -> list:

@@ -16,11 +16,11 @@ units are written to an output directory, and the report carries the SHA-256 of 
 from __future__ import annotations
 
 import json
-import signal
 from collections.abc import Callable
 from typing import Any
 
 from spacetp import _core
+from spacetp.live.signals import interrupt_on_signals
 
 # The ports the CLI's --peer and --udp-peer take by default: LTP's (ION's udplsi) and the
 # bundle protocol's (ION's udpcli).
@@ -43,16 +43,8 @@ def run_node(
     counting the rest) and bundles given up after `max_session_cancels` canceled sessions
     (also the report's `notices`)."""
 
-    def stop(signum, frame):
-        raise KeyboardInterrupt
-
-    sigs = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
-    old = {s: signal.signal(s, stop) for s in sigs}
-    try:
+    with interrupt_on_signals():
         return json.loads(_core.dtn_node(json.dumps(settings), on_notice))
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
 
 
 def parse_peer(text: str, flag: str = "--peer", port: int = DEFAULT_PORT) -> list:

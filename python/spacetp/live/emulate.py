@@ -18,11 +18,11 @@ import signal
 import struct
 import subprocess
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from spacetp.errors import SpacetpError
+from spacetp.live.signals import interrupt_on_signals
 from spacetp.scenario import ScenarioError, load
 
 PREFIX = "stp-"
@@ -280,24 +280,6 @@ class Netns(TornDown):
         self.created = []
 
 
-@contextlib.contextmanager
-def _signals_interrupt() -> Iterator[None]:
-    """SIGTERM and SIGHUP stop the run like Ctrl-C (so `finally` tears down)."""
-
-    def handler(signum, frame):
-        raise KeyboardInterrupt
-
-    # SIGINT too: a job started in the background by a shell has SIGINT ignored, and Python
-    # then installs no KeyboardInterrupt handler of its own.
-    sigs = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
-    old = {s: signal.signal(s, handler) for s in sigs}
-    try:
-        yield
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
-
-
 def run(
     scenario_json: str,
     fd_a: int,
@@ -356,7 +338,7 @@ def emulate_netns(
     remove_stale()
     mtu = min(int(d["mtu"]) for d in desc["directions"])
     mtu = 1500 if mtu >= 65535 else mtu
-    with _signals_interrupt(), Netns(mtu=mtu) as n:
+    with interrupt_on_signals(), Netns(mtu=mtu) as n:
         fwd, back = desc["directions"]
         say(f"namespaces {n.ns_a} ({ADDR_A}) and {n.ns_b} ({ADDR_B}), device {DEVICE} in each")
         say(f"  {fwd['name']}: {ADDR_A} -> {ADDR_B};  {back['name']}: {ADDR_B} -> {ADDR_A}")

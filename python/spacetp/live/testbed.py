@@ -28,8 +28,9 @@ import tomllib
 from pathlib import Path
 
 from spacetp.errors import UserError
-from spacetp.live.emulate import _signals_interrupt, lateness, link_scenario
+from spacetp.live.emulate import lateness, link_scenario
 from spacetp.live.kernel_tcp import available_congestion_controls
+from spacetp.live.signals import interrupt_on_signals
 from spacetp.scenario import ScenarioError, load, toml_value
 
 # The server's port, and the kernel TCP ends (spacetp.live.kernel_tcp) run in the namespaces.
@@ -175,7 +176,7 @@ def run_testbed(
         f"emulated link -> server; {transfers} x {nbytes:,} bytes, kernel {cc} on the client's "
         f"socket")  # fmt: skip
     runs = []
-    with _signals_interrupt(), tempfile.TemporaryDirectory(prefix="spacetp-testbed-") as tmp:
+    with interrupt_on_signals(), tempfile.TemporaryDirectory(prefix="spacetp-testbed-") as tmp:
         with Testbed(toml, gateway=gw, transparent=True, tag=f"{os.getpid() % 100000}t",
                      workdir=Path(tmp)) as tb:  # fmt: skip
             for i in range(1, transfers + 1):

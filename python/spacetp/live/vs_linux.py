@@ -507,10 +507,10 @@ def run_grid(
     usable, skipped = check_machine(controls)
     grid = [c for c in GRID if not cases or c.name in cases]
     rows, runs = [], {}
-    from spacetp.live.emulate import _signals_interrupt
+    from spacetp.live.signals import interrupt_on_signals
 
     # SIGTERM and SIGHUP stop it like Ctrl-C: every namespace and emulator is torn down.
-    with _signals_interrupt(), tempfile.TemporaryDirectory(prefix="spacetp-vs-linux-") as tmp:
+    with interrupt_on_signals(), tempfile.TemporaryDirectory(prefix="spacetp-vs-linux-") as tmp:
         for case in grid:
             nbytes = case.quick_bytes if quick else case.nbytes
             for cc in usable:

@@ -175,22 +175,7 @@ pub fn config_from_json(text: &str) -> Result<GatewayConfig, FieldError> {
 
 /// The settings from JSON text; errors name the key's path under `gateway`.
 pub(crate) fn parse_settings(text: &str) -> Result<GatewaySettings, FieldError> {
-    let de = &mut serde_json::Deserializer::from_str(text);
-    serde_path_to_error::deserialize(de).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner().to_string();
-        // serde_json appends " at line 1 column 42": the path says where.
-        let inner = inner
-            .split(" at line ")
-            .next()
-            .unwrap_or_default()
-            .to_string();
-        if path == "." {
-            FieldError::new("gateway", inner)
-        } else {
-            FieldError::new(format!("gateway.{path}"), inner)
-        }
-    })
+    crate::error::from_json(text, "gateway")
 }
 
 /// The keys a carrier does not take: each one set is an error naming it.
