@@ -4,7 +4,8 @@
 //! carries the PDUs over UDP across the simulated links.
 //!
 //! - `settings.rs`: `[flows.cfdp]`, the class and the remote entity's timers and limits.
-//! - `end.rs`: the sending and receiving entity of one file.
+//! - `sender.rs`, `receiver.rs`: the sending and receiving entity of one file;
+//!   `entity.rs`: what both keep alike and report.
 //! - `clock.rs`: cfdp-rs's countdowns on the caller's clock, with their next expiry.
 //! - `filestore.rs`: files of any size never held in memory, checked byte by byte.
 //! - `outbox.rs`, `events.rs`: the PDUs a handler produced, what it told its user.
@@ -22,14 +23,18 @@
 
 pub mod clock;
 mod early;
-pub mod end;
+pub mod entity;
 pub mod events;
 pub mod filestore;
 pub mod keep_alive;
 mod late;
 pub mod outbox;
+pub mod receiver;
 mod retransmit;
+pub mod sender;
 pub mod settings;
 
-pub use end::{EntityStats, Receiver, Sender};
+pub use entity::EntityStats;
+pub use receiver::Receiver;
+pub use sender::Sender;
 pub use settings::{Carrier, CfdpSettings, FILE_DATA_OVERHEAD, MAX_PDU};
