@@ -208,6 +208,8 @@ impl World {
 
     /// A bundled end's packets: each payload a bundle from its node's agent to the other
     /// end's node (service: the flow's number + 1), which the agents forward.
+    #[cold]
+    #[inline(never)]
     pub(super) fn transmit_bundles(&mut self, ep: u32) {
         let now = self.now;
         let (node, peer_node, app) = {
