@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from spacetp import _core
+from spacetp.live.flags import key_values
 from spacetp.live.signals import interrupt_on_signals
 
 DEFAULT_PORT = 4556
@@ -64,15 +65,5 @@ def parse_send(text: str) -> list:
 
 
 def parse_settings(items: list[str]) -> dict[str, Any]:
-    """`KEY=VALUE` pairs of [flows.cfdp]; numbers stay numbers, the rest (durations,
-    sizes, rates, modes) text."""
-    out: dict[str, Any] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise ValueError(f"--set {item}: want KEY=VALUE, e.g. nak_timer=2s")
-        try:
-            out[key] = json.loads(value)
-        except json.JSONDecodeError:
-            out[key] = value
-    return out
+    """`KEY=VALUE` pairs of [flows.cfdp] (`--set`)."""
+    return key_values(items, "--set", "nak_timer=2s")

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from spacetp import _core
+from spacetp.live.flags import key_values
 from spacetp.live.signals import interrupt_on_signals
 
 # The ports the CLI's --peer and --udp-peer take by default: LTP's (ION's udplsi) and the
@@ -70,14 +71,5 @@ def parse_send(text: str) -> list:
 
 
 def parse_ltp(items: list[str]) -> dict[str, Any]:
-    """`KEY=VALUE` pairs; numbers stay numbers, everything else (sizes, durations) text."""
-    out: dict[str, Any] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise ValueError(f"--ltp {item}: want KEY=VALUE, e.g. max_export_sessions=100")
-        try:
-            out[key] = json.loads(value)
-        except json.JSONDecodeError:
-            out[key] = value
-    return out
+    """`KEY=VALUE` pairs of [flows.ltp] (`--ltp`)."""
+    return key_values(items, "--ltp", "max_export_sessions=100")
