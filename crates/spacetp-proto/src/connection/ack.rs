@@ -28,34 +28,34 @@ impl Connection {
                 return;
             }
             self.state = State::Established;
-            self.snd_wnd = (hdr.window as u64) << self.snd_wscale;
+            self.snd_wnd = (hdr.window as u64) << self.options.snd_wscale;
             self.take_handshake_rtt(now, &hdr.options);
             self.retries = 0;
         }
-        let wnd = (hdr.window as u64) << self.snd_wscale;
+        let wnd = (hdr.window as u64) << self.options.snd_wscale;
         if ack < self.snd_una {
             return; // old ACK
         }
-        if self.scps.scps && hdr.options.corruption_experienced {
+        if self.scps.agreed.scps && hdr.options.corruption_experienced {
             self.on_corruption_notice(now);
         }
-        if self.scps.snack && !hdr.options.snacks.is_empty() {
+        if self.scps.agreed.snack && !hdr.options.snacks.is_empty() {
             self.on_snack(now, ack, &hdr.options.snacks);
         }
         // The SACK blocks as stream positions, converted once for every user of this ACK.
-        let sacks = if self.sack_ok {
+        let sacks = if self.options.sack {
             self.sack_positions(&hdr.options)
         } else {
             SackPositions::default()
         };
-        let newly_sacked = if self.sack_ok {
+        let newly_sacked = if self.options.sack {
             self.board.add(sacks.as_slice(), self.snd_una, self.snd_max)
         } else {
             0
         };
         // RFC 6937 DeliveredData: the change in snd_una plus the change in SACKed bytes, which
         // falls by what the cumulative ACK now covers (those bytes were delivered when SACKed).
-        let sacked_below = if ack > self.snd_una && self.sack_ok {
+        let sacked_below = if ack > self.snd_una && self.options.sack {
             self.board.sacked_in(self.snd_una, ack)
         } else {
             0
@@ -96,7 +96,7 @@ impl Connection {
         let cwnd_before = self.win.cwnd;
         let saved = self.win;
         // A SNACK that named this loss has already reduced the window once.
-        let snack_episode = self.scps.snack && self.snd_una < self.snack_recover;
+        let snack_episode = self.scps.agreed.snack && self.snd_una < self.scps.snack_recover;
         let (recovery, mut ctx) = self.recovery_ctx(now);
         ctx.keep_ssthresh = snack_episode;
         if recovery.on_dupack(&mut ctx, dupacks, new_sack) {
@@ -104,7 +104,7 @@ impl Connection {
                 self.win = saved;
             } else {
                 self.stats.fast_retransmits += 1;
-                self.snack_recover = self.snd_max;
+                self.scps.snack_recover = self.snd_max;
             }
             self.quick_recovery(now, cwnd_before);
         }
@@ -191,7 +191,7 @@ impl Connection {
     /// per ACK from the send-time record.
     fn take_rtt_samples(&mut self, now: Time, ack: u64, opts: &TcpOptions) -> Option<Time> {
         let mut controller = self.sent.controller_sample(ack, now);
-        let estimator = match (self.ts_ok, opts.timestamps) {
+        let estimator = match (self.options.timestamps, opts.timestamps) {
             (true, Some(ts)) => {
                 controller = Some(ts_elapsed(now, ts.ecr));
                 controller

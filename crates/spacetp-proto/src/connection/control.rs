@@ -46,7 +46,7 @@ impl Connection {
         // scoreboard already shows the new first hole lost (`tcp_fastretrans_alert`), so its
         // controller never sees Open in between; here the next recovery starts on the next
         // duplicate ACK, and until then the state is reported as Linux would have it.
-        let next_hole_lost = self.sack_ok
+        let next_hole_lost = self.options.sack
             && self
                 .board
                 .lost_boundary(self.cfg.dupack_threshold, self.win.mss)
@@ -70,7 +70,7 @@ impl Connection {
             losses,
             // No simulated link marks CE yet.
             ce_delivered: 0,
-            has_selective_acks: self.sack_ok,
+            has_selective_acks: self.options.sack,
         };
         self.win.cwnd = cwnd_before;
         let req = self.cc.cong_control(&mut self.win, ev, &input);

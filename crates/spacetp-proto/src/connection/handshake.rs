@@ -11,6 +11,28 @@ use crate::seq::from_wire;
 use crate::time::Time;
 use spacetp_wire::{flags, TcpHeader, TcpOptions, Timestamps};
 
+/// The TCP options both ends offered (RFC 7323, RFC 2018), and the window scales.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Agreed {
+    pub window_scaling: bool,
+    pub timestamps: bool,
+    pub sack: bool,
+    /// The shift our windows are sent with (0 unless window scaling was agreed).
+    pub rcv_wscale: u8,
+    /// The shift the peer's windows are sent with.
+    pub snd_wscale: u8,
+}
+
+impl Agreed {
+    /// Before the handshake: nothing agreed, our SYN offering `rcv_wscale`.
+    pub fn offering(rcv_wscale: u8) -> Self {
+        Agreed {
+            rcv_wscale,
+            ..Default::default()
+        }
+    }
+}
+
 impl Connection {
     pub(super) fn on_segment_listen(&mut self, hdr: &TcpHeader) {
         if !hdr.has(flags::SYN) || hdr.has(flags::ACK) || hdr.has(flags::RST) {
@@ -57,7 +79,7 @@ impl Connection {
     /// The handshake's RTT sample: from the timestamp echo, else from the SYN's send time
     /// unless it was sent twice (Karn).
     pub(super) fn take_handshake_rtt(&mut self, now: Time, opts: &TcpOptions) {
-        if let (true, Some(ts)) = (self.ts_ok, opts.timestamps) {
+        if let (true, Some(ts)) = (self.options.timestamps, opts.timestamps) {
             self.rtt_sample(now, super::ack::ts_elapsed(now, ts.ecr));
         } else if let Some(sent) = self.sent.take_timed() {
             if !self.syn_retransmitted {
@@ -72,24 +94,24 @@ impl Connection {
         // tiny MSS would make every count in segments (SNACK, windows) overflow.
         let peer_mss = o.mss.map_or(536, |m| m as u32).max(MIN_PEER_MSS);
         self.peer_mss = peer_mss;
-        self.ws_ok = self.cfg.window_scaling && o.window_scale.is_some();
-        if self.ws_ok {
-            self.snd_wscale = o.window_scale.unwrap_or(0).min(14);
+        self.options.window_scaling = self.cfg.window_scaling && o.window_scale.is_some();
+        if self.options.window_scaling {
+            self.options.snd_wscale = o.window_scale.unwrap_or(0).min(14);
         } else {
-            self.rcv_wscale = 0;
+            self.options.rcv_wscale = 0;
         }
-        self.ts_ok = self.cfg.timestamps && o.timestamps.is_some();
-        self.sack_ok = self.cfg.sack && o.sack_permitted;
+        self.options.timestamps = self.cfg.timestamps && o.timestamps.is_some();
+        self.options.sack = self.cfg.sack && o.sack_permitted;
         // SCPS-TP features need both ends; a plain TCP peer makes this a plain TCP connection.
-        self.scps = scps::Negotiated::from(&self.cfg.scps, o.scps_capabilities);
-        if self.scps.scps {
+        self.scps.agreed = scps::Negotiated::from(&self.cfg.scps, o.scps_capabilities);
+        if self.scps.agreed.scps {
             self.rx
                 .set_ack_period(self.cfg.scps.ack_period.map(|d| d.0));
-            if self.scps.bets {
+            if self.scps.agreed.bets {
                 self.rx.set_bets(self.cfg.scps.bets.map(|d| d.0));
             }
         }
-        self.recovery = new_recovery(self.cfg.recovery, self.sack_ok, self.cfg.prr);
+        self.recovery = new_recovery(self.cfg.recovery, self.options.sack, self.cfg.prr);
         let mss = self.own_mss.min(peer_mss);
         // RFC 6691: the MSS excludes options, so data segments carry less when timestamps ride
         // on every segment.
@@ -119,17 +141,17 @@ impl Connection {
         h.window = self.cfg.receive_buffer.0.min(65535) as u16;
         let o = &mut h.options;
         o.mss = Some(self.own_mss.min(65535) as u16);
-        if self.cfg.window_scaling && (!passive || self.ws_ok) {
-            o.window_scale = Some(self.rcv_wscale);
+        if self.cfg.window_scaling && (!passive || self.options.window_scaling) {
+            o.window_scale = Some(self.options.rcv_wscale);
         }
-        o.sack_permitted = self.cfg.sack && (!passive || self.sack_ok);
-        if self.cfg.scps.enabled && (!passive || self.scps.scps) {
+        o.sack_permitted = self.cfg.sack && (!passive || self.options.sack);
+        if self.cfg.scps.enabled && (!passive || self.scps.agreed.scps) {
             o.scps_capabilities = Some(spacetp_wire::ScpsCapabilities {
                 vector: scps::offer(&self.cfg.scps),
                 connection_id: self.conn_id,
             });
         }
-        if self.cfg.timestamps && (!passive || self.ts_ok) {
+        if self.cfg.timestamps && (!passive || self.options.timestamps) {
             o.timestamps = Some(Timestamps {
                 val: ts_clock(now),
                 ecr: self.rx.ts_recent(),

@@ -39,7 +39,7 @@ impl Connection {
         if !self.segment_acceptable(now, hdr, seg_start, len) {
             return None;
         }
-        if self.ts_ok {
+        if self.options.timestamps {
             self.rx
                 .ts_recent_from(&hdr.options, seg_start, seg_start + len as u64);
             if let Some(ts) = hdr.options.timestamps {
@@ -58,14 +58,16 @@ impl Connection {
             return None;
         }
         let fin = hdr.has(flags::FIN);
-        if self.scps.scps && hdr.options.record_boundary && len > 0 {
+        if self.scps.agreed.scps && hdr.options.record_boundary && len > 0 {
             self.rx.note_record_end(seg_start + len as u64);
         }
         if len == 0 && !fin {
             return None;
         }
         self.rx.note_rtt(self.rtt.rto(), self.rtt.srtt());
-        let (fin_now, taken) = self.rx.on_data(now, seg_start, len, fin, &mut self.stats);
+        let (fin_now, taken) =
+            self.rx
+                .on_data(now, seg_start, len, fin, &mut self.stats, &mut self.timers);
         if fin_now {
             self.on_peer_fin();
         }
@@ -90,7 +92,7 @@ impl Connection {
         if !hdr.has(flags::ACK) {
             return false; // fifth check: no ACK bit, drop
         }
-        if self.ts_ok && self.rx.paws_rejects(&hdr.options) {
+        if self.options.timestamps && self.rx.paws_rejects(&hdr.options) {
             self.stats.paws_rejected += 1;
             self.rx.request_ack(); // RFC 7323 5.3 R1: drop it, send an ACK
             return false;

@@ -43,7 +43,7 @@ impl Connection {
             State::Listen | State::SynSent | State::SynReceived => return SendLimit::Handshake,
             _ => {}
         }
-        if self.in_outage {
+        if self.scps.in_outage {
             return SendLimit::Outage;
         }
         if self.rtt.backoff_count() > 0 || self.recovery.in_recovery() {
@@ -75,13 +75,14 @@ impl Connection {
         }
         let seg_bytes = self.seg_size as u64 + super::output::RATE_HEADER_BYTES;
         if self
+            .scps
             .bucket
             .as_ref()
             .is_some_and(|b| !b.holds(now, seg_bytes))
         {
             return SendLimit::RateControl;
         }
-        if self.paces && now < self.next_departure {
+        if self.pacing.is_some_and(|p| now < p.next_departure) {
             return SendLimit::Pacing;
         }
         SendLimit::Ready

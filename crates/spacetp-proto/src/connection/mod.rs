@@ -6,8 +6,9 @@
 //! the FIN follows the last data byte. `seq.rs` converts at the wire boundary.
 //!
 //! The state is split as quinn-proto splits its own: this file holds the connection's fields
-//! and its application interface; `handshake.rs`, `input.rs`, `ack.rs` and `output.rs` the
-//! segment flow; `timer.rs` every timer in one table; `sent.rs` the RTT record of what was
+//! (each mechanism's own state a part owned by its file) and its application interface;
+//! `handshake.rs`, `input.rs`, `ack.rs` and `output.rs` the segment flow; `timer.rs` every
+//! timer's deadline in one table; `pacing.rs` the earliest departure time; `sent.rs` the RTT record of what was
 //! sent; `resend.rs` segments to resend at once; `recv.rs` the receive side; `recovery/` the
 //! loss-recovery policies; `scps.rs` and `peach.rs` the SCPS-TP and TCP-Peach+ behaviour;
 //! `validation.rs` RFC 5961.
@@ -20,6 +21,7 @@ mod invariants;
 mod limit;
 pub use limit::SendLimit;
 mod output;
+mod pacing;
 mod peach;
 mod rack;
 mod rack_tlp;
@@ -123,7 +125,6 @@ pub struct Connection {
     app_closed: bool,
     /// Peer's window in bytes (already scaled).
     snd_wnd: u64,
-    snd_wscale: u8,
     /// Payload bytes per full data segment after option overhead.
     seg_size: u32,
     win: Window,
@@ -131,7 +132,7 @@ pub struct Connection {
     rtt: RttEstimator,
     /// What was sent when, for RTT samples.
     sent: sent::SentLog,
-    /// Every timer's deadline but the receiver's and TCP-Peach+'s.
+    /// Every timer's deadline.
     timers: timer::TimerTable,
     /// Timeouts of the same data (or SYN) in a row.
     retries: u32,
@@ -142,20 +143,10 @@ pub struct Connection {
     max_snd_wnd: u64,
     /// TCP-Peach+ NIL-segment bursts, when enabled.
     peach: Option<peach::Peach>,
-    /// SCPS-TP features both ends offered.
-    scps: scps::Negotiated,
-    /// SCPS-TP rate control.
-    bucket: Option<scps::TokenBucket>,
+    /// SCPS-TP: what both ends offered, rate control, SNACK, corruption and outage state.
+    scps: scps::ScpsState,
     /// Segments to resend at once, outside the recovery policy.
     resend: resend::ResendQueue,
-    /// SNACK congestion response: once per window of data (like NewReno's `recover`).
-    snack_recover: u64,
-    /// Explicit corruption signal (Corruption Experienced option, or a router's notice)
-    /// holds corruption handling until then.
-    corruption_until: Time,
-    /// SCPS-TP link-outage persist mode: data stops, the retransmission timer is suspended,
-    /// probes go out every `outage_probe` until the link is reported back.
-    in_outage: bool,
     syn_pending: bool,
     syn_retransmitted: bool,
     /// An RST to send, at this position (our snd_nxt when we abort; the peer's ACK when we
@@ -173,25 +164,17 @@ pub struct Connection {
     /// Delivery-rate estimation, when the controller asked for it, and this ACK's sample.
     rate: Option<rate::DeliveryRate>,
     rate_sample: Option<crate::cc::RateSample>,
-    /// Pacing (controller's rate, at most `max_pacing_rate`): the next segment leaves no
-    /// earlier than this (Linux's earliest departure time, `tcp_wstamp_ns`). `paces`: either
-    /// may set a rate (decided once, so that unpaced connections pay nothing for it).
-    next_departure: Time,
-    paces: bool,
+    /// Pacing, when the controller or `max_pacing_rate` may set a rate.
+    pacing: Option<pacing::Pacing>,
     /// For a controller that sets cwnd on every ACK (BBR): what it is told beyond an ACK.
     control: Option<control::WindowControl>,
-    /// RACK-TLP loss detection (`recovery = "rack"`), and a loss probe due: new data (None)
-    /// or the last segment resent (its position).
+    /// RACK-TLP loss detection and probes (`recovery = "rack"`).
     rack: Option<rack::Rack>,
     /// What the last timeout changed, until an ACK shows whether it was spurious.
     rto_undo: Option<rto_undo::RtoUndo>,
-    tlp_pending: Option<Option<u64>>,
 
-    // Options.
-    ws_ok: bool,
-    ts_ok: bool,
-    sack_ok: bool,
-    rcv_wscale: u8,
+    /// The TCP options the handshake agreed on.
+    options: handshake::Agreed,
 
     // Receive side.
     rx: Receiver,
@@ -210,11 +193,10 @@ impl Connection {
         let cc = cfg.new_controller();
         Connection {
             rate: cc.wants_delivery_rate().then(rate::DeliveryRate::default),
-            paces: cfg.max_pacing_rate.is_some() || cc.pacing_rate().is_some(),
+            pacing: pacing::Pacing::for_controller(cfg, cc.as_ref()),
             control: cc.controls_window().then(Default::default),
             rto_undo: None,
             rack: (cfg.recovery == crate::config::RecoveryKind::Rack).then(rack::Rack::new),
-            tlp_pending: None,
             cc,
             rtt: rtt_estimator(cfg),
             win: initial_window(cfg, mss),
@@ -235,7 +217,6 @@ impl Connection {
             record_ends: Default::default(),
             app_closed: false,
             snd_wnd: 0,
-            snd_wscale: 0,
             seg_size: mss,
             sent: sent::SentLog::default(),
             timers: timer::TimerTable::default(),
@@ -244,15 +225,8 @@ impl Connection {
             probe_pending: false,
             max_snd_wnd: 0,
             peach: cfg.peach.then(peach::Peach::default),
-            scps: scps::Negotiated::default(),
-            bucket: cfg
-                .scps
-                .rate
-                .map(|r| scps::TokenBucket::new(r.0, cfg.scps.bucket.0)),
+            scps: scps::ScpsState::new(&cfg.scps),
             resend: resend::ResendQueue::default(),
-            snack_recover: 0,
-            corruption_until: 0,
-            in_outage: false,
             syn_pending: false,
             syn_retransmitted: false,
             rst_at: None,
@@ -262,11 +236,7 @@ impl Connection {
             dupacks: 0,
             delivered_now: 0,
             rate_sample: None,
-            next_departure: 0,
-            ws_ok: false,
-            ts_ok: false,
-            sack_ok: false,
-            rcv_wscale,
+            options: handshake::Agreed::offering(rcv_wscale),
             stats: ConnStats::default(),
         }
     }
@@ -462,11 +432,11 @@ impl Connection {
 
     /// Whether SCPS header compression was negotiated (both ends offered COMP).
     pub fn header_compression(&self) -> bool {
-        self.scps.compression
+        self.scps.agreed.compression
     }
     /// Whether SACK was negotiated.
     pub fn sack_enabled(&self) -> bool {
-        self.sack_ok
+        self.options.sack
     }
     pub fn config(&self) -> &TcpConfig {
         &self.cfg
@@ -493,7 +463,7 @@ impl Connection {
     #[cfg(test)]
     pub(crate) fn set_controller(&mut self, cc: Box<dyn CongestionControl>) {
         self.rate = cc.wants_delivery_rate().then(rate::DeliveryRate::default);
-        self.paces = self.cfg.max_pacing_rate.is_some() || cc.pacing_rate().is_some();
+        self.pacing = pacing::Pacing::for_controller(&self.cfg, cc.as_ref());
         self.control = cc.controls_window().then(Default::default);
         self.cc = cc;
     }
@@ -509,7 +479,7 @@ impl Connection {
     /// Closed by a reset: no timer runs any more.
     pub(super) fn stop_timers(&mut self) {
         self.timers.stop(timer::Timer::Rto);
-        self.rx.cancel_delayed_ack();
+        self.timers.stop(timer::Timer::DelayedAck);
     }
 }
 

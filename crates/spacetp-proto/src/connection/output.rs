@@ -2,7 +2,6 @@
 //! (SNACK, corruption, restored link), the recovery policy's retransmission, a TCP-Peach+
 //! NIL segment, new data (or the FIN), a probe, an ACK. Then the headers and their options.
 
-use super::timer::Timer;
 use super::{scps, Connection, Sent, State, Transmit};
 use crate::seq::to_wire;
 use crate::time::{Time, MS};
@@ -46,16 +45,16 @@ impl Connection {
         if let Some(t) = self.transmit_due_resend(now, out) {
             return Some(t);
         }
-        if let Some(probe) = self.tlp_pending.take() {
+        if let Some(probe) = self.rack.as_mut().and_then(|r| r.due_probe.take()) {
             if let Some(t) = self.transmit_probe(now, probe, out) {
                 return Some(t);
             }
         }
         let seg_bytes = self.seg_size as u64 + RATE_HEADER_BYTES;
-        let data_ok = !self.in_outage
+        let data_ok = !self.scps.in_outage
             && self.resend.is_empty()
             && self.rate_check(now, seg_bytes, false)
-            && (!self.paces || self.pacing_allows(now));
+            && (self.pacing.is_none() || self.pacing_allows(now));
         if let Some(t) = self.transmit_recovery(now, data_ok, out) {
             return Some(t);
         }
@@ -64,7 +63,7 @@ impl Connection {
         }
         if data_ok {
             if let Some(t) = self.transmit_new(now, out) {
-                if let Some(b) = &mut self.bucket {
+                if let Some(b) = &mut self.scps.bucket {
                     let _ = b.take(now, t.len as u64 + RATE_HEADER_BYTES);
                 }
                 return Some(t);
@@ -79,7 +78,7 @@ impl Connection {
         while let Some((pos, snacked)) = self
             .resend
             .front()
-            .filter(|_| !self.in_outage && (!self.paces || self.pacing_allows(now)))
+            .filter(|_| !self.scps.in_outage && (self.pacing.is_none() || self.pacing_allows(now)))
         {
             if pos < self.snd_una || pos >= self.snd_max {
                 self.resend.pop_front();
@@ -146,39 +145,6 @@ impl Connection {
         // lost and not resent: the queue keeps one copy, so it goes out once.
         self.resend.push_front(pos);
         None
-    }
-
-    /// The pacing rate in bytes per second: the controller's, at most `max_pacing_rate`
-    /// (Linux: `sk_pacing_rate` capped by `SO_MAX_PACING_RATE`); None when not pacing.
-    fn pacing_rate(&self) -> Option<f64> {
-        let cap = self.cfg.max_pacing_rate.map(|r| r.0 / 8.0);
-        match (self.cc.pacing_rate(), cap) {
-            (Some(r), Some(c)) => Some(r.min(c)),
-            (r, c) => r.or(c),
-        }
-    }
-
-    /// Whether a data segment may leave at `now`; if not, wake up when it may.
-    #[cold]
-    fn pacing_allows(&mut self, now: Time) -> bool {
-        if !self.paces || now >= self.next_departure || self.pacing_rate().is_none() {
-            return true;
-        }
-        self.timers.set_earliest(Timer::Pace, self.next_departure);
-        false
-    }
-
-    /// A data segment of `len` payload bytes left at `now`: the next may leave once this one
-    /// has at the pacing rate (earliest departure time; headers counted as rate control does).
-    fn pace(&mut self, now: Time, len: u32) {
-        if !self.paces {
-            return;
-        }
-        if let Some(rate) = self.pacing_rate().filter(|&r| r > 0.0) {
-            let bytes = len as u64 + RATE_HEADER_BYTES;
-            let gap = (bytes as f64 * 1e9 / rate).ceil() as Time;
-            self.next_departure = self.next_departure.max(now) + gap;
-        }
     }
 
     /// Whether the segment at `pos` was resent from the queue less than one round trip ago.
@@ -300,7 +266,7 @@ impl Connection {
                 rate.on_sent(pos, seg_end, now, outstanding, at_send);
             }
         }
-        if self.paces {
+        if self.pacing.is_some() {
             self.pace(now, len);
         }
         if let Some(r) = &mut self.rack {
@@ -356,24 +322,24 @@ impl Connection {
                 h.flags |= flags::ECE;
             }
             h.ack = self.rx.wire_ack();
-            h.window = (self.rx.window() >> self.rcv_wscale).min(65535) as u16;
+            h.window = (self.rx.window() >> self.options.rcv_wscale).min(65535) as u16;
         }
-        if self.ts_ok {
+        if self.options.timestamps {
             h.options.timestamps = Some(Timestamps {
                 val: ts_clock(now),
                 ecr: self.rx.ts_recent(),
             });
         }
-        if self.sack_ok && ack {
+        if self.options.sack && ack {
             // RFC 2018: 4 blocks fit beside no other option, 3 beside timestamps.
-            let max = if self.ts_ok { 3 } else { 4 };
+            let max = if self.options.timestamps { 3 } else { 4 };
             self.rx.sack_blocks(max, &mut h.options.sack);
         }
-        if self.scps.scps && ack && self.rx.corruption_echo() {
+        if self.scps.agreed.scps && ack && self.rx.corruption_echo() {
             h.options.corruption_experienced = true;
         }
         h.options.record_boundary = record_boundary;
-        if self.scps.snack && ack {
+        if self.scps.agreed.snack && ack {
             self.add_snacks(&mut h.options);
         }
     }
@@ -389,7 +355,7 @@ impl Connection {
                 &holes[..n],
                 self.rx.next_expected(),
                 seg,
-                self.scps.snack_bitvector,
+                self.scps.agreed.snack_bitvector,
                 room,
             );
         }
@@ -403,7 +369,7 @@ impl Connection {
             self.stats.payload_bytes_sent += len as u64;
         }
         if hdr.has(flags::ACK) {
-            self.rx.on_ack_sent();
+            self.rx.on_ack_sent(&mut self.timers);
         }
         Sent {
             len,

@@ -14,6 +14,7 @@
 //! wire they are marked with the CWR bit and their ACKs with ECE: TCP-Peach used a spare bit,
 //! and spacetp implements no ECN, so these bits are free. The packet itself is low priority.
 
+use super::timer::{Timer, TimerTable};
 use super::{Connection, Sent};
 use crate::time::Time;
 use spacetp_wire::{flags, TcpHeader};
@@ -22,9 +23,8 @@ use spacetp_wire::{flags, TcpHeader};
 pub(crate) struct Peach {
     /// NIL segments left in the current burst.
     remaining: u32,
-    /// Spacing of the burst.
+    /// Spacing of the burst (the next NIL segment is due at the table's `Timer::Peach`).
     gap: Time,
-    next_at: Option<Time>,
     /// A NIL segment is due now.
     pub pending: bool,
     /// cwnd may grow by NIL ACKs up to this (bytes).
@@ -36,44 +36,50 @@ pub(crate) struct Peach {
     pub jump_start: bool,
 }
 
+/// A burst of NIL segments: `count` of them from `now`, paced over `rtt`, whose ACKs may
+/// raise cwnd up to `target`; the first copies the data at `from`.
+pub(crate) struct Burst {
+    pub now: Time,
+    pub count: u32,
+    pub rtt: Time,
+    pub target: u64,
+    pub from: u64,
+}
+
 impl Peach {
     /// Pace `count` NIL segments over `rtt`, letting their ACKs raise cwnd to `target`.
-    pub fn start_burst(&mut self, now: Time, count: u32, rtt: Time, target: u64, from: u64) {
-        self.remaining = count;
-        self.target = target;
-        self.cursor = from;
-        self.gap = (rtt / count.max(1) as u64).max(1);
-        self.next_at = (count > 0).then_some(now);
+    pub fn start_burst(&mut self, b: Burst, timers: &mut TimerTable) {
+        self.remaining = b.count;
+        self.target = b.target;
+        self.cursor = b.from;
+        self.gap = (b.rtt / b.count.max(1) as u64).max(1);
+        timers.put(Timer::Peach, (b.count > 0).then_some(b.now));
     }
 
-    pub fn deadline(&self) -> Option<Time> {
-        self.next_at
-    }
-
-    pub fn on_timer(&mut self, now: Time) {
-        if self.next_at.is_some_and(|t| t <= now) {
-            self.pending = true;
-            self.remaining = self.remaining.saturating_sub(1);
-            self.next_at = (self.remaining > 0).then_some(now + self.gap);
-        }
+    /// The burst's timer fired (the table stopped it): a NIL segment is due, and the next
+    /// one a gap later.
+    pub fn on_timer(&mut self, now: Time, timers: &mut TimerTable) {
+        self.pending = true;
+        self.remaining = self.remaining.saturating_sub(1);
+        timers.put(Timer::Peach, (self.remaining > 0).then_some(now + self.gap));
     }
 
     /// The receiver's real window became known on the first ACK after the handshake (the
     /// SYN-ACK's window is never scaled, RFC 7323): raise the target, and pace the NIL
     /// segments the larger window calls for over one more round trip `rtt`.
-    pub fn widen(&mut self, now: Time, target: u64, mss: u64, rtt: Time) {
+    pub fn widen(&mut self, now: Time, target: u64, mss: u64, rtt: Time, timers: &mut TimerTable) {
         self.jump_start = false; // once: the window is known now
         if target <= self.target {
             return;
         }
         let extra = ((target - self.target) / mss.max(1)) as u32;
         self.target = target;
-        if self.next_at.is_some() {
+        if timers.is_armed(Timer::Peach) {
             self.remaining += extra;
         } else if extra > 0 {
             self.remaining = extra;
             self.gap = (rtt / extra as u64).max(1);
-            self.next_at = Some(now);
+            timers.set(Timer::Peach, now);
         }
     }
 
@@ -97,7 +103,14 @@ impl Connection {
         let rtt = self.rtt.srtt().unwrap_or(self.cfg.initial_rto.0);
         let rwnd_segs = (self.snd_wnd / mss).max(1);
         self.win.cwnd = mss;
-        p.start_burst(now, (rwnd_segs - 1) as u32, rtt, rwnd_segs * mss, 1);
+        let burst = Burst {
+            now,
+            count: (rwnd_segs - 1) as u32,
+            rtt,
+            target: rwnd_segs * mss,
+            from: 1,
+        };
+        p.start_burst(burst, &mut self.timers);
         p.jump_start = true;
     }
 
@@ -108,7 +121,7 @@ impl Connection {
         if p.jump_start {
             let rwnd = wnd / self.win.mss * self.win.mss;
             let rtt = self.rtt.srtt().unwrap_or(self.cfg.initial_rto.0);
-            p.widen(now, rwnd, self.win.mss, rtt);
+            p.widen(now, rwnd, self.win.mss, rtt, &mut self.timers);
         }
     }
 
@@ -118,7 +131,14 @@ impl Connection {
         let Some(p) = &mut self.peach else { return };
         let lost = cwnd_before.saturating_sub(self.win.cwnd) / self.win.mss;
         let rtt = self.rtt.srtt().unwrap_or(self.cfg.initial_rto.0);
-        p.start_burst(now, lost as u32, rtt, cwnd_before, self.snd_una);
+        let burst = Burst {
+            now,
+            count: lost as u32,
+            rtt,
+            target: cwnd_before,
+            from: self.snd_una,
+        };
+        p.start_burst(burst, &mut self.timers);
         p.jump_start = false;
     }
 
@@ -165,12 +185,21 @@ mod tests {
     #[test]
     fn a_burst_is_paced_over_one_rtt() {
         let mut p = Peach::default();
-        p.start_burst(1000, 4, 400, 8000, 1);
+        let mut timers = TimerTable::default();
+        let burst = Burst {
+            now: 1000,
+            count: 4,
+            rtt: 400,
+            target: 8000,
+            from: 1,
+        };
+        p.start_burst(burst, &mut timers);
         let mut times = vec![];
         let mut now = 1000;
-        while let Some(t) = p.deadline() {
+        while let Some(t) = timers.get(Timer::Peach) {
             now = t.max(now);
-            p.on_timer(now);
+            timers.stop(Timer::Peach);
+            p.on_timer(now, &mut timers);
             assert!(p.pending);
             p.pending = false;
             times.push(now);

@@ -69,6 +69,9 @@ pub(super) struct Rack {
     /// Bytes marked lost and not yet retransmitted.
     lost_bytes: u64,
     probe: Option<Probe>,
+    /// A loss probe the timer asked for and the connection has yet to send (section 7.3):
+    /// new data (None) or the last segment again (its start).
+    pub due_probe: Option<Option<u64>>,
     /// Segments delivered by the ACK being processed, for step 3's ordering by send time.
     delivered: Vec<(Time, u64, bool)>,
 }

@@ -12,7 +12,7 @@ use crate::time::Time;
 
 impl Connection {
     fn rack_active(&self) -> bool {
-        self.rack.is_some() && self.sack_ok
+        self.rack.is_some() && self.options.sack
     }
 
     /// RFC 2883 section 4: the first SACK block (`sacks`, stream positions) is a D-SACK
@@ -141,10 +141,11 @@ impl Connection {
         }
         let rwnd_room = (self.snd_una + self.snd_wnd).saturating_sub(self.snd_nxt);
         let new_data = self.snd_nxt < self.data_end && rwnd_room >= self.seg_size as u64;
-        let last = self.rack.as_ref().and_then(|r| r.last_segment_start());
-        self.tlp_pending = match (new_data, last) {
+        let snd_una = self.snd_una;
+        let Some(rack) = &mut self.rack else { return };
+        rack.due_probe = match (new_data, rack.last_segment_start()) {
             (true, _) => Some(None),
-            (false, Some(pos)) => Some(Some(pos.max(self.snd_una))),
+            (false, Some(pos)) => Some(Some(pos.max(snd_una))),
             (false, None) => return,
         };
         self.stats.loss_probes += 1;

@@ -7,6 +7,7 @@ mod bets;
 mod linux_ato;
 
 use super::rcv_autotune::RcvAutotune;
+use super::timer::{Timer, TimerTable};
 use super::ConnStats;
 use crate::config::TcpConfig;
 use crate::seq::{from_wire, to_wire};
@@ -54,9 +55,8 @@ pub(crate) struct Receiver {
     rto: Time,
     srtt: Option<Time>,
     unacked: u32,
-    /// An ACK is due now, and when a delayed one falls due.
+    /// An ACK is due now (a delayed one falls due at the table's `Timer::DelayedAck`).
     ack_now: bool,
-    delack_deadline: Option<Time>,
     /// The next ACK answers a Peach+ NIL segment (marked ECE).
     nil_ack: bool,
     /// The next ACK carries SCPS-TP's Corruption Experienced option.
@@ -116,7 +116,6 @@ impl Receiver {
             srtt: None,
             unacked: 0,
             ack_now: false,
-            delack_deadline: None,
             nil_ack: false,
             corruption_echo: false,
             ack_period: None,
@@ -305,11 +304,6 @@ impl Receiver {
         self.ack_now
     }
 
-    /// When the delayed ACK falls due.
-    pub fn delayed_ack_deadline(&self) -> Option<Time> {
-        self.delack_deadline
-    }
-
     /// The connection's RTO and SRTT, which bound Linux's delayed-ACK timeout.
     pub fn note_rtt(&mut self, rto: Time, srtt: Option<Time>) {
         (self.rto, self.srtt) = (rto, srtt);
@@ -322,18 +316,12 @@ impl Receiver {
             .map_or(self.ack_delay, |a| a.delay(self.srtt))
     }
 
-    /// The delayed-ACK timer fired: the ACK is due now.
+    /// The delayed-ACK timer fired (the table stopped it): the ACK is due now.
     pub fn on_delayed_ack_timer(&mut self) {
         if let Some(a) = &mut self.linux_ato {
             a.on_timer(self.rto);
         }
-        self.delack_deadline = None;
         self.ack_now = true;
-    }
-
-    /// The connection closed: no ACK will be delayed any more.
-    pub fn cancel_delayed_ack(&mut self) {
-        self.delack_deadline = None;
     }
 
     /// A TCP-Peach+ NIL segment arrived: answer it at once, marked ECE.
@@ -364,20 +352,21 @@ impl Receiver {
         self.ts_recent
     }
 
-    pub fn on_ack_sent(&mut self) {
+    pub fn on_ack_sent(&mut self, timers: &mut TimerTable) {
         self.pending_dsack = None;
         self.ack_now = false;
         self.nil_ack = false;
         self.corruption_echo = false;
         self.unacked = 0;
-        self.delack_deadline = None;
+        timers.stop(Timer::DelayedAck);
         self.last_ack_sent = self.rcv_nxt;
         self.last_adv_window = self.window();
     }
 
     /// Data `[start, start+len)` and maybe a FIN arrived. Returns whether the FIN is consumed
     /// now (all data before it is in), and the range `[from, to)` of the data taken in (the
-    /// part inside the window and not yet received in order), if any.
+    /// part inside the window and not yet received in order), if any. Arms the delayed ACK
+    /// and BETS timers in `timers`.
     #[inline]
     pub fn on_data(
         &mut self,
@@ -386,10 +375,11 @@ impl Receiver {
         len: u32,
         fin: bool,
         stats: &mut ConnStats,
+        timers: &mut TimerTable,
     ) -> (bool, Option<(u64, u64)>) {
         let acked_already = self.ack_now;
         let before = self.rcv_nxt;
-        let (fin_now, taken) = self.on_data_inner(now, start, len, fin, stats);
+        let (fin_now, taken) = self.on_data_inner(now, start, len, fin, stats, timers);
         self.last_data = now;
         if !self.manual_read && self.autotune.is_some() && self.rcv_nxt != before {
             self.autotune_after_read(now);
@@ -402,14 +392,13 @@ impl Receiver {
             } else if self.hole_since.is_none() || self.rcv_nxt != before {
                 self.hole_since = Some(now);
             }
+            timers.put(Timer::Bets, self.bets_deadline());
         }
         if let Some(p) = self.ack_period {
             // SCPS-TP fixed ACK frequency: out-of-order and duplicate data wait for the timer
             // too; only the FIN is answered at once.
             self.ack_now = acked_already || fin_now;
-            if self.delack_deadline.is_none() || self.delack_deadline > Some(now + p) {
-                self.delack_deadline = Some(now + p);
-            }
+            timers.set_earliest(Timer::DelayedAck, now + p);
         }
         (fin_now, taken)
     }
@@ -421,6 +410,7 @@ impl Receiver {
         len: u32,
         fin: bool,
         stats: &mut ConnStats,
+        timers: &mut TimerTable,
     ) -> (bool, Option<(u64, u64)>) {
         let mut end = start + len as u64;
         // Accept nothing beyond the right edge of the window, nor beyond the peer's FIN
@@ -485,8 +475,8 @@ impl Receiver {
                     self.unacked += 1;
                     if self.unacked >= self.ack_every {
                         self.ack_now = true;
-                    } else if self.delack_deadline.is_none() {
-                        self.delack_deadline = Some(now + self.delayed_ack_wait());
+                    } else if !timers.is_armed(Timer::DelayedAck) {
+                        timers.set(Timer::DelayedAck, now + self.delayed_ack_wait());
                     }
                 }
             }

@@ -31,7 +31,7 @@ impl Connection {
     /// across the backoffs). `prior_ssthresh` is `tcp_current_ssthresh`: outside recovery at
     /// least three quarters of cwnd.
     pub(super) fn note_timeout_for_undo(&mut self, now: Time) {
-        if !self.cfg.rto_undo || !self.ts_ok || self.rto_undo.is_some() {
+        if !self.cfg.rto_undo || !self.options.timestamps || self.rto_undo.is_some() {
             return;
         }
         let (cwnd, ssthresh) = (self.win.cwnd, self.win.ssthresh);

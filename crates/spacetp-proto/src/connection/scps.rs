@@ -14,6 +14,35 @@ use crate::config::LossSource;
 use crate::time::Time;
 use spacetp_wire::{ScpsCapabilities, Snack, SnackList};
 
+/// A connection's SCPS-TP state.
+#[derive(Clone, Debug)]
+pub(crate) struct ScpsState {
+    /// The features both ends offered.
+    pub agreed: Negotiated,
+    /// Rate control (`scps.rate`).
+    pub bucket: Option<TokenBucket>,
+    /// SNACK congestion response: once per window of data (like NewReno's `recover`).
+    pub snack_recover: u64,
+    /// An explicit corruption signal (Corruption Experienced option, or a router's notice)
+    /// holds corruption handling until then.
+    pub corruption_until: Time,
+    /// Link-outage persist mode: data stops, the retransmission timer is suspended, probes
+    /// go out every `outage_probe` until the link is reported back.
+    pub in_outage: bool,
+}
+
+impl ScpsState {
+    pub fn new(cfg: &crate::config::ScpsConfig) -> Self {
+        ScpsState {
+            agreed: Negotiated::default(),
+            bucket: cfg.rate.map(|r| TokenBucket::new(r.0, cfg.bucket.0)),
+            snack_recover: 0,
+            corruption_until: 0,
+            in_outage: false,
+        }
+    }
+}
+
 /// The SCPS features both ends offered.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Negotiated {
@@ -198,7 +227,7 @@ pub fn snacked_positions(list: &SnackList, ack: u64, unit: u64, seg: u64, mut f:
 impl Connection {
     /// The end of the record that `pos` lies in, when records are marked with an SCPS-TP peer.
     pub(super) fn record_end_after(&self, pos: u64) -> Option<u64> {
-        if !self.scps.scps {
+        if !self.scps.agreed.scps {
             return None;
         }
         // Ends at or below snd_una were dropped as the ACKs came (`on_new_ack`).
@@ -210,20 +239,20 @@ impl Connection {
     /// corruption signal within the last two round trips)?
     pub(super) fn corruption(&self, now: Time) -> bool {
         (self.cfg.scps.enabled && self.cfg.scps.loss_source == LossSource::Corruption)
-            || now < self.corruption_until
+            || now < self.scps.corruption_until
     }
 
     /// The peer (or its ground station, through the simulator) reports corrupted packets on
     /// this connection's path: treat losses as corruption for two round trips.
     pub fn on_corruption_notice(&mut self, now: Time) {
         let two_rtt = 2 * self.rtt.srtt().unwrap_or(self.rtt.rto());
-        self.corruption_until = self.corruption_until.max(now + two_rtt);
+        self.scps.corruption_until = self.scps.corruption_until.max(now + two_rtt);
     }
 
     /// This endpoint's link layer discarded a corrupted packet addressed to it: echo it to the
     /// peer with the Corruption Experienced option (SCPS-TP).
     pub fn on_corruption_detected(&mut self) {
-        if self.scps.scps {
+        if self.scps.agreed.scps {
             self.rx.echo_corruption();
         }
     }
@@ -239,10 +268,10 @@ impl Connection {
                 | State::LastAck
                 | State::Closing
         );
-        if !self.scps.scps || self.in_outage || !sending {
+        if !self.scps.agreed.scps || self.scps.in_outage || !sending {
             return;
         }
-        self.in_outage = true;
+        self.scps.in_outage = true;
         self.stats.outages += 1;
         self.timers.stop(Timer::Rto);
         let at = now + self.outage_probe_interval();
@@ -252,10 +281,10 @@ impl Connection {
     /// The link is back: leave persist mode at the old window, resend the first unacknowledged
     /// segment (what was in flight when the link failed is presumed lost) and restart the timer.
     pub fn on_link_restored(&mut self, now: Time) {
-        if !self.in_outage {
+        if !self.scps.in_outage {
             return;
         }
-        self.in_outage = false;
+        self.scps.in_outage = false;
         self.timers.stop(Timer::OutageProbe);
         if self.snd_max > self.snd_una {
             self.resend.push_front(self.snd_una);
@@ -274,7 +303,8 @@ impl Connection {
     /// says "MSS units"); it differs from the segment size only when the two ends offered
     /// different MSS values, and then it is what lets the two interoperate.
     pub(super) fn payload_of(&self, mss: u32) -> u64 {
-        mss.saturating_sub(if self.ts_ok { 12 } else { 0 }).max(1) as u64
+        mss.saturating_sub(if self.options.timestamps { 12 } else { 0 })
+            .max(1) as u64
     }
 
     /// A SNACK names holes: queue their segments for retransmission now; under the congestion
@@ -299,13 +329,13 @@ impl Connection {
         // One reduction per window of data, whether a SNACK or duplicate ACKs saw the loss first.
         if named
             && !self.corruption(now)
-            && self.snd_una >= self.snack_recover
+            && self.snd_una >= self.scps.snack_recover
             && !self.recovery.in_recovery()
         {
             let flight = self.snd_max - self.snd_una;
             self.win.ssthresh = self.cc.ssthresh_after_loss(&self.win, flight, now);
             self.win.cwnd = self.win.ssthresh;
-            self.snack_recover = self.snd_max;
+            self.scps.snack_recover = self.snd_max;
             self.stats.fast_retransmits += 1;
         }
     }
@@ -313,7 +343,7 @@ impl Connection {
     /// Rate control: could `bytes` leave now (`take`: and take the tokens)? If not, wake up
     /// when they could.
     pub(super) fn rate_check(&mut self, now: Time, bytes: u64, take: bool) -> bool {
-        let Some(b) = &mut self.bucket else {
+        let Some(b) = &mut self.scps.bucket else {
             return true;
         };
         let r = if take {

@@ -477,7 +477,7 @@ fn a_retransmission_chosen_on_an_earlier_ack_is_not_sent_once_acknowledged() {
             ack: crate::seq::to_wire(p.a.iss, pos),
             flags: flags::ACK,
             // The window a already has: a changed window makes no duplicate (RFC 5681).
-            window: (p.a.snd_wnd >> p.a.snd_wscale) as u16,
+            window: (p.a.snd_wnd >> p.a.options.snd_wscale) as u16,
             ..Default::default()
         };
         for _ in 0..3 {

@@ -44,9 +44,8 @@ impl Timer {
     ];
 }
 
-/// The deadlines of the timers the connection keeps itself. The receiver keeps its own
-/// (`DelayedAck`, `Bets`) and TCP-Peach+ its burst's, beside the state they belong to: their
-/// slots here stay empty.
+/// Every timer's deadline. The parts that own a timer's state (the receiver's delayed ACK
+/// and BETS, TCP-Peach+'s burst) are handed the table to arm and stop theirs.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct TimerTable([Option<Time>; Timer::ALL.len()]);
 
@@ -57,6 +56,11 @@ impl TimerTable {
 
     pub fn set(&mut self, t: Timer, at: Time) {
         self.0[t as usize] = Some(at);
+    }
+
+    /// Arm `t` at `at`, or stop it (None).
+    pub fn put(&mut self, t: Timer, at: Option<Time>) {
+        self.0[t as usize] = at;
     }
 
     /// Arm `t` at `at` unless it is armed already.
@@ -90,41 +94,22 @@ impl Connection {
         if self.state == State::Closed {
             return None;
         }
-        // The table's own slots first (one pass over an array), then the timers kept beside
-        // their state: the same minimum as over `Timer::ALL`, without a match per timer.
-        let peach = self.peach.as_ref().and_then(|p| p.deadline());
-        [
-            self.timers.earliest(),
-            self.rx.delayed_ack_deadline(),
-            self.rx.bets_deadline(),
-            peach,
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        self.timers.earliest()
     }
 
     /// Handle every timer due at `now`.
     pub fn on_timeout(&mut self, now: Time) {
         for t in Timer::ALL {
-            if self.deadline(t).is_some_and(|d| d <= now) {
+            if self.timers.get(t).is_some_and(|d| d <= now) {
                 self.fire(t, now);
             }
-        }
-    }
-
-    fn deadline(&self, t: Timer) -> Option<Time> {
-        match t {
-            Timer::DelayedAck => self.rx.delayed_ack_deadline(),
-            Timer::Bets => self.rx.bets_deadline(),
-            Timer::Peach => self.peach.as_ref().and_then(|p| p.deadline()),
-            own => self.timers.get(own),
         }
     }
 
     fn fire(&mut self, t: Timer, now: Time) {
         match t {
             Timer::DelayedAck => {
+                self.timers.stop(Timer::DelayedAck);
                 self.rx.note_rtt(self.rtt.rto(), self.rtt.srtt());
                 self.rx.on_delayed_ack_timer()
             }
@@ -132,13 +117,15 @@ impl Connection {
             Timer::RackReorder => self.on_rack_timer(now),
             Timer::Tlp => self.on_tlp_timer(now),
             Timer::Bets => {
-                if self.rx.give_up_hole(now, &mut self.stats) {
+                self.timers.stop(Timer::Bets);
+                if self.rx.give_up_hole(now, &mut self.stats, &mut self.timers) {
                     self.on_peer_fin();
                 }
             }
             Timer::Peach => {
+                self.timers.stop(Timer::Peach);
                 if let Some(p) = &mut self.peach {
-                    p.on_timer(now);
+                    p.on_timer(now, &mut self.timers);
                 }
             }
             Timer::Pace => self.timers.stop(Timer::Pace),
@@ -247,7 +234,7 @@ impl Connection {
 
     pub(super) fn restart_rto(&mut self, now: Time) {
         // In SCPS-TP persist mode the timer stays suspended until the link is back.
-        if self.snd_max > self.snd_una && !self.in_outage {
+        if self.snd_max > self.snd_una && !self.scps.in_outage {
             self.timers.set(Timer::Rto, now + self.rtt.rto());
         } else {
             self.timers.stop(Timer::Rto);

@@ -3,6 +3,7 @@
 //! bytes to a hole is not whole).
 
 use super::Receiver;
+use crate::connection::timer::{Timer, TimerTable};
 use crate::connection::ConnStats;
 use crate::time::Time;
 
@@ -16,13 +17,18 @@ impl Receiver {
     }
 
     /// When BETS gives up the current hole.
-    pub fn bets_deadline(&self) -> Option<Time> {
+    pub(super) fn bets_deadline(&self) -> Option<Time> {
         Some(self.hole_since? + self.bets_wait?)
     }
 
-    /// BETS: move past the hole at rcv_nxt; its bytes are lost to the application. Returns
-    /// true when this reaches the FIN.
-    pub fn give_up_hole(&mut self, now: Time, stats: &mut ConnStats) -> bool {
+    /// BETS: move past the hole at rcv_nxt (the table stopped its timer); its bytes are lost
+    /// to the application. Returns true when this reaches the FIN.
+    pub fn give_up_hole(
+        &mut self,
+        now: Time,
+        stats: &mut ConnStats,
+        timers: &mut TimerTable,
+    ) -> bool {
         let Some(next) = self.beyond_hole() else {
             self.hole_since = None;
             return false;
@@ -42,6 +48,7 @@ impl Receiver {
         self.absorb_ooo();
         self.complete_records();
         self.hole_since = self.beyond_hole().map(|_| now);
+        timers.put(Timer::Bets, self.bets_deadline());
         self.ack_now = true;
         self.consume_fin()
     }
