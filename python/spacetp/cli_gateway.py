@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 import os
 import signal
 import socket
 from pathlib import Path
-from typing import Annotated
+from typing import Optional
 
 import typer
 
-from spacetp.live.gateway_net import AFTER_CRASH, INTERCEPT_PORT
+from spacetp.live.gateway_net import AFTER_CRASH
 
 
 def _say(line: str) -> None:
@@ -100,301 +101,215 @@ def _print_status(where: str) -> None:
     out.print(t)
 
 
+def _setting_option(key: str, setting) -> inspect.Parameter:
+    """The flag of one gateway setting (gateway_config.KEYS): its kind, its help, its default
+    said; None when not given, so that the file's value or the default applies."""
+    from rich.markup import escape
+
+    flag = "--" + key.replace("_", "-")
+    kinds = {"str": str, "int": int, "number": float, "bool": bool, "list": list[str],
+             "table": str}  # fmt: skip
+    help = escape(setting.help)
+    if setting.default not in (None, [], False):
+        help += f" (default {setting.default})"
+    decls = [f"{flag}/--no-{flag[2:]}"] if setting.kind == "bool" else [flag]
+    option = typer.Option(None, *decls, help=help, show_default=False)
+    return inspect.Parameter(
+        key, inspect.Parameter.KEYWORD_ONLY, default=option,
+        annotation=Optional[kinds[setting.kind]],  # noqa: UP045 (typer reads typing's form)
+    )  # fmt: skip
+
+
+# The options that are the process's, not settings of the gateway (flags only).
+_PROCESS_OPTIONS = {
+    "link_fd": (int | None, typer.Option(
+        None, help="Inherited packet fd of the space link (one IPv4 packet per read).")),
+    "link_state_fd": (int | None, typer.Option(
+        None, help="Inherited datagram fd of link-state notices (b'link down', b'link up').")),
+    "make_cert": (Path | None, typer.Option(
+        None, help="Write a new certificate and key for a QUIC gateway pair into this folder "
+        "(gateway-cert.pem, gateway-key.pem; copy both to both gateways), then exit.")),
+    "cleanup": (bool, typer.Option(
+        False, "--cleanup", help="Remove what a gateway with this --tun left behind after a "
+        "crash (rules, routes, nft table, sysctls), then exit.")),
+    "check": (bool, typer.Option(
+        False, "--check", help="Only validate the configuration, and print it as resolved.")),
+    "status": (str | None, typer.Option(
+        None, help="ADDRESS:PORT of a running gateway's --metrics: print its state as a table, "
+        "then exit.")),
+    "config": (Path | None, typer.Option(
+        None, help="A TOML file of these settings (keys: the long options with _ for -); "
+        "every flag given overrides it.")),
+}  # fmt: skip
+
+
+def _options() -> inspect.Signature:
+    """`spacetp gateway`'s options: one per gateway setting (made from gateway_config.KEYS,
+    the file's keys), then the process's own."""
+    from spacetp.live.gateway_config import KEYS
+
+    params = [_setting_option(k, s) for k, s in KEYS.items()]
+    for name, (kind, option) in _PROCESS_OPTIONS.items():
+        params.append(
+            inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=kind)
+        )
+    return inspect.Signature(params)
+
+
+def _settings(given: dict) -> tuple[dict, dict]:
+    """Every gateway setting resolved (the flags over the --config file over the defaults),
+    and the flags given."""
+    from spacetp.errors import UserError
+    from spacetp.live.gateway_config import KEYS, load, resolve
+
+    flags = {k: given[k] for k in KEYS}
+    for k in ("tcp", "quic"):
+        try:
+            flags[k] = json.loads(flags[k]) if flags[k] else None
+        except json.JSONDecodeError as e:
+            raise UserError(f"--{k}: not valid JSON: {e}") from None
+    config = given["config"]
+    try:
+        return resolve(load(config) if config is not None else {}, flags), flags
+    except ValueError as e:
+        raise UserError(str(e)) from None
+
+
+def _print(line: str) -> None:
+    """One line on stdout, never wrapped (scripts grep them)."""
+    from spacetp.console import out
+
+    out.print(line, highlight=False, markup=False, soft_wrap=True)
+
+
+def _cleanup(o: dict, quic_carrier: bool) -> None:
+    """--cleanup: remove what a crashed gateway left behind in this namespace."""
+    from spacetp.errors import UserError
+    from spacetp.live.emulate import EmulateError
+    from spacetp.live.gateway_net import cleanup as clean
+    from spacetp.live.gateway_net import quic_state_name
+
+    tun, intercept_port = o["tun"], o["intercept_port"]
+    if tun is None and not quic_carrier:
+        raise UserError("--cleanup needs --tun NAME (the TUN of the gateway to clean up)")
+    name = tun or quic_state_name(intercept_port)
+    try:
+        done = clean(name)
+    except EmulateError as e:
+        raise UserError(str(e)) from None
+    what = f"--tun {tun}" if tun else f"a QUIC gateway, --intercept-port {intercept_port}"
+    _print(done or f"nothing to clean for {what} in this network namespace")
+
+
+def _check_link(o: dict, given: dict, quic_carrier: bool) -> None:
+    """The space link and its notices given once each, as the carrier takes them."""
+    from spacetp.errors import UserError
+
+    tun, udp, space_if = o["tun"], o["udp"], o["space_if"]
+    if quic_carrier:
+        if udp is not None or tun is not None or space_if:
+            raise UserError(
+                "a QUIC gateway's link is a UDP socket at --local:--quic-port (or --link-fd): "
+                "--tun, --space-if and --udp are for SCPS-TP"
+            )
+    elif sum(x is not None for x in (given["link_fd"], udp, tun)) != 1:
+        raise UserError("give the space link as exactly one of --tun, --udp and --link-fd")
+    if given["link_state_fd"] is not None and o["link_state_udp"] is not None:
+        raise UserError(
+            "give link-state notices as at most one of --link-state-fd and --link-state-udp"
+        )
+    if (space_if or o["intercept"]) and tun is None and not quic_carrier:
+        raise UserError("--space-if and --intercept need --tun")
+
+
+def _run(o: dict, given: dict, flags: dict, cfg: dict, quic_carrier: bool) -> dict:
+    """Open the link, its notices and the metrics endpoint, run the gateway until it stops,
+    and undo all of it; the final report."""
+    from spacetp.errors import UserError
+    from spacetp.live.emulate import EmulateError
+    from spacetp.live.gateway import host_port, run, udp_link
+    from spacetp.live.gateway_config import Ticker
+    from spacetp.live.gateway_net import GatewayNet
+
+    stop = _StopSignal()
+    tun, udp, metrics = o["tun"], o["udp"], o["metrics"]
+    fd, ls = given["link_fd"], given["link_state_fd"]
+    # Everything opened here is closed (and the plumbing undone) on the way out.
+    with contextlib.ExitStack() as undo:
+        # SIGINT too: a job started in the background by a shell has SIGINT ignored, and
+        # Python then installs no handler of its own.
+        sigs = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)  # SIGHUP: a reload, below
+        old = {s: signal.signal(s, stop) for s in sigs}
+        undo.callback(lambda: [signal.signal(s, h) for s, h in old.items()])
+        try:
+            if udp is not None:
+                here, _, there = udp.partition(",")
+                try:
+                    fd = udp_link(here, there)
+                except (OSError, ValueError) as e:
+                    raise UserError(f"--udp {udp}: {e}") from None
+                undo.callback(os.close, fd)
+            if tun is not None or (quic_carrier and o["intercept"]):
+                net = GatewayNet(tun, o["mtu"], o["space_if"] or [], o["intercept"] or [],
+                                 o["intercept_port"], o["after_crash"])  # fmt: skip
+                net_fd = undo.enter_context(net).fd
+                fd = net_fd if tun is not None else fd
+                if net.cleaned is not None:
+                    _print(net.cleaned)
+            if o["link_state_udp"] is not None:
+                sock = undo.enter_context(socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
+                try:
+                    sock.bind(host_port(o["link_state_udp"]))
+                except (OSError, ValueError) as e:
+                    raise UserError(f"--link-state-udp {o['link_state_udp']}: {e}") from None
+                ls = sock.fileno()
+            server = None
+            if metrics is not None:
+                from spacetp.live.gateway_metrics import MetricsServer
+
+                try:
+                    server = MetricsServer(*host_port(metrics))
+                except (OSError, ValueError) as e:
+                    raise UserError(f"--metrics {metrics}: {e}") from None
+                undo.callback(server.close)
+            ticker = Ticker(given["config"], flags, quic_carrier, _say, server, log=o["log"])
+            signal.signal(signal.SIGHUP, ticker.request)
+            rep = run(cfg, fd, ls, _ready_then(ticker, stop))
+            ticker.log_events(rep.pop("events", []))
+        except (EmulateError, ValueError, OSError) as e:
+            raise UserError(str(e)) from None
+    return rep
+
+
 def register(app: typer.Typer) -> None:
-    @app.command("gateway")
-    def gateway(
-        local: Annotated[
-            str | None,
-            typer.Option(
-                help="This gateway's address on the space link, IPv4 or IPv6 as the peer's "
-                "(explicit rules; QUIC: the IPv4 address its tunnel's UDP socket is bound to)."
-            ),
-        ] = None,
-        peer: Annotated[
-            str | None,
-            typer.Option(help="The peer gateway's address on the space link (explicit rules)."),
-        ] = None,
-        listen: Annotated[
-            list[str] | None,
-            typer.Option(
-                help="ADDRESS:PORT=SCPS_PORT: accept kernel TCP there and carry each connection "
-                "to the peer's SCPS_PORT (repeatable)."
-            ),
-        ] = None,
-        forward: Annotated[
-            list[str] | None,
-            typer.Option(
-                help="SCPS_PORT=ADDRESS:PORT: relay SCPS-TP connections to SCPS_PORT to this "
-                "kernel-TCP destination (repeatable)."
-            ),
-        ] = None,
-        intercept: Annotated[
-            list[str] | None,
-            typer.Option(
-                help="LAN interface: intercept TCP arriving on it to any other host (nftables "
-                "tproxy) and carry it with its own addresses (repeatable; needs --tun)."
-            ),
-        ] = None,
-        intercept_port: Annotated[
-            int | None,
-            typer.Option(
-                help=f"Port of the transparent socket that --intercept uses (default "
-                f"{INTERCEPT_PORT})."
-            ),
-        ] = None,
-        forward_original: Annotated[
-            bool | None,
-            typer.Option(
-                "--forward-original/--no-forward-original",
-                help="Relay SCPS-TP connections addressed to other hosts to that host and port.",
-                show_default=False,
-            ),
-        ] = None,
-        protocol: Annotated[
-            str | None,
-            typer.Option(
-                help="What crosses the link: an SCPS-TP or TCP profile, as in the simulator, or "
-                "quic, quic-cubic, quic-bbr, quic-newreno (every connection a stream of one "
-                "QUIC connection between the gateways)."
-            ),
-        ] = None,
-        tcp: Annotated[
-            str | None,
-            typer.Option(
-                help='Overrides of the profile as JSON, e.g. \'{"scps": {"rate": "10 Mb/s"}}\'.'
-            ),
-        ] = None,
-        quic: Annotated[
-            str | None,
-            typer.Option(
-                help="QUIC: overrides of the profile as JSON, as \\[flows.quic] in scenarios, "
-                'e.g. \'{"initial_rtt": "600 ms", "stream_receive_window": "8 MB"}\'.'
-            ),
-        ] = None,
-        quic_port: Annotated[
-            int | None,
-            typer.Option(help="QUIC: UDP port of the tunnel on both gateways (default 4433)."),
-        ] = None,
-        tls_cert: Annotated[
-            Path | None,
-            typer.Option(help="QUIC: the PEM certificate both gateways share (--make-cert)."),
-        ] = None,
-        tls_key: Annotated[
-            Path | None, typer.Option(help="QUIC: the private key of --tls-cert (PEM).")
-        ] = None,
-        make_cert: Annotated[
-            Path | None,
-            typer.Option(
-                help="Write a new certificate and key for a QUIC gateway pair into this folder "
-                "(gateway-cert.pem, gateway-key.pem; copy both to both gateways), then exit."
-            ),
-        ] = None,
-        mtu: Annotated[
-            int | None, typer.Option(help="Largest IP packet on the space link (default 1500).")
-        ] = None,
-        tun: Annotated[
-            str | None,
-            typer.Option(
-                help="Create this TUN device as the space link: SCPS-TP as IPv4 protocol 6, "
-                "routed by the kernel."
-            ),
-        ] = None,
-        space_if: Annotated[
-            list[str] | None,
-            typer.Option(
-                help="Interface the space link arrives on: its TCP is routed into the TUN "
-                "(repeatable; with --tun)."
-            ),
-        ] = None,
-        link_fd: Annotated[
-            int | None,
-            typer.Option(help="Inherited packet fd of the space link (one IPv4 packet per read)."),
-        ] = None,
-        udp: Annotated[
-            str | None,
-            typer.Option(
-                help="LOCAL_ADDR:PORT,PEER_ADDR:PORT: carry the IPv4 packets in UDP datagrams."
-            ),
-        ] = None,
-        link_state_fd: Annotated[
-            int | None,
-            typer.Option(
-                help="Inherited datagram fd of link-state notices (b'link down', b'link up')."
-            ),
-        ] = None,
-        link_state_udp: Annotated[
-            str | None,
-            typer.Option(
-                help="ADDRESS:PORT: take link-state notices as UDP datagrams 'link down' / "
-                "'link up' (persist mode during outages)."
-            ),
-        ] = None,
-        duration: Annotated[
-            float | None,
-            typer.Option(
-                help="Stop after this many seconds (default: Ctrl-C), as a signal stops it: "
-                "connections still open are reset on both sides, or drained first with --drain."
-            ),
-        ] = None,
-        drain: Annotated[
-            float | None,
-            typer.Option(
-                help="On SIGTERM/SIGINT, stop accepting and let open transfers finish for up to "
-                "this many seconds, then reset the rest (default: reset every relayed "
-                "connection on both sides at once; a second signal always does)."
-            ),
-        ] = None,
-        keepalive: Annotated[
-            float | None,
-            typer.Option(
-                help="Seconds without a segment from the peer gateway before a connection "
-                "sends keepalive probes (default 120)."
-            ),
-        ] = None,
-        keepalive_interval: Annotated[
-            float | None, typer.Option(help="Seconds between keepalive probes (default 30).")
-        ] = None,
-        keepalive_probes: Annotated[
-            int | None,
-            typer.Option(help="Unanswered probes after which both ends are reset (default 4)."),
-        ] = None,
-        idle_timeout: Annotated[
-            float | None,
-            typer.Option(
-                help="Reset both ends of a relayed connection that moved no data either way "
-                "for this many seconds (default: never)."
-            ),
-        ] = None,
-        max_half_open: Annotated[
-            int | None,
-            typer.Option(
-                help="SYNs from the space link beyond this many half-open connections are "
-                "dropped, so a SYN flood holds a bounded share (default 1024)."
-            ),
-        ] = None,
-        log: Annotated[
-            str | None,
-            typer.Option(
-                help="summary (default: reloads, warnings, the final report), text (also a "
-                "line per connection opened and ended, with its id) or json (all as JSON lines)."
-            ),
-        ] = None,
-        after_crash: Annotated[
-            str | None,
-            typer.Option(
-                help="What a crashed gateway's leftover interception rules do until the next "
-                "start or --cleanup: open (traffic passes, unaccelerated) or closed (TCP that "
-                "would pass the gateway is reset)."
-            ),
-        ] = None,
-        cleanup: Annotated[
-            bool,
-            typer.Option(
-                "--cleanup",
-                help="Remove what a gateway with this --tun left behind after a crash (rules, "
-                "routes, nft table, sysctls), then exit.",
-            ),
-        ] = False,
-        stats: Annotated[Path | None, typer.Option(help="Write the counters as JSON here.")] = None,
-        check: Annotated[
-            bool,
-            typer.Option(
-                "--check", help="Only validate the configuration, and print it as resolved."
-            ),
-        ] = False,
-        metrics: Annotated[
-            str | None,
-            typer.Option(
-                help="ADDRESS:PORT: serve the counters at /metrics (Prometheus text format) "
-                "and /status (JSON), updated every second."
-            ),
-        ] = None,
-        status: Annotated[
-            str | None,
-            typer.Option(
-                help="ADDRESS:PORT of a running gateway's --metrics: print its state as a "
-                "table, then exit."
-            ),
-        ] = None,
-        config: Annotated[
-            Path | None,
-            typer.Option(
-                help="A TOML file of these settings (keys: the long options with _ for -); "
-                "every flag given overrides it."
-            ),
-        ] = None,
-    ) -> None:
+    def gateway(**given) -> None:
         """Performance-enhancing proxy: splits kernel-TCP connections, carries each across the
         space link as SCPS-TP (spacetp-proto) or as a stream of one QUIC connection between
         the gateways (--protocol quic...), and the peer gateway opens the kernel-TCP
         connection to the destination."""
-        from spacetp.console import out
         from spacetp.errors import UserError
-        from spacetp.live.emulate import EmulateError
-        from spacetp.live.gateway import check_config, host_port, is_quic, run, udp_link
-        from spacetp.live.gateway_config import Ticker, load, relay_config, resolve
+        from spacetp.live.gateway import check_config, is_quic
+        from spacetp.live.gateway_config import relay_config
 
-        if status is not None:
-            _print_status(status)
+        if given["status"] is not None:
+            _print_status(given["status"])
             return
+        o, flags = _settings(given)
+        if given["make_cert"] is not None:
+            from spacetp.live.gateway import make_cert
 
-        try:
-            flags = {
-                "protocol": protocol, "local": local, "peer": peer, "listen": listen,
-                "forward": forward, "forward_original": forward_original,
-                "intercept": intercept, "intercept_port": intercept_port,
-                "tcp": json.loads(tcp) if tcp else None,
-                "quic": json.loads(quic) if quic else None, "quic_port": quic_port,
-                "tls_cert": tls_cert and str(tls_cert), "tls_key": tls_key and str(tls_key),
-                "mtu": mtu, "tun": tun, "space_if": space_if, "udp": udp,
-                "link_state_udp": link_state_udp, "duration": duration, "drain": drain,
-                "keepalive": keepalive, "keepalive_interval": keepalive_interval,
-                "keepalive_probes": keepalive_probes, "after_crash": after_crash,
-                "idle_timeout": idle_timeout, "log": log, "max_half_open": max_half_open,
-                "stats": stats and str(stats), "metrics": metrics,
-            }  # fmt: skip
-            o = resolve(load(config) if config is not None else {}, flags)
-        except json.JSONDecodeError as e:
-            raise UserError(f"--tcp/--quic: not valid JSON: {e}") from None
-        except ValueError as e:
-            raise UserError(str(e)) from None
-        protocol, local, peer = o["protocol"], o["local"], o["peer"]
-        listen, forward, forward_original = o["listen"], o["forward"], o["forward_original"]
-        intercept, intercept_port = o["intercept"], o["intercept_port"]
-        quic_port, tls_cert, tls_key = o["quic_port"], o["tls_cert"], o["tls_key"]
-        mtu, tun, space_if, udp = o["mtu"], o["tun"], o["space_if"], o["udp"]
-        link_state_udp, duration, drain = o["link_state_udp"], o["duration"], o["drain"]
-        keepalive, keepalive_interval = o["keepalive"], o["keepalive_interval"]
-        keepalive_probes, after_crash = o["keepalive_probes"], o["after_crash"]
-        stats = Path(o["stats"]) if o["stats"] else None
-        metrics = o["metrics"]
-
-        if make_cert is not None:
-            from spacetp.live.gateway import make_cert as make
-
-            c, k = make(make_cert)
-            out.print(f"wrote {c} and {k}: give both to both gateways (--tls-cert, --tls-key)",
-                      highlight=False, markup=False, soft_wrap=True)  # fmt: skip
+            c, k = make_cert(given["make_cert"])
+            _print(f"wrote {c} and {k}: give both to both gateways (--tls-cert, --tls-key)")
             return
-        quic_carrier = is_quic({"protocol": protocol})
-        if cleanup:
-            from spacetp.live.gateway_net import cleanup as clean
-            from spacetp.live.gateway_net import quic_state_name
-
-            if tun is None and not quic_carrier:
-                raise UserError("--cleanup needs --tun NAME (the TUN of the gateway to clean up)")
-            name = tun or quic_state_name(intercept_port)
-            try:
-                done = clean(name)
-            except EmulateError as e:
-                raise UserError(str(e)) from None
-            # One line, never wrapped: scripts grep it.
-            what = f"--tun {tun}" if tun else f"a QUIC gateway, --intercept-port {intercept_port}"
-            line = done or f"nothing to clean for {what} in this network namespace"
-            out.print(line, highlight=False, markup=False, soft_wrap=True)
+        quic_carrier = is_quic({"protocol": o["protocol"]})
+        if given["cleanup"]:
+            _cleanup(o, quic_carrier)
             return
-        if after_crash not in AFTER_CRASH:
-            raise UserError(f"--after-crash {after_crash}: use one of {', '.join(AFTER_CRASH)}")
+        if o["after_crash"] not in AFTER_CRASH:
+            raise UserError(
+                f"--after-crash {o['after_crash']}: use one of {', '.join(AFTER_CRASH)}"
+            )
+        drain = o["drain"]
         if drain is not None and not drain >= 0:
             raise UserError(f"--drain {drain:g}: must be a number of seconds >= 0")
         try:
@@ -402,84 +317,25 @@ def register(app: typer.Typer) -> None:
             check_config(cfg)
         except ValueError as e:
             raise UserError(str(e)) from None
-        if check:
+        if given["check"]:
+            from spacetp.console import out
+
             out.print("configuration ok", highlight=False)
             shown = {k: v for k, v in o.items() if v not in (None, [])}
             out.print(json.dumps(shown, indent=2), highlight=False, markup=False)
             return
-        if quic_carrier:
-            if udp is not None or tun is not None or space_if:
-                raise UserError(
-                    "a QUIC gateway's link is a UDP socket at --local:--quic-port (or --link-fd): "
-                    "--tun, --space-if and --udp are for SCPS-TP"
-                )
-        elif sum(x is not None for x in (link_fd, udp, tun)) != 1:
-            raise UserError("give the space link as exactly one of --tun, --udp and --link-fd")
-        if link_state_fd is not None and link_state_udp is not None:
-            raise UserError(
-                "give link-state notices as at most one of --link-state-fd and --link-state-udp"
-            )
-        if (space_if or intercept) and tun is None and not quic_carrier:
-            raise UserError("--space-if and --intercept need --tun")
-
-        stop = _StopSignal()
-
-        from spacetp.live.gateway_net import GatewayNet
-
-        fd, ls = link_fd, link_state_fd
-        # Everything opened here is closed (and the plumbing undone) on the way out.
-        with contextlib.ExitStack() as undo:
-            # SIGINT too: a job started in the background by a shell has SIGINT ignored, and
-            # Python then installs no handler of its own.
-            sigs = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)  # SIGHUP: a reload, below
-            old = {s: signal.signal(s, stop) for s in sigs}
-            undo.callback(lambda: [signal.signal(s, h) for s, h in old.items()])
-            try:
-                if udp is not None:
-                    here, _, there = udp.partition(",")
-                    try:
-                        fd = udp_link(here, there)
-                    except (OSError, ValueError) as e:
-                        raise UserError(f"--udp {udp}: {e}") from None
-                    undo.callback(os.close, fd)
-                if tun is not None or (quic_carrier and intercept):
-                    net = GatewayNet(
-                        tun, mtu, space_if or [], intercept or [], intercept_port, after_crash
-                    )
-                    net_fd = undo.enter_context(net).fd
-                    fd = net_fd if tun is not None else fd
-                    if net.cleaned is not None:
-                        out.print(net.cleaned, highlight=False, markup=False, soft_wrap=True)
-                if link_state_udp is not None:
-                    sock = undo.enter_context(socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
-                    try:
-                        sock.bind(host_port(link_state_udp))
-                    except (OSError, ValueError) as e:
-                        raise UserError(f"--link-state-udp {link_state_udp}: {e}") from None
-                    ls = sock.fileno()
-                server = None
-                if metrics is not None:
-                    from spacetp.live.gateway_metrics import MetricsServer
-
-                    try:
-                        server = MetricsServer(*host_port(metrics))
-                    except (OSError, ValueError) as e:
-                        raise UserError(f"--metrics {metrics}: {e}") from None
-                    undo.callback(server.close)
-                ticker = Ticker(config, flags, quic_carrier, _say, server, log=o["log"])
-                signal.signal(signal.SIGHUP, ticker.request)
-                rep = run(cfg, fd, ls, _ready_then(ticker, stop))
-                ticker.log_events(rep.pop("events", []))
-            except (EmulateError, ValueError, OSError) as e:
-                raise UserError(str(e)) from None
+        _check_link(o, given, quic_carrier)
+        rep = _run(o, given, flags, cfg, quic_carrier)
         # JSON lines: the report is one line too.
-        out.print(json.dumps(rep, indent=None if o["log"] == "json" else 2), highlight=False,
-                  markup=False, soft_wrap=True)  # fmt: skip
-        if stats is not None:
-            stats.write_text(json.dumps(rep, indent=2) + "\n")
+        _print(json.dumps(rep, indent=None if o["log"] == "json" else 2))
+        if o["stats"]:
+            Path(o["stats"]).write_text(json.dumps(rep, indent=2) + "\n")
         if rep.get("reset_on_stop"):
             how = "" if drain else " (--drain SECONDS lets open transfers finish first)"
             _say(f"spacetp gateway: stopped by {rep['stopped']}: {rep['reset_on_stop']} open "
                  f"connections reset on both sides{how}")  # fmt: skip
         if rep["stopped"].startswith("error"):
             raise UserError(rep["stopped"])
+
+    gateway.__signature__ = _options()
+    app.command("gateway")(gateway)

@@ -14,51 +14,163 @@ from __future__ import annotations
 import json
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from spacetp.live.gateway_log import check_mode, event_line, message_line
 from spacetp.live.gateway_net import INTERCEPT_PORT
 
-# key: (kind, default, what it is). Kinds: str, int, number, bool, list (of strings), table.
-KEYS: dict[str, tuple[str, Any, str]] = {
-    "protocol": (
+
+class Setting(NamedTuple):
+    """One gateway setting: a key of the file and a flag of the command (`--keepalive-interval`
+    for `keepalive_interval`; `spacetp gateway`'s options are made from these)."""
+
+    # str, int, number, bool, list (of strings; a repeatable flag), table (JSON text as a flag)
+    kind: str
+    # What it is when neither the file nor a flag gives it.
+    default: Any
+    # What it does: the flag's help and the docs' table.
+    help: str
+
+
+KEYS: dict[str, Setting] = {
+    "protocol": Setting(
         "str",
         "scps-tp",
-        "what crosses the link: an SCPS-TP or TCP profile, or quic, "
-        "quic-cubic, quic-bbr, quic-newreno",
+        "What crosses the link: an SCPS-TP or TCP profile, as in the simulator, or quic, "
+        "quic-cubic, quic-bbr, quic-newreno (every connection a stream of one QUIC connection "
+        "between the gateways).",
     ),
-    "local": ("str", None, "this gateway's address on the space link (IPv4 or IPv6)"),
-    "peer": ("str", None, "the peer gateway's address on the space link"),
-    "listen": ("list", [], "ADDRESS:PORT=SCPS_PORT rules: accept kernel TCP, carry it to the peer"),
-    "forward": ("list", [], "SCPS_PORT=ADDRESS:PORT rules: relay to a kernel-TCP destination"),
-    "forward_original": ("bool", False, "relay connections for other hosts to that host"),
-    "intercept": ("list", [], "LAN interfaces whose TCP is intercepted (nftables tproxy)"),
-    "intercept_port": ("int", INTERCEPT_PORT, "port of the transparent socket"),
-    "tcp": ("table", None, "overrides of the profile ([flows.tcp] of scenarios)"),
-    "quic": ("table", None, "QUIC overrides ([flows.quic] of scenarios)"),
-    "quic_port": ("int", None, "UDP port of the QUIC tunnel (default 4433)"),
-    "tls_cert": ("str", None, "the PEM certificate both QUIC gateways share"),
-    "tls_key": ("str", None, "its private key (PEM)"),
-    "mtu": ("int", 1500, "largest IP packet on the space link"),
-    "tun": ("str", None, "TUN device to create as the space link"),
-    "space_if": ("list", [], "interfaces the space link arrives on (with tun)"),
-    "udp": ("str", None, "LOCAL_ADDR:PORT,PEER_ADDR:PORT: IPv4 packets in UDP datagrams"),
-    "link_state_udp": ("str", None, "ADDRESS:PORT where link-state notices arrive"),
-    "duration": ("number", None, "stop after this many seconds"),
-    "drain": ("number", None, "seconds open transfers may finish after SIGTERM"),
-    "keepalive": ("number", None, "seconds of silence before keepalive probes (default 120)"),
-    "keepalive_interval": ("number", None, "seconds between probes (default 30)"),
-    "keepalive_probes": ("int", None, "unanswered probes before both ends are reset (default 4)"),
-    "idle_timeout": ("number", None, "reset both ends of a connection idle this long (s)"),
-    "max_half_open": (
+    "local": Setting(
+        "str",
+        None,
+        "This gateway's address on the space link, IPv4 or IPv6 as the peer's (explicit "
+        "rules; QUIC: the IPv4 address its tunnel's UDP socket is bound to).",
+    ),
+    "peer": Setting("str", None, "The peer gateway's address on the space link (explicit rules)."),
+    "listen": Setting(
+        "list",
+        [],
+        "ADDRESS:PORT=SCPS_PORT: accept kernel TCP there and carry each connection to the "
+        "peer's SCPS_PORT (repeatable).",
+    ),
+    "forward": Setting(
+        "list",
+        [],
+        "SCPS_PORT=ADDRESS:PORT: relay SCPS-TP connections to SCPS_PORT to this kernel-TCP "
+        "destination (repeatable).",
+    ),
+    "forward_original": Setting(
+        "bool",
+        False,
+        "Relay SCPS-TP connections addressed to other hosts to that host and port.",
+    ),
+    "intercept": Setting(
+        "list",
+        [],
+        "LAN interface: intercept TCP arriving on it to any other host (nftables tproxy) and "
+        "carry it with its own addresses (repeatable; needs tun).",
+    ),
+    "intercept_port": Setting(
+        "int", INTERCEPT_PORT, "Port of the transparent socket that intercept uses."
+    ),
+    "tcp": Setting(
+        "table",
+        None,
+        "Overrides of the profile, as [flows.tcp] in scenarios (a flag takes JSON, e.g. "
+        '\'{"scps": {"rate": "10 Mb/s"}}\').',
+    ),
+    "quic": Setting(
+        "table",
+        None,
+        "QUIC: overrides of the profile, as [flows.quic] in scenarios (a flag takes JSON, "
+        'e.g. \'{"initial_rtt": "600 ms", "stream_receive_window": "8 MB"}\').',
+    ),
+    "quic_port": Setting(
+        "int", None, "QUIC: UDP port of the tunnel on both gateways (default 4433)."
+    ),
+    "tls_cert": Setting(
+        "str", None, "QUIC: the PEM certificate both gateways share (--make-cert)."
+    ),
+    "tls_key": Setting("str", None, "QUIC: the private key of tls_cert (PEM)."),
+    "mtu": Setting("int", 1500, "Largest IP packet on the space link."),
+    "tun": Setting(
+        "str",
+        None,
+        "Create this TUN device as the space link: SCPS-TP as IPv4 protocol 6, routed by the "
+        "kernel.",
+    ),
+    "space_if": Setting(
+        "list",
+        [],
+        "Interface the space link arrives on: its TCP is routed into the TUN (repeatable; "
+        "with tun).",
+    ),
+    "udp": Setting(
+        "str",
+        None,
+        "LOCAL_ADDR:PORT,PEER_ADDR:PORT: carry the IPv4 packets in UDP datagrams.",
+    ),
+    "link_state_udp": Setting(
+        "str",
+        None,
+        "ADDRESS:PORT: take link-state notices as UDP datagrams 'link down' / 'link up' "
+        "(persist mode during outages).",
+    ),
+    "duration": Setting(
+        "number",
+        None,
+        "Stop after this many seconds (default: at a signal), as a signal stops it: "
+        "connections still open are reset on both sides, or drained first with drain.",
+    ),
+    "drain": Setting(
+        "number",
+        None,
+        "On SIGTERM/SIGINT, stop accepting and let open transfers finish for up to this many "
+        "seconds, then reset the rest (default: reset every relayed connection on both sides "
+        "at once; a second signal always does).",
+    ),
+    "keepalive": Setting(
+        "number",
+        None,
+        "Seconds without a segment from the peer gateway before a connection sends keepalive "
+        "probes (default 120).",
+    ),
+    "keepalive_interval": Setting("number", None, "Seconds between keepalive probes (default 30)."),
+    "keepalive_probes": Setting(
+        "int", None, "Unanswered probes after which both ends are reset (default 4)."
+    ),
+    "idle_timeout": Setting(
+        "number",
+        None,
+        "Reset both ends of a relayed connection that moved no data either way for this many "
+        "seconds (default: never).",
+    ),
+    "max_half_open": Setting(
         "int",
         None,
-        "SYNs from the link beyond this many half-open are dropped (1024)",
+        "SYNs from the space link beyond this many half-open connections are dropped, so a "
+        "SYN flood holds a bounded share (default 1024).",
     ),
-    "log": ("str", "summary", "summary, text (a line per connection) or json (JSON lines)"),
-    "after_crash": ("str", "open", "what leftover rules do after a crash: open or closed"),
-    "stats": ("str", None, "write the counters as JSON to this file at the stop"),
-    "metrics": ("str", None, "ADDRESS:PORT of the Prometheus metrics endpoint (/metrics)"),
+    "log": Setting(
+        "str",
+        "summary",
+        "summary (reloads, warnings, the final report), text (also a line per connection "
+        "opened and ended, with its id) or json (all as JSON lines).",
+    ),
+    "after_crash": Setting(
+        "str",
+        "open",
+        "What a crashed gateway's leftover interception rules do until the next start or "
+        "--cleanup: open (traffic passes, unaccelerated) or closed (TCP that would pass the "
+        "gateway is reset).",
+    ),
+    "stats": Setting("str", None, "Write the counters as JSON here at the stop."),
+    "metrics": Setting(
+        "str",
+        None,
+        "ADDRESS:PORT: serve the counters at /metrics (Prometheus text format) and /status "
+        "(JSON), updated every second.",
+    ),
 }
 
 _KINDS = {
@@ -89,7 +201,7 @@ def load(path: Path) -> dict[str, Any]:
         if ok and kind == "list":
             ok = all(isinstance(x, str) for x in value)
         if not ok:
-            raise ValueError(f"{path}: {key}: {value!r} is not {want} ({KEYS[key][2]})")
+            raise ValueError(f"{path}: {key}: {value!r} is not {want}")
     return data
 
 
@@ -108,6 +220,7 @@ def reference() -> str:
     rows = ["| key | kind | default | meaning |", "|---|---|---|---|"]
     for key, (kind, default, what) in KEYS.items():
         d = "none" if default in (None, []) else f"`{default}`".lower()
+        what = what.replace("|", "\\|")
         rows.append(f"| `{key}` | {kind} | {d} | {what} |")
     return "\n".join(rows)
 
