@@ -153,6 +153,55 @@ def test_bad_flags_name_the_setting(tmp_path):
     assert r.returncode == 2 and "give a stop" in r.stderr, r.stderr
 
 
+def test_cfdp_over_bp_class_1_arrives_whole_through_losses_ltp_repairs(tmp_path):
+    """Both entities on DTN nodes (as ION's bputa over LTP) through a relay that loses every
+    11th LTP segment or report: class 1 CFDP asks for nothing, LTP's red blocks repair."""
+    la, lb = free_ports(2)
+    relay = Relay(la, lb, 11)
+    plan = tmp_path / "plan.txt"
+    plan.write_text(
+        "a contact +0 +3600 1 2 1250000\na contact +0 +3600 2 1 1250000\na range +0 +3600 1 2 1\n"
+    )
+    src, out = _file(tmp_path / "img.raw", 400_000), tmp_path / "in"
+    # 9% loss: LTP's retransmission limits planned for it (max_ber), as the node says to.
+    bp = ["--set", "carrier=bp", "--set", "class=1", "--contact-plan", str(plan),
+          "--ltp", "max_ber=1e-5"]  # fmt: skip
+    try:
+        rx = _start([*_exe(), "cfdp", "--entity", "2", "--bind", f"127.0.0.1:{lb}",
+                     "--peer", f"1=127.0.0.1:{relay.port_a}", *bp, "--out", str(out),
+                     "--until-received", "1", "--duration", "60",
+                     "--report", str(tmp_path / "rx.json")])  # fmt: skip
+        tx = _start([*_exe(), "cfdp", "--entity", "1", "--bind", f"127.0.0.1:{la}",
+                     "--peer", f"2=127.0.0.1:{relay.port_b}", *bp, "--send", f"{src}=2",
+                     "--until-sent", "--duration", "60"])  # fmt: skip
+        sent = _finish(tx, 90)
+        got = _finish(rx, 90)
+    finally:
+        relay.close()
+    assert _sha(out / "img.raw") == _sha(src), got
+    assert "bundles out" in sent and "LTP span to 2" in sent, sent
+    rep = json.loads((tmp_path / "rx.json").read_text())
+    [t] = rep["received"]
+    assert t["condition"] == "NoError" and t["complete"] and t["pdus"]["nak"] == 0, t
+    # The metadata, 286 file data PDUs and the EOF, each one bundle.
+    assert rep["bp"]["agent"]["bundles_delivered"] == 288, rep["bp"]["agent"]
+    assert relay.dropped > 10, relay.dropped
+    resent = sum(s["reports_sent"] for s in rep["bp"]["spans"])
+    assert resent > 1, rep["bp"]["spans"]
+
+
+def test_bad_bp_flags_say_what_to_give(tmp_path):
+    r = spacetp_cli("cfdp", "--entity", "1", "--set", "carrier=bp", "--duration", "1")
+    assert r.returncode == 2 and "--contact-plan" in r.stderr, r.stderr
+    plan = tmp_path / "plan.txt"
+    plan.write_text("a contact +0 +60 1 2 1000\n")
+    r = spacetp_cli("cfdp", "--entity", "1", "--contact-plan", str(plan), "--duration", "1")
+    assert r.returncode == 2 and "carrier=bp" in r.stderr, r.stderr
+    r = spacetp_cli("cfdp", "--entity", "1", "--set", "carrier=bp", "--contact-plan",
+                    str(plan), "--peer", "2=127.0.0.1", "--duration", "1")  # fmt: skip
+    assert r.returncode == 2 and "cfdp.bp." in r.stderr and "a range" in r.stderr, r.stderr
+
+
 LINK = """
 [[links]]
 between = ["a", "b"]

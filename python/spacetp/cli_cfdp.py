@@ -38,15 +38,43 @@ def _line(kind: str, t: dict) -> str:
 def register(app: typer.Typer) -> None:
     @app.command("cfdp")
     def cfdp(
-        entity: Annotated[int, typer.Option(help="This entity's CFDP entity ID (0-65535).")],
+        entity: Annotated[
+            int,
+            typer.Option(
+                help="This entity's CFDP entity ID (0-65535; over BP, its node's ipn number)."
+            ),
+        ],
         bind: Annotated[
-            str, typer.Option(help="ADDRESS:PORT where this entity listens (UDP).")
-        ] = "0.0.0.0:4556",
+            str | None,
+            typer.Option(
+                help="ADDRESS:PORT where this entity listens: UDP (default 0.0.0.0:4556), or "
+                "over BP its node's LTP (default 0.0.0.0:1113)."
+            ),
+        ] = None,
         peer: Annotated[
             list[str] | None,
             typer.Option(
-                help="ENTITY=ADDRESS[:PORT] of a peer entity (port 4556 by default; repeatable)."
-            ),  # fmt: skip
+                help="ENTITY=ADDRESS[:PORT] of a peer entity (port 4556 by default); over BP, "
+                "NODE=ADDRESS[:PORT] of a neighbor's LTP (port 1113); repeatable."
+            ),
+        ] = None,
+        contact_plan: Annotated[
+            Path | None,
+            typer.Option(
+                help="Over BP (--set carrier=bp): ION's `a contact` / `a range` lines for the "
+                "node the entity runs on (as spacetp dtn)."
+            ),
+        ] = None,
+        ltp: Annotated[
+            list[str] | None,
+            typer.Option(
+                help="Over BP: KEY=VALUE, an LTP span setting as \\[flows.ltp] "
+                "(max_ber=1e-5...; repeatable)."
+            ),
+        ] = None,
+        lifetime: Annotated[
+            float | None,
+            typer.Option(help="Over BP: the bundles' lifetime, seconds (default 86400)."),
         ] = None,
         send: Annotated[
             list[str] | None,
@@ -87,23 +115,44 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option("--check", help="Check the settings and exit.")
         ] = False,
     ) -> None:
-        """Run a live CFDP entity (CCSDS 727.0-B-5, class 1 or 2) on a UDP socket: send files,
-        receive them into a directory, each checked by its checksum; interoperates with other
-        CFDP implementations over UDP (cfdp-py, ION's UDP examples). Exits 1 if a transaction
-        ended without its file."""
+        """Run a live CFDP entity (CCSDS 727.0-B-5, class 1 or 2) on a UDP socket, or over the
+        Bundle Protocol on a DTN node (--set carrier=bp, as ION's bputa): send files, receive
+        them into a directory, each checked by its checksum; interoperates with other CFDP
+        implementations (cfdp-py over UDP, ION over BP). Exits 1 if a transaction ended
+        without its file."""
         from spacetp.console import err, out
         from spacetp.errors import UserError
         from spacetp.live import cfdp as live
 
         try:
+            transaction = live.parse_settings(setting or [])
+            over_bp = transaction.get("carrier") == "bp"
+            port = live.LTP_PORT if over_bp else live.DEFAULT_PORT
+            bind = bind or f"0.0.0.0:{port}"
+            peers = [live.parse_peer(p, port) for p in peer or []]
             settings: dict = {
                 "entity": entity,
-                "bind": bind,
-                "peers": [live.parse_peer(p) for p in peer or []],
                 "send": [live.parse_send(s) for s in send or []],
                 "until_sent": until_sent,
-                "settings": live.parse_settings(setting or []),
+                "settings": transaction,
             }
+            if over_bp:
+                if contact_plan is None:
+                    raise ValueError("--set carrier=bp: give the node's --contact-plan FILE")
+                try:
+                    plan = contact_plan.read_text()
+                except OSError as e:
+                    raise ValueError(f"--contact-plan {contact_plan}: {e.strerror}") from None
+                from spacetp.live.dtn import parse_ltp
+
+                ltp_settings = parse_ltp(ltp) if ltp else None
+                settings["bp"] = live.bp_node(entity, bind, peers, plan, ltp_settings, lifetime)
+            elif contact_plan is not None or ltp or lifetime is not None:
+                raise ValueError(
+                    "--contact-plan, --ltp and --lifetime are for CFDP over BP (--set carrier=bp)"
+                )
+            else:
+                settings["bind"], settings["peers"] = bind, peers
             for key, v in (
                 ("out_dir", out_dir),
                 ("until_received", until_received),
@@ -124,7 +173,10 @@ def register(app: typer.Typer) -> None:
             return
 
         def ready(at: str) -> None:
-            out.print(f"ready: cfdp entity {entity} listening on {at}", highlight=False)
+            where = (
+                f"on DTN node {entity}, LTP on {at}" if "bp" in settings else f"listening on {at}"
+            )
+            out.print(f"ready: cfdp entity {entity} {where}", highlight=False)
 
         try:
             rep = live.run_entity(settings, on_ready=ready)
@@ -133,12 +185,22 @@ def register(app: typer.Typer) -> None:
         for kind in ("sent", "received"):
             for t in rep[kind]:
                 out.print(_line(kind, t), highlight=False, markup=False, soft_wrap=True)
+        units = "bundles" if "bp" in rep else "datagrams"
         out.print(
             f"entity {rep['entity']} ran {rep['elapsed_s']:.1f} s, stopped: {rep['stopped']}; "
-            f"datagrams out {rep['datagrams_out']}, in {rep['datagrams_in']} "
+            f"{units} out {rep['datagrams_out']}, in {rep['datagrams_in']} "
             f"({rep['datagrams_ignored']} ignored)",
             highlight=False,
         )
+        if "bp" in rep:
+            for s in rep["bp"]["spans"]:
+                out.print(
+                    f"LTP span to {s['peer']}: {s['data_segments_sent']} data segments sent "
+                    f"({s['data_segments_retransmitted']} resent), "
+                    f"{s['red_segments_received']} received, sessions canceled "
+                    f"{s['export_sessions_canceled'] + s['import_sessions_canceled']}",
+                    highlight=False,
+                )
         if report is not None:
             report.write_text(json.dumps(rep, indent=2) + "\n")
         failed = [t for k in ("sent", "received") for t in rep[k]

@@ -11,6 +11,11 @@ condition code, delivery, file status), PDUs, timer expiries and the SHA-256 of 
     settings = {"entity": 2, "bind": "10.77.0.2:4556", "peers": [[1, "10.77.0.1:4556"]],
                 "out_dir": "in", "until_received": 1, "settings": {"class": 2}}
     report = run_entity(settings)
+
+Over the Bundle Protocol (`"settings": {"carrier": "bp"}`, as ION's bputa: each PDU one
+bundle from ipn:N.64 to ipn:PEER.64), the entity runs on a DTN node whose settings are
+`spacetp dtn`'s, under `bp` (`bp_node` makes them): its number is the entity ID, its LTP
+peers and contact plan are the node's; the report carries the node's under `bp`.
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ from spacetp.live.flags import key_values
 from spacetp.live.signals import interrupt_on_signals
 
 DEFAULT_PORT = 4556
+# Where a node's LTP listens by convention (ION's udplsi), over BP.
+LTP_PORT = 1113
 
 
 def check(settings: dict[str, Any]) -> None:
@@ -43,16 +50,38 @@ def run_entity(
         return json.loads(_core.cfdp_entity(json.dumps(settings), on_ready))
 
 
-def parse_peer(text: str) -> list:
-    """`ENTITY=ADDRESS[:PORT]` -> [entity, "address:port"]."""
+def parse_peer(text: str, port: int = DEFAULT_PORT) -> list:
+    """`ENTITY=ADDRESS[:PORT]` -> [entity, "address:port"] (`port` when none is given)."""
     entity, sep, addr = text.partition("=")
     if not sep or not entity.strip().isdigit() or not addr:
-        raise ValueError(
-            f"--peer {text}: want ENTITY=ADDRESS[:PORT], e.g. 2=10.77.0.2:{DEFAULT_PORT}"
-        )
+        raise ValueError(f"--peer {text}: want ENTITY=ADDRESS[:PORT], e.g. 2=10.77.0.2:{port}")
     if addr.count(":") == 0 or (addr.startswith("[") and addr.endswith("]")):
-        addr = f"{addr}:{DEFAULT_PORT}"
+        addr = f"{addr}:{port}"
     return [int(entity), addr]
+
+
+def bp_node(
+    entity: int,
+    bind: str,
+    peers: list,
+    contact_plan: str,
+    ltp: dict[str, Any] | None = None,
+    lifetime_s: float | None = None,
+) -> dict[str, Any]:
+    """The DTN node an entity over BP runs on (`bp`): node `entity`, its LTP at `bind`,
+    its LTP `peers` ([engine, "address:port"]), the plan's text (ION's `a contact` and
+    `a range` lines), `[flows.ltp]` settings, the bundles' lifetime."""
+    node: dict[str, Any] = {
+        "node": entity,
+        "bind": bind,
+        "peers": peers,
+        "contact_plan": contact_plan,
+    }
+    if ltp:
+        node["ltp"] = ltp
+    if lifetime_s is not None:
+        node["lifetime_s"] = lifetime_s
+    return node
 
 
 def parse_send(text: str) -> list:

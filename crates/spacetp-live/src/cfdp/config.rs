@@ -3,7 +3,7 @@
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use spacetp_cfdp::{CfdpSettings, FILE_DATA_OVERHEAD, MAX_PDU};
+use spacetp_cfdp::{Carrier, CfdpSettings, FILE_DATA_OVERHEAD, MAX_PDU};
 use spacetp_proto::FieldError;
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -19,12 +19,17 @@ pub const DEFAULT_SEGMENT: u64 = 1400;
 pub struct CfdpLiveSettings {
     /// This entity's ID (2 bytes on the wire, as the simulator's).
     pub entity: u16,
-    /// The UDP address it listens on.
-    pub bind: SocketAddr,
-    /// `[ENTITY, ADDRESS:PORT]`: where each peer entity listens. A PDU from an entity not
-    /// listed is answered at the address it came from.
+    /// The UDP address it listens on (over UDP).
+    pub bind: Option<SocketAddr>,
+    /// `[ENTITY, ADDRESS:PORT]`: where each peer entity listens (over UDP). A PDU from an
+    /// entity not listed is answered at the address it came from.
     #[serde(default)]
     pub peers: Vec<(u16, SocketAddr)>,
+    /// Over the Bundle Protocol (`settings.carrier = "bp"`): the DTN node the entity runs
+    /// on, as `spacetp dtn` takes it (its `node` is the entity ID, as in ION; LTP `bind`,
+    /// `peers`, `contact_plan`, `ltp`, `lifetime_s`...). Each PDU is one bundle from
+    /// `ipn:ENTITY.64` to `ipn:PEER.64`, as ION's bputa sends them.
+    pub bp: Option<crate::dtn::DtnSettings>,
     /// `[FILE, ENTITY, NAME]`: files to send, in order, each to entity ENTITY under the name
     /// NAME there (empty: the file's own name).
     #[serde(default)]
@@ -56,16 +61,42 @@ pub struct CfdpConfig {
     pub peers: HashMap<u16, SocketAddr>,
     /// File data bytes per PDU.
     pub segment: usize,
+    /// The node the entity runs on, over BP.
+    pub bp: Option<crate::dtn::DtnConfig>,
 }
 
 /// The settings from their JSON text, checked; errors name the field (`cfdp.send[1]`).
 pub fn config_from_json(text: &str) -> Result<CfdpConfig, FieldError> {
     let s: CfdpLiveSettings = crate::error::from_json(text, "cfdp")?;
     let cfdp = CfdpSettings::from_map(s.settings.as_ref(), "cfdp.settings")?;
-    if cfdp.carrier != spacetp_cfdp::Carrier::Udp {
+    let bp = match (cfdp.carrier, &s.bp) {
+        (Carrier::Udp, None) => None,
+        (Carrier::Bp, Some(node)) => Some(super::over_bp::node_config(s.entity, node)?),
+        (Carrier::Bp, None) => {
+            return Err(FieldError::new(
+                "cfdp.bp",
+                "CFDP over the Bundle Protocol runs on a DTN node: give its contact plan and \
+                 LTP peers",
+            ))
+        }
+        (Carrier::Udp, Some(_)) => {
+            return Err(FieldError::new(
+                "cfdp.bp",
+                "a DTN node is for settings.carrier = \"bp\" (the carrier is \"udp\")",
+            ))
+        }
+        (Carrier::Ltp, _) => {
+            return Err(FieldError::new(
+                "cfdp.settings.carrier",
+                "a live entity carries its PDUs over UDP (\"udp\") or the Bundle Protocol \
+                 (\"bp\"); CFDP straight over LTP is the simulator's",
+            ))
+        }
+    };
+    if bp.is_none() && s.bind.is_none() {
         return Err(FieldError::new(
-            "cfdp.settings.carrier",
-            "a live entity carries its PDUs over UDP only (\"udp\"); CFDP over LTP is the simulator's",
+            "cfdp.bind",
+            "an entity over UDP needs the address it listens on",
         ));
     }
     let mut peers = HashMap::new();
@@ -85,7 +116,7 @@ pub fn config_from_json(text: &str) -> Result<CfdpConfig, FieldError> {
     }
     for (i, (file, to, name)) in s.send.iter().enumerate() {
         let at = format!("cfdp.send[{i}]");
-        if !peers.contains_key(to) {
+        if bp.is_none() && !peers.contains_key(to) {
             let known: Vec<_> = peers.keys().collect();
             return Err(FieldError::new(
                 at,
@@ -140,5 +171,6 @@ pub fn config_from_json(text: &str) -> Result<CfdpConfig, FieldError> {
         cfdp,
         peers,
         segment,
+        bp,
     })
 }

@@ -5,7 +5,7 @@
 //! number are received at once, each by its own receiving entity, into the out directory.
 
 use super::config::CfdpConfig;
-use super::outlet::Outlet;
+use super::outlet::{Dest, Outlet, Way};
 use super::report::{CfdpReport, Transaction};
 use crate::error::LiveError;
 use crate::sys::monotonic_ns;
@@ -33,7 +33,8 @@ struct Sending {
 struct Receiving {
     receiver: Receiver,
     t: Transaction,
-    addr: SocketAddr,
+    /// Where its PDUs go (its address over UDP).
+    to: Dest,
     /// Its end is in the report.
     ended: bool,
 }
@@ -59,21 +60,30 @@ pub struct CfdpEntity {
 }
 
 impl CfdpEntity {
+    /// An entity on its own UDP socket.
     pub fn new(cfg: CfdpConfig) -> Result<CfdpEntity, LiveError> {
-        let bind = cfg.s.bind;
+        let bind = cfg.s.bind.ok_or_else(|| {
+            spacetp_proto::FieldError::new("cfdp.bind", "an entity over UDP needs its address")
+        })?;
         let socket = UdpSocket::bind(bind)
             .map_err(|e| LiveError::os(format!("binding CFDP's UDP socket to {bind}"), e))?;
         socket
             .set_nonblocking(true)
             .map_err(|e| LiveError::os("making the CFDP socket non-blocking", e))?;
         crate::sys::set_socket_buffers(socket.as_raw_fd(), 4 << 20);
-        Ok(CfdpEntity {
+        let rate = cfg.cfdp.rate.map(|r| r.0);
+        Ok(Self::with_way(cfg, Way::Udp(socket), rate))
+    }
+
+    /// An entity whose PDUs leave by `way` at `rate` bits/s.
+    pub(super) fn with_way(cfg: CfdpConfig, way: Way, rate: Option<f64>) -> CfdpEntity {
+        CfdpEntity {
             queue: cfg.s.send.iter().cloned().collect(),
             report: CfdpReport {
                 entity: cfg.s.entity,
                 ..Default::default()
             },
-            out: Outlet::new(socket, cfg.cfdp.rate.map(|r| r.0)),
+            out: Outlet::new(way, rate),
             start: monotonic_ns(),
             sending: None,
             sent: BTreeMap::new(),
@@ -84,12 +94,27 @@ impl CfdpEntity {
             finished: false,
             buf: vec![0; 65_536],
             cfg,
-        })
+        }
     }
 
     /// The address the socket is bound to (its port, when bound to port 0).
     pub fn local_addr(&self) -> Option<SocketAddr> {
-        self.out.socket.local_addr().ok()
+        self.out.socket()?.local_addr().ok()
+    }
+
+    /// A bundle the entity sends (over BP): the peer entity and the PDU.
+    pub(super) fn take_bundle(&mut self) -> Option<(u16, Vec<u8>)> {
+        self.out.take_bundle()
+    }
+
+    /// Why it stopped, once it did.
+    pub(super) fn stop_reason(&self) -> Option<&str> {
+        self.finished.then_some(self.stop.as_deref()?)
+    }
+
+    /// The monotonic instant its clock counts from.
+    pub(super) fn started_at(&self) -> Time {
+        self.start
     }
 
     /// Stop at the next turn (a signal); transactions still open are reported as such.
@@ -97,7 +122,7 @@ impl CfdpEntity {
         self.stop.get_or_insert_with(|| why.to_string());
     }
 
-    fn turn(&mut self, now: Time) {
+    pub(super) fn turn(&mut self, now: Time) {
         self.start_next(now);
         if let Some(s) = self.sending.as_mut() {
             if s.sender.next_timeout().is_some_and(|t| t <= now) {
@@ -164,13 +189,13 @@ impl CfdpEntity {
         }
         for r in self.receiving.values_mut() {
             while let Some((pdu, _)) = r.receiver.next_pdu() {
-                if !self.out.send(now, pdu, r.addr) {
+                if !self.out.send(now, pdu, r.to) {
                     return;
                 }
             }
         }
         for (s, i) in self.sent.values_mut() {
-            let to = self.cfg.peers[&self.report.sent[*i].peer];
+            let to = dest(&self.cfg, self.report.sent[*i].peer);
             while let Some((pdu, _)) = s.next_pdu(now) {
                 if !self.out.send(now, pdu, to) {
                     return;
@@ -178,7 +203,7 @@ impl CfdpEntity {
             }
         }
         if let Some(s) = self.sending.as_mut() {
-            let to = self.cfg.peers[&s.t.peer];
+            let to = dest(&self.cfg, s.t.peer);
             while let Some((pdu, _)) = s.sender.next_pdu(now) {
                 if !self.out.send(now, pdu, to) {
                     return;
@@ -282,9 +307,9 @@ impl CfdpEntity {
         self.finished = true;
     }
 
-    /// Hands PDU `buf[..n]` from `from` to its transaction; false if it has none here.
-    fn on_pdu(&mut self, now: Time, n: usize, from: SocketAddr) -> bool {
-        let raw = &self.buf[..n];
+    /// Hands PDU `raw`, from UDP address `from` (over UDP), to its transaction; false if it
+    /// has none here.
+    pub(super) fn on_pdu(&mut self, now: Time, raw: &[u8], from: Option<SocketAddr>) -> bool {
         let Ok((header, _)) = PduHeader::from_bytes(raw) else {
             return false;
         };
@@ -320,7 +345,10 @@ impl CfdpEntity {
                             began_s: secs(now),
                             ..Default::default()
                         },
-                        addr: c.peers.get(&source).copied().unwrap_or(from),
+                        to: Dest {
+                            entity: source,
+                            addr: c.peers.get(&source).copied().or(from),
+                        },
                         ended: false,
                     });
                 r.receiver.on_pdu(now, raw);
@@ -382,22 +410,40 @@ impl Turns for CfdpEntity {
     }
 
     fn sockets(&self) -> Vec<RawFd> {
-        vec![self.out.socket.as_raw_fd()]
+        self.out
+            .socket()
+            .map(|s| s.as_raw_fd())
+            .into_iter()
+            .collect()
     }
 
     fn receive(&mut self) {
-        loop {
-            let (n, from) = match self.out.socket.recv_from(&mut self.buf) {
-                Ok(got) => got,
-                Err(_) => return, // WouldBlock: nothing more now
-            };
-            self.report.datagrams_in += 1;
-            self.report.bytes_in += n as u64;
+        let mut buf = std::mem::take(&mut self.buf);
+        while let Some(Ok((n, from))) = self.out.socket().map(|s| s.recv_from(&mut buf)) {
             let now = self.now();
-            if !self.on_pdu(now, n, from) {
-                self.report.datagrams_ignored += 1;
-            }
+            self.on_datagram(now, &buf[..n], Some(from));
         }
+        self.buf = buf; // WouldBlock: nothing more now
+    }
+}
+
+impl CfdpEntity {
+    /// A PDU arrived (a datagram, or a bundle's payload over BP): counted, and handed to
+    /// its transaction.
+    pub(super) fn on_datagram(&mut self, now: Time, raw: &[u8], from: Option<SocketAddr>) {
+        self.report.datagrams_in += 1;
+        self.report.bytes_in += raw.len() as u64;
+        if !self.on_pdu(now, raw, from) {
+            self.report.datagrams_ignored += 1;
+        }
+    }
+}
+
+/// Where PDUs for peer entity `peer` go: its address over UDP.
+fn dest(cfg: &CfdpConfig, peer: u16) -> Dest {
+    Dest {
+        entity: peer,
+        addr: cfg.peers.get(&peer).copied(),
     }
 }
 

@@ -7,8 +7,10 @@
 pub mod config;
 mod entity;
 mod outlet;
+pub mod over_bp;
 pub mod report;
 
 pub use config::{config_from_json, CfdpConfig, CfdpLiveSettings};
 pub use entity::CfdpEntity;
+pub use over_bp::CfdpOverBp;
 pub use report::CfdpReport;

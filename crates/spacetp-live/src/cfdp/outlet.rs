@@ -1,22 +1,42 @@
-//! The entity's way out: its UDP socket, paced at the settings' `rate` (CFDP has no
-//! congestion control; ION meters its output to the contact's rate), holding the one PDU
-//! that waits for the pacer or for room in the socket's buffer.
+//! The entity's way out, paced at the settings' `rate` (CFDP has no congestion control;
+//! ION meters its output to the contact's rate), holding the one PDU that waits for the
+//! pacer or for room in the socket's buffer: its UDP socket, or bundles for the node it
+//! runs on (CFDP over the Bundle Protocol, as ION's bputa).
 
 use spacetp_proto::{Time, MS, SEC};
+use std::collections::VecDeque;
 use std::net::{SocketAddr, UdpSocket};
 
 /// IPv4 and UDP headers: what a datagram costs on the link beyond its PDU.
 const IP_UDP: u64 = 28;
+/// What a PDU costs beyond itself as a bundle over LTP: a primary block with ipn EIDs and
+/// a payload block (about 30 bytes), an LTP data segment's header (about 10), IPv4 and UDP.
+const BUNDLE_LTP_IP_UDP: u64 = 30 + 10 + IP_UDP;
 /// How far behind its schedule the pacer may catch up at once.
 const SLACK: Time = MS;
 
+/// Where PDUs go.
+pub enum Way {
+    /// Datagrams to the peer entity's address.
+    Udp(UdpSocket),
+    /// Bundles for the node to send to the peer entity's node: (entity, PDU).
+    Bundles(VecDeque<(u16, Vec<u8>)>),
+}
+
+/// A PDU's destination: the peer entity, and its address when over UDP.
+#[derive(Clone, Copy, Debug)]
+pub struct Dest {
+    pub entity: u16,
+    pub addr: Option<SocketAddr>,
+}
+
 pub struct Outlet {
-    pub socket: UdpSocket,
+    pub way: Way,
     /// Bits per second, if paced.
     rate: Option<f64>,
     /// When the next PDU may leave.
     pace_at: Time,
-    held: Option<(Vec<u8>, SocketAddr)>,
+    held: Option<(Vec<u8>, Dest)>,
     /// The socket's buffer was full when the held PDU was tried.
     full: bool,
     pub datagrams: u64,
@@ -24,9 +44,9 @@ pub struct Outlet {
 }
 
 impl Outlet {
-    pub fn new(socket: UdpSocket, rate: Option<f64>) -> Outlet {
+    pub fn new(way: Way, rate: Option<f64>) -> Outlet {
         Outlet {
-            socket,
+            way,
             rate,
             pace_at: 0,
             held: None,
@@ -46,19 +66,30 @@ impl Outlet {
 
     /// Sends `pdu` to `to` if the pacer lets it leave now and the socket takes it; else
     /// holds it (false: send nothing more before `flush` succeeds).
-    pub fn send(&mut self, now: Time, pdu: Vec<u8>, to: SocketAddr) -> bool {
+    pub fn send(&mut self, now: Time, pdu: Vec<u8>, to: Dest) -> bool {
         if now < self.pace_at {
             self.held = Some((pdu, to));
             return false;
         }
-        match self.socket.send_to(&pdu, to) {
-            Ok(_) => {
+        let (sent, overhead) = match &mut self.way {
+            Way::Udp(socket) => match to.addr {
+                Some(addr) => (socket.send_to(&pdu, addr).map(|_| ()), IP_UDP),
+                // No address for that entity: lost, as on a link.
+                None => return true,
+            },
+            Way::Bundles(queue) => {
+                queue.push_back((to.entity, pdu.clone()));
+                (Ok(()), BUNDLE_LTP_IP_UDP)
+            }
+        };
+        match sent {
+            Ok(()) => {
                 self.datagrams += 1;
                 self.bytes += pdu.len() as u64;
                 if let Some(rate) = self.rate {
                     // A wake-up late by up to SLACK is made up for by the next PDUs, so the
                     // average rate holds with a coarse sleep.
-                    let bits = (pdu.len() as u64 + IP_UDP) * 8;
+                    let bits = (pdu.len() as u64 + overhead) * 8;
                     let from = self.pace_at.max(now.saturating_sub(SLACK));
                     self.pace_at = from + (bits as f64 / rate * SEC as f64) as Time;
                 }
@@ -73,6 +104,22 @@ impl Outlet {
             // Unreachable peer (ICMP), no route: the PDU is lost, as on a link; CFDP's
             // timers recover it.
             Err(_) => true,
+        }
+    }
+
+    /// The bundles to send, for the node (over BP).
+    pub fn take_bundle(&mut self) -> Option<(u16, Vec<u8>)> {
+        match &mut self.way {
+            Way::Bundles(queue) => queue.pop_front(),
+            Way::Udp(_) => None,
+        }
+    }
+
+    /// The UDP socket, when PDUs go over UDP.
+    pub fn socket(&self) -> Option<&UdpSocket> {
+        match &self.way {
+            Way::Udp(s) => Some(s),
+            Way::Bundles(_) => None,
         }
     }
 

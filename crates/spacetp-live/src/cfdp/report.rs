@@ -73,12 +73,16 @@ pub struct CfdpReport {
     pub stopped: String,
     pub sent: Vec<Transaction>,
     pub received: Vec<Transaction>,
+    /// PDUs sent and received (datagrams over UDP, bundles over BP), and their bytes.
     pub datagrams_out: u64,
     pub bytes_out: u64,
     pub datagrams_in: u64,
     pub bytes_in: u64,
     /// Datagrams that were no CFDP PDU, or for no transaction of this entity.
     pub datagrams_ignored: u64,
+    /// Over BP: the report of the node the entity ran on (its bundles, LTP spans).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bp: Option<crate::dtn::DtnReport>,
 }
 
 impl CfdpReport {

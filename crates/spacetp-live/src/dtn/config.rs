@@ -111,7 +111,11 @@ fn secs(v: Option<f64>, key: &str) -> Result<Option<Time>, FieldError> {
 /// The settings checked; `epoch` is the node's start (POSIX seconds, UTC), time 0 of the
 /// plan.
 pub fn config_from_json(text: &str, epoch: i64) -> Result<DtnConfig, FieldError> {
-    let s: DtnSettings = crate::error::from_json(text, "dtn")?;
+    config_from_settings(crate::error::from_json(text, "dtn")?, epoch)
+}
+
+/// The settings checked (errors name them `dtn.KEY`); `epoch` as for [`config_from_json`].
+pub fn config_from_settings(s: DtnSettings, epoch: i64) -> Result<DtnConfig, FieldError> {
     if s.node == 0 {
         return Err(FieldError::new("dtn.node", "ipn node numbers start at 1"));
     }

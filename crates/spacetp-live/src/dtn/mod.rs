@@ -7,7 +7,7 @@ mod node;
 pub mod notices;
 pub mod report;
 
-pub use config::{config_from_json, DtnConfig, DtnSettings};
+pub use config::{config_from_json, config_from_settings, DtnConfig, DtnSettings};
 pub use node::DtnNode;
 pub use report::DtnReport;
 pub mod udp_cl;

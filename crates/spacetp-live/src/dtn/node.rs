@@ -20,7 +20,7 @@ use spacetp_ltp::Engine;
 use spacetp_proto::time::secs;
 use spacetp_proto::{Time, MS};
 use spacetp_sim::transport::ltp::BP_CLIENT_SERVICE;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::{AsRawFd, RawFd};
 use std::path::Path;
@@ -67,6 +67,15 @@ pub struct DtnNode {
     cancels: HashMap<(BundleId, u64), u32>,
     /// What the node has to say while it runs.
     notices: Notices,
+    /// An application on this node (a CFDP entity over BP): the bundles for its service
+    /// wait here for it instead of going to the output directory.
+    app: Option<AppEndpoint>,
+}
+
+/// An application's endpoint on the node: `ipn:NODE.service`, and what arrived for it.
+struct AppEndpoint {
+    service: u64,
+    inbox: VecDeque<(Eid, Vec<u8>)>,
 }
 
 impl DtnNode {
@@ -134,6 +143,7 @@ impl DtnNode {
             buf: vec![0; 65_536],
             cancels: HashMap::new(),
             notices: Notices::default(),
+            app: None,
             cfg,
         };
         node.restore()?;
@@ -192,6 +202,51 @@ impl DtnNode {
             });
         }
         Ok(())
+    }
+
+    /// The address LTP's socket is bound to.
+    pub fn local_addr(&self) -> Option<SocketAddr> {
+        self.socket.local_addr().ok()
+    }
+
+    /// Serve an application at `ipn:NODE.service`: bundles for it are kept for
+    /// [`DtnNode::take_app`], and [`DtnNode::send_app`] sends its data units.
+    pub fn open_app(&mut self, service: u64) {
+        self.app = Some(AppEndpoint {
+            service,
+            inbox: VecDeque::new(),
+        });
+    }
+
+    /// The next data unit that arrived for the application: its source and payload.
+    pub fn take_app(&mut self) -> Option<(Eid, Vec<u8>)> {
+        self.app.as_mut()?.inbox.pop_front()
+    }
+
+    /// Sends `data` as one bundle from the node's sending endpoint (`service`) to `dest`,
+    /// and moves what may move now.
+    pub fn send_app(&mut self, now: Time, dest: Eid, data: Vec<u8>) {
+        let service = self.cfg.s.service.unwrap_or(1);
+        self.agent.send(now, service, dest, data, self.cfg.lifetime);
+        self.pump(now);
+    }
+
+    /// Nothing sent from here is still on its way: no bundle stored, no LTP block waiting
+    /// or unacknowledged.
+    pub fn idle(&self) -> bool {
+        self.agent.stored_bytes() == 0 && self.in_ltp == 0 && self.exports.is_empty()
+    }
+
+    /// Stop once everything sent from here has left (as `until_sent`): an application
+    /// that has stopped lets its last bundles go.
+    pub fn stop_when_sent(&mut self) {
+        self.cfg.s.until_sent = true;
+    }
+
+    /// Counts time from `start` (a monotonic instant): an application that drives the node
+    /// shares its clock.
+    pub fn share_clock(&mut self, start: Time) {
+        self.start = start;
     }
 
     /// Stop at the next turn (a signal): open export sessions are canceled and their
@@ -305,8 +360,7 @@ impl DtnNode {
             return;
         }
         let delivered = want_delivered.is_none_or(|n| self.report.delivered.len() as u64 >= n);
-        let sent = !want_sent
-            || (self.agent.stored_bytes() == 0 && self.in_ltp == 0 && self.exports.is_empty());
+        let sent = !want_sent || self.idle();
         if !(delivered && sent) {
             return;
         }

@@ -21,6 +21,10 @@ impl DtnNode {
                     payload,
                 } => {
                     let data = payload.unwrap_or_default();
+                    if let Some(app) = self.app.as_mut().filter(|a| a.service == service) {
+                        app.inbox.push_back((id.source, data));
+                        continue;
+                    }
                     let file = self.cfg.s.out_dir.as_ref().map(|dir| {
                         let name = format!(
                             "ipn{}.{}-{}-{}",
