@@ -99,30 +99,6 @@ struct Stored {
     until: Time,
 }
 
-/// Fragments of one application data unit collected at its destination (their bytes too,
-/// when payloads are kept).
-#[derive(Default)]
-struct Reassembly {
-    total: u64,
-    have: BTreeMap<u64, u64>,
-    data: Vec<u8>,
-}
-
-impl Reassembly {
-    /// Add [offset, offset + len); whether the unit is whole.
-    fn add(&mut self, offset: u64, len: u64) -> bool {
-        self.have.insert(offset, len);
-        let mut covered = 0;
-        for (&o, &l) in &self.have {
-            if o > covered {
-                return false;
-            }
-            covered = covered.max(o + l);
-        }
-        covered >= self.total
-    }
-}
-
 /// One node's bundle agent.
 pub struct Agent {
     node: u64,
@@ -268,41 +244,6 @@ impl Agent {
         }
     }
 
-    fn deliver(&mut self, b: Bundle) {
-        self.stats.bundles_delivered += 1;
-        let h = &b.header;
-        let keep = self.keep_payloads;
-        let (whole, total, payload) = match h.fragment {
-            None => (true, h.payload_len, keep.then(|| b.payload().to_vec())),
-            Some((offset, total)) => {
-                let r = self.reassembly.entry(h.id).or_default();
-                r.total = total;
-                if keep {
-                    let end = (offset + h.payload_len) as usize;
-                    if r.data.len() < end {
-                        r.data.resize(end, 0);
-                    }
-                    r.data[offset as usize..end].copy_from_slice(b.payload());
-                }
-                let whole = r.add(offset, h.payload_len);
-                (whole, total, None)
-            }
-        };
-        if whole {
-            let joined = self.reassembly.remove(&h.id).map(|r| r.data);
-            let payload = payload.or(if keep { joined } else { None });
-            self.stats.adus_delivered += 1;
-            self.stats.bytes_delivered += total;
-            self.events.push_back(AgentEvent::Delivered {
-                id: h.id,
-                service: h.destination.service,
-                bytes: total,
-                age_ms: h.age_ms.unwrap_or(0),
-                payload,
-            });
-        }
-    }
-
     /// Keep a bundle and route it; deleted at once if it has expired.
     fn admit(&mut self, now: Time, bundle: Bundle, from: Option<u64>) {
         let h = &bundle.header;
@@ -353,185 +294,6 @@ impl Agent {
                 destination: s.bundle.header.destination,
                 bytes: s.bundle.header.payload_len,
             });
-        }
-    }
-
-    /// Bytes queued to each neighbor (ION's backlog ahead of a new bundle).
-    fn backlog(&self) -> BTreeMap<u64, u64> {
-        self.queues
-            .iter()
-            .map(|(&n, q)| (n, q.iter().map(|k| self.store[k].size).sum()))
-            .collect()
-    }
-
-    /// Choose the bundle's route (fragmenting it if the route carries only part), book it,
-    /// queue it to the route's first neighbor; report and delete it if no route arrives in
-    /// time.
-    fn route(&mut self, now: Time, key: u64) {
-        let s = &self.store[&key];
-        let dest = s.bundle.header.destination.node;
-        let want = cgr::Bundle {
-            size: s.size,
-            priority: Priority::Standard,
-            expiration: s.expires,
-            fragmentable: s.bundle.header.payload_len > 2 * MIN_FRAGMENT,
-        };
-        let conditions = Conditions {
-            backlog: self.backlog(),
-            excluded: s.from.into_iter().collect(),
-        };
-        let mut found = self
-            .cgr
-            .best_route_with(self.node, dest, now, &want, &conditions);
-        if let Some(f) = &found {
-            let payload = s.bundle.header.payload_len;
-            let fit = self.fragment_fit(f, payload);
-            if f.volume + 0.5 < f.consumption as f64 && fit.is_none() {
-                // Too little room on the best route to be worth a fragment: the bundle
-                // whole, on a route that takes it whole.
-                let whole = cgr::Bundle {
-                    fragmentable: false,
-                    ..want.clone()
-                };
-                found = self
-                    .cgr
-                    .best_route_with(self.node, dest, now, &whole, &conditions);
-            }
-        }
-        let Some(f) = found else {
-            let s = self.remove(key).expect("routed bundles are stored");
-            self.stats.bundles_no_route += 1;
-            self.events.push_back(AgentEvent::NoRoute {
-                id: s.bundle.header.id,
-                destination: s.bundle.header.destination,
-                bytes: s.bundle.header.payload_len,
-            });
-            return;
-        };
-        if f.volume + 0.5 < f.consumption as f64 {
-            // The route's contacts take only part: send a fragment that fits, route the
-            // rest again (RFC 9171 5.8, proactive fragmentation as ION does it).
-            let payload = self.store[&key].bundle.header.payload_len;
-            if let Some(fit) = self.fragment_fit(&f, payload) {
-                self.split(now, key, fit);
-                return;
-            }
-        }
-        let mut booked = want.clone();
-        booked.fragmentable = false;
-        self.cgr.book(&f.route, &booked);
-        let n = f.route.neighbor;
-        let first = self.plan.contact(f.route.hops[0]);
-        let (from_time, until) = (first.start, first.end);
-        let s = self.store.get_mut(&key).expect("stored");
-        s.neighbor = Some(n);
-        s.from_time = from_time;
-        s.until = until;
-        self.queues.entry(n).or_default().push_back(key);
-    }
-
-    /// The payload bytes of a fragment that fits what route `f` can carry, if such a
-    /// fragment is worth sending (at least `MIN_FRAGMENT`, less than the whole).
-    fn fragment_fit(&self, f: &cgr::Forwarding, payload: u64) -> Option<u64> {
-        let share = f.volume / f.consumption as f64;
-        let fit = ((payload as f64 * share) as u64).saturating_sub(HEADER_ESTIMATE);
-        (fit >= MIN_FRAGMENT && fit < payload).then_some(fit)
-    }
-
-    /// Replace stored bundle `key` by two fragments split at `at` payload bytes, and route
-    /// each.
-    fn split(&mut self, now: Time, key: u64, at: u64) {
-        let s = self.remove(key).expect("stored");
-        self.stats.fragmentations += 1;
-        let (a, b) = s.bundle.fragment(at);
-        for part in [a, b] {
-            let mut part = part;
-            let size = part.encoded_len();
-            let k = self.next_key;
-            self.next_key += 1;
-            self.stored_bytes += size;
-            self.store.insert(
-                k,
-                Stored {
-                    bundle: part,
-                    size,
-                    arrived: s.arrived,
-                    expires: s.expires,
-                    from: s.from,
-                    neighbor: None,
-                    from_time: 0,
-                    until: 0,
-                },
-            );
-            self.route(now, k);
-        }
-    }
-
-    /// The contact from this node to `neighbor` open at `now`: (start, end, bytes/s).
-    fn open_contact(&self, neighbor: u64, now: Time) -> Option<(Time, Time, f64)> {
-        self.plan
-            .contacts_between(self.node, neighbor)
-            .iter()
-            .find(|c| c.start <= now && now < c.end)
-            .map(|c| (c.start, c.end, c.rate_bytes_per_s))
-    }
-
-    /// The next bundle to hand to a neighbor's convergence layer now, as (neighbor,
-    /// bytes): one whose first contact is open, at that contact's rate (a second ahead).
-    pub fn poll_forward(&mut self, now: Time) -> Option<(u64, Vec<u8>)> {
-        let neighbors: Vec<u64> = self
-            .queues
-            .iter()
-            .filter(|(_, q)| !q.is_empty())
-            .map(|(&n, _)| n)
-            .collect();
-        for n in neighbors {
-            let Some((start, _, rate)) = self.open_contact(n, now) else {
-                continue;
-            };
-            let key = *self.queues[&n].front().expect("non-empty");
-            // Booked on a later contact with this neighbor: it waits for that one.
-            if self.store[&key].from_time > start {
-                continue;
-            }
-            let size = self.store[&key].size;
-            let (since, sent) = match self.released.get(&n) {
-                Some(&(s, b)) if s == start => (s, b),
-                _ => (start, 0),
-            };
-            // The bundle may leave once what went before it in this contact would be sent
-            // within the look-ahead at the contact's rate.
-            let allowed = rate * spacetp_proto::time::secs(now - since + LOOKAHEAD);
-            if sent as f64 > allowed {
-                continue;
-            }
-            self.released.insert(n, (since, sent + size));
-            let mut s = self.remove(key).expect("queued bundles are stored");
-            let residence = now - s.arrived;
-            self.stats.storage_time_total += residence;
-            self.stats.storage_time_max = self.stats.storage_time_max.max(residence);
-            let me = Eid {
-                node: self.node,
-                service: 0,
-            };
-            if !s.bundle.forwarded_by(me, residence / MS) {
-                // Past its hop limit (a routing loop): deleted, as RFC 9171 4.4.3 says.
-                self.stats.bundles_no_route += 1;
-                continue;
-            }
-            self.stats.bundles_forwarded += 1;
-            return Some((n, s.bundle.to_bytes()));
-        }
-        None
-    }
-
-    /// A convergence layer could not deliver `bytes` to `neighbor` (an LTP session
-    /// canceled): the bundles in them are routed again, not back to that neighbor first.
-    pub fn on_forward_failed(&mut self, now: Time, neighbor: u64, bytes: &[u8]) {
-        let _ = neighbor;
-        for b in crate::bundle::split_block(bytes).into_iter().flatten() {
-            self.stats.reroutes += 1;
-            self.admit(now, b, None);
         }
     }
 
@@ -591,6 +353,11 @@ impl Agent {
         }
     }
 }
+
+mod delivery;
+use delivery::Reassembly;
+mod forwarding;
+mod routing;
 
 #[cfg(test)]
 mod tests;
