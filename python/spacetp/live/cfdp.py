@@ -13,7 +13,7 @@ condition code, delivery, file status), PDUs, timer expiries and the SHA-256 of 
     report = run_entity(settings)
 
 Over the Bundle Protocol (`"settings": {"carrier": "bp"}`, as ION's bputa: each PDU one
-bundle from ipn:N.64 to ipn:PEER.64), the entity runs on a DTN node whose settings are
+bundle from ipn:N.64 to ipn:PEER.65), the entity runs on a DTN node whose settings are
 `spacetp dtn`'s, under `bp` (`bp_node` makes them): its number is the entity ID, its LTP
 peers and contact plan are the node's; the report carries the node's under `bp`.
 """

@@ -28,7 +28,7 @@ pub struct CfdpLiveSettings {
     /// Over the Bundle Protocol (`settings.carrier = "bp"`): the DTN node the entity runs
     /// on, as `spacetp dtn` takes it (its `node` is the entity ID, as in ION; LTP `bind`,
     /// `peers`, `contact_plan`, `ltp`, `lifetime_s`...). Each PDU is one bundle from
-    /// `ipn:ENTITY.64` to `ipn:PEER.64`, as ION's bputa sends them.
+    /// `ipn:ENTITY.64` to `ipn:PEER.65`, as ION's bputa sends them.
     pub bp: Option<crate::dtn::DtnSettings>,
     /// `[FILE, ENTITY, NAME]`: files to send, in order, each to entity ENTITY under the name
     /// NAME there (empty: the file's own name).

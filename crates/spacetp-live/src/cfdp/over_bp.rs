@@ -1,6 +1,6 @@
 //! CFDP over the Bundle Protocol, live, as ION carries it (its `bputa`): the entity runs on a
 //! DTN node (`spacetp dtn`'s, whose ipn number is the entity ID), and each PDU is one bundle
-//! from the entity's CFDP endpoint to the peer entity's. One thread turns both: the node's
+//! from the entity's CFDP endpoint (`ipn:N.64`) to the peer entity's (`ipn:PEER.65`). One thread turns both: the node's
 //! contacts, LTP and bundles, then the entity's transactions, whose PDUs (paced at the
 //! settings' `rate`, by default 90% of the slowest contact from this node) become bundles.
 
@@ -16,9 +16,11 @@ use spacetp_proto::{FieldError, Time};
 use std::collections::VecDeque;
 use std::os::fd::RawFd;
 
-/// The service number of CFDP's endpoint on every node, as ION's bputa: PDUs are sent
-/// from `ipn:N.64` to `ipn:PEER.64`.
-pub const CFDP_SERVICE: u64 = 64;
+/// The service numbers of CFDP's endpoints on every node, as ION's bputa (cfdp/bp/bputa.c,
+/// `CFDP_SEND_SVC_NBR` and `CFDP_RECV_SVC_NBR`): PDUs leave from `ipn:N.64` for
+/// `ipn:PEER.65`, and arrive at `ipn:N.65`.
+pub const CFDP_SEND_SERVICE: u64 = 64;
+pub const CFDP_RECV_SERVICE: u64 = 65;
 
 /// The share of the slowest contact's rate CFDP is paced at by default, leaving room for
 /// the bundles' and LTP's headers and LTP's reports (the simulator's `cfdp-bp` default).
@@ -43,7 +45,7 @@ pub fn node_config(entity: u16, s: &DtnSettings) -> Result<DtnConfig, FieldError
         ("out_dir", s.out_dir.is_some()),
         ("until_delivered", s.until_delivered.is_some()),
         ("until_sent", s.until_sent),
-        ("service", s.service.is_some_and(|v| v != CFDP_SERVICE)),
+        ("service", s.service.is_some_and(|v| v != CFDP_SEND_SERVICE)),
     ];
     if let Some((key, _)) = unusable.iter().find(|u| u.1) {
         return Err(FieldError::new(
@@ -53,7 +55,7 @@ pub fn node_config(entity: u16, s: &DtnSettings) -> Result<DtnConfig, FieldError
         ));
     }
     let mut s = s.clone();
-    s.service = Some(CFDP_SERVICE);
+    s.service = Some(CFDP_SEND_SERVICE);
     let epoch = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64);
@@ -80,7 +82,7 @@ impl CfdpOverBp {
         let rate = cfg.cfdp.rate.map(|r| r.0).or_else(|| default_rate(&dtn));
         let entity = CfdpEntity::with_way(cfg, Way::Bundles(VecDeque::new()), rate);
         let mut node = DtnNode::new(dtn, unix_now_ms)?;
-        node.open_app(CFDP_SERVICE);
+        node.open_app(CFDP_RECV_SERVICE);
         node.share_clock(entity.started_at());
         Ok(CfdpOverBp {
             entity,
@@ -141,7 +143,7 @@ impl Turns for CfdpOverBp {
         while let Some((peer, pdu)) = self.entity.take_bundle() {
             let dest = Eid {
                 node: peer as u64,
-                service: CFDP_SERVICE,
+                service: CFDP_RECV_SERVICE,
             };
             self.node.send_app(now, dest, pdu);
         }
