@@ -70,6 +70,10 @@ pub(super) struct Dtn {
     ends: HashMap<u32, ((u32, u32), Time)>,
 }
 
+mod bundled_ends;
+mod flows;
+mod report;
+
 impl World {
     /// Agents on every node, a hop wherever the plan has contacts, and the contacts' events.
     pub(super) fn dtn_setup(&mut self, d: DtnPlan, b: &Built) -> Result<(), FieldError> {
@@ -195,124 +199,6 @@ impl World {
         self.transmit(ep);
         self.arm_timer(ep);
         self.dtn_pump(x);
-    }
-
-    /// Flow `fi`'s ends `eps` send their packets as bundles of `lifetime` (CFDP over BP).
-    pub(super) fn dtn_bundle_ends(&mut self, fi: u32, eps: (u32, u32), lifetime: Time) {
-        self.eps[eps.0 as usize].bundled = true;
-        self.eps[eps.1 as usize].bundled = true;
-        if let Some(d) = self.dtn.as_mut() {
-            d.ends.insert(fi, (eps, lifetime));
-        }
-    }
-
-    /// A bundled end's packets: each payload a bundle from its node's agent to the other
-    /// end's node (service: the flow's number + 1), which the agents forward.
-    #[cold]
-    #[inline(never)]
-    pub(super) fn transmit_bundles(&mut self, ep: u32) {
-        let now = self.now;
-        let (node, peer_node, app) = {
-            let e = &self.eps[ep as usize];
-            (e.node, e.peer_node, e.app)
-        };
-        let App::Flow(fi) = app else { return };
-        let mut wire = Wire::Udp {
-            src_port: 0,
-            dst_port: 0,
-            len: 0,
-        };
-        let mut payload = Vec::new();
-        let mut sent = false;
-        while let Some(_out) =
-            self.eps[ep as usize]
-                .transport
-                .poll_transmit(now, &mut wire, &mut payload)
-        {
-            let Some(d) = self.dtn.as_mut() else { return };
-            let Some(&(_, lifetime)) = d.ends.get(&fi) else {
-                return;
-            };
-            let service = fi as u64 + 1;
-            let dest = Eid {
-                node: d.numbers[peer_node as usize],
-                service,
-            };
-            d.agents[node as usize].send(
-                now,
-                service,
-                dest,
-                std::mem::take(&mut payload),
-                lifetime,
-            );
-            sent = true;
-        }
-        if sent {
-            self.dtn_pump(node);
-        }
-    }
-
-    /// A bp flow starts: its source agent makes the bundles.
-    pub(super) fn dtn_start_flow(&mut self, fi: u32, spec: &BpSpec) {
-        let (from, to, total) = {
-            let f = &self.flows[fi as usize];
-            (f.from, f.to, f.total.unwrap_or(0))
-        };
-        let Some(d) = self.dtn.as_mut() else { return };
-        let dest = Eid {
-            node: d.numbers[to as usize],
-            service: fi as u64 + 1,
-        };
-        d.flows.insert(
-            fi,
-            BpFlowState {
-                left: total,
-                bundle_size: spec.bundle_size,
-                lifetime: spec.lifetime,
-                source: from,
-                dest,
-                ..Default::default()
-            },
-        );
-        self.open_account(fi);
-        self.dtn_pump(from);
-    }
-
-    /// The source agents of `node`'s flows make bundles of the files while they hold less
-    /// than `FEED_AHEAD`.
-    fn dtn_feed(&mut self, node: u16) {
-        let now = self.now;
-        let Some(d) = self.dtn.as_mut() else { return };
-        let flows: Vec<u32> = d
-            .flows
-            .iter()
-            .filter(|(_, st)| st.source == node && st.left > 0)
-            .map(|(&fi, _)| fi)
-            .collect();
-        for fi in flows {
-            loop {
-                let stored = d.agents[node as usize].stored_bytes();
-                let st = d.flows.get_mut(&fi).expect("listed above");
-                if st.left == 0 || stored >= FEED_AHEAD {
-                    break;
-                }
-                let n = st.left.min(st.bundle_size);
-                st.left -= n;
-                st.bundles += 1;
-                let (dest, lifetime) = (st.dest, st.lifetime);
-                let payload = vec![0u8; n as usize];
-                let agent = &mut d.agents[node as usize];
-                let no_route = agent.stats().bundles_no_route;
-                agent.send(now, fi as u64 + 1, dest, payload, lifetime);
-                if agent.stats().bundles_no_route > no_route {
-                    // The plan is fixed: no route now is no route for the rest of the file
-                    // either. It is not made into bundles (counted as dropped).
-                    let st = d.flows.get_mut(&fi).expect("listed above");
-                    st.bytes_dropped += std::mem::take(&mut st.left);
-                    break;
-                }
-            }
-        }
     }
 
     /// After a hop end's event: its delivered blocks and given-back bundles go to its
@@ -490,95 +376,5 @@ impl World {
         for fi in fis {
             self.account_flow(fi);
         }
-    }
-
-    /// A bp flow's share of its summary.
-    pub(super) fn dtn_report_flow(&self, fi: usize, s: &mut FlowSummary) {
-        let Some(st) = self.dtn.as_ref().and_then(|d| d.flows.get(&(fi as u32))) else {
-            return;
-        };
-        s.state = if st.left == 0 && st.adus_delivered == st.bundles {
-            "delivered".into()
-        } else if st.expired + st.no_route > 0 {
-            "bundles lost".into()
-        } else {
-            "in transit".into()
-        };
-        s.receiver_state = s.state.clone();
-        s.bp = Some(BpSummary {
-            bundles: st.bundles,
-            bundles_delivered: st.adus_delivered,
-            bundles_expired: st.expired,
-            bundles_no_route: st.no_route,
-            bytes_dropped: st.bytes_dropped,
-            delivery_age_mean_s: (st.adus_delivered > 0)
-                .then(|| st.age_sum_ms as f64 / 1e3 / st.adus_delivered as f64),
-            delivery_age_max_s: st.age_max_ms as f64 / 1e3,
-        });
-    }
-
-    /// The network's agents and hops.
-    pub(super) fn dtn_summary(&self) -> Option<DtnSummary> {
-        let d = self.dtn.as_ref()?;
-        let nodes = d
-            .agents
-            .iter()
-            .enumerate()
-            .map(|(i, a)| {
-                let st = a.stats();
-                DtnNodeSummary {
-                    node: self.b.node_names[i].clone(),
-                    ipn: d.numbers[i],
-                    bundles_created: st.bundles_created,
-                    bundles_received: st.bundles_received,
-                    bundles_forwarded: st.bundles_forwarded,
-                    bundles_delivered: st.bundles_delivered,
-                    bundles_expired: st.bundles_expired,
-                    bundles_no_route: st.bundles_no_route,
-                    fragmentations: st.fragmentations,
-                    reroutes: st.reroutes,
-                    duplicates: st.duplicates,
-                    storage_time_mean_s: (st.bundles_forwarded > 0)
-                        .then(|| secs(st.storage_time_total) / st.bundles_forwarded as f64),
-                    storage_time_max_s: secs(st.storage_time_max),
-                    stored_bytes_max: st.stored_bytes_max,
-                }
-            })
-            .collect();
-        let hops = d
-            .hops
-            .iter()
-            .map(|h| {
-                let stats = |ep: u32| {
-                    self.eps[ep as usize]
-                        .transport
-                        .convergence_layer_ref()
-                        .map(|c| c.span_stats())
-                        .unwrap_or_default()
-                };
-                let (x, y) = (stats(h.eps.0), stats(h.eps.1));
-                DtnHopSummary {
-                    between: [
-                        self.b.node_names[h.a as usize].clone(),
-                        self.b.node_names[h.b as usize].clone(),
-                    ],
-                    sessions: x.export_sessions_started + y.export_sessions_started,
-                    sessions_canceled: x.export_canceled_locally.total()
-                        + x.export_canceled_by_peer.total()
-                        + y.export_canceled_locally.total()
-                        + y.export_canceled_by_peer.total(),
-                    segments_sent: x.segments_sent + y.segments_sent,
-                    data_segments_retransmitted: x.data_segments_retransmitted
-                        + y.data_segments_retransmitted,
-                    report_segments: x.reports_sent + y.reports_sent,
-                    blocks_delivered: x.blocks_delivered + y.blocks_delivered,
-                }
-            })
-            .collect();
-        Some(DtnSummary {
-            contacts: d.plan.contacts().len() as u64,
-            nodes,
-            hops,
-        })
     }
 }
