@@ -5,6 +5,9 @@
 
 mod bets;
 mod linux_ato;
+mod sack;
+mod timestamps;
+mod window;
 
 use super::rcv_autotune::RcvAutotune;
 use super::timer::{Timer, TimerTable};
@@ -152,24 +155,6 @@ impl Receiver {
         self.bets_wait = wait;
     }
 
-    /// The holes between rcv_nxt and the highest out-of-order byte, ascending (at most
-    /// `out.len()`); returns how many.
-    pub fn holes(&self, out: &mut [(u64, u64)]) -> usize {
-        let mut n = 0;
-        let mut from = self.rcv_nxt;
-        for &(s, e) in &self.ooo {
-            if n == out.len() {
-                break;
-            }
-            if s > from {
-                out[n] = (from, s);
-                n += 1;
-            }
-            from = e;
-        }
-        n
-    }
-
     pub fn set_mss(&mut self, mss: u64) {
         self.mss = mss.max(1);
         if let Some(a) = &mut self.autotune {
@@ -178,80 +163,8 @@ impl Receiver {
         }
     }
 
-    /// A data segment of `len` bytes echoes our timestamp `tsecr`: for autotuning.
-    pub fn on_echoed_timestamp(&mut self, now: Time, tsecr: u32, len: u32) {
-        if let Some(a) = &mut self.autotune {
-            a.on_echoed_timestamp(now, tsecr, len);
-        }
-    }
-
-    /// Autotuning after the application read: the buffer may grow, and the window with it.
-    fn autotune_after_read(&mut self, now: Time) {
-        let (delivered, rcv_nxt) = (self.delivered(), self.rcv_nxt);
-        let ooo = self.ooo.last().map_or(0, |r| r.1.saturating_sub(rcv_nxt));
-        if let Some(a) = &mut self.autotune {
-            a.on_read(now, delivered, ooo);
-        }
-    }
-
     pub fn next_expected(&self) -> u64 {
         self.rcv_nxt
-    }
-
-    /// Window to advertise, in bytes: the buffer less what the application has not read yet
-    /// (out-of-order data sits inside the window). Its right edge, read + buffer, never moves
-    /// left.
-    pub fn window(&self) -> u64 {
-        self.buffer().saturating_sub(self.unread())
-    }
-
-    /// The most the window may be: `receive_buffer`, or what autotuning has grown it to.
-    fn buffer(&self) -> u64 {
-        self.autotune.as_ref().map_or(self.rcv_buf, |a| a.limit())
-    }
-
-    /// In-order bytes received so far (holes given up by BETS excluded).
-    fn received(&self) -> u64 {
-        self.rcv_nxt
-            .saturating_sub(1 + self.fin_received as u64 + self.skipped)
-    }
-
-    /// Bytes delivered to the application.
-    pub fn delivered(&self) -> u64 {
-        if self.manual_read {
-            self.read
-        } else {
-            self.received()
-        }
-    }
-
-    /// In-order bytes waiting for the application.
-    pub fn unread(&self) -> u64 {
-        if self.manual_read {
-            self.received() - self.read
-        } else {
-            0
-        }
-    }
-
-    pub fn set_manual_read(&mut self) {
-        self.read = self.received();
-        self.manual_read = true;
-    }
-
-    /// The application reads up to `n` bytes. When this reopens a window the sender may be
-    /// stalled on, send a window update (RFC 1122 4.2.3.3: once it grows by min(buffer/2, MSS)).
-    pub fn read(&mut self, n: u64) -> u64 {
-        let m = n.min(self.unread());
-        self.read += m;
-        if m > 0 {
-            self.autotune_after_read(self.last_data);
-        }
-        let step = (self.buffer() / 2).min(self.mss);
-        if self.last_adv_window < step && self.window() >= step {
-            self.ack_now = true;
-        }
-        m
     }
 
     /// Out-of-order ranges sorted, disjoint and above rcv_nxt; reading never ahead of what
@@ -268,30 +181,6 @@ impl Receiver {
             return Err(format!("read {} > received {}", self.read, self.received()));
         }
         Ok(())
-    }
-
-    /// RFC 7323 section 4.3: record TSval of a segment `[seg_start, seg_end)` that covers
-    /// the last ACK sent (the SYN's always). An old duplicate wholly below it is outside the
-    /// window (5.3 R2 comes before R3; Linux `tcp_sequence` before `tcp_replace_ts_recent`):
-    /// our answer echoes the TSval of the data that last advanced the window, so a
-    /// retransmission of data whose ACK was lost measures the RTT of that data.
-    pub fn ts_recent_from(&mut self, o: &TcpOptions, seg_start: u64, seg_end: u64) {
-        if let Some(ts) = o.timestamps {
-            let covers = seg_start <= self.last_ack_sent && seg_end >= self.last_ack_sent;
-            if !self.ts_recent_valid || covers {
-                self.ts_recent = ts.val;
-                self.ts_recent_valid = true;
-            }
-        }
-    }
-
-    /// RFC 7323 section 5.3 (PAWS): a segment whose TSval is older than TS.Recent is an old
-    /// duplicate, whatever its sequence number says.
-    pub fn paws_rejects(&self, o: &TcpOptions) -> bool {
-        match o.timestamps {
-            Some(ts) => self.ts_recent_valid && (ts.val.wrapping_sub(self.ts_recent) as i32) < 0,
-            None => false,
-        }
     }
 
     /// Send an ACK with the next segment, whatever the delayed-ACK policy says.
@@ -345,11 +234,6 @@ impl Receiver {
     /// Whether the next ACK carries Corruption Experienced.
     pub fn corruption_echo(&self) -> bool {
         self.corruption_echo
-    }
-
-    /// RFC 7323 TS.Recent, the value our timestamps echo.
-    pub fn ts_recent(&self) -> u32 {
-        self.ts_recent
     }
 
     pub fn on_ack_sent(&mut self, timers: &mut TimerTable) {
@@ -496,19 +380,6 @@ impl Receiver {
         }
     }
 
-    /// Autotuning on in-order data: whether the window grew.
-    fn autotune_on_data(&mut self, now: Time, len: u32) -> bool {
-        let unread = self.unread();
-        let (rcv_nxt, window) = (self.rcv_nxt, self.window());
-        let Some(a) = &mut self.autotune else {
-            return false;
-        };
-        if !self.ts_recent_valid {
-            a.on_window_progress(now, rcv_nxt, window);
-        }
-        a.on_in_order_data(len, unread)
-    }
-
     /// Takes in a FIN that all data before it has reached. Returns true if it did.
     fn consume_fin(&mut self) -> bool {
         if !self.fin_received && self.fin_at == Some(self.rcv_nxt) {
@@ -518,58 +389,6 @@ impl Receiver {
             return true;
         }
         false
-    }
-
-    /// RFC 2883: a segment received twice is reported in the next ACK's first SACK block.
-    fn note_duplicate(&mut self, start: u64, end: u64) {
-        if self.dsack {
-            self.pending_dsack = Some((start, end));
-        }
-    }
-
-    fn note_recent(&mut self, pos: u64) {
-        let n = self.recent_len.min(self.recent.len() - 1);
-        self.recent.copy_within(0..n, 1);
-        self.recent[0] = pos;
-        self.recent_len = n + 1;
-    }
-
-    /// Fill `out` with up to `max` SACK blocks (wire sequence numbers), newest first.
-    #[inline]
-    pub fn sack_blocks(&self, max: usize, out: &mut SackBlocks) {
-        *out = SackBlocks::default();
-        if let Some((s, e)) = self.pending_dsack {
-            out.push(to_wire(self.irs, s), to_wire(self.irs, e));
-        }
-        for &pos in &self.recent[..self.recent_len] {
-            if out.len as usize >= max {
-                break;
-            }
-            let i = self.ooo.partition_point(|&(_, e)| e <= pos);
-            let Some(&(s, e)) = self.ooo.get(i).filter(|r| r.0 <= pos) else {
-                continue;
-            };
-            let (ws, we) = (to_wire(self.irs, s), to_wire(self.irs, e));
-            if !out.as_slice().iter().any(|b| b.0 == ws) {
-                out.push(ws, we);
-            }
-        }
-    }
-
-    fn insert_ooo(&mut self, start: u64, end: u64) {
-        crate::ranges::insert(&mut self.ooo, start, end);
-    }
-
-    fn absorb_ooo(&mut self) {
-        let n = self
-            .ooo
-            .iter()
-            .take_while(|&&(s, _)| s <= self.rcv_nxt)
-            .count();
-        for &(_, e) in &self.ooo[..n] {
-            self.rcv_nxt = self.rcv_nxt.max(e);
-        }
-        self.ooo.drain(..n);
     }
 }
 
