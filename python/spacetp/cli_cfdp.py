@@ -139,13 +139,10 @@ def register(app: typer.Typer) -> None:
             if over_bp:
                 if contact_plan is None:
                     raise ValueError("--set carrier=bp: give the node's --contact-plan FILE")
-                try:
-                    plan = contact_plan.read_text()
-                except OSError as e:
-                    raise ValueError(f"--contact-plan {contact_plan}: {e.strerror}") from None
-                from spacetp.live.dtn import parse_ltp
+                from spacetp.live import dtn
 
-                ltp_settings = parse_ltp(ltp) if ltp else None
+                plan = dtn.read_contact_plan(contact_plan)
+                ltp_settings = dtn.parse_ltp(ltp) if ltp else None
                 settings["bp"] = live.bp_node(entity, bind, peers, plan, ltp_settings, lifetime)
             elif contact_plan is not None or ltp or lifetime is not None:
                 raise ValueError(

@@ -146,10 +146,7 @@ def register(app: typer.Typer) -> None:
         from spacetp.live import dtn as live
 
         try:
-            plan_text = contact_plan.read_text()
-        except OSError as e:
-            raise UserError(f"--contact-plan {contact_plan}: {e.strerror}") from None
-        try:
+            plan_text = live.read_contact_plan(contact_plan)
             settings: dict = {
                 "node": node,
                 "bind": bind,

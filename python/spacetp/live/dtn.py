@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from spacetp import _core
@@ -68,6 +69,14 @@ def parse_send(text: str) -> list:
     if not node.isdigit() or not (service.isdigit() or service == ""):
         raise ValueError(want)
     return [path, int(node), int(service or 1)]
+
+
+def read_contact_plan(path) -> str:
+    """The text of `--contact-plan FILE`; ValueError names the flag and the file."""
+    try:
+        return Path(path).read_text()
+    except OSError as e:
+        raise ValueError(f"--contact-plan {path}: {e.strerror}") from None
 
 
 def parse_ltp(items: list[str]) -> dict[str, Any]:
