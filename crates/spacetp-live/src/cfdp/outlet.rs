@@ -31,7 +31,7 @@ pub struct Dest {
 }
 
 pub struct Outlet {
-    pub way: Way,
+    way: Way,
     /// Bits per second, if paced.
     rate: Option<f64>,
     /// When the next PDU may leave.
@@ -71,39 +71,43 @@ impl Outlet {
             self.held = Some((pdu, to));
             return false;
         }
-        let (sent, overhead) = match &mut self.way {
-            Way::Udp(socket) => match to.addr {
-                Some(addr) => (socket.send_to(&pdu, addr).map(|_| ()), IP_UDP),
+        let (len, overhead) = (pdu.len() as u64, self.overhead());
+        match &mut self.way {
+            Way::Udp(socket) => {
                 // No address for that entity: lost, as on a link.
-                None => return true,
-            },
-            Way::Bundles(queue) => {
-                queue.push_back((to.entity, pdu.clone()));
-                (Ok(()), BUNDLE_LTP_IP_UDP)
-            }
-        };
-        match sent {
-            Ok(()) => {
-                self.datagrams += 1;
-                self.bytes += pdu.len() as u64;
-                if let Some(rate) = self.rate {
-                    // A wake-up late by up to SLACK is made up for by the next PDUs, so the
-                    // average rate holds with a coarse sleep.
-                    let bits = (pdu.len() as u64 + overhead) * 8;
-                    let from = self.pace_at.max(now.saturating_sub(SLACK));
-                    self.pace_at = from + (bits as f64 / rate * SEC as f64) as Time;
+                let Some(addr) = to.addr else { return true };
+                match socket.send_to(&pdu, addr) {
+                    Ok(_) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                        self.held = Some((pdu, to));
+                        self.full = true;
+                        return false;
+                    }
+                    // Unreachable peer (ICMP), no route: the PDU is lost, as on a link;
+                    // CFDP's timers recover it.
+                    Err(_) => return true,
                 }
-                self.full = false;
-                true
             }
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                self.held = Some((pdu, to));
-                self.full = true;
-                false
-            }
-            // Unreachable peer (ICMP), no route: the PDU is lost, as on a link; CFDP's
-            // timers recover it.
-            Err(_) => true,
+            Way::Bundles(queue) => queue.push_back((to.entity, pdu)),
+        }
+        self.datagrams += 1;
+        self.bytes += len;
+        if let Some(rate) = self.rate {
+            // A wake-up late by up to SLACK is made up for by the next PDUs, so the average
+            // rate holds with a coarse sleep.
+            let bits = (len + overhead) * 8;
+            let from = self.pace_at.max(now.saturating_sub(SLACK));
+            self.pace_at = from + (bits as f64 / rate * SEC as f64) as Time;
+        }
+        self.full = false;
+        true
+    }
+
+    /// What a PDU costs on the link beyond itself, the way it goes.
+    fn overhead(&self) -> u64 {
+        match self.way {
+            Way::Udp(_) => IP_UDP,
+            Way::Bundles(_) => BUNDLE_LTP_IP_UDP,
         }
     }
 
