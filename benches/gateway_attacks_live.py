@@ -47,7 +47,7 @@ COUNTERS = ("syn_rejected", "rst_rejected", "ack_rejected", "out_of_window", "ch
 
 
 def one(cls, nbytes: int, rounds: int, work: Path) -> dict:
-    from spacetp.live.gateway import CLI_ADDR, SRV_ADDR, Testbed
+    from spacetp.live.gateway_testbed import CLI_ADDR, SRV_ADDR, Testbed
 
     name, side, kinds, which = cls
     proto = {"protocol": "scps-tp", "tcp": {"scps": {"rate": "10 Mb/s"}}}

@@ -73,7 +73,7 @@ def _until_receiving(ns: str, flows: int, within: float = 60.0) -> None:
 def run(pps: float, seconds: float, nbytes: int, workdir: Path, classes: list[str] | None = None,
         flood: bool = True) -> dict:  # fmt: skip
     from spacetp.live.flood import CLASSES
-    from spacetp.live.gateway import CLI_ADDR, SRV_ADDR, Testbed, ns_sysctl
+    from spacetp.live.gateway_testbed import CLI_ADDR, SRV_ADDR, Testbed, ns_sysctl
 
     classes = classes or list(CLASSES)
     with Testbed(LINK, gateway=GATEWAY, transparent=True, workdir=workdir) as tb:

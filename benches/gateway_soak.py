@@ -122,7 +122,7 @@ def flatness(samples: list[dict], key: str) -> float:
 
 
 def run(minutes: float, short_rate: float, n_long: int, workdir: Path) -> dict:
-    from spacetp.live.gateway import GWA_ADDR, SRV_ADDR, Testbed
+    from spacetp.live.gateway_testbed import GWA_ADDR, SRV_ADDR, Testbed
 
     secs = minutes * 60
     outages = ", ".join(f'["{t} s", "{t + 20} s"]' for t in range(240, int(secs), 300))

@@ -72,7 +72,7 @@ def _machine_busy_s() -> float:
 
 
 def run(nbytes: int, streams: int, rate: str, delay: str, tcp: dict, perf: str | None) -> dict:
-    from spacetp.live.gateway import SRV_ADDR, Testbed
+    from spacetp.live.gateway_testbed import SRV_ADDR, Testbed
     from spacetp.live.kernel_tcp import __file__ as ktcp
 
     gw = {"protocol": "scps-tp", "tcp": tcp}

@@ -1,7 +1,7 @@
 """`spacetp gateway`: kernel TCP from a client namespace, through gateway A, across the emulated
 space link as SCPS-TP, through gateway B to a server namespace, with hash checks.
 
-Each test builds a `spacetp.live.gateway.Testbed` (four namespaces, two veth pairs, the
+Each test builds a `spacetp.live.gateway_testbed.Testbed` (four namespaces, two veth pairs, the
 emulator between two datagram socket pairs, both gateways) and runs tests/gateway_probe.py at
 both ends. The testbed removes every namespace and process on the way out, even when a test
 fails. Needs root; skipped otherwise."""
@@ -74,7 +74,7 @@ def transfer(
     Returns (elapsed seconds of the slowest flow, the reports). `transparent`: the routed
     testbed, the client connecting to the server's own address; `capture`: a pcap of gateway
     A's side of the space link (tshark on `space0`, routed testbed only)."""
-    from spacetp.live.gateway import SRV_ADDR, Testbed
+    from spacetp.live.gateway_testbed import SRV_ADDR, Testbed
 
     tag = f"{os.getpid()}{int(time.monotonic() * 1000) % 10000}"
     with Testbed(link, gateway=gateway, tag=tag, workdir=tmp, transparent=transparent,
@@ -165,7 +165,7 @@ def test_transparent_5mb_under_ber_as_real_ip_packets(tmp_path):
     gateways as IPv4 protocol-6 packets between the client's and the server's addresses.
     Wireshark's dissector reads them from a capture of the space interface: SCPS
     capabilities in both SYNs, SNACKs under loss, every checksum good."""
-    from spacetp.live.gateway import CLI_ADDR, SRV_ADDR
+    from spacetp.live.gateway_testbed import CLI_ADDR, SRV_ADDR
 
     link = FAST.replace('delay = "10 ms"', 'delay = "5 ms"\nerrors = { ber = 1e-5 }')
     proto = {"protocol": "scps-tp", "tcp": {"scps": {"rate": "40 Mb/s"}}}
@@ -252,7 +252,7 @@ def test_30s_outage_without_link_state_aborts(tmp_path):
     """The same outage with no link-state notices and the profile's max_retries: the
     connection gives up during the outage and the client sees a reset (so the notices of the
     test above are what carries the transfer across)."""
-    from spacetp.live.gateway import SRV_ADDR, Testbed
+    from spacetp.live.gateway_testbed import SRV_ADDR, Testbed
 
     link = FAST + 'outages = [["1.0 s", "31.0 s"]]\n'
     proto = {"protocol": "scps-tp", "tcp": {"scps": {"rate": "40 Mb/s"}}}
@@ -286,7 +286,7 @@ def test_100_concurrent_connections(tmp_path):
 
 def test_refused_destination_resets_the_client(tmp_path):
     """Nothing listens behind gateway B: the client's connection is reset."""
-    from spacetp.live.gateway import GWA_ADDR, Testbed
+    from spacetp.live.gateway_testbed import GWA_ADDR, Testbed
 
     code = (
         "import socket,sys\n"

@@ -285,8 +285,8 @@ def test_sigterm_and_a_background_sigint_stop_cleanly(net, tmp_path):
 def test_stopped_testbed_gateways_leave_working_routers(tmp_path):
     # The testbed's gateway hosts are routers by their own configuration: gateways that stop
     # restore what they found, ip_forward=1, and kernel TCP crosses unaccelerated.
-    from spacetp.live.gateway import SRV_ADDR as SRV
-    from spacetp.live.gateway import Testbed
+    from spacetp.live.gateway_testbed import SRV_ADDR as SRV
+    from spacetp.live.gateway_testbed import Testbed
 
     link = '[[links]]\nbetween = ["a", "b"]\nrate = "50 Mb/s"\ndelay = "10 ms"\n'
     probe = str(Path(__file__).with_name("gateway_probe.py"))

@@ -45,7 +45,7 @@ delay = "10 ms"
 
 
 def _start_sink(tb, flows: int = 1) -> subprocess.Popen:
-    from spacetp.live.gateway import SRV_ADDR
+    from spacetp.live.gateway_testbed import SRV_ADDR
 
     sink = tb.exec("srv", [sys.executable, PROBE, "sink", SRV_ADDR, "5000", str(flows)],
                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
@@ -77,7 +77,7 @@ def _start_send(tb, nbytes: int) -> subprocess.Popen:
 
 @pytest.mark.skipif(shutil.which("nft") is None, reason="transparent mode needs nft (nftables)")
 def test_forged_segments_on_the_space_link_change_no_relayed_byte(tmp_path):
-    from spacetp.live.gateway import CLI_ADDR, SRV_ADDR, Testbed
+    from spacetp.live.gateway_testbed import CLI_ADDR, SRV_ADDR, Testbed
 
     proto = {"protocol": "scps-tp", "tcp": {"scps": {"rate": "10 Mb/s"}}}
     nbytes = 4_000_000
@@ -117,7 +117,7 @@ def test_forged_segments_on_the_space_link_change_no_relayed_byte(tmp_path):
 def test_sigterm_resets_both_ends_at_once(tmp_path):
     """SIGTERM to the client-side gateway mid-transfer: the client and the server are both
     reset (before, the server was never told and hung until its own timeout)."""
-    from spacetp.live.gateway import Testbed
+    from spacetp.live.gateway_testbed import Testbed
 
     proto = {"protocol": "scps-tp", "tcp": {"scps": {"rate": "40 Mb/s"}}}
     with Testbed(FAST, gateway=proto, tag=f"{os.getpid()}t", workdir=tmp_path, drain=None) as tb:
@@ -144,7 +144,7 @@ def test_sigterm_resets_both_ends_at_once(tmp_path):
 
 
 def test_sigterm_with_drain_lets_the_transfer_finish(tmp_path):
-    from spacetp.live.gateway import Testbed
+    from spacetp.live.gateway_testbed import Testbed
 
     proto = {"protocol": "scps-tp", "tcp": {"scps": {"rate": "40 Mb/s"}}, "drain_s": 60}
     nbytes = 10_000_000

@@ -157,7 +157,7 @@ def test_ipv6_tcp_is_intercepted_and_crosses_the_space_link_as_ipv6_scps_tp(tmp_
     (`ip -6 rule iif space0 ipproto tcp`) and connects to the server over IPv6. 1 MB
     arrives exactly, from gateway B's address; an IPv4 connection crosses the same gateways
     alongside; a clean stop takes the IPv6 plumbing down again."""
-    from spacetp.live.gateway import CLI6, GWB6, GWB_ADDR, SRV6, SRV_ADDR, Testbed
+    from spacetp.live.gateway_testbed import CLI6, GWB6, GWB_ADDR, SRV6, SRV_ADDR, Testbed
 
     proto = {"protocol": "scps-tp", "tcp": {"scps": {"rate": "40 Mb/s"}}}
     sizes = {SRV6: 1_000_000, SRV_ADDR: 200_000}

@@ -56,7 +56,7 @@ def _received(r: dict, nbytes: int) -> dict:
 def kernel_case(link: str, cc: str, nbytes: int, cap: float, tmp: Path, out: dict) -> None:
     """Kernel TCP end to end over the emulated link (spacetp emulate's two namespaces)."""
     from spacetp.live.emulate import ADDR_B, Netns, load_link
-    from spacetp.live.gateway import _exe
+    from spacetp.live.gateway_testbed import _exe
 
     f = tmp / f"link-{cc}.toml"
     f.write_text(link)
@@ -92,7 +92,8 @@ def kernel_case(link: str, cc: str, nbytes: int, cap: float, tmp: Path, out: dic
 def gateway_case(
     link: str, gw: dict, nbytes: int, cap: float, tmp: Path, out: dict, tag: str = "g"
 ) -> None:
-    from spacetp.live.gateway import GWA_ADDR, SRV_ADDR, Testbed, predict
+    from spacetp.live.gateway import predict
+    from spacetp.live.gateway_testbed import GWA_ADDR, SRV_ADDR, Testbed
 
     name = f"gateway {gw['protocol']}"
     with Testbed(link, gateway=gw, tag=f"{os.getpid()}{tag}", workdir=tmp) as tb:

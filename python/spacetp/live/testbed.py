@@ -104,7 +104,7 @@ def _one_transfer(tb, cc: str, nbytes: int, cap: float) -> dict:
     (bytes, SHA-256), whether it equals what was sent, and the seconds from the client's
     connect to the server's last byte (what a user waits for: handshakes included, both
     ends on this host's clock)."""
-    from spacetp.live.gateway import SRV_ADDR
+    from spacetp.live.gateway_testbed import SRV_ADDR
 
     rx = tb.exec("srv", [*KERNEL_TCP, "recv", SRV_ADDR, str(PORT), str(cap)],
                  stdout=subprocess.PIPE, text=True)  # fmt: skip
@@ -142,7 +142,7 @@ def run_testbed(
 ) -> dict:
     """Bring the path up, run `transfers` transfers of `nbytes`, tear it down; the results
     (also what `spacetp testbed --json` writes)."""
-    from spacetp.live.gateway import Testbed
+    from spacetp.live.gateway_testbed import Testbed
 
     if transfers < 1:
         raise UserError(f"--transfers {transfers}: must be at least 1")

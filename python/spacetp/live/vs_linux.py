@@ -145,7 +145,7 @@ def kernel_run(case: Case, cc: str, seed: int, nbytes: int, tmp: Path) -> dict:
     me = [sys.executable, "-m", "spacetp.live.kernel_tcp"]
     with Netns(tag=f"{os.getpid() % 100000}{cc[0]}") as n:
         emu = subprocess.Popen(
-            [sys.executable, "-m", "spacetp.live.gateway", "--emulate", str(link_json),
+            [sys.executable, "-m", "spacetp.live.gateway_testbed", "--emulate", str(link_json),
              str(n.fd_a), str(n.fd_b), str(emu_report)],
             pass_fds=(n.fd_a, n.fd_b),
         )  # fmt: skip
@@ -255,7 +255,8 @@ def gateway_run(case: Case, seed: int, nbytes: int, tmp: Path, gateway: dict | N
     (kernel TCP from the client to gateway A, `gateway`'s carrier across the link, by default
     SCPS-TP set up for the case, kernel TCP from gateway B to the server), and the
     simulator's prediction of the gateways' connection on the same link and seed."""
-    from spacetp.live.gateway import GWA_ADDR, SRV_ADDR, Testbed, is_quic
+    from spacetp.live.gateway import is_quic
+    from spacetp.live.gateway_testbed import GWA_ADDR, SRV_ADDR, Testbed
 
     gw = gateway or {"protocol": "scps-tp", "tcp": case.scps_settings()}
     me = [sys.executable, "-m", "spacetp.live.kernel_tcp"]
