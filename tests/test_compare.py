@@ -22,7 +22,7 @@ import spacetp
 from chromium import CHROMIUM, blank, page_check
 from conftest import EXAMPLES
 from spacetp import compare as cmp
-from spacetp import compare_page
+from spacetp import compare_figures
 from spacetp.models import evaluate
 from spacetp.stats import bootstrap_ci, ci95
 
@@ -150,12 +150,12 @@ def test_the_page_intervals_are_positive_and_the_axis_log_beyond_10x(geo, ka):
     c = ka  # 983 ms (bp) to 5.5 min (winnt): more than 10x
     t = c.table
     assert t["completion"].max() > 10 * t["completion"].min()
-    assert compare_page.log_axis(c)
-    assert compare_page.ranking_figure(c).layout.xaxis.type == "log"
+    assert compare_figures.log_axis(c)
+    assert compare_figures.ranking_figure(c).layout.xaxis.type == "log"
     assert "log scale" in c.page.read_text()
     near = cmp.compare(GEO, protocols="ltp,linux-cubic", reps=1, write=False)
-    assert not compare_page.log_axis(near)
-    assert compare_page.ranking_figure(near).layout.xaxis.type == "linear"
+    assert not compare_figures.log_axis(near)
+    assert compare_figures.ranking_figure(near).layout.xaxis.type == "linear"
 
 
 def test_numbers_have_units_never_raw_floats(geo):
@@ -326,10 +326,10 @@ def test_a_protocol_without_a_window_plots_its_delivery(ka):
     assert (tr["kind"] == "delivery").all()
     assert tr["sent"].max() >= 5e6 and tr["delivered"].max() == 5e6
     assert tr["time_s"].max() > 0.5
-    fig = compare_page.window_figure(ka)
+    fig = compare_figures.window_figure(ka)
     bp = [d for d in fig.data if d.name.startswith("bp:")]
     assert {d.name for d in bp} == {"bp: sent on the first link", "bp: delivered"}
-    assert "no window" in compare_page.panel_title(ka, "bp", tr)
+    assert "no window" in compare_figures.panel_title(ka, "bp", tr)
 
 
 def in_terminal(args: list[str], columns: int) -> tuple[int, str]:
