@@ -46,12 +46,15 @@ mod config;
 mod flow;
 mod inbound;
 mod link;
+mod link_state;
 mod opening;
 mod owed_reset;
 mod reload;
 mod report;
 pub use reload::Reload;
 mod sockets;
+mod stopping;
+use stopping::Stopping;
 
 pub(crate) use config::{check_rules, parse_settings, refuse_keys, seconds, settings_to_config};
 pub use config::{
@@ -96,10 +99,6 @@ const EPHEMERAL_PORTS: u16 = 49152;
 /// Resets answering segments for no flow, at most this many a second (a flood of forged
 /// segments must not become a flood of resets).
 const RESETS_PER_SECOND: u32 = 100;
-/// A stopping gateway that reset its flows stays two round trips plus this long to answer
-/// challenge ACKs (and past its RST repeats), and never longer than `STOP_LINGER_MAX`.
-const STOP_MARGIN: Time = 100 * MS;
-const STOP_LINGER_MAX: Time = 5 * SEC;
 
 /// What one turn of [`Gateway::service`] sends with.
 struct Sender<'a> {
@@ -143,16 +142,6 @@ impl Sender<'_> {
 
 /// A flow's addresses on the link: (this gateway's side, the peer's side).
 type Key = (SocketAddr, SocketAddr);
-
-/// How a stopping gateway ends its flows.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Stopping {
-    /// Not accepting; open flows may finish until then, the rest are reset.
-    Draining { until: Time },
-    /// Every flow was reset; the gateway stays until then to repeat the resets to a peer
-    /// that challenges them (RFC 5961), then stops.
-    Resetting { until: Time },
-}
 
 pub struct Gateway {
     cfg: GatewayConfig,
@@ -264,95 +253,10 @@ impl Gateway {
         })
     }
 
-    /// Take link-state notices from datagram fd `fd` (owned by the caller): each
-    /// `link down` puts every SCPS-TP connection in persist mode (no retransmission
-    /// timeouts, one probe per RTO), each `link up` resumes it at once, as in the simulator.
-    pub fn set_link_state_fd(&mut self, fd: RawFd) -> Result<(), LiveError> {
-        crate::sys::set_nonblocking(fd)?;
-        self.link_state = Some(fd);
-        Ok(())
-    }
-
-    fn read_link_state(&mut self, now: Time) {
-        let Some(fd) = self.link_state else { return };
-        let mut b = [0u8; 64];
-        loop {
-            // SAFETY: reads into our own buffer.
-            let n = unsafe { libc::read(fd, b.as_mut_ptr() as *mut libc::c_void, b.len()) };
-            if n <= 0 {
-                return;
-            }
-            let up = match &b[..n as usize] {
-                m if m == crate::LINK_DOWN => false,
-                m if m == crate::LINK_UP => true,
-                _ => continue,
-            };
-            self.link_down = !up;
-            for f in self.flows.values_mut() {
-                if up {
-                    f.conn.on_link_restored(now);
-                    // Silence during the outage says nothing about the peer.
-                    f.last_heard = now;
-                    f.probes = 0;
-                } else {
-                    f.conn.on_link_outage(now);
-                }
-            }
-            if up {
-                self.rep.link_up_notices += 1;
-            } else {
-                self.rep.link_down_notices += 1;
-            }
-        }
-    }
-
     /// Time of the connections: ns since the gateway started, plus one second (so no timer
     /// is ever at 0).
     fn now(&self) -> Time {
         monotonic_ns() - self.t0 + SEC
-    }
-
-    /// Stop at once, relaying nothing more (an unusable link fd).
-    pub fn stop(&mut self, why: &str) {
-        self.stopped.get_or_insert_with(|| why.to_string());
-    }
-
-    /// Begin an orderly stop (a signal, or the configured duration): stop accepting, and with
-    /// a drain time let open flows finish for up to that long; every flow still open then is
-    /// reset on both sides. A second call while draining resets at once. `run_for` returns
-    /// false once done.
-    pub fn begin_stop(&mut self, why: &str) {
-        let now = self.now();
-        self.listeners.clear();
-        self.stop_reason.get_or_insert_with(|| why.to_string());
-        match (self.stopping, self.cfg.drain) {
-            (None, Some(d)) => self.stopping = Some(Stopping::Draining { until: now + d }),
-            (None, None) | (Some(Stopping::Draining { .. }), _) => self.reset_all(now),
-            (Some(Stopping::Resetting { .. }), _) => {}
-        }
-    }
-
-    /// Reset every open flow on both sides, then linger long enough for a peer that
-    /// challenges the RST (its RCV.NXT was not our SND.NXT) to get the exact one.
-    fn reset_all(&mut self, now: Time) {
-        let mut until = now;
-        for f in self.flows.values_mut() {
-            if f.finished_at.is_some() {
-                continue;
-            }
-            self.rep.open_at_stop.push(f.describe(now));
-            f.ended_by = Some("stop");
-            f.abort();
-            self.rep.reset_on_stop += 1;
-            let rtt = f.conn.rtt().srtt().unwrap_or(self.cfg.tcp.initial_rto.0);
-            until = until.max(now + 2 * rtt + STOP_MARGIN);
-            if let Some(t) = f.owed_resets_end(now) {
-                until = until.max(t + STOP_MARGIN);
-            }
-        }
-        self.stopping = Some(Stopping::Resetting {
-            until: until.min(now + STOP_LINGER_MAX),
-        });
     }
 
     /// Run for at most `chunk` ns. Returns false once stopped (after `begin_stop`, the
