@@ -18,12 +18,16 @@
 //! Time 0 of outages, schedules and Markov slots is the moment [`Emulator::new`] returns.
 
 mod describe;
+mod notices;
 mod report;
+mod wait;
 
 pub use describe::{describe, scenario_json};
 
+pub use notices::{LINK_DOWN, LINK_UP};
 use report::Hist;
 pub use report::{DirReport, Lateness, Report};
+pub use wait::{RT_BREATHE_NS, RT_BUSY_NS, RT_REST_NS, SPIN_NS, SPIN_RT_NS};
 
 use crate::error::LiveError;
 use crate::sys::{monotonic_ns, set_fifo, set_nonblocking, sleep_ns};
@@ -34,19 +38,6 @@ use spacetp_sim::link::{LinkDir, Offer, TxEnd};
 use spacetp_sim::packet::PacketId;
 use std::os::fd::RawFd;
 
-/// How long before a delivery the loop stops sleeping and spins (normal scheduling, whose
-/// wake-ups can be tens of microseconds late on a busy machine).
-pub const SPIN_NS: Time = 150_000;
-/// The same under SCHED_FIFO, whose timer wake-ups are within a few microseconds.
-pub const SPIN_RT_NS: Time = 30_000;
-/// Under SCHED_FIFO, after this long without sleeping the loop sleeps [`RT_BREATHE_NS`]
-/// whatever is due: the kernel throttles real-time threads that run more than
-/// `sched_rt_runtime_us` (95%) of each second, and a 50 ms throttle is worse than these
-/// short pauses.
-pub const RT_BUSY_NS: Time = 1_000_000;
-pub const RT_BREATHE_NS: Time = 70_000;
-/// A ppoll that blocked at least this long before input woke it counts as rest.
-pub const RT_REST_NS: Time = 10_000;
 /// Largest packet read from an fd.
 const MAX_PACKET: usize = 65_536;
 /// Packets read from one fd per loop turn, so deliveries are never starved by a flood.
@@ -160,10 +151,6 @@ pub struct Options {
     pub notify_udp: Option<(u16, [u8; 4], [u8; 4])>,
 }
 
-/// The link-state notices written to [`Options::notify`] fds (one datagram each).
-pub const LINK_DOWN: &[u8] = b"link down";
-pub const LINK_UP: &[u8] = b"link up";
-
 pub struct Emulator {
     dirs: [Dir; 2],
     /// fds[0] is end `between[0]`: what it yields goes forward (dirs[0]) and is written to
@@ -186,27 +173,6 @@ pub struct Emulator {
     notify: Vec<RawFd>,
     notify_udp: Option<(u16, [u8; 4], [u8; 4])>,
     notices_sent: u64,
-}
-
-/// An IPv4/UDP packet from `src` to `dst`, both ports `port`, carrying `data` (UDP checksum
-/// 0: none, which IPv4 allows).
-fn udp_packet(src: [u8; 4], dst: [u8; 4], port: u16, data: &[u8]) -> Vec<u8> {
-    let mut udp = Vec::with_capacity(8);
-    udp.extend_from_slice(&port.to_be_bytes());
-    udp.extend_from_slice(&port.to_be_bytes());
-    udp.extend_from_slice(&(8 + data.len() as u16).to_be_bytes());
-    udp.extend_from_slice(&[0, 0]);
-    let ip = spacetp_wire::Ipv4Params {
-        src,
-        dst,
-        protocol: spacetp_wire::PROTO_UDP,
-        id: 0,
-    };
-    let mut out = Vec::new();
-    // Cannot fail: the packet is far below the IPv4 size limit.
-    let _ =
-        spacetp_wire::encode_ipv4_packet(&ip, &udp, spacetp_wire::Payload::Bytes(data), &mut out);
-    out
 }
 
 impl Emulator {
@@ -251,32 +217,6 @@ impl Emulator {
             notify_udp: opts.notify_udp,
             notices_sent: 0,
         })
-    }
-
-    /// Write the link-state notices that are due (to every notify fd; a full or closed
-    /// socket loses the notice, as a lost datagram would).
-    fn announce(&mut self, now: Time) {
-        while let Some(&(t, up)) = self.transitions.get(self.next_transition) {
-            if t > now {
-                return;
-            }
-            self.next_transition += 1;
-            let msg = if up { LINK_UP } else { LINK_DOWN };
-            let mut out: Vec<(RawFd, Vec<u8>)> =
-                self.notify.iter().map(|&fd| (fd, msg.to_vec())).collect();
-            if let Some((port, a, b)) = self.notify_udp {
-                out.push((self.fds[0], udp_packet(b, a, port, msg)));
-                out.push((self.fds[1], udp_packet(a, b, port, msg)));
-            }
-            for (fd, bytes) in out {
-                // SAFETY: writes our own buffer to an fd the caller owns.
-                let n =
-                    unsafe { libc::write(fd, bytes.as_ptr() as *const libc::c_void, bytes.len()) };
-                if n == bytes.len() as isize {
-                    self.notices_sent += 1;
-                }
-            }
-        }
     }
 
     /// Nanoseconds since the emulator started (the model's clock).
@@ -444,69 +384,6 @@ impl Emulator {
             }
         }
         Ok(())
-    }
-
-    /// Sleep until input, the next transmission end, or [`SPIN_NS`] before the next delivery;
-    /// return at once (spin) when a delivery is closer than that.
-    fn wait(&mut self, chunk_end: Time) {
-        let now = self.now();
-        if self.realtime && now.saturating_sub(self.last_sleep) > RT_BUSY_NS {
-            sleep_ns(RT_BREATHE_NS);
-            self.last_sleep = self.now();
-            self.breaths += 1;
-            return;
-        }
-        let spin = if self.realtime { SPIN_RT_NS } else { SPIN_NS };
-        let mut until = chunk_end;
-        if let Some(e) = self.end {
-            until = until.min(e.saturating_sub(self.t0));
-        }
-        if let (true, Some(&(t, _))) = (
-            !self.notify.is_empty() || self.notify_udp.is_some(),
-            self.transitions.get(self.next_transition),
-        ) {
-            until = until.min(t);
-        }
-        for d in &self.dirs {
-            if let Some(t) = d.next_arrival() {
-                if t <= now + spin {
-                    return;
-                }
-                until = until.min(t - spin);
-            }
-            if let Some(t) = d.done_at {
-                until = until.min(t);
-            }
-        }
-        if until <= now {
-            return;
-        }
-        let dt = until - now;
-        let ts = libc::timespec {
-            tv_sec: (dt / 1_000_000_000) as libc::time_t,
-            tv_nsec: (dt % 1_000_000_000) as libc::c_long,
-        };
-        let mut fds = [
-            libc::pollfd {
-                fd: self.fds[0],
-                events: libc::POLLIN,
-                revents: 0,
-            },
-            libc::pollfd {
-                fd: self.fds[1],
-                events: libc::POLLIN,
-                revents: 0,
-            },
-        ];
-        // SAFETY: ppoll over our two pollfds with a timeout we own; no signal mask change.
-        let entered = self.now();
-        let r = unsafe { libc::ppoll(fds.as_mut_ptr(), 2, &ts, std::ptr::null()) };
-        let woke = self.now();
-        // The loop rested if it slept the whole timeout, or blocked a while before input
-        // woke it: either way the real-time duty cycle needs no forced pause.
-        if r == 0 || woke.saturating_sub(entered) > RT_REST_NS {
-            self.last_sleep = woke;
-        }
     }
 
     /// Mark the run stopped (e.g. on a signal); later `run_for` calls return at once.
