@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from spacetp.live import gateway as live
+from spacetp.live import gateway_testbed as live
 from test_gateway import PROBE, _why_not
 
 pytestmark = pytest.mark.skipif(_why_not() is not None, reason=str(_why_not()))

@@ -5,15 +5,12 @@ flows' limits over the point's runs)."""
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from spacetp import limits, stats
 from spacetp import metrics as metric_defs
 from spacetp.grid import canonical
-
-if TYPE_CHECKING:
-    from spacetp.store import Store
-    from spacetp.sweep import Plan
+from spacetp.store import Store
 
 
 def _cell(value: Any) -> Any:
@@ -63,8 +60,9 @@ def _point_cells(agg: limits.Aggregate) -> dict:
     }
 
 
-def frames(plan: Plan, store: Store) -> tuple[Any, Any, dict]:
-    """(runs, summary, counts) of a plan from what the store holds."""
+def frames(plan, store: Store) -> tuple[Any, Any, dict]:
+    """(runs, summary, counts) of a plan (a `spacetp.sweep.Plan`: this module is below it)
+    from what the store holds."""
     import numpy as np
     import pandas as pd
 
