@@ -24,7 +24,7 @@ mod wait;
 
 pub use describe::{describe, scenario_json};
 
-pub use notices::{LINK_DOWN, LINK_UP};
+pub use notices::{next_link_notice, LINK_DOWN, LINK_UP};
 use report::Hist;
 pub use report::{DirReport, Lateness, Report};
 pub use wait::{RT_BREATHE_NS, RT_BUSY_NS, RT_REST_NS, SPIN_NS, SPIN_RT_NS};

@@ -3,6 +3,25 @@
 
 use super::*;
 
+/// The next link-state notice waiting on datagram fd `fd` (non-blocking): Some(true) for
+/// `link up`, Some(false) for `link down`, None once nothing more is waiting. Datagrams that
+/// are neither are skipped. What both gateways read.
+pub fn next_link_notice(fd: RawFd) -> Option<bool> {
+    let mut b = [0u8; 64];
+    loop {
+        // SAFETY: reads into our own buffer.
+        let n = unsafe { libc::read(fd, b.as_mut_ptr() as *mut libc::c_void, b.len()) };
+        if n <= 0 {
+            return None;
+        }
+        match &b[..n as usize] {
+            m if m == LINK_DOWN => return Some(false),
+            m if m == LINK_UP => return Some(true),
+            _ => continue,
+        }
+    }
+}
+
 /// The link-state notices written to [`Options::notify`] fds (one datagram each).
 pub const LINK_DOWN: &[u8] = b"link down";
 pub const LINK_UP: &[u8] = b"link up";

@@ -15,18 +15,7 @@ impl Gateway {
 
     pub(super) fn read_link_state(&mut self, now: Time) {
         let Some(fd) = self.link_state else { return };
-        let mut b = [0u8; 64];
-        loop {
-            // SAFETY: reads into our own buffer.
-            let n = unsafe { libc::read(fd, b.as_mut_ptr() as *mut libc::c_void, b.len()) };
-            if n <= 0 {
-                return;
-            }
-            let up = match &b[..n as usize] {
-                m if m == crate::LINK_DOWN => false,
-                m if m == crate::LINK_UP => true,
-                _ => continue,
-            };
+        while let Some(up) = crate::emulator::next_link_notice(fd) {
             self.link_down = !up;
             for f in self.flows.values_mut() {
                 if up {

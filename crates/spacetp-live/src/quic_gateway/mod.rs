@@ -111,17 +111,10 @@ impl QuicGateway {
 
     fn read_link_state(&mut self) {
         let Some(fd) = self.link_state else { return };
-        let mut b = [0u8; 64];
-        loop {
-            // SAFETY: reads into our own buffer.
-            let n = unsafe { libc::read(fd, b.as_mut_ptr() as *mut libc::c_void, b.len()) };
-            if n <= 0 {
-                return;
-            }
-            match &b[..n as usize] {
-                m if m == crate::LINK_DOWN => self.rep.link_down_notices += 1,
-                m if m == crate::LINK_UP => self.rep.link_up_notices += 1,
-                _ => {}
+        while let Some(up) = crate::emulator::next_link_notice(fd) {
+            match up {
+                false => self.rep.link_down_notices += 1,
+                true => self.rep.link_up_notices += 1,
             }
         }
     }
