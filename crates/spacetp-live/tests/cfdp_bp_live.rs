@@ -146,3 +146,32 @@ fn bad_bp_settings_name_the_field() {
     let e = bad(serde_json::json!({"entity": 1, "settings": {}}));
     assert_eq!(e.path, "cfdp.bind", "{e}");
 }
+
+#[test]
+fn duration_stops_the_node_too_when_its_last_bundles_cannot_leave() {
+    // No peer answers: class 1's transaction ends once its EOF is handed over, but its
+    // bundles never leave; the entity's duration must still stop the whole process.
+    let dir = std::env::temp_dir().join(format!("spacetp-cfdp-bp-dur-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("image.raw");
+    random_file(&src, 50_000);
+    let (p1, nobody) = (free_port(), free_port());
+    let cfg = config_from_json(
+        &serde_json::json!({
+            "entity": 1, "send": [[src, 2, ""]], "until_sent": true, "duration_s": 3.0,
+            "settings": {"class": 1, "carrier": "bp", "rate": "8 Mb/s"},
+            "bp": {"node": 1, "bind": format!("127.0.0.1:{p1}"), "contact_plan": PLAN,
+                   "peers": [[2, format!("127.0.0.1:{nobody}")]]},
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let mut e = CfdpOverBp::new(cfg, 1_800_000_000_000).unwrap();
+    let t0 = std::time::Instant::now();
+    while e.run_for(100_000_000) {
+        assert!(t0.elapsed() < Duration::from_secs(20), "still running");
+    }
+    assert!(t0.elapsed() < Duration::from_secs(6), "{:?}", t0.elapsed());
+    assert_eq!(e.report().bp.unwrap().stopped, "duration");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -71,7 +71,9 @@ pub fn config_from_json(text: &str) -> Result<CfdpConfig, FieldError> {
     let cfdp = CfdpSettings::from_map(s.settings.as_ref(), "cfdp.settings")?;
     let bp = match (cfdp.carrier, &s.bp) {
         (Carrier::Udp, None) => None,
-        (Carrier::Bp, Some(node)) => Some(super::over_bp::node_config(s.entity, node)?),
+        (Carrier::Bp, Some(node)) => {
+            Some(super::over_bp::node_config(s.entity, node, s.duration_s)?)
+        }
         (Carrier::Bp, None) => {
             return Err(FieldError::new(
                 "cfdp.bp",

@@ -27,8 +27,13 @@ pub const CFDP_RECV_SERVICE: u64 = 65;
 const DEFAULT_RATE_SHARE: f64 = 0.9;
 
 /// The node an entity over BP runs on, checked: its settings as `spacetp dtn` takes them,
-/// with errors named under `cfdp.bp`.
-pub fn node_config(entity: u16, s: &DtnSettings) -> Result<DtnConfig, FieldError> {
+/// with errors named under `cfdp.bp`. The entity's `duration` bounds the node too: a node
+/// whose last bundles cannot leave (its peer gone) still stops then.
+pub fn node_config(
+    entity: u16,
+    s: &DtnSettings,
+    duration_s: Option<f64>,
+) -> Result<DtnConfig, FieldError> {
     let at = |e: FieldError| FieldError::new(e.path.replacen("dtn", "cfdp.bp", 1), e.message);
     if s.node != entity as u64 {
         return Err(FieldError::new(
@@ -56,6 +61,7 @@ pub fn node_config(entity: u16, s: &DtnSettings) -> Result<DtnConfig, FieldError
     }
     let mut s = s.clone();
     s.service = Some(CFDP_SEND_SERVICE);
+    s.duration_s = s.duration_s.or(duration_s);
     let epoch = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64);
