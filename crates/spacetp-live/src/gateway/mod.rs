@@ -475,3 +475,7 @@ impl Gateway {
 mod tests;
 #[cfg(test)]
 mod tests_exact_or_reset;
+#[cfg(test)]
+mod tests_idle_and_outage;
+#[cfg(test)]
+mod tests_under_attack;
