@@ -120,3 +120,31 @@ def test_protocols_lists_the_quic_profiles():
     for name in ("quic", "quic-cubic", "quic-newreno", "quic-bbr"):
         assert p[name]["family"] == "quic"
     assert p["quic-bbr"]["settings"]["congestion_control"] == "bbr"
+
+
+def test_sizes_only_and_real_crypto_give_the_same_run_from_python():
+    # quic.crypto unset is "sizes" (no pcap, no key log): the same packets, nothing
+    # encrypted; "real" encrypts them. Every flow and link field is the same.
+    runs = {}
+    for mode in ("real", "sizes", None):
+        sc = spacetp.loads(GEO.replace("2 MB", "500 kB"))
+        spacetp.set_value(sc, "links[0].errors", {"per": 0.01})
+        if mode:
+            spacetp.set_value(sc, "flows[0].quic", {"crypto": mode})
+        r = spacetp.run(sc)
+        runs[mode] = (r.flows, r.links)
+    assert runs["real"][0][0]["quic"]["packets_lost"] > 0
+    assert runs["real"] == runs["sizes"] == runs[None]
+
+
+def test_sizes_only_crypto_with_a_pcap_or_key_log_is_refused_with_the_field_named(tmp_path):
+    sc_path = tmp_path / "geo.toml"
+    sc_path.write_text(GEO)
+    sizes = ("--set", 'flows[0].quic.crypto="sizes"', "-q")
+    for extra, why in ((("--pcap", f"0={tmp_path / 'a.pcap'}"), "pcap"),
+                       (("--keylog", str(tmp_path / "keys.txt")), "key log")):  # fmt: skip
+        r = spacetp_cli("run", str(sc_path), *extra, *sizes)
+        assert r.returncode == 2, r.stderr
+        assert "flows[0].quic.crypto" in r.stderr and why in r.stderr, r.stderr
+    r = spacetp_cli("run", str(sc_path), "--set", 'flows[0].quic.crypto="fast"', "-q")
+    assert r.returncode == 2 and "flows[0].quic.crypto" in r.stderr, r.stderr

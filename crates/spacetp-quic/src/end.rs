@@ -13,6 +13,7 @@ pub use stats::QuicStats;
 
 use crate::clock::SimClock;
 use crate::rate_cap::RateCap;
+use crate::sizes::{CryptoMode, SizesClient, SizesServer};
 use crate::tls;
 use bytes::{Bytes, BytesMut};
 use quinn_proto::{
@@ -94,7 +95,10 @@ impl QuicEnd {
             Some(r) => r.crypto(local.ip(), remote.ip(), key_log).0,
             None => tls::client_crypto(key_log),
         };
-        let mut cc = ClientConfig::new(crypto);
+        let mut cc = match cfg.crypto {
+            CryptoMode::Real => ClientConfig::new(crypto),
+            CryptoMode::Sizes => ClientConfig::new(Arc::new(SizesClient(crypto))),
+        };
         cc.transport_config(cfg.transport("client"));
         end.pending_connect = Some(cc);
         end
@@ -119,7 +123,10 @@ impl QuicEnd {
             Some(r) => r.crypto(remote.ip(), local.ip(), cfg.out.key_log.clone()).1,
             None => tls::server_crypto(),
         };
-        let mut sc = ServerConfig::with_crypto(crypto);
+        let mut sc = match cfg.crypto {
+            CryptoMode::Real => ServerConfig::with_crypto(crypto),
+            CryptoMode::Sizes => ServerConfig::with_crypto(Arc::new(SizesServer(crypto))),
+        };
         sc.transport_config(cfg.transport("server"));
         QuicEnd::new(Role::Server, cfg, local, remote, Some(Arc::new(sc)))
     }

@@ -14,6 +14,9 @@
 //!   the application's streams for the application; `end/config.rs`: what both ends are
 //!   made from; `end/stats.rs`: what an end reports; `end/datagrams.rs`: unreliable
 //!   DATAGRAM frames (RFC 9221) for traffic sources;
+//! - `sizes.rs`: `quic.crypto = "sizes"`, the real handshake with packet protection that
+//!   keeps every size and encrypts nothing (the simulator's default when no pcap or key
+//!   log needs ciphertext);
 //! - `rate_cap.rs`: `quic.max_pacing_rate`, a cap on a connection's sending rate over
 //!   quinn's own pacer (the simulated end and the gateway both apply it).
 
@@ -22,6 +25,7 @@ mod end;
 mod keylog;
 pub mod rate_cap;
 mod settings;
+pub mod sizes;
 pub mod tls;
 
 pub use clock::SimClock;
@@ -29,3 +33,4 @@ pub use end::{DatagramStats, EndConfig, EndOutputs, QuicEnd, QuicStats, Role};
 pub use keylog::KeyLogFile;
 pub use rustls::KeyLog;
 pub use settings::{is_quic, quic_config, quic_config_on, QuicCongestion, QuicSettings, PROFILES};
+pub use sizes::CryptoMode;

@@ -1,6 +1,7 @@
 //! `[flows.quic]`: what a user may set, in human units, checked before a run with errors
 //! that name the field, and the quinn `TransportConfig` it makes. Defaults are quinn's.
 
+use crate::sizes::CryptoMode;
 use quinn_proto::congestion::{BbrConfig, CubicConfig, NewRenoConfig};
 use quinn_proto::{AckFrequencyConfig, IdleTimeout, MtuDiscoveryConfig, TransportConfig, VarInt};
 use schemars::JsonSchema;
@@ -73,6 +74,11 @@ pub struct QuicSettings {
     /// 2.89 times the delivery rate overruns a short queue; set at the link's rate, the
     /// cap keeps it under. Absent: no cap (quinn).
     pub max_pacing_rate: Option<Rate>,
+    /// Packet protection in the simulator: "real" (TLS 1.3's AES-128-GCM, what a pcap or a
+    /// key log needs) or "sizes" (packets, headers, tags and padding of the real sizes,
+    /// nothing encrypted: the same run, faster; `sizes.rs`). Absent: "sizes" unless the run
+    /// writes a pcap or a key log. A live gateway always encrypts.
+    pub crypto: Option<CryptoMode>,
 }
 
 /// What an endpoint asks its peer with the ACK frequency extension.
@@ -117,6 +123,7 @@ impl Default for QuicSettings {
             ack_frequency: None,
             zero_rtt: false,
             max_pacing_rate: None,
+            crypto: None,
         }
     }
 }
@@ -199,6 +206,27 @@ pub fn quic_config_on(
 }
 
 impl QuicSettings {
+    /// The packet protection of a flow: `crypto` as set, else "sizes" unless something
+    /// needs real ciphertext (`needs_ciphertext`: why, as "this run writes a pcap").
+    pub fn crypto_mode(
+        &self,
+        needs_ciphertext: Option<&str>,
+        path: &str,
+    ) -> Result<CryptoMode, FieldError> {
+        match (self.crypto, needs_ciphertext) {
+            (Some(CryptoMode::Sizes), Some(why)) => Err(FieldError::new(
+                format!("{path}.quic.crypto"),
+                format!(
+                    "\"sizes\" encrypts nothing, and {why}, which needs real ciphertext: set \
+                     \"real\" or leave it unset"
+                ),
+            )),
+            (Some(mode), _) => Ok(mode),
+            (None, Some(_)) => Ok(CryptoMode::Real),
+            (None, None) => Ok(CryptoMode::Sizes),
+        }
+    }
+
     /// Check every field against what quinn and the flow's MTU allow: `max_payload` is the
     /// largest UDP payload the flow's MTU carries.
     pub fn validate(&self, max_payload: u16) -> Result<(), FieldError> {

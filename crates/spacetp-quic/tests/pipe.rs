@@ -1,10 +1,11 @@
 //! quinn-proto driven on simulated time over a minimal two-way link (rate, delay, seeded
 //! random loss): the handshake takes the round trips RFC 9001 says, every byte arrives,
 //! losses are repaired, a run repeats itself exactly for a seed, and round trips of minutes
-//! work.
+//! work; packets of the real sizes with nothing encrypted (`quic.crypto = "sizes"`) give
+//! the same run, datagram for datagram.
 
 use spacetp_proto::{Time, MS, SEC};
-use spacetp_quic::{EndConfig, QuicEnd, QuicSettings, SimClock};
+use spacetp_quic::{CryptoMode, EndConfig, QuicEnd, QuicSettings, SimClock};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::net::SocketAddr;
@@ -23,6 +24,15 @@ struct Outcome {
     handshake: Option<Time>,
     dropped: u64,
     zero_rtt_accepted: Option<bool>,
+    /// Every datagram an end sent: (time, which end, bytes), lost ones included.
+    sent: Vec<(Time, usize, usize)>,
+}
+
+/// The ends' TLS: sessions kept for 0-RTT, and the packet protection.
+#[derive(Default)]
+struct Tls {
+    resumption: Option<spacetp_quic::tls::Resumption>,
+    crypto: CryptoMode,
 }
 
 /// A datagram on its way: arrival time, sequence, destination end, bytes.
@@ -48,18 +58,19 @@ fn transfer(
     seed: u64,
     cap: Time,
 ) -> Outcome {
-    transfer_resuming(bytes, fwd, back, settings, seed, cap, None)
+    transfer_with(bytes, fwd, back, settings, seed, cap, Tls::default())
 }
 
-/// A transfer whose ends keep their TLS sessions in `resumption` (0-RTT).
-fn transfer_resuming(
+/// A transfer whose ends keep their TLS sessions in `tls.resumption` (0-RTT) and protect
+/// their packets as `tls.crypto` says.
+fn transfer_with(
     bytes: u64,
     fwd: Link,
     back: Link,
     settings: &QuicSettings,
     seed: u64,
     cap: Time,
-    resumption: Option<spacetp_quic::tls::Resumption>,
+    tls: Tls,
 ) -> Outcome {
     let a: SocketAddr = "10.0.0.1:40000".parse().unwrap();
     let b: SocketAddr = "10.0.0.2:443".parse().unwrap();
@@ -69,7 +80,8 @@ fn transfer_resuming(
         seed,
         clock: SimClock::new(),
         out: Default::default(),
-        resumption,
+        resumption: tls.resumption,
+        crypto: tls.crypto,
     };
     let mut ends = [QuicEnd::client(&cfg, a, b), QuicEnd::server(&cfg, b, a)];
     let links = [fwd, back];
@@ -82,6 +94,7 @@ fn transfer_resuming(
     let mut dropped = 0;
     let mut out = Vec::new();
     let mut completed = None;
+    let mut sent = Vec::new();
     while now < cap {
         // The application writes what the client takes.
         if left > 0 {
@@ -96,6 +109,7 @@ fn transfer_resuming(
         }
         for (i, end) in ends.iter_mut().enumerate() {
             while end.poll_transmit(now, &mut out) {
+                sent.push((now, i, out.len()));
                 let l = &links[i];
                 let start = free_at[i].max(now);
                 free_at[i] = start + ((out.len() + 28) as f64 * 8.0 / l.rate_bps * 1e9) as Time;
@@ -135,6 +149,7 @@ fn transfer_resuming(
         handshake: cs.handshake,
         dropped,
         zero_rtt_accepted: cs.zero_rtt_accepted,
+        sent,
     }
 }
 
@@ -232,7 +247,11 @@ fn a_resumed_session_sends_its_first_bytes_in_0_rtt_and_arrives_a_round_trip_soo
     let s = QuicSettings::default();
     let run = |r: Option<spacetp_quic::tls::Resumption>| {
         let (f, b) = geo(0.0);
-        transfer_resuming(5_000, f, b, &s, 1, 60 * SEC, r)
+        let tls = Tls {
+            resumption: r,
+            ..Tls::default()
+        };
+        transfer_with(5_000, f, b, &s, 1, 60 * SEC, tls)
     };
     let shared = spacetp_quic::tls::Resumption::default();
     let first = run(Some(shared.clone()));
@@ -249,4 +268,90 @@ fn a_resumed_session_sends_its_first_bytes_in_0_rtt_and_arrives_a_round_trip_soo
     assert!((300 * MS..400 * MS).contains(&t2), "second: {t2} ns");
     assert_eq!(fresh.completed, first.completed);
     assert_eq!(second.delivered, 5_000);
+}
+
+/// The same transfer with real packet protection and with sizes only.
+fn both_ways(bytes: u64, loss: f64, settings: &QuicSettings, seed: u64) -> [Outcome; 2] {
+    [CryptoMode::Real, CryptoMode::Sizes].map(|crypto| {
+        let (f, b) = geo(loss);
+        let tls = Tls {
+            crypto,
+            ..Tls::default()
+        };
+        transfer_with(bytes, f, b, settings, seed, 600 * SEC, tls)
+    })
+}
+
+fn assert_same_run(real: &Outcome, sizes: &Outcome) {
+    assert_eq!(real.sent.len(), sizes.sent.len(), "datagrams sent");
+    let first_difference = real.sent.iter().zip(&sizes.sent).position(|(a, b)| a != b);
+    assert_eq!(
+        first_difference, None,
+        "(time, end, bytes) of the datagrams differ"
+    );
+    assert_eq!(
+        (
+            real.completed,
+            real.delivered,
+            real.handshake,
+            real.packets_lost,
+            real.dropped
+        ),
+        (
+            sizes.completed,
+            sizes.delivered,
+            sizes.handshake,
+            sizes.packets_lost,
+            sizes.dropped
+        )
+    );
+}
+
+#[test]
+fn sizes_only_crypto_sends_every_datagram_at_the_same_time_and_size_as_real_crypto() {
+    // Clean and lossy GEO links, one stream and a hundred, CUBIC and BBR: handshake,
+    // slow start, loss recovery, MTU probes, stream and connection closes.
+    let cubic = QuicSettings::default();
+    let streams = QuicSettings {
+        streams: 100,
+        ..QuicSettings::default()
+    };
+    let bbr = QuicSettings {
+        congestion_control: spacetp_quic::QuicCongestion::Bbr,
+        ..QuicSettings::default()
+    };
+    for (bytes, loss, settings, seed) in [
+        (2_000_000, 0.0, &cubic, 1),
+        (1_000_000, 0.02, &cubic, 5),
+        (1_000_000, 0.01, &streams, 6),
+        (1_000_000, 0.01, &bbr, 7),
+    ] {
+        let [real, sizes] = both_ways(bytes, loss, settings, seed);
+        assert_eq!(real.delivered, bytes);
+        assert!(loss == 0.0 || real.packets_lost > 0);
+        assert_same_run(&real, &sizes);
+    }
+}
+
+#[test]
+fn a_resumed_session_in_0_rtt_is_the_same_run_with_sizes_only_crypto() {
+    let s = QuicSettings::default();
+    let [real, sizes] = [CryptoMode::Real, CryptoMode::Sizes].map(|crypto| {
+        let shared = spacetp_quic::tls::Resumption::default();
+        let run = |tls: Tls| {
+            let (f, b) = geo(0.0);
+            transfer_with(5_000, f, b, &s, 1, 60 * SEC, tls)
+        };
+        let first = Tls {
+            resumption: Some(shared.clone()),
+            crypto,
+        };
+        run(first);
+        run(Tls {
+            resumption: Some(shared),
+            crypto,
+        })
+    });
+    assert_eq!(sizes.zero_rtt_accepted, Some(true));
+    assert_same_run(&real, &sizes);
 }

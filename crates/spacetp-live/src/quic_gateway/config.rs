@@ -91,6 +91,8 @@ pub(crate) fn config_from_settings(s: GatewaySettings) -> Result<QuicGatewayConf
         max_payload,
         "gateway",
     )?;
+    // A live peer reads real packets: the tunnel always encrypts.
+    quic.crypto_mode(Some("a gateway's peer reads real packets"), "gateway")?;
     // The peer's address is needed only to dial it (below).
     let (local_ip, _) = check_rules(&s, "stream", false)?;
     let local_ip = ipv4(local_ip, "gateway.local")?;

@@ -347,6 +347,9 @@ fn bad_settings_name_their_key() {
         .starts_with("gateway.tcp: is not a setting of a QUIC gateway"));
     assert!(err(with("quic", serde_json::json!({"initial_rtt": "0 s"})))
         .starts_with("gateway.quic.initial_rtt:"));
+    // A live peer reads real packets: the simulator's sizes-only mode is refused.
+    let sizes = err(with("quic", serde_json::json!({"crypto": "sizes"})));
+    assert!(sizes.starts_with("gateway.quic.crypto:") && sizes.contains("real packets"));
     assert!(err(with("mtu", 1000.into())).starts_with("gateway.mtu:"));
     assert!(err(with("quic_port", 0.into())).starts_with("gateway.quic_port:"));
     let mut j = base.clone();

@@ -3,6 +3,7 @@
 
 use crate::clock::SimClock;
 use crate::settings::QuicSettings;
+use crate::sizes::CryptoMode;
 use crate::tls;
 use std::sync::Arc;
 
@@ -27,6 +28,8 @@ pub struct EndConfig {
     pub out: EndOutputs,
     /// TLS sessions shared by the connections of one flow definition (`zero_rtt`).
     pub resumption: Option<tls::Resumption>,
+    /// Real packet protection, or packets of the real sizes with nothing encrypted.
+    pub crypto: CryptoMode,
 }
 
 impl EndConfig {

@@ -86,6 +86,9 @@ pub struct Context<'a> {
     /// The run's TLS key log, and the prefix of the flow's qlog files (QUIC writes them).
     pub key_log: Option<Arc<spacetp_quic::KeyLogFile>>,
     pub qlog_prefix: Option<PathBuf>,
+    /// Why QUIC must encrypt for real (`quic.crypto`), if it must: the run writes a pcap
+    /// or a key log.
+    pub needs_ciphertext: Option<&'static str>,
 }
 
 /// One transport, as scenarios name it.

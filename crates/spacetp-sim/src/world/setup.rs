@@ -70,6 +70,15 @@ impl World {
             },
         };
         let stop = sc.stop.map(|d| d.0);
+        // Taps first: a QUIC flow encrypts for real when the run writes a pcap.
+        for (sel, path) in &opts.pcap {
+            let li = select_link(sel, &sc, &b)?;
+            let tap = PcapTap::create(path, &b.node_names)
+                .map_err(|e| FieldError::new(format!("--pcap {sel}={path}"), e))?;
+            b.links[2 * li].tap = Some(w.taps.len());
+            b.links[2 * li + 1].tap = Some(w.taps.len());
+            w.taps.push(tap);
+        }
         if let Some(d) = dtn {
             w.dtn_setup(d, &b)?;
         }
@@ -131,14 +140,6 @@ impl World {
                 ]));
             }
         }
-        for (sel, path) in &opts.pcap {
-            let li = select_link(sel, &sc, &b)?;
-            let tap = PcapTap::create(path, &b.node_names)
-                .map_err(|e| FieldError::new(format!("--pcap {sel}={path}"), e))?;
-            b.links[2 * li].tap = Some(w.taps.len());
-            b.links[2 * li + 1].tap = Some(w.taps.len());
-            w.taps.push(tap);
-        }
         if let Some(s) = stop {
             w.q.schedule(s, Event::Stop);
         }
@@ -153,6 +154,18 @@ impl World {
         }
         w.b = b;
         Ok(w)
+    }
+
+    /// Why QUIC must encrypt for real, if it must: the run writes a pcap (opened before any
+    /// flow) or a key log.
+    fn needs_ciphertext(&self) -> Option<&'static str> {
+        if !self.taps.is_empty() {
+            Some("the run writes a pcap (--pcap)")
+        } else if self.key_log.is_some() {
+            Some("the run writes a key log (--keylog)")
+        } else {
+            None
+        }
     }
 
     pub(super) fn add_flow_cfg(
@@ -187,6 +200,7 @@ impl World {
             fit: fit.as_ref(),
             key_log: self.key_log.clone(),
             qlog_prefix: self.qlog_dir.as_ref().map(|d| d.join(&name)),
+            needs_ciphertext: self.needs_ciphertext(),
         };
         let (_, spec, fitted) = flow_transport(f, cx)?;
         let fstop = f.stop.map(|d| d.0).or(stop);
@@ -314,6 +328,7 @@ impl World {
             fit: fit.as_ref(),
             key_log: self.key_log.clone(),
             qlog_prefix: None,
+            needs_ciphertext: self.needs_ciphertext(),
         };
         let (spec, fitted) = workload_transport(wl, cx)?;
         let mut rng = Rng::for_component(self.seed, stream::WORKLOAD, i as u64);
@@ -355,7 +370,13 @@ impl World {
         let from = build::lookup(idx, &t.from, &format!("{p}.from"))?;
         let to = build::lookup(idx, &t.to, &format!("{p}.to"))?;
         check_route(b, from, to, &p)?;
-        let quic = source_quic_spec(t, path_mtu(b, from, to), &p, self.key_log.clone())?;
+        let quic = source_quic_spec(
+            t,
+            path_mtu(b, from, to),
+            &p,
+            self.key_log.clone(),
+            self.needs_ciphertext(),
+        )?;
         if quic.is_none() {
             if t.size.0 < 28 || t.size.0 > 65535 {
                 return Err(FieldError::new(

@@ -111,8 +111,10 @@ fn quic_spec(
     let fitted = cx
         .fit
         .map_or_else(Vec::new, |fp| quic_fit::fit(&mut settings, overrides, fp));
+    let crypto = settings.crypto_mode(cx.needs_ciphertext, cx.path)?;
     let spec = QuicSpec {
         resumption: settings.zero_rtt.then(Default::default),
+        crypto,
         settings,
         max_payload,
         key_log: cx.key_log,
@@ -130,6 +132,7 @@ pub fn source_spec(
     path_mtu: u32,
     p: &str,
     key_log: Option<Arc<spacetp_quic::KeyLogFile>>,
+    needs_ciphertext: Option<&str>,
 ) -> Result<Option<QuicSpec>, FieldError> {
     let names = || QUIC.protocols().join(", ");
     if t.protocol == "udp" {
@@ -167,8 +170,10 @@ pub fn source_spec(
         ));
     }
     let settings = spacetp_quic::quic_config(&t.protocol, t.quic.as_ref(), max_payload, p)?;
+    let crypto = settings.crypto_mode(needs_ciphertext, p)?;
     Ok(Some(QuicSpec {
         resumption: settings.zero_rtt.then(Default::default),
+        crypto,
         settings,
         max_payload,
         key_log,

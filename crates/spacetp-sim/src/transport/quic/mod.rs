@@ -1,6 +1,8 @@
 //! QUIC through the transport interface: `spacetp-quic`'s quinn-proto ends. Their packets
-//! are real encrypted datagrams: the bytes travel in the packet's payload buffer, the links
-//! see their true sizes (IPv4 and UDP headers added), and pcaps hold the real bytes.
+//! are real datagrams: the bytes travel in the packet's payload buffer, the links see their
+//! true sizes (IPv4 and UDP headers added), and pcaps hold the real bytes, encrypted
+//! (`quic.crypto = "real"`, whenever the run writes a pcap or a key log; otherwise
+//! "sizes": the same sizes and times, nothing encrypted).
 
 pub mod entry;
 pub mod fit;
@@ -11,7 +13,9 @@ use crate::limits::{text, Limit};
 use crate::result::{FlowSummary, QuicSummary};
 use spacetp_proto::time::secs;
 use spacetp_proto::Time;
-use spacetp_quic::{EndConfig, EndOutputs, KeyLogFile, QuicEnd, QuicSettings, SimClock};
+use spacetp_quic::{
+    CryptoMode, EndConfig, EndOutputs, KeyLogFile, QuicEnd, QuicSettings, SimClock,
+};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
@@ -40,6 +44,8 @@ pub struct QuicSpec {
     /// of a workload or a flow is opened from one spec, so a later one resumes an earlier
     /// one's session.
     pub resumption: Option<spacetp_quic::tls::Resumption>,
+    /// Real packet protection, or the real sizes with nothing encrypted (`quic.crypto`).
+    pub crypto: CryptoMode,
 }
 
 impl QuicSpec {
@@ -60,6 +66,7 @@ impl QuicSpec {
                 qlog_prefix: self.qlog_prefix.clone(),
             },
             resumption: self.resumption.clone(),
+            crypto: self.crypto,
         };
         let client = QuicEnd::client(&cfg, c, s);
         let server = QuicEnd::server(&cfg, s, c);
