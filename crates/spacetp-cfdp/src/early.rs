@@ -1,8 +1,11 @@
 //! A receiver's PDUs that come before the transaction's Metadata PDU, kept here around
 //! cfdp-rs 0.3's destination handler, which
 //!
-//! - refuses every PDU of a class 1 transaction before its Metadata PDU, and in class 2
-//!   cannot write file data before it (no file is open: a FilestoreRejection each);
+//! - refuses the PDUs of a class 1 transaction before its Metadata PDU, but starts the
+//!   transaction on an EOF that comes first (and refuses the EOF): the file data that
+//!   follow are then written to no file (a FilestoreRejection each, the file lost);
+//! - in class 2 cannot write file data before it (no file is open: a FilestoreRejection
+//!   each);
 //! - in class 2 asks for the missing Metadata PDU once, in the NAK the first file data
 //!   triggers, and never again (no NAK timer runs for it);
 //! - in class 2 ends the transaction "NoError" without the file when EOF comes while the
@@ -10,8 +13,9 @@
 //!
 //! A carrier that reorders (LTP blocks completing out of order) or a lost Metadata PDU then
 //! loses the file. Here the PDUs that come before the Metadata PDU are kept (in class 1
-//! those the handler refused; in class 2 all but a first file data PDU, which lets the
-//! handler start and ask) and handed to the handler once the Metadata PDU arrived, and in
+//! all of them, the handler sees none; in class 2 all but a first file data PDU, which
+//! lets the handler start and ask) and handed to the handler once the Metadata PDU
+//! arrived, and in
 //! class 2 the request for the Metadata PDU (a NAK of the segment 0-0) is sent again at
 //! each NAK timer expiry up to the NAK limit.
 
@@ -20,6 +24,17 @@ use spacepackets::cfdp::pdu::nak::NakPduCreator;
 use spacepackets::cfdp::pdu::{CommonPduConfig, FileDirectiveType, PduHeader, WritablePduPacket};
 use spacepackets::cfdp::PduType;
 use spacetp_proto::Time;
+
+/// Whether `raw` is an EOF PDU.
+fn is_eof(raw: &[u8]) -> bool {
+    match PduHeader::from_bytes(raw) {
+        Ok((h, n)) => {
+            h.pdu_type() == PduType::FileDirective
+                && raw.get(n) == Some(&(FileDirectiveType::EofPdu as u8))
+        }
+        Err(_) => false,
+    }
+}
 
 /// PDUs kept at most (bytes).
 const MOST: usize = 64 << 20;
@@ -58,7 +73,7 @@ impl BeforeMetadata {
     /// handler not to see it yet). In class 2 the handler sees only the first, if it is
     /// file data (it starts the transaction and asks for the metadata); later file data
     /// would be refused (no file open) and an EOF would end the transaction without the
-    /// file. In class 1 the handler refuses them all (the caller keeps what it refuses).
+    /// file. In class 1 all are held: the handler must not see an EOF first.
     pub fn seen(&mut self, now: Time, raw: &[u8]) -> bool {
         let Ok((h, n)) = PduHeader::from_bytes(raw) else {
             return false;
@@ -76,7 +91,7 @@ impl BeforeMetadata {
             self.end = self.end.max(fd.offset() + fd.file_data().len() as u64);
         }
         if !self.acknowledged {
-            return false;
+            return self.keep(raw);
         }
         // File data first: the handler asks for the metadata in its NAK; anything else
         // first (all before it lost): asked for here, now.
@@ -99,11 +114,15 @@ impl BeforeMetadata {
         true
     }
 
-    /// The Metadata PDU arrived: what was kept, in the order it came.
+    /// The Metadata PDU arrived: what was kept, in the order it came but an EOF last (all
+    /// of it has arrived; the EOF closes the file the sender sent before it, and handed
+    /// first it would fail the checksum of data the handler is about to get).
     pub fn take_all(&mut self) -> Vec<Vec<u8>> {
         self.bytes = 0;
         self.ask_at = None;
-        std::mem::take(&mut self.pdus)
+        let mut pdus = std::mem::take(&mut self.pdus);
+        pdus.sort_by_key(|p| is_eof(p)); // stable: the order of arrival otherwise
+        pdus
     }
 
     /// When the Metadata PDU is next asked for.

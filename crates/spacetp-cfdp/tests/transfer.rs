@@ -14,6 +14,14 @@ struct Link {
     lose: fn(u64) -> bool,
     /// The first PDU (the metadata) is lost.
     lose_metadata: bool,
+    /// The first PDU (the metadata) arrives this much later than it would (a carrier that
+    /// reorders: an LTP block repaired while later ones completed).
+    metadata_late: Time,
+    /// Each PDU to the receiver arrives up to this much later than it would, pseudo-randomly
+    /// (a carrier that reorders everything).
+    jitter: Time,
+    /// Every file data PDU arrives this much later than it would.
+    file_data_late: Time,
     /// The receiver's first PDU (the NAK asking for a lost metadata PDU) is lost.
     lose_first_answer: bool,
     /// From this time on nothing crosses, either way.
@@ -31,9 +39,18 @@ struct Outcome {
 }
 
 fn transfer(s: &CfdpSettings, size: u64, link: &Link) -> Outcome {
+    transfer_to(s, size, link, None)
+}
+
+/// A transfer whose receiver writes into folder `dir` (as a live entity does) instead of
+/// the simulator's in-memory filestore.
+fn transfer_to(s: &CfdpSettings, size: u64, link: &Link, dir: Option<&std::path::Path>) -> Outcome {
     let segment = 1000;
     let mut tx = Sender::new(s, 1, 2, segment, 0);
-    let mut rx = Receiver::new(s, 2, 1, segment);
+    let mut rx = match dir {
+        Some(d) => Receiver::in_dir(s, 2, 1, segment, d),
+        None => Receiver::new(s, 2, 1, segment),
+    };
     tx.put(0, size, 2, s).unwrap();
     // In flight: arrival time (and a sequence number to keep order) -> (to the receiver, bytes).
     let mut air: BTreeMap<(Time, u64), (bool, Vec<u8>)> = BTreeMap::new();
@@ -79,7 +96,14 @@ fn transfer(s: &CfdpSettings, size: u64, link: &Link) -> Outcome {
             lost += drop as u64;
             if !drop {
                 seq += 1;
-                air.insert((tx_free + link.one_way, seq), (true, pdu));
+                let mut late = if first { link.metadata_late } else { 0 };
+                if file_data {
+                    late += link.file_data_late;
+                }
+                if link.jitter > 0 {
+                    late += seq.wrapping_mul(0x9E37_79B9_7F4A_7C15) % link.jitter;
+                }
+                air.insert((tx_free + link.one_way + late, seq), (true, pdu));
             }
         }
         while rx_free <= now {
@@ -140,6 +164,9 @@ const CLEAN: Link = Link {
     rate: 1e6,
     lose: |_| false,
     lose_metadata: false,
+    metadata_late: 0,
+    jitter: 0,
+    file_data_late: 0,
     lose_first_answer: false,
     cut_at: None,
 };
@@ -164,6 +191,68 @@ fn class_1_delivers_a_file_in_one_pass_at_the_links_rate() {
         o.receiver.pdus.total(),
         0,
         "class 1 without closure: the receiver is silent"
+    );
+}
+
+#[test]
+fn class_1_keeps_what_comes_before_a_late_metadata_pdu_and_delivers_the_file() {
+    // The Metadata PDU comes after file data, or after the EOF too (a carrier that
+    // reorders, as LTP over BP does when the metadata's block is repaired while later
+    // blocks complete): what came before waits for it, and the file arrives with no fault.
+    // (cfdp-rs 0.3 starts a class 1 transaction on an EOF that comes first, then refuses
+    // it, and writes the file data that follows to no file: a FilestoreRejection each.)
+    let cases = [
+        ("metadata after 9 file data PDUs", 100 * MS, 0),
+        ("metadata after all file data and the EOF", 5 * SEC, 0),
+        (
+            "the EOF first, then the metadata, then the file data",
+            SEC,
+            3 * SEC,
+        ),
+        (
+            "the EOF first, then the file data, then the metadata",
+            5 * SEC,
+            SEC,
+        ),
+    ];
+    let dir = std::env::temp_dir().join(format!("spacetp-cfdp-late-{}", std::process::id()));
+    for (name, metadata_late, file_data_late) in cases {
+        let reordered = Link {
+            metadata_late,
+            file_data_late,
+            ..CLEAN
+        };
+        for into in [None, Some(dir.as_path())] {
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            let o = transfer_to(&class(1), 300_000, &reordered, into);
+            assert_eq!(o.delivered, Some(300_000), "{name}: {:?}", o.receiver);
+            // The EOF before file data that come after the metadata: its checksum fails
+            // until they come (727.0-B-5 4.6.3.2, the check limit), then the file is whole.
+            let faults = &o.receiver.faults;
+            let eof_alone = file_data_late > metadata_late;
+            assert!(
+                faults.is_empty() || eof_alone && faults.keys().eq(["FileChecksumFailure"]),
+                "{name} {into:?}: {faults:?}"
+            );
+            assert!(o.receiver.finished.is_some_and(|f| f.complete), "{name}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    // Everything shuffled: the file still arrives whole and nothing is written to no file
+    // (an EOF before the last file data may fail the checksum once, as 727.0-B-5 4.6.3.2
+    // allows while the check limit runs).
+    let shuffled = Link {
+        metadata_late: 300 * MS,
+        jitter: 400 * MS,
+        ..CLEAN
+    };
+    let o = transfer(&class(1), 300_000, &shuffled);
+    assert_eq!(o.delivered, Some(300_000), "{:?}", o.receiver);
+    assert!(
+        !o.receiver.faults.contains_key("FilestoreRejection"),
+        "{:?}",
+        o.receiver.faults
     );
 }
 
@@ -302,9 +391,7 @@ fn class_2_on_a_lossy_geo_link_repairs_each_loss_about_once_and_ends_a_round_tri
         one_way: 270 * MS,
         rate: 2e6,
         lose: |i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) == 0,
-        lose_metadata: false,
-        lose_first_answer: false,
-        cut_at: None,
+        ..CLEAN
     };
     let s = CfdpSettings {
         positive_ack_timer: spacetp_proto::units::Duration(2 * SEC),
