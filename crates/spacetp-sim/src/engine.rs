@@ -178,7 +178,7 @@ mod tests {
     }
 
     fn event_of(i: u32) -> Event {
-        if i % 2 == 0 {
+        if i.is_multiple_of(2) {
             Event::Timer(i)
         } else {
             Event::Arrive(i)
