@@ -42,6 +42,19 @@ impl Connection {
         if self.scps.agreed.snack && !hdr.options.snacks.is_empty() {
             self.on_snack(now, ack, &hdr.options.snacks);
         }
+        // Nothing outstanding, nothing acknowledged, no loss probe awaiting its answer (a
+        // duplicate ACK after the probe's own says it repaired a loss): the receiving end
+        // of a one-way transfer, once per data segment. No segment to SACK, time, sample or
+        // mark lost.
+        if ack == self.snd_una
+            && self.snd_max == self.snd_una
+            && hdr.options.sack.is_empty()
+            && self.peach.is_none()
+            && self.rack.as_ref().is_none_or(|r| r.probe().is_none())
+        {
+            self.snd_wnd = wnd;
+            return;
+        }
         // The SACK blocks as stream positions, converted once for every user of this ACK.
         let sacks = if self.options.sack {
             self.sack_positions(&hdr.options)

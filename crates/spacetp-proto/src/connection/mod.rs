@@ -34,6 +34,7 @@ pub use recovery::Scoreboard;
 mod recv;
 mod resend;
 mod rto_undo;
+mod sack_scan;
 mod scps;
 /// Token-bucket rate control, also shared by many connections (the gateway's link rate).
 pub use scps::TokenBucket;

@@ -13,6 +13,7 @@
 //! it was retransmitted, SACKed or is deemed lost); the recovery policy (`recovery/rack.rs`)
 //! retransmits what it marks lost.
 
+use super::sack_scan::SackScan;
 use crate::time::{Time, MS};
 use std::collections::VecDeque;
 
@@ -54,6 +55,8 @@ pub(super) enum ProbeOutcome {
 #[derive(Debug, Default)]
 pub(super) struct Rack {
     segs: VecDeque<Seg>,
+    /// The SACK blocks scanned: a segment wholly inside one is SACKed (`sack_scan.rs`).
+    scan: SackScan,
     /// The most recently sent segment among those delivered: its send time and end.
     xmit_ts: Time,
     end_seq: u64,
@@ -106,8 +109,9 @@ impl Rack {
             self.segs.push_back(seg);
             return;
         }
-        // A retransmission: it replaces what it covers, the uncovered parts keep theirs
-        // (in place: no allocation per retransmission).
+        self.scan.forget(); // it may land inside a block scanned before
+                            // A retransmission: it replaces what it covers, the uncovered parts keep theirs
+                            // (in place: no allocation per retransmission).
         let i = self.segs.partition_point(|s| s.end <= start);
         let mut j = i;
         let mut pieces: [Option<Seg>; 2] = [None, None];
@@ -171,19 +175,26 @@ impl Rack {
             }
             self.segs.pop_front();
         }
+        self.scan.forget_below(ack);
         for &(l, r) in sacked {
-            let i = self.segs.partition_point(|s| s.end <= l);
-            for s in self.segs.range_mut(i..) {
-                if s.start >= r {
-                    break;
+            // Those around the blocks scanned before (`sack_scan.rs`).
+            for (from, to) in self.scan.stretches(l, r) {
+                if from >= to {
+                    continue;
                 }
-                if s.start >= l && s.end <= r && !s.sacked {
-                    s.sacked = true;
-                    if s.lost {
-                        s.lost = false;
-                        self.lost_bytes -= s.end - s.start;
+                let i = self.segs.partition_point(|s| s.end <= from);
+                for s in self.segs.range_mut(i..) {
+                    if s.start >= to {
+                        break;
                     }
-                    self.delivered.push((s.xmit_ts, s.end, s.retransmitted));
+                    if s.start >= l && s.end <= r && !s.sacked {
+                        s.sacked = true;
+                        if s.lost {
+                            s.lost = false;
+                            self.lost_bytes -= s.end - s.start;
+                        }
+                        self.delivered.push((s.xmit_ts, s.end, s.retransmitted));
+                    }
                 }
             }
         }

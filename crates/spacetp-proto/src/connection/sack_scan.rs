@@ -1,0 +1,79 @@
+//! Which segments an ACK's SACK block asks to look at. An ACK repeats the last one's SACK
+//! blocks, grown at their edges: a block of a thousand segments above a hole is otherwise
+//! walked whole on every ACK of the recovery, by the delivery-rate sampler and by RACK
+//! alike. Each remembers the blocks it scanned whole; a segment wholly inside one is
+//! settled (delivered, SACKed) unless a retransmission has since replaced it, so only the
+//! stretches around the largest such block inside a new block are scanned. A caller
+//! forgets everything when a transmission lands among the segments it tracks.
+
+/// Scanned blocks remembered at most (an ACK carries up to 4; forgetting one only costs a
+/// longer scan).
+const KEPT: usize = 16;
+
+#[derive(Debug, Default)]
+pub(super) struct SackScan {
+    scanned: Vec<(u64, u64)>,
+}
+
+impl SackScan {
+    /// The stretches of block `[start, end)` to scan (the segments that reach into them):
+    /// all of it, or what lies below and above the largest block scanned before inside
+    /// it. Records the block as scanned.
+    pub fn stretches(&mut self, start: u64, end: u64) -> [(u64, u64); 2] {
+        let inner = self
+            .scanned
+            .iter()
+            .filter(|&&(l, r)| start <= l && r <= end)
+            .max_by_key(|&&(l, r)| r - l)
+            .copied();
+        self.scanned.retain(|&(l, r)| !(start <= l && r <= end));
+        if self.scanned.len() == KEPT {
+            self.scanned.remove(0);
+        }
+        self.scanned.push((start, end));
+        match inner {
+            Some((l, r)) => [(start, l), (r, end)],
+            None => [(start, end), (end, end)],
+        }
+    }
+
+    /// Everything below `ack` has left the caller's segments.
+    pub fn forget_below(&mut self, ack: u64) {
+        self.scanned.retain(|&(_, r)| r > ack);
+    }
+
+    /// A transmission landed among the segments: nothing scanned is known settled.
+    pub fn forget(&mut self) {
+        self.scanned.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_grown_block_is_scanned_around_the_block_it_contains() {
+        let mut s = SackScan::default();
+        assert_eq!(s.stretches(10, 20), [(10, 20), (20, 20)]);
+        assert_eq!(s.stretches(5, 30), [(5, 10), (20, 30)]);
+        assert_eq!(
+            s.stretches(5, 30),
+            [(5, 5), (30, 30)],
+            "the same block: nothing"
+        );
+        assert_eq!(
+            s.stretches(40, 50),
+            [(40, 50), (50, 50)],
+            "another block: whole"
+        );
+        s.forget_below(35);
+        assert_eq!(
+            s.stretches(5, 30),
+            [(5, 30), (30, 30)],
+            "forgotten below the ACK"
+        );
+        s.forget();
+        assert_eq!(s.stretches(40, 50), [(40, 50), (50, 50)]);
+    }
+}
