@@ -1,12 +1,20 @@
-"""The hot path: wall nanoseconds (and, where valgrind is installed, instructions) per link
-traversal on scenario D with Scalable TCP (benches/scenarios/D-scalable.toml), for the
-working tree against an earlier commit, the two run alternately in one session so that the
-machine's load falls on both alike.
+"""The hot path: nanoseconds per link traversal.
 
-    python benches/hot_path.py --base f1da9f7 [--rounds 5] [--reps 3] [--out benches/hot_path.md]
+1. As users call it: `spacetp.run` on scenario D (benches/scenarios/D.toml, 100 simulated
+   s) with each TCP profile, the wall of the Python call (wrapper, setup and summary
+   included) over the links' tx_packets, best of `--reps`, the profiles alternated rep by
+   rep; each profile's ratio to NewReno's; and, where valgrind is installed, instructions
+   per traversal (the Rust example under callgrind, 20 simulated s), which do not depend
+   on the machine's load.
+2. With `--base REV`: the Rust example on D (NewReno and Scalable) and on D-scalable with
+   BDP buffers, for the working tree against an earlier commit, alternated `--rounds`
+   times. The earlier commit is exported to a temporary folder and built there; the
+   benchmark program and scenarios of the working tree are copied into it when it lacks
+   them.
 
-The earlier commit is exported to a temporary folder and built there (its own target dir);
-the benchmark program and scenario of the working tree are copied into it when it lacks them.
+    python benches/hot_path.py [--base c60e0c2] [--rounds 5] [--reps 5] [--out benches/hot_path.md]
+
+Build the Python module in release first (`make build PROFILE=release`).
 """
 
 from __future__ import annotations
@@ -19,11 +27,14 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = "crates/spacetp-sim/examples/hot_path.rs"
 SCENARIO = "benches/scenarios/D-scalable.toml"
+D = "benches/scenarios/D.toml"
+PROFILES = ["newreno", "scalable", "cubic", "linux-cubic", "bbr", "linux-bbr", "bbr3"]
 
 
 def build(tree: Path, target: Path) -> Path:
@@ -41,7 +52,7 @@ def export(rev: str, into: Path) -> Path:
     tree.mkdir(parents=True)
     archive = subprocess.run(["git", "archive", rev], cwd=ROOT, capture_output=True, check=True)
     subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
-    for rel in (EXAMPLE, SCENARIO):
+    for rel in (EXAMPLE, SCENARIO, D):
         if not (tree / rel).exists():
             (tree / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(ROOT / rel, tree / rel)
@@ -55,12 +66,19 @@ def wall_ns(binary: Path, scenario: Path, reps: int) -> float:
     return float(re.search(r"median ([\d.]+) ns", out).group(1))
 
 
-def instructions(binary: Path, scenario: Path) -> float | None:
-    """Instructions per traversal under callgrind (deterministic), on 10 simulated seconds."""
+def with_protocol(tmp: Path, protocol: str) -> Path:
+    """Scenario D with `protocol` for its flow."""
+    p = tmp / f"D-{protocol}.toml"
+    p.write_text((ROOT / D).read_text().replace('protocol = "newreno"', f'protocol = "{protocol}"'))
+    return p
+
+
+def instructions(binary: Path, scenario: Path, seconds: int = 10) -> float | None:
+    """Instructions per traversal under callgrind (deterministic), on `seconds` simulated."""
     if shutil.which("valgrind") is None:
         return None
-    short = scenario.with_name("D-scalable-10s.toml")
-    short.write_text(scenario.read_text().replace('stop = "100 s"', 'stop = "10 s"'))
+    short = scenario.with_name(f"{scenario.stem}-{seconds}s.toml")
+    short.write_text(scenario.read_text().replace('stop = "100 s"', f'stop = "{seconds} s"'))
     r = subprocess.run(
         ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
         + [str(binary), str(short), "1"],
@@ -73,48 +91,95 @@ def instructions(binary: Path, scenario: Path) -> float | None:
     return total / traversals
 
 
+def as_users_call_it(tmp: Path, reps: int) -> list[str]:
+    """Section 1: `spacetp.run` on D with every profile."""
+    import spacetp
+
+    scenarios = {p: spacetp.load(with_protocol(tmp, p)) for p in PROFILES}
+    best = dict.fromkeys(PROFILES, float("inf"))
+    traversals = dict.fromkeys(PROFILES, 0)
+    for _ in range(reps):
+        for p, sc in scenarios.items():
+            t0 = time.perf_counter()
+            r = spacetp.run(sc)
+            best[p] = min(best[p], time.perf_counter() - t0)
+            traversals[p] = sum(link["tx_packets"] for link in r.links)
+    example = build(ROOT, ROOT / "target")
+    ns = {p: best[p] / traversals[p] * 1e9 for p in PROFILES}
+    lines = [
+        "## As users call it",
+        "",
+        f"`spacetp.run` on `{D}` (100 simulated s) with each profile: wall of the Python "
+        f"call over the links' tx_packets, best of {reps}, the profiles alternated; "
+        "instructions per traversal from the Rust example under callgrind (20 simulated s).",
+        "",
+        "| profile | traversals | wall | ns per traversal | / NewReno | instr. per traversal |",
+        "|---|---|---|---|---|---|",
+    ]
+    for p in PROFILES:
+        ins = instructions(example, with_protocol(tmp, p), 20)
+        lines.append(
+            f"| {p} | {traversals[p]} | {best[p]:.3f} s | {ns[p]:.0f} | "
+            f"{ns[p] / ns['newreno']:.2f} | {f'{ins:.0f}' if ins else '(no valgrind)'} |"
+        )
+    return lines
+
+
+def against_base(tmp: Path, base_rev: str, rounds: int, reps: int) -> list[str]:
+    """Section 2: the Rust example, an earlier commit against the working tree."""
+    print(f"building {base_rev} and the working tree ...", flush=True)
+    base = build(export(base_rev, tmp), tmp / "target-base")
+    head = build(ROOT, ROOT / "target")
+    cases = {
+        "D, newreno": with_protocol(tmp, "newreno"),
+        "D, scalable": with_protocol(tmp, "scalable"),
+        "D-scalable (BDP buffers)": tmp / "D-scalable.toml",
+    }
+    shutil.copy(ROOT / SCENARIO, cases["D-scalable (BDP buffers)"])
+    lines = [
+        f"## `{base_rev}` against the working tree",
+        "",
+        f"The Rust example (`{EXAMPLE}`), alternated {rounds} times, median of {reps} runs "
+        "each; instructions under callgrind (10 simulated s).",
+        "",
+        f"| scenario | {base_rev} ns | working tree ns | ratio (wall) | {base_rev} instr "
+        "| working tree instr | ratio (instr) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, scenario in cases.items():
+        walls: dict[str, list[float]] = {"base": [], "head": []}
+        for _ in range(rounds):
+            for n, binary in (("base", base), ("head", head)):
+                walls[n].append(wall_ns(binary, scenario, reps))
+        med = {n: statistics.median(v) for n, v in walls.items()}
+        ins = {n: instructions(b, scenario) for n, b in (("base", base), ("head", head))}
+        ratio = f"{ins['head'] / ins['base']:.3f}" if ins["base"] and ins["head"] else "-"
+        fmt = {n: f"{ins[n]:.0f}" if ins[n] else "-" for n in ins}
+        lines.append(
+            f"| {name} | {med['base']:.1f} | {med['head']:.1f} | "
+            f"{med['head'] / med['base']:.3f} | {fmt['base']} | {fmt['head']} | {ratio} |"
+        )
+        print(lines[-1], flush=True)
+    return lines
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--base", required=True, help="the earlier commit to compare with")
+    ap.add_argument("--base", help="an earlier commit to compare the Rust example with")
     ap.add_argument("--rounds", type=int, default=5, help="alternations of the two builds")
-    ap.add_argument("--reps", type=int, default=3, help="runs per build per round (median)")
+    ap.add_argument("--reps", type=int, default=5, help="runs per case (best or median)")
     ap.add_argument("--out", type=Path, default=ROOT / "benches" / "hot_path.md")
     a = ap.parse_args()
     if a.rounds < 1 or a.reps < 1:
         ap.error("--rounds and --reps must be at least 1")
+    lines = ["# Hot path: nanoseconds per link traversal", ""]
     with tempfile.TemporaryDirectory() as tmp:
-        tmp = Path(tmp)
-        print(f"building {a.base} and the working tree ...", flush=True)
-        base = build(export(a.base, tmp), tmp / "target-base")
-        head = build(ROOT, ROOT / "target")
-        scenario = tmp / "D-scalable.toml"
-        shutil.copy(ROOT / SCENARIO, scenario)
-        walls: dict[str, list[float]] = {"base": [], "head": []}
-        for i in range(a.rounds):
-            for name, binary in (("base", base), ("head", head)):
-                walls[name].append(wall_ns(binary, scenario, a.reps))
-            print(
-                f"round {i + 1}: base {walls['base'][-1]:.1f} ns, head {walls['head'][-1]:.1f} ns"
-            )
-        instr = {n: instructions(b, scenario) for n, b in (("base", base), ("head", head))}
-    med = {n: statistics.median(v) for n, v in walls.items()}
-    lines = [
-        "# Hot path: nanoseconds per link traversal",
-        "",
-        f"Scenario D with Scalable TCP (`{SCENARIO}`, 100 simulated s), `{a.base}` against the "
-        f"working tree, alternated {a.rounds} times, median of {a.reps} runs each "
-        "(`python benches/hot_path.py`).",
-        "",
-        "| build | median ns per traversal | per round | instructions per traversal |",
-        "|---|---|---|---|",
-    ]
-    for n, label in (("base", a.base), ("head", "working tree")):
-        rounds = ", ".join(f"{w:.0f}" for w in walls[n])
-        ins = f"{instr[n]:.0f}" if instr[n] else "(no valgrind)"
-        lines.append(f"| {label} | {med[n]:.1f} | {rounds} | {ins} |")
-    lines += ["", f"Ratio working tree / {a.base}: {med['head'] / med['base']:.3f} (wall)"]
-    if instr["base"] and instr["head"]:
-        lines[-1] += f", {instr['head'] / instr['base']:.3f} (instructions)"
+        lines += as_users_call_it(Path(tmp), a.reps)
+        print("\n".join(lines), flush=True)
+        if a.base:
+            lines += [""] + against_base(Path(tmp), a.base, a.rounds, a.reps)
+    cmd = "python benches/hot_path.py" + (f" --base {a.base}" if a.base else "")
+    lines += ["", f"`{cmd} --rounds {a.rounds} --reps {a.reps}`, this machine."]
     a.out.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
