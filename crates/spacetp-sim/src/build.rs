@@ -13,8 +13,8 @@ pub struct Built {
     pub node_names: Vec<String>,
     pub node_kinds: Vec<NodeKind>,
     pub links: Vec<LinkDir>,
-    /// `routes[from][to]` = link direction of the first hop.
-    pub routes: Vec<Vec<Option<u32>>>,
+    /// The first hop from a node toward another (`routes.rs`).
+    pub routes: crate::routes::Routes,
     pub link_names: Vec<String>,
     /// Each scenario link's path in the scenario (`links[2]`, or `topology.core` for a
     /// template's): link direction `d` is link `d / 2`, `d % 2 == 1` its back direction.
@@ -309,7 +309,7 @@ pub fn build_links(
             link_names.push(name);
         }
     }
-    let routes = (0..n).map(|s| bfs_routes(&adj, s as u16)).collect();
+    let routes = crate::routes::Routes::new(adj);
     let node_kinds = infer_kinds(sc, idx)?;
     Ok(Built {
         node_names: sc.nodes.iter().map(|x| x.name.clone()).collect(),
@@ -326,31 +326,6 @@ pub fn build_links(
             })
             .collect(),
     })
-}
-
-/// Shortest-hop first hops from `src` to every node (ties: the link listed first).
-fn bfs_routes(adj: &[Vec<(u16, u32)>], src: u16) -> Vec<Option<u32>> {
-    let mut first = vec![None; adj.len()];
-    let mut seen = vec![false; adj.len()];
-    seen[src as usize] = true;
-    let mut q = VecDeque::new();
-    for &(nb, ld) in &adj[src as usize] {
-        if !seen[nb as usize] {
-            seen[nb as usize] = true;
-            first[nb as usize] = Some(ld);
-            q.push_back(nb);
-        }
-    }
-    while let Some(u) = q.pop_front() {
-        for &(nb, _) in &adj[u as usize] {
-            if !seen[nb as usize] {
-                seen[nb as usize] = true;
-                first[nb as usize] = first[u as usize];
-                q.push_back(nb);
-            }
-        }
-    }
-    first
 }
 
 fn infer_kinds(sc: &Scenario, idx: &HashMap<String, u16>) -> Result<Vec<NodeKind>, FieldError> {

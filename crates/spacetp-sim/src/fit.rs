@@ -36,7 +36,7 @@ impl FitPath {
             let mut dirs = Vec::new();
             let mut n = a;
             while n != z {
-                let Some(ld) = b.routes[n as usize][z as usize] else {
+                let Some(ld) = b.routes.first_hop(n, z) else {
                     break;
                 };
                 dirs.push(ld as usize);

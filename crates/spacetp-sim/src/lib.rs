@@ -24,6 +24,7 @@ pub mod packet;
 pub mod pcap;
 pub mod result;
 pub mod rng;
+pub mod routes;
 pub mod schedule;
 pub mod sources;
 pub mod transport;

@@ -18,7 +18,7 @@ impl World {
             let mut dirs = Vec::new();
             let mut n = a;
             while n != b {
-                let Some(ld) = self.b.routes[n as usize][b as usize] else {
+                let Some(ld) = self.b.routes.first_hop(n, b) else {
                     break;
                 };
                 dirs.push(ld);

@@ -64,7 +64,7 @@ impl World {
                 node_names: Vec::new(),
                 node_kinds: Vec::new(),
                 links: Vec::new(),
-                routes: Vec::new(),
+                routes: Default::default(),
                 link_names: Vec::new(),
                 link_paths: Vec::new(),
             },
@@ -454,7 +454,7 @@ impl World {
 }
 
 pub(super) fn check_route(b: &Built, from: u16, to: u16, path: &str) -> Result<(), FieldError> {
-    if b.routes[from as usize][to as usize].is_none() {
+    if b.routes.first_hop(from, to).is_none() {
         return Err(FieldError::new(
             path.to_string(),
             format!(
@@ -477,7 +477,7 @@ pub(super) fn path_defaults(
 ) -> crate::transport::ltp::PathDefaults {
     let (mut n, mut one_way, mut rate) = (from, 0, f64::INFINITY);
     while n != to {
-        let ld = b.routes[n as usize][to as usize].expect("route checked") as usize;
+        let ld = b.routes.first_hop(n, to).expect("route checked") as usize;
         let l = &b.links[ld];
         one_way += l.delay.at(0);
         rate = rate.min(l.nominal_rate());
@@ -494,7 +494,7 @@ pub(super) fn path_defaults(
 fn path_mtu(b: &Built, from: u16, to: u16) -> u32 {
     let (mut n, mut mtu) = (from, u32::MAX);
     while n != to {
-        let ld = b.routes[n as usize][to as usize].expect("route checked") as usize;
+        let ld = b.routes.first_hop(n, to).expect("route checked") as usize;
         mtu = mtu.min(b.links[ld].mtu);
         n = b.links[ld].to;
     }
@@ -510,7 +510,7 @@ pub(super) fn check_path_mtu(
 ) -> Result<(), FieldError> {
     let mut n = from;
     while n != to {
-        let ld = b.routes[n as usize][to as usize].expect("route checked") as usize;
+        let ld = b.routes.first_hop(n, to).expect("route checked") as usize;
         let l: &LinkDir = &b.links[ld];
         if size > l.mtu {
             return Err(FieldError::new(
