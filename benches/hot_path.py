@@ -27,8 +27,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from run_walls import best_walls
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = "crates/spacetp-sim/examples/hot_path.rs"
@@ -95,15 +96,9 @@ def as_users_call_it(tmp: Path, reps: int) -> list[str]:
     """Section 1: `spacetp.run` on D with every profile."""
     import spacetp
 
-    scenarios = {p: spacetp.load(with_protocol(tmp, p)) for p in PROFILES}
-    best = dict.fromkeys(PROFILES, float("inf"))
-    traversals = dict.fromkeys(PROFILES, 0)
-    for _ in range(reps):
-        for p, sc in scenarios.items():
-            t0 = time.perf_counter()
-            r = spacetp.run(sc)
-            best[p] = min(best[p], time.perf_counter() - t0)
-            traversals[p] = sum(link["tx_packets"] for link in r.links)
+    walls = best_walls({p: spacetp.load(with_protocol(tmp, p)) for p in PROFILES}, reps)
+    best = {p: w for p, (w, _, _) in walls.items()}
+    traversals = {p: n for p, (_, n, _) in walls.items()}
     example = build(ROOT, ROOT / "target")
     ns = {p: best[p] / traversals[p] * 1e9 for p in PROFILES}
     lines = [

@@ -20,8 +20,9 @@ import re
 import shutil
 import subprocess
 import tempfile
-import time
 from pathlib import Path
+
+from run_walls import best_walls
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIO = ROOT / "benches/scenarios/quic-geo-100MB.toml"
@@ -42,17 +43,10 @@ def python_walls(scenarios: dict[str, Path], reps: int) -> dict[str, tuple[float
     """(best wall of `spacetp.run`, packets) per scenario, alternated rep by rep."""
     import spacetp
 
-    loaded = {k: spacetp.load(p) for k, p in scenarios.items()}
-    best = dict.fromkeys(scenarios, float("inf"))
-    pkts = dict.fromkeys(scenarios, 0)
-    for _ in range(reps):
-        for k, sc in loaded.items():
-            t0 = time.perf_counter()
-            r = spacetp.run(sc)
-            best[k] = min(best[k], time.perf_counter() - t0)
-            assert all(f["complete"] for f in r.flows), k
-            pkts[k] = sum(link["tx_packets"] for link in r.links)
-    return {k: (best[k], pkts[k]) for k in scenarios}
+    walls = best_walls({k: spacetp.load(p) for k, p in scenarios.items()}, reps)
+    for k, (_, _, flows) in walls.items():
+        assert all(f["complete"] for f in flows), k
+    return {k: (w, n) for k, (w, n, _) in walls.items()}
 
 
 def run_once(scenario: Path) -> tuple[float, int]:
