@@ -54,9 +54,13 @@ fn transfer(name: &str, size: usize, settings: serde_json::Value, nth: u64) -> O
     let lose = move |n: u64, _: Duration, _: &[u8]| nth > 0 && n.is_multiple_of(nth);
     let r = relay(via_1, a, via_2, b, lose, stop.clone());
     let node = |n: u64, bind: String, peer: u64, via: u16| {
+        // LTP planned for the relay's loss (1 segment in 13 or 17): with the default
+        // max_ber (1e-6, 1.1% of 1400-byte segments) sessions run out of checkpoints, and
+        // a block canceled after the peer had stopped (its last report lost) was forwarded
+        // again until --duration (a class 2 run took 60 s instead of 8).
         serde_json::json!({"node": n, "bind": bind, "contact_plan": PLAN,
                            "peers": [[peer, format!("127.0.0.1:{via}")]],
-                           "linger_s": 2.0})
+                           "linger_s": 2.0, "ltp": {"max_ber": 1e-5}})
     };
     let rx = run(serde_json::json!({
         "entity": 2, "out_dir": out, "until_received": 1, "linger_s": 1.0, "duration_s": 60.0,
@@ -121,8 +125,10 @@ fn class_2_over_bp_gets_its_finished_pdu_back() {
     assert!(t.succeeded() && got.succeeded(), "{t:?} {got:?}");
     assert_eq!(t.condition.as_deref(), Some("NoError"));
     assert_eq!(got.sha256.as_deref(), Some(sha256(&o.src).as_str()));
-    assert_eq!(got.pdus.finished, 1, "{got:?}");
-    assert_eq!(t.pdus.ack, 1, "the Finished PDU acknowledged: {t:?}");
+    // The Finished PDU acknowledged; sent again if LTP was still repairing its ACK's block
+    // when the positive ACK timer (10 s) ran out.
+    assert!(got.pdus.finished >= 1, "{got:?}");
+    assert!(t.pdus.ack >= 1, "the Finished PDU acknowledged: {t:?}");
     std::fs::remove_dir_all(o.out.parent().unwrap()).ok();
 }
 
