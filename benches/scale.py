@@ -7,10 +7,13 @@ grows? And how much of `spacetp run` is outside the simulator's core?
 - Chain: one NewReno flow across a chain of N nodes (N = 10 ... 10 000) of 100 Mb/s links
   whose delays add up to 20 ms, for 5 simulated seconds: each packet crosses N - 1 links.
 - Outside the core: `.venv/bin/spacetp run FILE --json OUT` as a user runs it (the process's wall)
-  against the core's own wall (`run.wall_s`) on the 10 000-flow file.
+  against the core's wall (the binary's, setup and summary included) on the 10 000-flow
+  file.
 
 The core's figures come from the `spacetp-sim` binary (its wall and peak RSS); time per
-traversal is its wall over the links' tx_packets; memory per flow is the peak RSS over N.
+traversal is its wall, less the wall of the same file stopped after 1 us (reading it,
+building the world, the summary), over the links' tx_packets; memory per flow is the peak
+RSS over N.
 
     python benches/scale.py [--reps 3] [--out benches/scale.md]
 """
@@ -53,8 +56,16 @@ def chain_scenario(n: int) -> str:
     return f'name = "chain of {n}"\nseed = 1\nstop = "5 s"\n' + nodes + links + flow
 
 
-def core(path: Path, reps: int) -> dict:
-    """Best wall of the binary, its peak RSS and the traversals."""
+def setup_wall(path: Path, reps: int) -> float:
+    """Best wall of the same scenario stopped after 1 us: reading it, building the world
+    and the summary."""
+    short = path.with_name(path.stem + "-setup.toml")
+    short.write_text(re.sub(r'stop = "[^"]*"', 'stop = "1 us"', path.read_text(), count=1))
+    return core(short, reps, with_setup=False)["wall"]
+
+
+def core(path: Path, reps: int, with_setup: bool = True) -> dict:
+    """Best wall of the binary, its peak RSS, the traversals and the setup's wall."""
     best = None
     for _ in range(reps):
         r = subprocess.run([str(BIN), str(path)], capture_output=True, text=True, check=True)
@@ -67,21 +78,28 @@ def core(path: Path, reps: int) -> dict:
                 "rss_mb": rss_kb / 1024,
                 "traversals": sum(link["tx_packets"] for link in d["links"]),
             }
+    if with_setup:
+        best["setup"] = setup_wall(path, reps)
     return best
 
 
+def per_traversal(r: dict) -> float:
+    """Nanoseconds per traversal of the run itself (the setup's wall taken off)."""
+    return (r["wall"] - r["setup"]) / r["traversals"] * 1e9
+
+
 def table(kind: str, rows: dict[int, dict], per: str) -> list[str]:
-    first = rows[SIZES[0]]["wall"] / rows[SIZES[0]]["traversals"]
+    first = per_traversal(rows[SIZES[0]])
     out = [
-        f"| {kind} | traversals | core wall | ns per traversal | / N = {SIZES[0]} "
+        f"| {kind} | traversals | core wall | of it setup | ns per traversal | / N = {SIZES[0]} "
         f"| peak RSS | {per} |",
-        "|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for n, r in rows.items():
-        ns = r["wall"] / r["traversals"] * 1e9
+        ns = per_traversal(r)
         out.append(
-            f"| {n} | {r['traversals']} | {r['wall']:.3f} s | {ns:.0f} | "
-            f"{ns / (first * 1e9):.2f} | {r['rss_mb']:.1f} MB | {r['rss_mb'] * 1024 / n:.1f} kB |"
+            f"| {n} | {r['traversals']} | {r['wall']:.3f} s | {r['setup']:.3f} s | {ns:.0f} | "
+            f"{ns / first:.2f} | {r['rss_mb']:.1f} MB | {r['rss_mb'] * 1024 / n:.1f} kB |"
         )
     return out
 
@@ -110,7 +128,8 @@ def main() -> int:
             check=True,
         )  # fmt: skip
         user_wall = time.perf_counter() - t0
-        core_wall = json.loads((t / "out.json").read_text())["run"]["wall_s"]
+        assert json.loads((t / "out.json").read_text())["flows"]
+    core_wall = flows[SIZES[-1]]["wall"]
     outside = user_wall - core_wall
     lines = [
         "# Scale: cost per traversal and memory as a scenario grows",
