@@ -360,6 +360,90 @@ mod tests {
 
     const SEG: u64 = 1000;
 
+    /// Everything but the scanned blocks.
+    fn state(r: &Rack) -> String {
+        format!(
+            "{:?} {} {} {} {} {} {} {} {:?}",
+            r.segs,
+            r.xmit_ts,
+            r.end_seq,
+            r.rtt,
+            r.retransmitted,
+            r.fack,
+            r.reordering_seen,
+            r.lost_bytes,
+            r.delivered
+        )
+    }
+
+    #[test]
+    fn sack_blocks_that_repeat_and_grow_mark_as_a_full_scan_does() {
+        // Two RACKs fed the same pseudo-random story (new segments, retransmissions of whole
+        // segments and of their second halves, ACKs with up to 4 SACK blocks growing and
+        // moving, RTO marking); one forgets its scanned blocks before every ACK (a full
+        // scan each time). Their state stays the same.
+        let (mut fast, mut full) = (Rack::new(), Rack::new());
+        let mut x: u64 = 5;
+        let mut rnd = |n: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % n
+        };
+        let (mut next, mut una, mut now) = (0u64, 0u64, 1);
+        let mut last: Option<(u64, u64)> = None;
+        for _ in 0..4000 {
+            now += MS;
+            match rnd(10) {
+                0..=3 => {
+                    for r in [&mut fast, &mut full] {
+                        r.on_sent(next * SEG, (next + 1) * SEG, now, false);
+                    }
+                    next += 1;
+                }
+                4 if next > una => {
+                    let k = una + rnd(next - una);
+                    let start = k * SEG + if rnd(2) == 0 { 0 } else { SEG / 2 };
+                    for r in [&mut fast, &mut full] {
+                        r.on_sent(start, (k + 1) * SEG, now, true);
+                    }
+                }
+                5 => {
+                    for r in [&mut fast, &mut full] {
+                        r.on_timeout();
+                    }
+                }
+                _ if next > una + 2 => {
+                    let mut blocks = Vec::new();
+                    for _ in 0..1 + rnd(4) {
+                        let (l, r) = match last {
+                            Some((l, r)) if rnd(4) != 0 && l / SEG > una => (
+                                (l - rnd(2) * SEG).max((una + 1) * SEG),
+                                (r + rnd(3) * SEG).min(next * SEG),
+                            ),
+                            _ => {
+                                let l = una + 1 + rnd(next - una - 1);
+                                ((l * SEG), (l + 1 + rnd(30)).min(next) * SEG)
+                            }
+                        };
+                        last = Some((l, r));
+                        blocks.push((l, r));
+                    }
+                    if rnd(3) == 0 {
+                        una += 1 + rnd((next - una).min(5));
+                    }
+                    full.scan.forget();
+                    for r in [&mut fast, &mut full] {
+                        r.on_ack(una * SEG, &blocks, now, Some(10 * MS));
+                    }
+                }
+                _ => {}
+            }
+            assert_eq!(state(&fast), state(&full));
+        }
+        assert!(fast.fack > 100 * SEG);
+    }
+
     /// Ten segments sent 1 ms apart from t = 0.
     fn ten() -> Rack {
         let mut r = Rack::new();

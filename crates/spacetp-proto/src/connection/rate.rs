@@ -8,7 +8,6 @@
 //! delivery state; when the segment is delivered (cumulatively ACKed or SACKed, once) the
 //! snapshot of the most recently sent delivered segment becomes the sample's start.
 
-use super::sack_scan::SackScan;
 use crate::cc::RateSample;
 use crate::time::Time;
 use std::collections::VecDeque;
@@ -63,8 +62,6 @@ pub(crate) struct DeliveryRate {
     /// The delivered count at which the current application-limited period ends (0: none).
     app_limited_until: u64,
     rs: Building,
-    /// The SACK blocks scanned: a segment wholly inside one is done (`sack_scan.rs`).
-    scan: SackScan,
 }
 
 impl DeliveryRate {
@@ -97,13 +94,11 @@ impl DeliveryRate {
             lost: at_send.1,
             done: false,
         };
-        // New data goes after everything in flight: no search.
+        // New data goes after everything in flight: where the search would put it.
         if self.sent.back().is_none_or(|s| s.start < start) {
             self.sent.push_back(snap);
             return;
         }
-        // A retransmission (a fresh snapshot, not done) may land inside a scanned block.
-        self.scan.forget();
         let i = self.sent.partition_point(|s| s.start < start);
         match self.sent.get_mut(i) {
             Some(s) if s.start == start => {
@@ -117,27 +112,15 @@ impl DeliveryRate {
         }
     }
 
-    /// The segments inside `[start, end)` were delivered (SACKed) at `now` (those around
-    /// the blocks scanned before: `sack_scan.rs`).
+    /// The segments inside `[start, end)` were delivered (SACKed) at `now`.
     pub fn on_sacked(&mut self, start: u64, end: u64, now: Time) {
-        for (from, to) in self.scan.stretches(start, end) {
-            self.deliver_inside(start, end, from, to, now);
-        }
-    }
-
-    /// Delivers the segments wholly inside `[start, end)` and not yet done, of those that
-    /// reach into `[from, to)`.
-    fn deliver_inside(&mut self, start: u64, end: u64, from: u64, to: u64, now: Time) {
-        if from >= to {
-            return;
-        }
-        let first = self.sent.partition_point(|s| s.end <= from);
+        let first = self.sent.partition_point(|s| s.end <= start);
         for i in first..self.sent.len() {
             let s = self.sent[i];
-            if s.start >= to {
+            if s.start >= end {
                 break;
             }
-            if s.start >= start && s.end <= end && !s.done {
+            if s.end <= end && !s.done {
                 self.deliver(s, now);
                 self.sent[i].done = true;
             }
@@ -152,7 +135,6 @@ impl DeliveryRate {
             }
             self.sent.pop_front();
         }
-        self.scan.forget_below(ack);
     }
 
     /// Draft 3.3, UpdateRateSample; of the segments one ACK delivers, the sample starts from
@@ -330,84 +312,6 @@ mod tests {
         d.on_sent(2 * SEG, 3 * SEG, 102 * MS, 0, (0, 0));
         d.on_cumulative_ack(3 * SEG, 202 * MS);
         assert!(!d.take_sample(None).expect("sample").is_app_limited);
-    }
-
-    /// The plain scan `on_sacked` skips work of: every segment wholly inside the block and
-    /// not done is delivered.
-    fn plain_sacked(d: &mut DeliveryRate, start: u64, end: u64, now: Time) {
-        for i in 0..d.sent.len() {
-            let s = d.sent[i];
-            if s.start >= start && s.end <= end && !s.done {
-                d.deliver(s, now);
-                d.sent[i].done = true;
-            }
-        }
-    }
-
-    #[test]
-    fn sack_blocks_that_repeat_and_grow_deliver_as_a_plain_scan_does() {
-        // Two senders fed the same pseudo-random story: sends (some resending a segment or
-        // a piece of one), ACKs with up to 4 SACK blocks growing, shrinking and moving,
-        // cumulative ACKs. One delivers with on_sacked, the other with a plain scan.
-        let (mut fast, mut plain) = (DeliveryRate::default(), DeliveryRate::default());
-        let mut x: u64 = 7;
-        let mut rnd = |n: u64| {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (x >> 33) % n
-        };
-        let (mut next, mut una, mut now) = (0u64, 0u64, 1);
-        let mut last: Option<(u64, u64)> = None;
-        for _ in 0..4000 {
-            now += MS;
-            match rnd(10) {
-                0..=3 => {
-                    for d in [&mut fast, &mut plain] {
-                        d.on_sent(next * SEG, (next + 1) * SEG, now, 0, (0, 0));
-                    }
-                    next += 1;
-                }
-                4 if next > una => {
-                    // A retransmission, whole or of a segment's second half.
-                    let k = una + rnd(next - una);
-                    let start = k * SEG + if rnd(2) == 0 { 0 } else { SEG / 2 };
-                    for d in [&mut fast, &mut plain] {
-                        d.on_sent(start, (k + 1) * SEG, now, 0, (0, 0));
-                    }
-                }
-                5 if next > una => {
-                    una += 1 + rnd((next - una).min(5));
-                    for d in [&mut fast, &mut plain] {
-                        d.on_cumulative_ack(una * SEG, now);
-                    }
-                }
-                _ if next > una + 2 => {
-                    for _ in 0..1 + rnd(4) {
-                        // Mostly the last block again, grown at either end; else a new one.
-                        let (l, r) = match last {
-                            Some((l, r)) if rnd(4) != 0 && l / SEG > una => (
-                                (l - rnd(2) * SEG).max((una + 1) * SEG),
-                                (r + rnd(3) * SEG).min(next * SEG),
-                            ),
-                            _ => {
-                                let l = una + 1 + rnd(next - una - 1);
-                                let r = (l + 1 + rnd(30)).min(next);
-                                (l * SEG - rnd(2) * SEG / 2, r * SEG)
-                            }
-                        };
-                        last = Some((l, r));
-                        fast.on_sacked(l, r, now);
-                        plain_sacked(&mut plain, l, r, now);
-                    }
-                }
-                _ => {}
-            }
-            let (a, b) = (fast.take_sample(None), plain.take_sample(None));
-            assert_eq!(format!("{a:?}"), format!("{b:?}"));
-            assert_eq!(fast.delivered(), plain.delivered());
-        }
-        assert!(fast.delivered() > 100 * SEG);
     }
 
     #[test]

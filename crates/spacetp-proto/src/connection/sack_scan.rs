@@ -1,10 +1,12 @@
-//! Which segments an ACK's SACK block asks to look at. An ACK repeats the last one's SACK
-//! blocks, grown at their edges: a block of a thousand segments above a hole is otherwise
-//! walked whole on every ACK of the recovery, by the delivery-rate sampler and by RACK
-//! alike. Each remembers the blocks it scanned whole; a segment wholly inside one is
-//! settled (delivered, SACKed) unless a retransmission has since replaced it, so only the
-//! stretches around the largest such block inside a new block are scanned. A caller
-//! forgets everything when a transmission lands among the segments it tracks.
+//! Which segments an ACK's SACK block asks RACK to look at. An ACK repeats the last one's
+//! SACK blocks, grown at their edges: a block of a thousand segments above a hole is
+//! otherwise walked whole on every ACK of the recovery. RACK remembers the blocks it
+//! scanned; a segment wholly inside one is SACKed unless a retransmission has since
+//! replaced it, so only the stretches around the largest such block inside a new block are
+//! scanned. RACK's segments never overlap (a retransmission splits what it covers) and it
+//! forgets everything when a transmission lands among them. (The delivery-rate sampler
+//! cannot use it: its entries may overlap, and it delivers a segment that reaches into a
+//! block from below.)
 
 /// Scanned blocks remembered at most (an ACK carries up to 4; forgetting one only costs a
 /// longer scan).
