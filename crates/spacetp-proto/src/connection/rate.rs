@@ -8,6 +8,7 @@
 //! delivery state; when the segment is delivered (cumulatively ACKed or SACKed, once) the
 //! snapshot of the most recently sent delivered segment becomes the sample's start.
 
+use super::sack_scan::SackScan;
 use crate::cc::RateSample;
 use crate::time::Time;
 use std::collections::VecDeque;
@@ -62,6 +63,12 @@ pub(crate) struct DeliveryRate {
     /// The delivered count at which the current application-limited period ends (0: none).
     app_limited_until: u64,
     rs: Building,
+    /// The SACK blocks scanned: every entry whose end lies in one's (start, end] is done
+    /// (`sack_scan.rs`), while the entries are sorted and do not overlap.
+    scan: SackScan,
+    /// An entry overlaps another (a retransmission from inside a segment): blocks are
+    /// scanned whole until none does.
+    irregular: bool,
 }
 
 impl DeliveryRate {
@@ -95,10 +102,20 @@ impl DeliveryRate {
             done: false,
         };
         // New data goes after everything in flight: where the search would put it.
-        if self.sent.back().is_none_or(|s| s.start < start) {
+        if let Some(last) = self.sent.back().filter(|s| s.start < start) {
+            if last.end > start {
+                // From inside the last segment: it overlaps.
+                self.irregular = true;
+                self.scan.forget();
+            }
+            self.sent.push_back(snap);
+            return;
+        } else if self.sent.is_empty() {
             self.sent.push_back(snap);
             return;
         }
+        // A retransmission: a fresh snapshot (not done) among the blocks scanned.
+        self.scan.forget();
         let i = self.sent.partition_point(|s| s.start < start);
         match self.sent.get_mut(i) {
             Some(s) if s.start == start => {
@@ -110,17 +127,42 @@ impl DeliveryRate {
             }
             _ => self.sent.insert(i, snap),
         }
+        let overlaps =
+            |a: Option<&Sent>, b: Option<&Sent>| a.zip(b).is_some_and(|(a, b)| a.end > b.start);
+        self.irregular |= overlaps(
+            i.checked_sub(1).and_then(|p| self.sent.get(p)),
+            self.sent.get(i),
+        ) || overlaps(self.sent.get(i), self.sent.get(i + 1));
     }
 
-    /// The segments inside `[start, end)` were delivered (SACKed) at `now`.
+    /// The segments inside `[start, end)` were delivered (SACKed) at `now`: those that end
+    /// inside it (one reaching in from below too). While the entries do not overlap, those
+    /// ending inside a block scanned before are done, and only the stretches around it
+    /// are looked at (`sack_scan.rs`).
     pub fn on_sacked(&mut self, start: u64, end: u64, now: Time) {
-        let first = self.sent.partition_point(|s| s.end <= start);
+        if self.irregular {
+            self.scan.forget();
+            return self.deliver_ending_in(start, end, end, now);
+        }
+        for (from, to) in self.scan.stretches(start, end) {
+            self.deliver_ending_in(from, to, end, now);
+        }
+    }
+
+    /// Delivers the entries not yet done that end in `(from, to]`, of a block ending at
+    /// `end` (the entries are looked at from the first ending after `from` until one
+    /// starts at `end`, or, while they do not overlap, ends after `to`).
+    fn deliver_ending_in(&mut self, from: u64, to: u64, end: u64, now: Time) {
+        if from >= to {
+            return;
+        }
+        let first = self.sent.partition_point(|s| s.end <= from);
         for i in first..self.sent.len() {
             let s = self.sent[i];
-            if s.start >= end {
+            if s.start >= end || (!self.irregular && s.end > to) {
                 break;
             }
-            if s.end <= end && !s.done {
+            if s.end <= to && !s.done {
                 self.deliver(s, now);
                 self.sent[i].done = true;
             }
@@ -134,6 +176,11 @@ impl DeliveryRate {
                 self.deliver(s, now);
             }
             self.sent.pop_front();
+        }
+        self.scan.forget_below(ack);
+        if self.irregular {
+            let sent = &self.sent;
+            self.irregular = (1..sent.len()).any(|i| sent[i - 1].end > sent[i].start);
         }
     }
 
@@ -312,6 +359,94 @@ mod tests {
         d.on_sent(2 * SEG, 3 * SEG, 102 * MS, 0, (0, 0));
         d.on_cumulative_ack(3 * SEG, 202 * MS);
         assert!(!d.take_sample(None).expect("sample").is_app_limited);
+    }
+
+    /// `on_sacked` as it was before the scanned-blocks shortcut.
+    fn plain_sacked(d: &mut DeliveryRate, start: u64, end: u64, now: Time) {
+        let first = d.sent.partition_point(|s| s.end <= start);
+        for i in first..d.sent.len() {
+            let s = d.sent[i];
+            if s.start >= end {
+                break;
+            }
+            if s.end <= end && !s.done {
+                d.deliver(s, now);
+                d.sent[i].done = true;
+            }
+        }
+    }
+
+    #[test]
+    fn sack_blocks_that_repeat_and_grow_deliver_as_the_plain_scan_does() {
+        // Two samplers fed the same pseudo-random story: new segments, retransmissions of
+        // whole segments, of their second halves and from inside them (entries that
+        // overlap), ACKs with up to 4 SACK blocks growing and moving, block edges inside
+        // segments, cumulative ACKs. One delivers with on_sacked, the other with the plain
+        // scan; every sample and count is the same.
+        let (mut fast, mut plain) = (DeliveryRate::default(), DeliveryRate::default());
+        let mut x: u64 = 7;
+        let mut rnd = |n: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % n
+        };
+        let (mut next, mut una, mut now) = (0u64, 0u64, 1);
+        let mut last: Option<(u64, u64)> = None;
+        let mut overlapped = 0;
+        for _ in 0..6000 {
+            now += MS;
+            match rnd(12) {
+                0..=3 => {
+                    for d in [&mut fast, &mut plain] {
+                        d.on_sent(next * SEG, (next + 1) * SEG, now, 0, (0, 0));
+                    }
+                    next += 1;
+                }
+                4 if next > una => {
+                    let k = una + rnd(next - una);
+                    let (start, end) = match rnd(3) {
+                        0 => (k * SEG, (k + 1) * SEG),
+                        1 => (k * SEG + SEG / 2, (k + 1) * SEG),
+                        _ => (k * SEG + SEG / 4, (k + 2).min(next) * SEG),
+                    };
+                    overlapped += fast.irregular as u32;
+                    for d in [&mut fast, &mut plain] {
+                        d.on_sent(start, end, now, 0, (0, 0));
+                    }
+                }
+                5 if next > una => {
+                    una += 1 + rnd((next - una).min(5));
+                    for d in [&mut fast, &mut plain] {
+                        d.on_cumulative_ack(una * SEG, now);
+                    }
+                }
+                _ if next > una + 2 => {
+                    for _ in 0..1 + rnd(4) {
+                        let (l, r) = match last {
+                            Some((l, r)) if rnd(4) != 0 && l / SEG > una => (
+                                (l - rnd(2) * SEG).max((una + 1) * SEG),
+                                (r + rnd(3) * SEG).min(next * SEG),
+                            ),
+                            _ => {
+                                let l = una + 1 + rnd(next - una - 1);
+                                let r = (l + 1 + rnd(30)).min(next);
+                                (l * SEG - rnd(2) * SEG / 2, r * SEG)
+                            }
+                        };
+                        last = Some((l, r));
+                        fast.on_sacked(l, r, now);
+                        plain_sacked(&mut plain, l, r, now);
+                    }
+                }
+                _ => {}
+            }
+            let (a, b) = (fast.take_sample(None), plain.take_sample(None));
+            assert_eq!(format!("{a:?}"), format!("{b:?}"));
+            assert_eq!(fast.delivered(), plain.delivered());
+        }
+        assert!(fast.delivered() > 100 * SEG);
+        assert!(overlapped > 10, "the story had overlapping entries");
     }
 
     #[test]

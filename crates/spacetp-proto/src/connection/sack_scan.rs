@@ -1,12 +1,11 @@
-//! Which segments an ACK's SACK block asks RACK to look at. An ACK repeats the last one's
-//! SACK blocks, grown at their edges: a block of a thousand segments above a hole is
-//! otherwise walked whole on every ACK of the recovery. RACK remembers the blocks it
-//! scanned; a segment wholly inside one is SACKed unless a retransmission has since
-//! replaced it, so only the stretches around the largest such block inside a new block are
-//! scanned. RACK's segments never overlap (a retransmission splits what it covers) and it
-//! forgets everything when a transmission lands among them. (The delivery-rate sampler
-//! cannot use it: its entries may overlap, and it delivers a segment that reaches into a
-//! block from below.)
+//! Which entries an ACK's SACK block asks RACK and the delivery-rate sampler to look at.
+//! An ACK repeats the last one's SACK blocks, grown at their edges: a block of a thousand
+//! segments above a hole is otherwise walked whole on every ACK of the recovery. Each
+//! remembers the blocks it scanned; what a block settled (RACK: the segments wholly inside
+//! it SACKed; the sampler: the entries ending inside it delivered) stays settled until a
+//! retransmission lands among the entries (the caller forgets then), so only the stretches
+//! around the largest such block inside a new block are scanned. (The sampler scans whole
+//! while any of its entries overlap another: a retransmission from inside a segment.)
 
 /// Scanned blocks remembered at most (an ACK carries up to 4; forgetting one only costs a
 /// longer scan).
