@@ -358,6 +358,8 @@ impl Rack {
 mod tests {
     use super::*;
 
+    use super::super::sack_scan::story::{block, Rnd};
+
     const SEG: u64 = 1000;
 
     /// Everything but the scanned blocks.
@@ -383,18 +385,12 @@ mod tests {
         // moving, RTO marking); one forgets its scanned blocks before every ACK (a full
         // scan each time). Their state stays the same.
         let (mut fast, mut full) = (Rack::new(), Rack::new());
-        let mut x: u64 = 5;
-        let mut rnd = |n: u64| {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (x >> 33) % n
-        };
+        let mut rnd = Rnd(5);
         let (mut next, mut una, mut now) = (0u64, 0u64, 1);
         let mut last: Option<(u64, u64)> = None;
         for _ in 0..4000 {
             now += MS;
-            match rnd(10) {
+            match rnd.below(10) {
                 0..=3 => {
                     for r in [&mut fast, &mut full] {
                         r.on_sent(next * SEG, (next + 1) * SEG, now, false);
@@ -402,8 +398,8 @@ mod tests {
                     next += 1;
                 }
                 4 if next > una => {
-                    let k = una + rnd(next - una);
-                    let start = k * SEG + if rnd(2) == 0 { 0 } else { SEG / 2 };
+                    let k = una + rnd.below(next - una);
+                    let start = k * SEG + if rnd.below(2) == 0 { 0 } else { SEG / 2 };
                     for r in [&mut fast, &mut full] {
                         r.on_sent(start, (k + 1) * SEG, now, true);
                     }
@@ -415,22 +411,12 @@ mod tests {
                 }
                 _ if next > una + 2 => {
                     let mut blocks = Vec::new();
-                    for _ in 0..1 + rnd(4) {
-                        let (l, r) = match last {
-                            Some((l, r)) if rnd(4) != 0 && l / SEG > una => (
-                                (l - rnd(2) * SEG).max((una + 1) * SEG),
-                                (r + rnd(3) * SEG).min(next * SEG),
-                            ),
-                            _ => {
-                                let l = una + 1 + rnd(next - una - 1);
-                                ((l * SEG), (l + 1 + rnd(30)).min(next) * SEG)
-                            }
-                        };
-                        last = Some((l, r));
+                    for _ in 0..1 + rnd.below(4) {
+                        let (l, r) = block(&mut rnd, &mut last, (una, next, SEG), false);
                         blocks.push((l, r));
                     }
-                    if rnd(3) == 0 {
-                        una += 1 + rnd((next - una).min(5));
+                    if rnd.below(3) == 0 {
+                        una += 1 + rnd.below((next - una).min(5));
                     }
                     full.scan.forget();
                     for r in [&mut fast, &mut full] {

@@ -253,6 +253,8 @@ mod tests {
     use super::*;
     use crate::time::MS;
 
+    use super::super::sack_scan::story::{block, Rnd};
+
     const SEG: u64 = 1000;
 
     /// A sender that keeps `window` segments in flight over a path of one-way delay
@@ -384,19 +386,13 @@ mod tests {
         // segments, cumulative ACKs. One delivers with on_sacked, the other with the plain
         // scan; every sample and count is the same.
         let (mut fast, mut plain) = (DeliveryRate::default(), DeliveryRate::default());
-        let mut x: u64 = 7;
-        let mut rnd = |n: u64| {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (x >> 33) % n
-        };
+        let mut rnd = Rnd(7);
         let (mut next, mut una, mut now) = (0u64, 0u64, 1);
         let mut last: Option<(u64, u64)> = None;
         let mut overlapped = 0;
         for _ in 0..6000 {
             now += MS;
-            match rnd(12) {
+            match rnd.below(12) {
                 0..=3 => {
                     for d in [&mut fast, &mut plain] {
                         d.on_sent(next * SEG, (next + 1) * SEG, now, 0, (0, 0));
@@ -404,8 +400,8 @@ mod tests {
                     next += 1;
                 }
                 4 if next > una => {
-                    let k = una + rnd(next - una);
-                    let (start, end) = match rnd(3) {
+                    let k = una + rnd.below(next - una);
+                    let (start, end) = match rnd.below(3) {
                         0 => (k * SEG, (k + 1) * SEG),
                         1 => (k * SEG + SEG / 2, (k + 1) * SEG),
                         _ => (k * SEG + SEG / 4, (k + 2).min(next) * SEG),
@@ -416,25 +412,14 @@ mod tests {
                     }
                 }
                 5 if next > una => {
-                    una += 1 + rnd((next - una).min(5));
+                    una += 1 + rnd.below((next - una).min(5));
                     for d in [&mut fast, &mut plain] {
                         d.on_cumulative_ack(una * SEG, now);
                     }
                 }
                 _ if next > una + 2 => {
-                    for _ in 0..1 + rnd(4) {
-                        let (l, r) = match last {
-                            Some((l, r)) if rnd(4) != 0 && l / SEG > una => (
-                                (l - rnd(2) * SEG).max((una + 1) * SEG),
-                                (r + rnd(3) * SEG).min(next * SEG),
-                            ),
-                            _ => {
-                                let l = una + 1 + rnd(next - una - 1);
-                                let r = (l + 1 + rnd(30)).min(next);
-                                (l * SEG - rnd(2) * SEG / 2, r * SEG)
-                            }
-                        };
-                        last = Some((l, r));
+                    for _ in 0..1 + rnd.below(4) {
+                        let (l, r) = block(&mut rnd, &mut last, (una, next, SEG), true);
                         fast.on_sacked(l, r, now);
                         plain_sacked(&mut plain, l, r, now);
                     }

@@ -49,6 +49,49 @@ impl SackScan {
     }
 }
 
+/// What the randomized tests of the shortcut's users share: a story of SACK blocks.
+#[cfg(test)]
+pub(super) mod story {
+    /// A pseudo-random stream (a linear congruential generator).
+    pub struct Rnd(pub u64);
+
+    impl Rnd {
+        /// A number below `n`.
+        pub fn below(&mut self, n: u64) -> u64 {
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (self.0 >> 33) % n
+        }
+    }
+
+    /// The next SACK block of a story of `seg`-byte segments, `next` sent and those below
+    /// `una` acknowledged: mostly the last block again, grown at either end; else a new one
+    /// (its left edge sometimes inside a segment with `mid_edges`).
+    pub fn block(
+        rnd: &mut Rnd,
+        last: &mut Option<(u64, u64)>,
+        (una, next, seg): (u64, u64, u64),
+        mid_edges: bool,
+    ) -> (u64, u64) {
+        let b = match *last {
+            Some((l, r)) if rnd.below(4) != 0 && l / seg > una => (
+                (l - rnd.below(2) * seg).max((una + 1) * seg),
+                (r + rnd.below(3) * seg).min(next * seg),
+            ),
+            _ => {
+                let l = una + 1 + rnd.below(next - una - 1);
+                let r = (l + 1 + rnd.below(30)).min(next);
+                let inside = if mid_edges { rnd.below(2) * seg / 2 } else { 0 };
+                (l * seg - inside, r * seg)
+            }
+        };
+        *last = Some(b);
+        b
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
