@@ -98,6 +98,25 @@ def test_bad_arguments():
         spacetp.sweep(small(), reps=1, workers=0, progress=False)
 
 
+def test_a_tcp_only_counter_is_a_metric_of_the_flows_tcp_block():
+    from spacetp.metrics import extractor
+
+    sc = small()
+    spacetp.set_value(sc, "links[1].errors", {"per": 0.02})
+    res = spacetp.run(sc, seed=3)
+    block = res.summary["flows"][0]["tcp"]
+    assert "fast_retransmits" not in res.summary["flows"][0], "TCP's counters are in its block"
+    assert block["fast_retransmits"] > 0
+    assert extractor("flows[0].tcp.fast_retransmits")(res.summary) == block["fast_retransmits"]
+    assert math.isnan(extractor("flows[5].tcp.fast_retransmits")(res.summary))
+    with pytest.raises(spacetp.ScenarioError, match=r"flows\[0\]\.tcp\.fast_retransmits"):
+        plan_sweep(small(), None, 1, metrics=["flows[0].fast_retransmits"])
+    with pytest.raises(spacetp.ScenarioError, match="`tcp_x` is not a flow block"):
+        plan_sweep(small(), None, 1, metrics=["flows[0].tcp_x.fast_retransmits"])
+    with pytest.raises(spacetp.ScenarioError, match="not a numeric field of a flow's tcp block"):
+        plan_sweep(small(), None, 1, metrics=["flows[0].tcp.state"])
+
+
 def test_cartesian_product_and_zipped_axes():
     grid = {
         "links[1].delay": "50 ms,100 ms,200 ms",

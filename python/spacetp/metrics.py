@@ -1,8 +1,8 @@
 """What a sweep measures in each run: numbers taken from the run's summary.
 
 A metric is either a path into the summary (`flows[0].goodput_bps`, `run.end_s`,
-`links[2].queue_drops`, `datagrams[0].packets_received`) or an aggregate over all flows
-(workload files included):
+`links[2].queue_drops`, `datagrams[0].packets_received`, a flow's own transport block as
+`flows[0].tcp.fast_retransmits`) or an aggregate over all flows (workload files included):
 
     total_goodput_bps     sum of the flows' goodputs
     mean_goodput_bps      their mean
@@ -64,10 +64,6 @@ FIELDS = {
         "retransmitted_segments",
         "retransmitted_bytes",
         "timeouts",
-        "spurious_timeouts",
-        "fast_retransmits",
-        "loss_probes",
-        "loss_probe_recoveries",
         "acks_sent",
         "mean_rtt_s",
         "min_rtt_s",
@@ -85,6 +81,25 @@ FIELDS = {
         "max_queue_bytes",
     },
     "datagrams": {"packets_sent", "packets_received", "bytes_received"},
+}
+# Numeric fields of a flow's own transport block (`flows[0].tcp.fast_retransmits`).
+FLOW_BLOCK_FIELDS = {
+    "tcp": {
+        "spurious_timeouts",
+        "fast_retransmits",
+        "loss_probes",
+        "loss_probe_recoveries",
+        "nil_segments_sent",
+        "snacks_received",
+        "snack_retransmits",
+        "records_delivered",
+        "bets_bytes_lost",
+        "rst_rejected",
+        "syn_rejected",
+        "ack_rejected",
+        "out_of_window_segments",
+        "challenge_acks",
+    },
 }
 
 
@@ -161,6 +176,9 @@ def check(metric: str) -> None:
     head = tokens[0]
     if head not in FIELDS:
         raise ScenarioError(f"--metric {metric}: {_usage()}")
+    if head == "flows" and len(tokens) == 4 and isinstance(tokens[1], int):
+        _check_block(metric, tokens[2], tokens[3])
+        return
     shape_ok = (
         len(tokens) == 2 and isinstance(tokens[1], str)
         if head == "run"
@@ -170,9 +188,30 @@ def check(metric: str) -> None:
         example = "run.end_s" if head == "run" else f"{head}[0].{sorted(FIELDS[head])[0]}"
         raise ScenarioError(f"--metric {metric}: expected a path like {example}")
     if tokens[-1] not in FIELDS[head]:
+        block = next((b for b, fs in FLOW_BLOCK_FIELDS.items() if tokens[-1] in fs), None)
+        if head == "flows" and block is not None:
+            raise ScenarioError(
+                f"--metric {metric}: `{tokens[-1]}` is in the flow's {block} block: "
+                f"flows[{tokens[1]}].{block}.{tokens[-1]}"
+            )
         raise ScenarioError(
             f"--metric {metric}: `{tokens[-1]}` is not a numeric field of {head}; "
             f"fields: {', '.join(sorted(FIELDS[head]))}"
+        )
+
+
+def _check_block(metric: str, block: object, field: object) -> None:
+    """A path into a flow's own transport block, e.g. flows[0].tcp.fast_retransmits."""
+    fields = FLOW_BLOCK_FIELDS.get(block) if isinstance(block, str) else None
+    if fields is None:
+        raise ScenarioError(
+            f"--metric {metric}: `{block}` is not a flow block with numeric fields; "
+            f"blocks: {', '.join(sorted(FLOW_BLOCK_FIELDS))}"
+        )
+    if field not in fields:
+        raise ScenarioError(
+            f"--metric {metric}: `{field}` is not a numeric field of a flow's {block} block; "
+            f"fields: {', '.join(sorted(fields))}"
         )
 
 
@@ -186,10 +225,13 @@ def extractor(metric: str) -> Callable[[dict], float]:
     if tokens[0] == "run":
         field = tokens[1]
         return lambda s: _num(s["run"].get(field))
-    part, i, field = tokens
+    part, i, *fields = tokens
 
     def value(s: dict) -> float:
         items = s.get(part) or []
-        return _num(items[i].get(field)) if i < len(items) else math.nan
+        v = items[i] if i < len(items) else None
+        for field in fields:
+            v = v.get(field) if isinstance(v, dict) else None
+        return _num(v)
 
     return value

@@ -29,33 +29,10 @@ pub struct FlowSummary {
     pub retransmitted_segments: u64,
     pub retransmitted_bytes: u64,
     pub timeouts: u64,
-    /// Timeouts found spurious by the timestamp echo and undone (`tcp.rto_undo`).
-    pub spurious_timeouts: u64,
-    pub fast_retransmits: u64,
-    /// RFC 8985 tail loss probes sent (`recovery = "rack"`), and those that repaired a loss.
-    pub loss_probes: u64,
-    pub loss_probe_recoveries: u64,
-    /// TCP-Peach+ low-priority NIL segments sent.
-    pub nil_segments_sent: u64,
-    /// SCPS-TP: ACKs with SNACK options received, and segments resent because of them.
-    pub snacks_received: u64,
-    pub snack_retransmits: u64,
     pub acks_sent: u64,
-    /// Records the receiver got whole (SCPS-TP record boundaries; flows with `record_size`).
-    pub records_delivered: u64,
-    /// Bytes the receiver gave up under SCPS-TP BETS (never delivered).
-    pub bets_bytes_lost: u64,
     pub mean_rtt_s: Option<f64>,
     pub min_rtt_s: Option<f64>,
     pub final_cwnd_bytes: u64,
-    /// RFC 5961 at both ends of the flow: RSTs not at the exact next sequence number, SYNs
-    /// on the running connection, segments acknowledging data never sent, data beyond the
-    /// window; the challenge ACKs sent for them.
-    pub rst_rejected: u64,
-    pub syn_rejected: u64,
-    pub ack_rejected: u64,
-    pub out_of_window_segments: u64,
-    pub challenge_acks: u64,
     /// The sending end's state (or why it closed), and the receiving end's.
     pub state: String,
     pub receiver_state: String,
@@ -64,6 +41,9 @@ pub struct FlowSummary {
     /// A failed flow is not a slow one: it never completes.
     pub failure: Option<String>,
     pub workload: Option<String>,
+    /// TCP's and SCPS-TP's own counters (TCP flows only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<TcpSummary>,
     /// QUIC's own counters (QUIC flows only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub quic: Option<QuicSummary>,
@@ -82,6 +62,34 @@ pub struct FlowSummary {
     /// rule. Absent when none was.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub fitted: Vec<crate::fit::Fitted>,
+}
+
+/// What only TCP and SCPS-TP count (the common summary has what every transport has).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct TcpSummary {
+    /// Timeouts found spurious by the timestamp echo and undone (`tcp.rto_undo`).
+    pub spurious_timeouts: u64,
+    pub fast_retransmits: u64,
+    /// RFC 8985 tail loss probes sent (`recovery = "rack"`), and those that repaired a loss.
+    pub loss_probes: u64,
+    pub loss_probe_recoveries: u64,
+    /// TCP-Peach+ low-priority NIL segments sent.
+    pub nil_segments_sent: u64,
+    /// SCPS-TP: ACKs with SNACK options received, and segments resent because of them.
+    pub snacks_received: u64,
+    pub snack_retransmits: u64,
+    /// Records the receiver got whole (SCPS-TP record boundaries; flows with `record_size`).
+    pub records_delivered: u64,
+    /// Bytes the receiver gave up under SCPS-TP BETS (never delivered).
+    pub bets_bytes_lost: u64,
+    /// RFC 5961 at both ends of the flow: RSTs not at the exact next sequence number, SYNs
+    /// on the running connection, segments acknowledging data never sent, data beyond the
+    /// window; the challenge ACKs sent for them.
+    pub rst_rejected: u64,
+    pub syn_rejected: u64,
+    pub ack_rejected: u64,
+    pub out_of_window_segments: u64,
+    pub challenge_acks: u64,
 }
 
 /// What became of a bp flow's bundles.

@@ -23,7 +23,7 @@ fn a_thousand_blind_resets_do_not_stop_a_transfer() {
     assert_eq!(a.injected, 1000);
     // A blind number falls in a 300 kB window about once in 14 000: all rejected, silently
     // or with a challenge ACK.
-    assert_eq!(out.summary.flows[0].rst_rejected, 1000);
+    assert_eq!(tcp(&out).rst_rejected, 1000);
 }
 
 #[test]
@@ -32,7 +32,7 @@ fn in_window_resets_draw_rate_limited_challenge_acks_and_change_nothing() {
         "kind = \"rst\"\nseq = \"in_window\"\nstart = \"1 s\"\ncount = 200\ninterval = \"10 ms\"",
     );
     assert_exact(&out);
-    let f = &out.summary.flows[0];
+    let f = tcp(&out);
     assert_eq!(f.rst_rejected, 200);
     // 200 resets over 2 s: at most one challenge ACK per 500 ms.
     assert!((3..=5).contains(&f.challenge_acks), "{}", f.challenge_acks);
@@ -61,7 +61,7 @@ fn syns_on_the_running_connection_change_nothing() {
             "kind = \"syn\"\ntarget = \"{target}\"\nstart = \"1 s\"\ncount = 100\ninterval = \"20 ms\""
         ));
         assert_exact(&out);
-        assert_eq!(out.summary.flows[0].syn_rejected, 100, "{target}");
+        assert_eq!(tcp(&out).syn_rejected, 100, "{target}");
     }
 }
 
@@ -71,7 +71,7 @@ fn data_acknowledging_unsent_bytes_is_dropped_with_its_data() {
         "kind = \"ack\"\nseq = \"in_window\"\nstart = \"1 s\"\ncount = 50\ninterval = \"20 ms\"",
     );
     assert_exact(&out);
-    assert_eq!(out.summary.flows[0].ack_rejected, 50);
+    assert_eq!(tcp(&out).ack_rejected, 50);
     assert_eq!(out.summary.attacks[0].forged_bytes_accepted, 0);
     // With a valid acknowledgment in-window data is taken: what RFC 5961 cannot stop, and
     // the summary says how much.

@@ -60,3 +60,13 @@ pub fn assert_exact(out: &RunOutput) {
         assert_eq!(f.state, "closed", "{}: sender state", f.name);
     }
 }
+
+/// A TCP flow's own counters (its `tcp` block; every TCP flow has one).
+pub fn tcp_block(f: &spacetp_sim::result::FlowSummary) -> &spacetp_sim::result::TcpSummary {
+    f.tcp.as_ref().expect("a TCP flow has a tcp block")
+}
+
+/// The first flow's TCP counters.
+pub fn tcp(out: &RunOutput) -> &spacetp_sim::result::TcpSummary {
+    tcp_block(&out.summary.flows[0])
+}

@@ -43,7 +43,7 @@ FIG2_SEEDS = (40, 200)  # Reno traces for the slow-start and recovery measures
 METRICS = [
     "flows[0].bytes_delivered",
     "flows[0].timeouts",
-    "flows[0].fast_retransmits",
+    "flows[0].tcp.fast_retransmits",
     "flows[0].retransmitted_segments",
 ]
 

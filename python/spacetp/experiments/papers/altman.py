@@ -42,7 +42,7 @@ SMALL_QB = 0.1  # q B_u at most this: the model's assumption q B_u << 1
 METRICS = [
     "flows[0].goodput_bps",
     "flows[0].timeouts",
-    "flows[0].fast_retransmits",
+    "flows[0].tcp.fast_retransmits",
     "links[0].error_drops",
 ]
 
@@ -150,7 +150,7 @@ def sweep_all(ctx: Context):
     )
     runs["window"] = to_window(runs["flows[0].goodput_bps"] / 1e6)
     # window reductions (fast retransmits and timeouts), per RTT and per packet lost
-    runs["reductions"] = runs["flows[0].fast_retransmits"] + runs["flows[0].timeouts"]
+    runs["reductions"] = runs["flows[0].tcp.fast_retransmits"] + runs["flows[0].timeouts"]
     runs["reductions_per_rtt"] = runs["reductions"] * RTT / ctx.choose(*DURATION)
     s = summarize(runs, ["case"], "window")
     g = runs.groupby("case")

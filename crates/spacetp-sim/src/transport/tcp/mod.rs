@@ -7,7 +7,7 @@ pub mod fit;
 use super::capabilities::ForgedSegments;
 use super::{node_addr, DataSent, Ends, Outgoing, SendLimit, SenderState, Transport, Wire};
 use crate::limits::{text, Limit};
-use crate::result::FlowSummary;
+use crate::result::{FlowSummary, TcpSummary};
 use spacetp_proto::connection::CloseReason;
 use spacetp_proto::{Connection, State, TcpConfig, Time};
 use spacetp_wire::{
@@ -258,14 +258,15 @@ impl Transport for TcpEndpoint {
         s.retransmitted_segments = st.retransmitted_segments;
         s.retransmitted_bytes = st.retransmitted_bytes;
         s.timeouts = st.timeouts;
-        s.spurious_timeouts = st.spurious_timeouts;
-        s.fast_retransmits = st.fast_retransmits;
-        s.loss_probes = st.loss_probes;
-        s.loss_probe_recoveries = st.loss_probe_recoveries;
-        s.nil_segments_sent = st.nil_segments_sent;
-        s.snacks_received = st.snacks_received;
-        s.snack_retransmits = st.snack_retransmits;
-        self.add_rejections(s);
+        let t = s.tcp.get_or_insert_with(Default::default);
+        t.spurious_timeouts = st.spurious_timeouts;
+        t.fast_retransmits = st.fast_retransmits;
+        t.loss_probes = st.loss_probes;
+        t.loss_probe_recoveries = st.loss_probe_recoveries;
+        t.nil_segments_sent = st.nil_segments_sent;
+        t.snacks_received = st.snacks_received;
+        t.snack_retransmits = st.snack_retransmits;
+        self.add_rejections(t);
         let r = c.rtt();
         if r.samples > 0 {
             s.mean_rtt_s = Some(r.sum_rtt as f64 / r.samples as f64 / 1e9);
@@ -278,9 +279,10 @@ impl Transport for TcpEndpoint {
     fn report_receiver(&self, s: &mut FlowSummary) {
         let c = &self.conn;
         s.acks_sent = c.stats().segments_sent;
-        s.records_delivered = c.records_delivered();
-        s.bets_bytes_lost = c.bets_bytes_lost();
-        self.add_rejections(s);
+        let t = s.tcp.get_or_insert_with(Default::default);
+        t.records_delivered = c.records_delivered();
+        t.bets_bytes_lost = c.bets_bytes_lost();
+        self.add_rejections(t);
         s.receiver_state = self.state_name();
     }
 
@@ -291,7 +293,7 @@ impl Transport for TcpEndpoint {
 
 impl TcpEndpoint {
     /// RFC 5961: what this end refused of what arrived (summed over both ends).
-    fn add_rejections(&self, s: &mut FlowSummary) {
+    fn add_rejections(&self, s: &mut TcpSummary) {
         let st = self.conn.stats();
         s.rst_rejected += st.rst_rejected;
         s.syn_rejected += st.syn_rejected;
