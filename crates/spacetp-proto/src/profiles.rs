@@ -1,6 +1,7 @@
 //! Named presets users pass as `protocol = "..."`: each is a full `TcpConfig`; a scenario's
 //! `[flows.tcp]` table overrides any of its fields. `spacetp protocols` prints them all.
 
+use crate::cc::{ControllerParams, CubicParams};
 use crate::config::{
     CongestionControlKind as Cc, InitialWindow, LossSource, RecoveryKind, RtoFormula, ScpsConfig,
     TcpConfig,
@@ -204,10 +205,13 @@ fn linux(name: &str) -> Option<TcpConfig> {
         "linux-reno" => base,
         "linux-cubic" => TcpConfig {
             congestion_control: Cc::Cubic,
-            cubic: crate::cc::CubicParams {
-                beta: 717.0 / 1024.0,
-                c: 41.0 * 10.0 / 1024.0,
-                hystart: true,
+            cc: ControllerParams {
+                cubic: CubicParams {
+                    beta: 717.0 / 1024.0,
+                    c: 41.0 * 10.0 / 1024.0,
+                    hystart: true,
+                    ..Default::default()
+                },
                 ..Default::default()
             },
             ..base

@@ -5,7 +5,7 @@
 //! `AIF_CC` says otherwise). The papers' `scps-tp` profile is their configuration, not these
 //! defaults; `SCPS_RI` says where each value comes from.
 
-use crate::cc::VegasParams;
+use crate::cc::{ControllerParams, VegasParams};
 use crate::config::{
     CongestionControlKind as Cc, InitialWindow, LossSource, RtoFormula, ScpsConfig, TcpConfig,
 };
@@ -33,11 +33,14 @@ pub const SCPS_RI: &[(&str, &str)] = &[
 pub fn scps_ri(name: &str) -> Option<TcpConfig> {
     let stand_alone = TcpConfig {
         congestion_control: Cc::Vegas,
-        vegas: VegasParams {
-            alpha: 3.0,
-            beta: 5.0,
-            gamma: 4.0,
-            ..VegasParams::default()
+        cc: ControllerParams {
+            vegas: VegasParams {
+                alpha: 3.0,
+                beta: 5.0,
+                gamma: 4.0,
+                ..VegasParams::default()
+            },
+            ..Default::default()
         },
         scps: ScpsConfig {
             enabled: true,

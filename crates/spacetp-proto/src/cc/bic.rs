@@ -17,7 +17,7 @@
 //! integers, e.g. its `dist <= 1` holds up to W_max - cwnd < 2B).
 
 use super::frac::{cwnd_segments, segments_acked, slow_start, Carry};
-use super::{scaled_ssthresh, AckEvent, CongestionControl, Window};
+use super::{scaled_ssthresh, AckEvent, CongestionControl, ControllerFactory, Window};
 use crate::error::FieldError;
 use crate::time::Time;
 use schemars::JsonSchema;
@@ -58,8 +58,12 @@ impl Default for BicParams {
     }
 }
 
-impl BicParams {
-    pub fn validate(&self) -> Result<(), FieldError> {
+impl ControllerFactory for BicParams {
+    fn build(&self) -> Box<dyn CongestionControl> {
+        Box::new(Bic::new(self))
+    }
+
+    fn validate(&self) -> Result<(), FieldError> {
         if !(self.beta > 0.0 && self.beta < 1.0) {
             return Err(FieldError::new(
                 "beta",

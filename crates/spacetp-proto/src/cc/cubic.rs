@@ -20,7 +20,7 @@
 //! idle (the trait has no app-limited signal).
 
 use super::frac::{cwnd_segments, segments_acked, slow_start, Carry};
-use super::{scaled_ssthresh, AckEvent, CongestionControl, Window};
+use super::{scaled_ssthresh, AckEvent, CongestionControl, ControllerFactory, Window};
 use crate::error::FieldError;
 use crate::time::{Time, SEC};
 use schemars::JsonSchema;
@@ -57,8 +57,12 @@ impl Default for CubicParams {
     }
 }
 
-impl CubicParams {
-    pub fn validate(&self) -> Result<(), FieldError> {
+impl ControllerFactory for CubicParams {
+    fn build(&self) -> Box<dyn CongestionControl> {
+        Box::new(Cubic::new(self))
+    }
+
+    fn validate(&self) -> Result<(), FieldError> {
         if !(self.c.is_finite() && self.c > 0.0) {
             return Err(FieldError::new("c", format!("{} must be > 0", self.c)));
         }

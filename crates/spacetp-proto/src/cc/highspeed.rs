@@ -15,7 +15,7 @@
 //! High_Decrease (the formula would keep falling toward 0).
 
 use super::frac::{cwnd_segments, segments_acked, slow_start, Carry};
-use super::{scaled_ssthresh, AckEvent, CongestionControl, Window};
+use super::{scaled_ssthresh, AckEvent, CongestionControl, ControllerFactory, Window};
 use crate::error::FieldError;
 use crate::time::Time;
 use schemars::JsonSchema;
@@ -46,8 +46,12 @@ impl Default for HighSpeedParams {
     }
 }
 
-impl HighSpeedParams {
-    pub fn validate(&self) -> Result<(), FieldError> {
+impl ControllerFactory for HighSpeedParams {
+    fn build(&self) -> Box<dyn CongestionControl> {
+        Box::new(HighSpeed::new(self))
+    }
+
+    fn validate(&self) -> Result<(), FieldError> {
         let (lw, hw) = (self.low_window, self.high_window);
         if !(lw.is_finite() && lw >= 1.0) {
             return Err(FieldError::new(
@@ -79,7 +83,9 @@ impl HighSpeedParams {
         }
         Ok(())
     }
+}
 
+impl HighSpeedParams {
     /// Position of w between Low_Window and High_Window on a log scale (0 .. 1 and beyond).
     fn x(&self, w: f64) -> f64 {
         (w.ln() - self.low_window.ln()) / (self.high_window.ln() - self.low_window.ln())

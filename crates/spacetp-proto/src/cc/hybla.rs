@@ -13,7 +13,7 @@
 //! sets the initial window to rho segments; here `initial_window` decides.
 
 use super::frac::Carry;
-use super::{reno_ssthresh, AckEvent, CongestionControl, Window};
+use super::{reno_ssthresh, AckEvent, CongestionControl, ControllerFactory, Window};
 use crate::error::FieldError;
 use crate::time::{Time, MS};
 use crate::units::Duration;
@@ -37,8 +37,12 @@ impl Default for HyblaParams {
     }
 }
 
-impl HyblaParams {
-    pub fn validate(&self) -> Result<(), FieldError> {
+impl ControllerFactory for HyblaParams {
+    fn build(&self) -> Box<dyn CongestionControl> {
+        Box::new(Hybla::new(self))
+    }
+
+    fn validate(&self) -> Result<(), FieldError> {
         if self.rtt0.0 == 0 {
             return Err(FieldError::new("rtt0", "must be > 0"));
         }

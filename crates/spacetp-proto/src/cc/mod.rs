@@ -14,6 +14,7 @@ mod hystart;
 mod max_filter;
 mod newreno;
 pub(crate) mod nucc;
+mod registry;
 mod scalable;
 mod vegas;
 mod westwood;
@@ -29,47 +30,12 @@ pub use highspeed::{HighSpeed, HighSpeedParams};
 pub use hybla::{Hybla, HyblaParams};
 pub use newreno::NewReno;
 pub use nucc::Nucc;
+pub use registry::{CongestionControlKind, ControllerFactory, ControllerParams};
 pub use scalable::{Scalable, ScalableParams};
 pub use vegas::{Vegas, VegasLossResponse, VegasParams, VegasRttSample};
 pub use westwood::{Westwood, WestwoodFilter, WestwoodParams};
 
 use crate::time::Time;
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
-/// Congestion controller.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum CongestionControlKind {
-    /// RFC 5681 AIMD (the controller of Reno and NewReno).
-    Newreno,
-    /// TCP Vegas (Brakmo, O'Malley & Peterson 1994): delay-based, with its modified slow start.
-    Vegas,
-    /// TCP Westwood+ (Mascolo et al.): ssthresh from a bandwidth estimate after a loss.
-    Westwood,
-    /// HighSpeed TCP (RFC 3649): a(w), b(w) from the response function.
-    Highspeed,
-    /// TCP Hybla (Caini & Firrincieli 2004): growth normalised to a 25 ms reference RTT.
-    Hybla,
-    /// Scalable TCP (Kelly 2003): multiplicative increase, multiplicative decrease.
-    Scalable,
-    /// BIC TCP (Xu, Harfoush & Rhee 2004): binary search increase.
-    Bic,
-    /// CUBIC (RFC 9438).
-    Cubic,
-    /// BBR version 1 as Linux's `net/ipv4/tcp_bbr.c`: a model of bottleneck bandwidth and
-    /// round-trip propagation time sets the pacing rate and cwnd (Startup, Drain, ProbeBW,
-    /// ProbeRTT, long-term bandwidth for policers).
-    Bbr,
-    /// BBRv3 as draft-ietf-ccwg-bbr-06 specifies it (not what a stock Linux kernel runs):
-    /// BBR v1's model plus loss-bounded inflight (inflight_longterm and the short-term
-    /// bw_shortterm / inflight_shortterm), ProbeBW's DOWN / CRUISE / REFILL / UP cycle timed
-    /// for Reno coexistence, Startup's exit on loss, ProbeRTT every 5 s at half the BDP.
-    Bbr3,
-    /// No congestion control (SCPS-TP NUCC): the window is the receiver's, and `scps.rate`
-    /// clocks transmissions out.
-    None,
-}
 
 /// The numbers a controller moves, in bytes.
 #[derive(Clone, Copy, Debug, PartialEq)]

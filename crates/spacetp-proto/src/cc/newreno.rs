@@ -4,10 +4,17 @@
 //! slow start adds what was acknowledged up to L SMSS and avoidance SMSS x acked / cwnd, one
 //! segment per window of bytes acknowledged, however many ACKs carried them.
 
-use super::{AckEvent, CongestionControl, Window};
+use super::{AckEvent, CongestionControl, ControllerFactory, Window};
 
 #[derive(Default, Debug)]
 pub struct NewReno;
+
+/// It has no settings: the controller is its own factory.
+impl ControllerFactory for NewReno {
+    fn build(&self) -> Box<dyn CongestionControl> {
+        Box::new(NewReno)
+    }
+}
 
 impl CongestionControl for NewReno {
     fn name(&self) -> &'static str {

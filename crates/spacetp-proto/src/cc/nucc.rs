@@ -2,11 +2,18 @@
 //! grows with ACKs; the sender is limited by the receiver's window and, in SCPS-TP, by its
 //! token-bucket rate control. The connection opens the window to the receive window at start.
 
-use super::{AckEvent, CongestionControl, Window};
+use super::{AckEvent, CongestionControl, ControllerFactory, Window};
 use crate::time::Time;
 
 #[derive(Default, Debug)]
 pub struct Nucc;
+
+/// It has no settings: the controller is its own factory.
+impl ControllerFactory for Nucc {
+    fn build(&self) -> Box<dyn CongestionControl> {
+        Box::new(Nucc)
+    }
+}
 
 /// A window no receiver advertises: the peer's window and the rate control decide.
 pub const OPEN: u64 = 1 << 40;

@@ -12,7 +12,7 @@
 //! in micro-bytes, so 100 ACKs add exactly 100 x (alpha - 1) MSS.
 
 use super::frac::{cwnd_segments, segments_acked, slow_start, Carry};
-use super::{scaled_ssthresh, AckEvent, CongestionControl, Window};
+use super::{scaled_ssthresh, AckEvent, CongestionControl, ControllerFactory, Window};
 use crate::error::FieldError;
 use crate::time::Time;
 use schemars::JsonSchema;
@@ -50,8 +50,12 @@ impl Default for ScalableParams {
     }
 }
 
-impl ScalableParams {
-    pub fn validate(&self) -> Result<(), FieldError> {
+impl ControllerFactory for ScalableParams {
+    fn build(&self) -> Box<dyn CongestionControl> {
+        Box::new(Scalable::new(self))
+    }
+
+    fn validate(&self) -> Result<(), FieldError> {
         if !(self.alpha.is_finite() && self.alpha > 1.0) {
             return Err(FieldError::new(
                 "alpha",

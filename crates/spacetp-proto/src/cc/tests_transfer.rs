@@ -118,7 +118,7 @@ fn westwood_ssthresh_is_bandwidth_times_rtt_min() {
     let expect = 1_250_000.0 * rtt_min as f64 / SEC as f64;
     for rcv in [300_000, 200_000] {
         let mut c = cfg(Kind::Westwood);
-        c.westwood.filter_gain = 0.5;
+        c.cc.westwood.filter_gain = 0.5;
         c.receive_buffer = crate::units::Bytes(rcv);
         let p = transfer(&c, &[1200], None);
         assert_eq!(p.a.rtt().min_rtt(), Some(rtt_min));
@@ -236,27 +236,21 @@ fn cubic_follows_w_cubic_after_a_loss() {
 fn config_errors_name_the_field_path_and_tables_may_be_partial() {
     use crate::cc::{CubicParams, VegasParams, WestwoodParams};
     use serde::de::{value::MapDeserializer, Deserialize};
-    let c = TcpConfig {
-        vegas: VegasParams {
-            alpha: 5.0,
-            ..Default::default()
-        },
+    let mut c = TcpConfig::default();
+    c.cc.vegas = VegasParams {
+        alpha: 5.0,
         ..Default::default()
     };
     assert!(c.validate().unwrap_err().path == "vegas.alpha");
-    let c = TcpConfig {
-        cubic: CubicParams {
-            beta: 1.5,
-            ..Default::default()
-        },
+    let mut c = TcpConfig::default();
+    c.cc.cubic = CubicParams {
+        beta: 1.5,
         ..Default::default()
     };
     assert!(c.validate().unwrap_err().path == "cubic.beta");
-    let c = TcpConfig {
-        westwood: WestwoodParams {
-            min_interval: crate::units::Duration(0),
-            ..Default::default()
-        },
+    let mut c = TcpConfig::default();
+    c.cc.westwood = WestwoodParams {
+        min_interval: crate::units::Duration(0),
         ..Default::default()
     };
     assert!(c.validate().unwrap_err().path == "westwood.min_interval");

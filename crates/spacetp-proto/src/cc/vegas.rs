@@ -17,7 +17,7 @@
 //! loss or timeout Vegas waits one full round of fresh samples (Linux `vegas_enable`).
 
 use super::frac::{cwnd_segments, slow_start};
-use super::{reno_ssthresh, AckEvent, CongestionControl, NewReno, Window};
+use super::{reno_ssthresh, AckEvent, CongestionControl, ControllerFactory, NewReno, Window};
 use crate::error::FieldError;
 use crate::time::Time;
 use schemars::JsonSchema;
@@ -97,9 +97,13 @@ impl Default for VegasParams {
     }
 }
 
-impl VegasParams {
+impl ControllerFactory for VegasParams {
+    fn build(&self) -> Box<dyn CongestionControl> {
+        Box::new(Vegas::new(self))
+    }
+
     /// Errors name the field, e.g. `alpha: must be >= 0 and <= beta`.
-    pub fn validate(&self) -> Result<(), FieldError> {
+    fn validate(&self) -> Result<(), FieldError> {
         let (a, b, g) = (self.alpha, self.beta, self.gamma);
         if !(a.is_finite() && a >= 0.0 && a <= b) {
             return Err(FieldError::new(

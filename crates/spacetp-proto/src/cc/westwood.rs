@@ -13,7 +13,7 @@
 //! recovery; on a timeout ssthresh = the same, cwnd = 1 MSS. Before the first estimate the
 //! RFC 5681 values are used (Linux and ns-3 use 2 MSS then). Growth is NewReno's.
 
-use super::{reno_ssthresh, AckEvent, CongestionControl, NewReno, Window};
+use super::{reno_ssthresh, AckEvent, CongestionControl, ControllerFactory, NewReno, Window};
 use crate::error::FieldError;
 use crate::time::{Time, MS, SEC};
 use crate::units::Duration;
@@ -57,8 +57,12 @@ impl Default for WestwoodParams {
     }
 }
 
-impl WestwoodParams {
-    pub fn validate(&self) -> Result<(), FieldError> {
+impl ControllerFactory for WestwoodParams {
+    fn build(&self) -> Box<dyn CongestionControl> {
+        Box::new(Westwood::new(self))
+    }
+
+    fn validate(&self) -> Result<(), FieldError> {
         let g = self.filter_gain;
         if !(0.0..1.0).contains(&g) {
             return Err(FieldError::new(

@@ -52,8 +52,9 @@ pub enum RtoFormula {
     Linux,
 }
 
+/// A TCP or SCPS-TP connection's settings: `[flows.tcp]` over a profile's.
+// Unknown fields are refused by `settings::overlay`: serde cannot beside a flattened part.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct TcpConfig {
     /// Congestion control algorithm.
     pub congestion_control: CongestionControlKind,
@@ -159,26 +160,10 @@ pub struct TcpConfig {
     /// TCP-Peach+ (Akyildiz et al. 2002): Jump Start at connection start and Quick Recovery
     /// after a fast retransmit, with low-priority NIL segments probing spare capacity.
     pub peach: bool,
-    // ----- congestion-controller parameters: one table per controller, e.g.
-    // `[flows.tcp.vegas] alpha = 1` (each struct lives in its controller's file) -----
-    /// Vegas thresholds (used when congestion_control = "vegas").
-    pub vegas: crate::cc::VegasParams,
-    /// Westwood+ estimator settings.
-    pub westwood: crate::cc::WestwoodParams,
-    /// HighSpeed response-function settings (RFC 3649).
-    pub highspeed: crate::cc::HighSpeedParams,
-    /// Hybla reference RTT.
-    pub hybla: crate::cc::HyblaParams,
-    /// Scalable increase/decrease factors and legacy window.
-    pub scalable: crate::cc::ScalableParams,
-    /// BIC settings.
-    pub bic: crate::cc::BicParams,
-    /// CUBIC settings (RFC 9438).
-    pub cubic: crate::cc::CubicParams,
-    /// BBR settings (Linux `tcp_bbr.c`).
-    pub bbr: crate::cc::BbrParams,
-    /// BBRv3 settings (draft-ietf-ccwg-bbr).
-    pub bbr3: crate::cc::Bbr3Params,
+    /// One settings table per congestion controller (`[flows.tcp.cubic] beta = 0.8`), each
+    /// under its keyword: the registry of controllers, `cc/registry.rs`.
+    #[serde(flatten)]
+    pub cc: crate::cc::ControllerParams,
 }
 
 /// Linux `tcp_rmem[1]`.
@@ -225,35 +210,22 @@ impl Default for TcpConfig {
             prr: false,
             scps: ScpsConfig::default(),
             peach: false,
-            vegas: Default::default(),
-            westwood: Default::default(),
-            highspeed: Default::default(),
-            hybla: Default::default(),
-            scalable: Default::default(),
-            bic: Default::default(),
-            cubic: Default::default(),
-            bbr: Default::default(),
-            bbr3: Default::default(),
+            cc: Default::default(),
         }
     }
 }
 
 impl TcpConfig {
+    /// The JSON schema of these settings, no field beyond them allowed (as `overlay`
+    /// enforces; schemars says so only of structs without a flattened part).
+    pub fn schema() -> schemars::schema::RootSchema {
+        let mut root = schemars::schema_for!(TcpConfig);
+        root.schema.object().additional_properties = Some(Box::new(false.into()));
+        root
+    }
+
     /// The congestion controller these settings ask for.
     pub fn new_controller(&self) -> Box<dyn crate::cc::CongestionControl> {
-        use crate::cc::*;
-        match self.congestion_control {
-            CongestionControlKind::Newreno => Box::new(NewReno),
-            CongestionControlKind::Vegas => Box::new(Vegas::new(&self.vegas)),
-            CongestionControlKind::Westwood => Box::new(Westwood::new(&self.westwood)),
-            CongestionControlKind::Highspeed => Box::new(HighSpeed::new(&self.highspeed)),
-            CongestionControlKind::Hybla => Box::new(Hybla::new(&self.hybla)),
-            CongestionControlKind::Scalable => Box::new(Scalable::new(&self.scalable)),
-            CongestionControlKind::Bic => Box::new(Bic::new(&self.bic)),
-            CongestionControlKind::Cubic => Box::new(Cubic::new(&self.cubic)),
-            CongestionControlKind::Bbr => Box::new(Bbr::new(&self.bbr)),
-            CongestionControlKind::Bbr3 => Box::new(Bbr3::new(&self.bbr3)),
-            CongestionControlKind::None => Box::new(Nucc),
-        }
+        self.cc.factory(self.congestion_control).build()
     }
 }

@@ -182,20 +182,6 @@ impl TcpConfig {
 
     /// Each congestion controller's parameters, under its own name.
     fn validate_controllers(&self) -> Result<(), FieldError> {
-        let params: [(&str, Result<(), FieldError>); 9] = [
-            ("vegas", self.vegas.validate()),
-            ("westwood", self.westwood.validate()),
-            ("highspeed", self.highspeed.validate()),
-            ("hybla", self.hybla.validate()),
-            ("scalable", self.scalable.validate()),
-            ("bic", self.bic.validate()),
-            ("cubic", self.cubic.validate()),
-            ("bbr", self.bbr.validate()),
-            ("bbr3", self.bbr3.validate()),
-        ];
-        for (name, r) in params {
-            r.map_err(|e| e.within(name))?;
-        }
-        Ok(())
+        self.cc.validate()
     }
 }

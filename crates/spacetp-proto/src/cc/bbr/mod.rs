@@ -33,7 +33,9 @@ mod probe_bw;
 mod probe_rtt;
 mod startup;
 
-use super::{AckEvent, CongestionControl, ControlInput, ControlRequest, LossState, Window};
+use super::{
+    AckEvent, CongestionControl, ControlInput, ControlRequest, ControllerFactory, LossState, Window,
+};
 use crate::error::FieldError;
 use crate::time::{Time, MS, SEC};
 use crate::units::Duration;
@@ -86,8 +88,12 @@ impl Default for BbrParams {
     }
 }
 
-impl BbrParams {
-    pub fn validate(&self) -> Result<(), FieldError> {
+impl ControllerFactory for BbrParams {
+    fn build(&self) -> Box<dyn CongestionControl> {
+        Box::new(Bbr::new(self))
+    }
+
+    fn validate(&self) -> Result<(), FieldError> {
         if !(1.0..=10.0).contains(&self.cwnd_gain) {
             return Err(FieldError::new(
                 "cwnd_gain",

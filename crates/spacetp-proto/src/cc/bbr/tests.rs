@@ -4,7 +4,9 @@
 //! window restored after recovery.
 
 use super::{Bbr, BbrMode, BbrParams};
-use crate::cc::{AckEvent, CongestionControl, ControlInput, ControlRequest, Window};
+use crate::cc::{
+    AckEvent, CongestionControl, ControlInput, ControlRequest, ControllerFactory, Window,
+};
 use crate::config::{CongestionControlKind, RecoveryKind, TcpConfig};
 use crate::testing::Pipe;
 use crate::time::{Time, MS, SEC};

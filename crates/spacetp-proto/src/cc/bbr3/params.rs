@@ -1,6 +1,7 @@
 //! `[flows.tcp.bbr3]`: the draft's constants, adjustable for experiments. The defaults are
 //! draft-ietf-ccwg-bbr-06's (section numbers in the comments).
 
+use crate::cc::{CongestionControl, ControllerFactory};
 use crate::error::FieldError;
 use crate::time::{MS, SEC};
 use crate::units::Duration;
@@ -47,8 +48,12 @@ impl Default for Bbr3Params {
     }
 }
 
-impl Bbr3Params {
-    pub fn validate(&self) -> Result<(), FieldError> {
+impl ControllerFactory for Bbr3Params {
+    fn build(&self) -> Box<dyn CongestionControl> {
+        Box::new(super::Bbr3::new(self))
+    }
+
+    fn validate(&self) -> Result<(), FieldError> {
         let open_unit = |name: &str, v: f64| {
             if v > 0.0 && v < 1.0 {
                 Ok(())

@@ -3,7 +3,7 @@
 //! `tests_probe_bw.rs`.
 
 use super::*;
-use crate::cc::{AckEvent, ControlInput, RateSample, Window};
+use crate::cc::{AckEvent, ControlInput, ControllerFactory, RateSample, Window};
 use crate::time::{MS, SEC};
 
 pub(super) const MSS: u64 = 1000;

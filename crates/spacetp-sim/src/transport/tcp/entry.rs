@@ -44,7 +44,7 @@ impl TransportEntry for TcpEntry {
     }
 
     fn settings_schema(&self) -> serde_json::Value {
-        serde_json::to_value(schemars::schema_for!(spacetp_proto::TcpConfig)).unwrap_or_default()
+        serde_json::to_value(spacetp_proto::TcpConfig::schema()).unwrap_or_default()
     }
 
     fn takes(&self) -> &'static [&'static str] {
