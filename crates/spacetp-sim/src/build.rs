@@ -309,10 +309,12 @@ pub fn build_links(
             link_names.push(name);
         }
     }
-    let routes = crate::routes::Routes::new(adj);
+    let names: Vec<String> = sc.nodes.iter().map(|x| x.name.clone()).collect();
+    let scheduled = crate::forwarding::build(&sc.forwarding, idx, &names, &adj)?;
+    let routes = crate::routes::Routes::new(adj).with_schedule(scheduled);
     let node_kinds = infer_kinds(sc, idx)?;
     Ok(Built {
-        node_names: sc.nodes.iter().map(|x| x.name.clone()).collect(),
+        node_names: names,
         node_kinds,
         links,
         routes,

@@ -53,6 +53,10 @@ pub struct Scenario {
     pub attacks: Vec<crate::attack::AttackCfg>,
     /// The delay-tolerant network of `bp` flows: its contact plan and its hops' LTP.
     pub dtn: Option<crate::dtn_schema::DtnCfg>,
+    /// Next hops that change over time (a constellation's routing), before the static
+    /// shortest-hop routes.
+    #[serde(default)]
+    pub forwarding: Vec<crate::forwarding::ForwardingCfg>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]

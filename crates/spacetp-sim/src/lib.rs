@@ -16,6 +16,7 @@ pub mod dtn_schema;
 pub mod engine;
 pub mod export;
 pub mod fit;
+pub mod forwarding;
 pub mod limits;
 pub mod link;
 pub mod link_config;

@@ -18,6 +18,8 @@ pub struct Routes {
     adj: Vec<Vec<(u16, u32)>>,
     /// Every node's first hop toward destination `d`, once a route to `d` was asked for.
     first_to: Vec<OnceCell<Vec<Option<u32>>>>,
+    /// `[[forwarding]]`: hops that change over time, before the static ones.
+    scheduled: crate::forwarding::Table,
 }
 
 impl Routes {
@@ -25,12 +27,42 @@ impl Routes {
     /// listed at the far end).
     pub fn new(adj: Vec<Vec<(u16, u32)>>) -> Routes {
         let first_to = (0..adj.len()).map(|_| OnceCell::new()).collect();
-        Routes { adj, first_to }
+        Routes {
+            adj,
+            first_to,
+            scheduled: Default::default(),
+        }
     }
 
-    /// The link direction of the first hop from `from` toward `to`; None when `to` is
-    /// `from` or out of reach.
+    /// For each node, (neighbour, link direction to it).
+    pub fn adjacency(&self) -> &[Vec<(u16, u32)>] {
+        &self.adj
+    }
+
+    /// These routes with hops that change over time (`forwarding::build`).
+    pub fn with_schedule(mut self, scheduled: crate::forwarding::Table) -> Routes {
+        self.scheduled = scheduled;
+        self
+    }
+
+    /// The link direction of the first hop from `from` toward `to` at the start; None when
+    /// `to` is `from` or out of reach.
     pub fn first_hop(&self, from: u16, to: u16) -> Option<u32> {
+        self.hop_at(from, to, 0)
+    }
+
+    /// The hop from `from` toward `to` in force at `now`: a scheduled one, else the static.
+    #[inline]
+    pub fn hop_at(&self, from: u16, to: u16, now: spacetp_proto::Time) -> Option<u32> {
+        if !self.scheduled.is_empty() {
+            if let Some(hop) = self
+                .scheduled
+                .get(&(from, to))
+                .and_then(|pts| crate::forwarding::at(pts, now))
+            {
+                return hop;
+            }
+        }
         self.first_to[to as usize].get_or_init(|| first_hops_to(&self.adj, to))[from as usize]
     }
 }

@@ -18,7 +18,7 @@ impl World {
             let mut dirs = Vec::new();
             let mut n = a;
             while n != b {
-                let Some(ld) = self.b.routes.first_hop(n, b) else {
+                let Some(ld) = self.b.routes.hop_at(n, b, now) else {
                     break;
                 };
                 dirs.push(ld);

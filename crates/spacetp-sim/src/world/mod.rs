@@ -209,7 +209,7 @@ impl World {
 
     fn send_from(&mut self, node: u16, id: PacketId) {
         let dst = self.slab.get(id).dst;
-        match self.b.routes.first_hop(node, dst) {
+        match self.b.routes.hop_at(node, dst, self.now) {
             Some(ld) => self.enqueue(ld, id),
             None => {
                 self.slab.remove(id);
@@ -384,7 +384,7 @@ impl World {
             let (mut n, dst) = (e.node, e.peer_node);
             let mut station = None;
             while n != dst {
-                let Some(ld) = self.b.routes.first_hop(n, dst) else {
+                let Some(ld) = self.b.routes.hop_at(n, dst, self.now) else {
                     break;
                 };
                 if ld / 2 == link {
