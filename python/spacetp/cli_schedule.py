@@ -39,6 +39,44 @@ def _span(col, scale: float, units: tuple[str, ...]) -> str:
     return f"{lo:{f}} {unit}" if abs(hi - lo) < 1e-12 else f"{lo:{f}}-{hi:{f}} {unit}"
 
 
+def _constellation(sc: dict, scenario: Path, pairs, plot, csv) -> None:
+    """Each pair's RTT, hops and path changes over the constellation's routing steps."""
+    from rich.table import Table
+
+    from spacetp.console import out
+    from spacetp.constellation import pair_series, view
+    from spacetp.errors import ScenarioError, UserError
+    from spacetp.linksrc import _require_orbits
+
+    chosen = []
+    for p in pairs or []:
+        a, sep, b = p.partition(",")
+        if not sep or not a.strip() or not b.strip():
+            raise UserError(f"--pair {p}: use FROM,TO, e.g. --pair 'Paris,Moscow'")
+        chosen.append((a.strip(), b.strip()))
+    chosen = chosen or view.default_pairs(sc)
+    if not chosen:
+        raise UserError("no pair to show: give --pair FROM,TO or add [[flows]]")
+    try:
+        _require_orbits("orbit", "constellation")
+        df = pair_series(sc, chosen)
+    except ScenarioError as e:
+        raise ScenarioError(f"{scenario}: {e}", e.path) from None
+    rows = view.summary_rows(df)
+    t_ = Table(title=f"{scenario}: paths over the constellation", title_justify="left")
+    for col in rows[0]:
+        t_.add_column(col, justify="left" if col == "pair" else "right")
+    for r in rows:
+        t_.add_row(*[str(v) for v in r.values()])
+    out.print(t_)
+    if csv is not None:
+        df.to_csv(csv, index=False)
+        out.print(f"RTT, hops and paths written to {csv}")
+    if plot is not None:
+        view.plot(df, str(plot), scenario.name)
+        out.print(f"figure written to {plot}")
+
+
 def register(app: typer.Typer) -> None:
     @app.command("schedule")
     def schedule(
@@ -79,6 +117,13 @@ def register(app: typer.Typer) -> None:
                 "(default: position in \\[\\[nodes]] + 1)."
             ),
         ] = None,
+        pair: Annotated[
+            list[str] | None,
+            typer.Option(
+                help="A constellation: this pair of ground stations, FROM,TO (default: "
+                "every flow's ends)."
+            ),
+        ] = None,
     ) -> None:
         """Show the schedules of a scenario's links: spacetp schedule SCENARIO.toml --plot
         pass.png --csv pass.csv."""
@@ -99,6 +144,9 @@ def register(app: typer.Typer) -> None:
         sc = load(scenario)
         for s in set_ or []:
             apply_set(sc, s)
+        if sc.get("constellation") is not None:
+            _constellation(sc, scenario, pair, plot, csv)
+            return
         try:
             resolved, tables = resolve_with_tables(sc)
             links = view.core_schedules(resolved)

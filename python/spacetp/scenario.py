@@ -97,7 +97,11 @@ def _check_path(tokens: list[str | int], shown: str) -> None:
         nxt, nxt_roots = [], []
         for node, r in zip(nodes, roots, strict=True):
             for alt in _resolve(node, r):
-                if isinstance(tok, int):
+                if alt == {} and not where.endswith("tcp"):
+                    # A free table (`constellation`, checked by the Python front): any path.
+                    nxt.append({})
+                    nxt_roots.append(r)
+                elif isinstance(tok, int):
                     items = alt.get("items")
                     if isinstance(items, dict):
                         nxt.append(items)

@@ -25,6 +25,14 @@ pub struct Built {
 /// link, the scenario path its settings came from (`topology.core` for template links), so
 /// errors name the field the user wrote.
 pub fn expand_topology(sc: &mut Scenario) -> Result<Vec<String>, FieldError> {
+    if sc.constellation.is_some() {
+        return Err(FieldError::new(
+            "constellation",
+            "a constellation is turned into nodes, links and forwarding by the Python front \
+             before the run (spacetp run, spacetp.run, sweeps; it needs `pip install \
+             spacetp[orbits]`); this core takes them explicitly",
+        ));
+    }
     let own = sc.links.len();
     let mut origins: Vec<String> = (0..own).map(|i| format!("links[{i}]")).collect();
     let Some(t) = sc.topology.clone() else {
@@ -310,7 +318,8 @@ pub fn build_links(
         }
     }
     let names: Vec<String> = sc.nodes.iter().map(|x| x.name.clone()).collect();
-    let scheduled = crate::forwarding::build(&sc.forwarding, idx, &names, &adj)?;
+    let by_name = |name: &str, path: &str| lookup(idx, name, path);
+    let scheduled = crate::forwarding::build(&sc.forwarding, by_name, &names, &adj)?;
     let routes = crate::routes::Routes::new(adj).with_schedule(scheduled);
     let node_kinds = infer_kinds(sc, idx)?;
     Ok(Built {

@@ -57,6 +57,10 @@ pub struct Scenario {
     /// shortest-hop routes.
     #[serde(default)]
     pub forwarding: Vec<crate::forwarding::ForwardingCfg>,
+    /// Satellite shells with inter-satellite links and ground stations, routed every step:
+    /// turned into nodes, links and `forwarding` by the Python front before the run
+    /// (`spacetp.constellation`, docs/scenario.md "Constellations").
+    pub constellation: Option<crate::constellation_schema::ConstellationCfg>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]

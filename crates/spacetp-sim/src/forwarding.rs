@@ -5,7 +5,6 @@
 //! flight follow the new state from their next node on (Hypatia's forwarding state). Pairs
 //! without an entry keep the static shortest-hop route (`routes.rs`).
 
-use crate::build::lookup;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use spacetp_proto::units::Duration;
@@ -32,19 +31,19 @@ pub type Points = Vec<(Time, Option<u32>)>;
 /// Next hops by (node, destination).
 pub type Table = HashMap<(u16, u16), Points>;
 
-/// The table of `[[forwarding]]`: names resolved, each next hop a neighbour by a link, no
+/// The table of `[[forwarding]]`: names resolved by `lookup` (name, path), each next hop a neighbour by a link, no
 /// instant at which the state in force sends a packet around a loop.
 pub fn build(
     cfgs: &[ForwardingCfg],
-    idx: &HashMap<String, u16>,
+    lookup: impl Fn(&str, &str) -> Result<u16, FieldError>,
     names: &[String],
     adj: &[Vec<(u16, u32)>],
 ) -> Result<Table, FieldError> {
     let mut table = Table::new();
     for (i, f) in cfgs.iter().enumerate() {
         let p = format!("forwarding[{i}]");
-        let node = lookup(idx, &f.node, &format!("{p}.node"))?;
-        let to = lookup(idx, &f.to, &format!("{p}.to"))?;
+        let node = lookup(&f.node, &format!("{p}.node"))?;
+        let to = lookup(&f.to, &format!("{p}.to"))?;
         if node == to {
             return Err(FieldError::new(
                 format!("{p}.to"),
@@ -75,7 +74,7 @@ pub fn build(
             let ld = if next.is_empty() {
                 None
             } else {
-                let nb = lookup(idx, next, &pk)?;
+                let nb = lookup(next, &pk)?;
                 let Some(&(_, ld)) = adj[node as usize].iter().find(|&&(n, _)| n == nb) else {
                     return Err(FieldError::new(
                         pk,

@@ -9,6 +9,7 @@ pub mod attack;
 pub mod build;
 pub mod channel;
 pub mod config;
+pub mod constellation_schema;
 pub mod contacts;
 pub mod dist;
 pub mod dtn_plan;

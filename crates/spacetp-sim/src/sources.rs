@@ -86,8 +86,10 @@ pub struct ElementsCfg {
 pub struct WalkerCfg {
     /// UTC instant at which the first satellite of plane 0 crosses its ascending node.
     pub epoch: String,
-    /// Altitude above a 6378.135 km Earth, km.
-    pub altitude_km: f64,
+    /// Altitude above a 6378.135 km Earth, km (give this or `mean_motion`).
+    pub altitude_km: Option<f64>,
+    /// Mean motion, revolutions per day.
+    pub mean_motion: Option<f64>,
     /// Inclination, degrees.
     pub inclination: f64,
     /// Number of orbital planes p.
@@ -101,6 +103,9 @@ pub struct WalkerCfg {
     /// Right ascension of the ascending node of plane 0, degrees (default 0).
     #[serde(default)]
     pub raan: f64,
+    /// Odd planes half a slot ahead (Hypatia's satgenpy shells), instead of `phasing`.
+    #[serde(default)]
+    pub odd_plane_offset: bool,
 }
 
 /// Which satellite serves a terminal of a constellation.

@@ -162,3 +162,14 @@ fn bad_forwarding_is_refused_with_its_field_named() {
         + "[[forwarding]]\nnode = \"a\"\nto = \"b\"\nschedule = [[\"0 s\", \"r2\"]]\n";
     assert!(sim_err(&twice).contains("forwarding[1]: a second entry for \"a\" toward \"b\""));
 }
+
+#[test]
+fn the_core_refuses_a_constellation_the_python_front_has_not_expanded() {
+    let sc = diamond(r#"[["0 s", "r1"]]"#, FLOW)
+        + "[constellation]\ncities = [\"Paris\"]\n[[constellation.shells]]\ntle = \"\"\n";
+    let e = sim_err(&sc);
+    assert!(
+        e.starts_with("constellation: a constellation is turned into nodes"),
+        "{e}"
+    );
+}

@@ -38,7 +38,7 @@ fn examples() -> Vec<(String, String, bool)> {
                     || l.trace.is_some()
                     || l.contacts.as_ref().is_some_and(|c| c.file.is_some())
             };
-            let python = sc.links.iter().any(python_side);
+            let python = sc.constellation.is_some() || sc.links.iter().any(python_side);
             (name, text, python)
         })
         .collect()

@@ -42,6 +42,8 @@ def _link_likes(sc: dict) -> list[tuple[dict, str, str]]:
 
 
 def needs_resolution(sc: dict) -> bool:
+    if sc.get("constellation") is not None:
+        return True
     for parent, key, _ in _link_likes(sc):
         lk = parent[key]
         if any(lk.get(s) is not None for s in SOURCES):
@@ -152,6 +154,11 @@ def resolve_with_tables(sc: dict) -> tuple[dict, dict[str, dict[str, Any]]]:
     """`resolve`, and {link path: {source: sampled table}} for `spacetp schedule`."""
     if not isinstance(sc, dict) or not needs_resolution(sc):
         return sc, {}
+    if sc.get("constellation") is not None:
+        _require_orbits("orbit", "constellation")
+        from spacetp.constellation import expand
+
+        sc = expand(sc)
     out = copy.deepcopy(sc)
     tables = {}
     for parent, key, path in _link_likes(out):
@@ -169,7 +176,7 @@ def resolve_with_tables(sc: dict) -> tuple[dict, dict[str, dict[str, Any]]]:
 
 def resolve_json(text: str) -> str:
     """The same on a scenario's JSON text (sweep workers), unchanged when nothing needs it."""
-    if not any(f'"{k}"' in text for k in (*SOURCES, "file")):
+    if not any(f'"{k}"' in text for k in (*SOURCES, "file", "constellation")):
         return text
     try:
         sc = json.loads(text)

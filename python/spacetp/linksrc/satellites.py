@@ -27,7 +27,17 @@ ELEMENT_FIELDS = {
     "mean_anomaly",
     "bstar",
 }
-WALKER_FIELDS = {"epoch", "altitude_km", "inclination", "planes", "per_plane", "phasing", "raan"}
+WALKER_FIELDS = {
+    "epoch",
+    "altitude_km",
+    "mean_motion",
+    "inclination",
+    "planes",
+    "per_plane",
+    "phasing",
+    "raan",
+    "odd_plane_offset",
+}
 
 
 @dataclass
@@ -126,18 +136,30 @@ def _from_elements(e: dict, i: int, path: str) -> Satellite:
 def _walker(w: dict, path: str) -> list[Satellite]:
     from sgp4.api import WGS72, Satrec
 
-    table(w, path, WALKER_FIELDS, {"epoch", "altitude_km", "inclination", "planes", "per_plane"})
+    table(w, path, WALKER_FIELDS, {"epoch", "inclination", "planes", "per_plane"})
     epoch = _epoch_days(utc(w["epoch"], f"{path}.epoch"))
+    if ("mean_motion" in w) == ("altitude_km" in w):
+        raise fail(path, "give `altitude_km` or `mean_motion` (revolutions per day), one of them")
     p = int(number(w, "planes", path, 1, 1000, what="a number of planes"))
     s = int(number(w, "per_plane", path, 1, 1000, what="a number of satellites per plane"))
     f = int(number(w, "phasing", path, 0, max(p - 1, 0), 0, what="a phasing factor"))
     inc = math.radians(number(w, "inclination", path, 0, 180, what="an inclination"))
-    no = _mean_motion_rad_min(number(w, "altitude_km", path, 100, 100_000, what="an altitude"))
+    if "mean_motion" in w:
+        rev = number(w, "mean_motion", path, 0, 20, lo_open=True, what="a mean motion (rev/day)")
+        no = rev * 2 * math.pi / 1440.0
+    else:
+        no = _mean_motion_rad_min(number(w, "altitude_km", path, 100, 100_000, what="an altitude"))
     raan0 = number(w, "raan", path, -360, 360, 0.0, what="an angle in degrees")
+    # Hypatia's satgenpy shells (phase_diff): odd planes half a slot ahead, not Walker's F.
+    half = w.get("odd_plane_offset", False)
+    if not isinstance(half, bool):
+        raise fail(f"{path}.odd_plane_offset", f"{half!r} must be true or false")
+    if half and f:
+        raise fail(f"{path}.odd_plane_offset", "give it or `phasing`, not both")
     sats = []
     for j in range(p):
         for k in range(s):
-            m = 360.0 * (k / s + f * j / (p * s))
+            m = 360.0 * (k / s + f * j / (p * s) + (0.5 / s if half and j % 2 else 0.0))
             sat = Satrec()
             sat.sgp4init(
                 WGS72,

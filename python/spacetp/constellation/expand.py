@@ -1,0 +1,117 @@
+"""A constellation turned into what the core runs: nodes, links with delays that follow the
+satellites, and the forwarding state of every routing step as `[[forwarding]]` entries.
+
+Only what packets can reach is written: toward each destination, the nodes on the path
+from every other flow end, and, step by step, the path on from every node that held such a
+packet before (packets in flight follow the new state from their next node on). A node
+enters at the step it becomes reachable; its entries start there. The rest of the shell
+carries nothing and is left out, so a run costs what its paths cost, not the shell."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import numpy as np
+
+from spacetp.constellation import geometry, routing
+from spacetp.constellation.config import read
+from spacetp.constellation.series import station_index
+
+DELAY_SAMPLE_S = 1.0  # link delays: linear between samples this far apart (at most)
+
+
+def _ends(sc: dict) -> list[tuple[str, str]]:
+    """(name, path) of every flow, workload and traffic end."""
+    out = []
+    for part in ("flows", "workloads", "traffic"):
+        for i, f in enumerate(sc.get(part) or []):
+            for end in ("from", "to"):
+                if isinstance(f, dict) and isinstance(f.get(end), str):
+                    out.append((f[end], f"{part}[{i}].{end}"))
+    return out
+
+
+_CACHE: dict[str, dict] = {}
+
+
+def expand(sc: dict) -> dict:
+    """`sc` with its `[constellation]` replaced by nodes, links and forwarding (the same
+    dict when it has none). The part computed from the constellation is cached by what it
+    depends on (the constellation, the flows' ends, the stop), so sweeps route once."""
+    if not isinstance(sc, dict) or sc.get("constellation") is None:
+        return sc
+    key = json.dumps([sc["constellation"], _ends(sc), sc.get("stop")], sort_keys=True, default=str)
+    if key not in _CACHE:
+        if len(_CACHE) >= 8:
+            _CACHE.pop(next(iter(_CACHE)))
+        _CACHE[key] = _expanded(sc)
+    part = _CACHE[key]
+    out = {k: v for k, v in sc.items() if k != "constellation"}
+    for k in ("nodes", "links", "forwarding"):
+        out[k] = list(sc.get(k) or []) + copy.deepcopy(part[k])
+    return out
+
+
+def _expanded(sc: dict) -> dict:
+    """The nodes, links and forwarding entries of the constellation's reachable part."""
+    con = read(sc)
+    geo = geometry.build(con)
+    s = len(geo.sat_names)
+    names = geo.sat_names + geo.gs_names
+    ends = sorted({station_index(geo, n, p) for n, p in _ends(sc)})
+    reach: dict[int, set[int]] = {d: set() for d in ends}
+    hops: dict[tuple[int, int], list[list]] = {}
+    used: set[tuple[int, int]] = set()
+    for step in routing.steps(geo, ends):
+        t = float(geo.t[step.k])
+        for i, d in enumerate(ends):
+            nxt = step.next_hop[i]
+            target = s + d
+            seen: set[int] = set()
+            for n in [s + e for e in ends if e != d] + sorted(reach[d]):
+                while n != target and n not in seen:
+                    seen.add(n)
+                    h = int(nxt[n])
+                    pts = hops.setdefault((n, target), [])
+                    name = names[h] if h != routing.NONE else ""
+                    if not pts or pts[-1][1] != name:
+                        pts.append([t, name])
+                    if h == routing.NONE:
+                        break
+                    used.add((min(n, h), max(n, h)))
+                    n = h
+            reach[d] |= seen
+    nodes = sorted({x for ab in used for x in ab} | {s + e for e in ends})
+    return {
+        "nodes": [{"name": names[n]} for n in nodes],
+        "links": [_link(geo, con, a, b, names) for a, b in sorted(used)],
+        "forwarding": [
+            {"node": names[n], "to": names[d], "schedule": pts}
+            for (n, d), pts in sorted(hops.items())
+        ],
+    }
+
+
+def _link(geo: geometry.Geometry, con, a: int, b: int, names: list[str]) -> dict:
+    """The link between nodes a < b: an ISL (both satellites) or a GSL, with its delay
+    sampled along the run (linear between samples)."""
+    s = len(geo.sat_names)
+    every = max(1, int(round(DELAY_SAMPLE_S / con.step)))
+    ks = np.unique(np.r_[np.arange(0, len(geo.t), every), len(geo.t) - 1])
+    pa = geo.sat_pos[a, ks] if a < s else geo.gs_pos[a - s][None, :]
+    pb = geo.sat_pos[b, ks] if b < s else geo.gs_pos[b - s][None, :]
+    delay = np.linalg.norm(pa - pb, axis=-1) / routing.C_KM_S
+    kind = con.isl_link if b < s else con.gsl_link
+    link = {
+        "between": [names[a], names[b]],
+        "rate": kind.get("rate", "10 Mb/s"),
+        "delay": {
+            "schedule": [[float(geo.t[k]), float(x)] for k, x in zip(ks, delay, strict=True)]
+        },
+        "queue": kind.get("queue", {"packets": 100}),
+        "queue_back": kind.get("queue", {"packets": 100}),
+    }
+    if "errors" in kind:
+        link["errors"] = kind["errors"]
+    return link

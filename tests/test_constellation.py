@@ -1,0 +1,166 @@
+"""Constellations: shells, +Grid ISLs, stations by city, routing every step, flows over the
+changing paths, `spacetp schedule`, and bad input (the comparison with Hypatia's satgenpy:
+test_constellation_vs_satgenpy.py)."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import spacetp
+from spacetp.constellation import config, expand, geometry, pair_series, routing
+from spacetp.scenario import dumps
+
+ROOT = Path(__file__).resolve().parents[1]
+KUIPER = ROOT / "examples" / "kuiper-pair.toml"
+PAIR = ("Rio de Janeiro", "Saint Petersburg")
+
+
+def kuiper(stop: str = "20 s") -> dict:
+    sc = spacetp.load(KUIPER)
+    sc["stop"] = stop
+    return sc
+
+
+def test_plus_grid_links_each_satellite_to_four_neighbours():
+    links = geometry.plus_grid(0, 34, 34)
+    assert len(links) == 2 * 34 * 34
+    degree = np.bincount(np.array(links).ravel(), minlength=34 * 34)
+    assert (degree == 4).all()
+    # Satellite 0 (plane 0, slot 0): slot 1 and slot 33 of its plane, slot 0 of planes 1, 33.
+    assert {b for a, b in links if a == 0} | {a for a, b in links if b == 0} == {1, 33, 34, 33 * 34}
+
+
+def test_the_shell_is_at_its_altitude_and_inclination():
+    con = config.read(kuiper("1 s"))
+    geo = geometry.build(con)
+    r = np.linalg.norm(geo.sat_pos, axis=-1)
+    assert abs(r.mean() - (6378.135 + 630)) < 10, r.mean()
+    lat = np.degrees(np.arcsin(geo.sat_pos[..., 2] / r))
+    assert 50.5 < lat.max() <= 52.0, lat.max()
+
+
+def test_each_path_is_its_links_and_its_rtt_their_length_there_and_back_over_c():
+    # Independent of the search: walk each step's path and add up its links' lengths from
+    # the positions; the route's length must be that sum, and no other path may be shorter
+    # than the one taken (checked against the best over every pair of usable satellites).
+    sc = kuiper("5 s")
+    con = config.read(sc)
+    geo = geometry.build(con)
+    s = len(geo.sat_names)
+    a, b = (geo.gs_names.index(n) for n in PAIR)
+    for step in routing.steps(geo, [b]):
+        nodes = routing.path(step, 0, s + a, s + b)
+        assert nodes and nodes[0] == s + a and nodes[-1] == s + b
+        pos = [geo.sat_pos[n, step.k] if n < s else geo.gs_pos[n - s] for n in nodes]
+        length = sum(np.linalg.norm(p - q) for p, q in zip(pos, pos[1:], strict=False))
+        assert step.dist_km[0, s + a] == pytest.approx(length, rel=1e-9)
+        assert all(n < s for n in nodes[1:-1]), "no station relays"
+    df = pair_series(sc, [PAIR])
+    there_and_back = df["rtt_s"] * routing.C_KM_S / 2
+    assert (there_and_back > 9000).all() and (there_and_back < 20000).all()
+
+
+def test_a_path_that_shortens_under_a_flow_reorders_it_without_a_drop():
+    # 5 Mb/s everywhere and a 100 kB window: the path is full (its BDP is 70 kB) and no
+    # queue overflows. At 3.4 s the path drops from 14 to 12 hops (113 -> 96 ms): segments
+    # on the new path overtake those on the old, and SACK recovery resends one.
+    sc = kuiper("20 s")
+    sc["constellation"]["gsl"]["rate"] = sc["constellation"]["isl"]["rate"] = "5 Mb/s"
+    f = sc["flows"][0]
+    f.update(protocol="sack", bytes="5 MB", receive_buffer="100 kB")
+    changes = pair_series(sc, [PAIR]).query("changed")
+    assert list(changes["t_s"]) == [3.4]
+    res = spacetp.run(sc)
+    flow = res.flows[0]
+    assert flow["complete"] and flow["bytes_undelivered"] == 0
+    assert sum(lk["queue_drops"] + lk["error_drops"] for lk in res.links) == 0
+    assert flow["retransmitted_segments"] >= 1 and flow["tcp"]["fast_retransmits"] >= 1
+    # The same without re-routing (one routing step for the whole run): nothing resent.
+    sc["constellation"]["step"] = "30 s"
+    still = spacetp.run(sc).flows[0]
+    assert still["complete"] and still["retransmitted_segments"] == 0
+
+
+def test_only_what_packets_can_reach_is_built_and_the_run_is_deterministic():
+    sc = kuiper("20 s")
+    out = expand(sc)
+    names = {n["name"] for n in out["nodes"]}
+    assert set(PAIR) <= names and len(names) < 40, len(names)  # of 1158 nodes
+    # Every forwarding entry's hop is a neighbour by one of the built links.
+    ends = {frozenset(lk["between"]) for lk in out["links"]}
+    for e in out["forwarding"]:
+        for _, nxt in e["schedule"]:
+            assert nxt == "" or frozenset((e["node"], nxt)) in ends
+    # The link delay follows the satellites: a GSL's changes over 20 s.
+    gsl = next(lk for lk in out["links"] if PAIR[0] in lk["between"])
+    delays = [d for _, d in gsl["delay"]["schedule"]]
+    assert max(delays) - min(delays) > 5e-5  # 81 us here
+    assert spacetp.run(sc).to_json() == spacetp.run(sc).to_json()
+
+
+def test_schedule_draws_each_pairs_rtt_hops_and_path_changes(tmp_path):
+    png, csv = tmp_path / "k.png", tmp_path / "k.csv"
+    r = subprocess.run(
+        [sys.executable, "-m", "spacetp.cli", "schedule", str(KUIPER), "--set", 'stop="10 s"',
+         "--plot", str(png), "--csv", str(csv)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "Rio de Janeiro -> Saint Petersburg" in r.stdout
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    import pandas as pd
+
+    df = pd.read_csv(csv)
+    assert len(df) == 101 and set(df.columns) >= {"t_s", "rtt_s", "hops", "path", "changed"}
+    assert df["changed"].sum() == 1 and df["hops"].tolist()[:34] == [14] * 34
+    # Never faster than light along the ground's great circle (10 916 km), there and back.
+    great_circle_km = 6371.0 * math.acos(
+        math.sin(math.radians(-22.90278)) * math.sin(math.radians(59.929858))
+        + math.cos(math.radians(-22.90278)) * math.cos(math.radians(59.929858))
+        * math.cos(math.radians(30.326228 + 43.2075))
+    )  # fmt: skip
+    assert df["rtt_s"].min() > 2 * great_circle_km / routing.C_KM_S
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (("constellation.shells[0].walker.inclination", 200),
+         "constellation.shells[0].walker.inclination: 200 is not an inclination in degrees"),
+        (("constellation.shells[0].walker.planes", 0),
+         "constellation.shells[0].walker.planes: 0 is not a number of planes"),
+        (("constellation.cities", ["Rio de Janeiro", "Atlantis"]),
+         "constellation.cities[1]: unknown city 'Atlantis'"),
+        (("constellation.shells[0].isls", "+mesh"),
+         "constellation.shells[0].isls: '+mesh': must be one of +grid, none"),
+        (("constellation.step", "0 s"), "constellation.step: '0 s' must be above 0"),
+        (("flows[0].to", "Lima"), "flows[0].to: 'Lima' is no ground station"),
+    ],
+)  # fmt: skip
+def test_bad_constellations_name_the_field_and_exit_2(tmp_path, change, message):
+    sc = kuiper("5 s")
+    path, value = change
+    spacetp.set_value(sc, path, value)
+    with pytest.raises(spacetp.ScenarioError) as e:
+        spacetp.run(sc)
+    assert message in str(e.value)
+    f = tmp_path / "bad.toml"
+    f.write_text(dumps(sc))
+    r = subprocess.run([sys.executable, "-m", "spacetp.cli", "run", str(f)],
+                       capture_output=True, text=True, check=False)  # fmt: skip
+    assert r.returncode == 2 and message in r.stderr, r.stderr
+
+
+def test_the_city_table_finds_english_and_local_names():
+    from spacetp.constellation.cities import city
+
+    assert city("Moscow", "x")["lat"] == pytest.approx(55.754996)
+    assert city("Sankt-Peterburg-(Saint-Petersburg)", "x")["lon"] == pytest.approx(30.326228)
+    assert city("saint petersburg", "x")["name"] == "saint petersburg"
+    assert math.isclose(city("Paris", "x")["lat"], 48.85341)
