@@ -18,6 +18,7 @@ def test_one_notebook_per_main_use():
         "compare_my_link",
         "sweep_with_confidence_intervals",
         "reproduce_and_change_assumptions",
+        "constellation_paths",
     }
 
 
@@ -33,7 +34,8 @@ def test_notebook_runs_top_to_bottom(path: Path, tmp_path):
     # run where a user would open it; its results/ go to a temporary folder
     work = tmp_path / "examples" / "notebooks"
     work.mkdir(parents=True)
-    (tmp_path / "examples" / "geo.toml").symlink_to(ROOT / "examples" / "geo.toml")
+    for example in ("geo.toml", "kuiper-pair.toml"):
+        (tmp_path / "examples" / example).symlink_to(ROOT / "examples" / example)
     # Keep them quick (CI runs them): `make test`'s --durations lists them; no wall-clock
     # assertion here, which a loaded machine would fail. A cell may take 300 s at most.
     NotebookClient(

@@ -60,28 +60,42 @@ def _expanded(sc: dict) -> dict:
     s = len(geo.sat_names)
     names = geo.sat_names + geo.gs_names
     ends = sorted({station_index(geo, n, p) for n, p in _ends(sc)})
-    reach: dict[int, set[int]] = {d: set() for d in ends}
-    hops: dict[tuple[int, int], list[list]] = {}
-    used: set[tuple[int, int]] = set()
+    targets = np.array([s + d for d in ends], dtype=np.int64)
+    rows = np.arange(len(ends))
+    # reach[i, n]: a packet for destination i can be at node n (the other ends from the
+    # start; then whatever their next hops lead to, step by step).
+    reach = np.zeros((len(ends), len(names)), dtype=bool)
+    reach[:, targets] = True
+    reach[rows, targets] = False
+    last = np.full(reach.shape, -2, dtype=np.int64)  # the hop last written; -2: none yet
+    changes = []  # (step, destination row, node, next hop) arrays, one set per step
     for step in routing.steps(geo, ends):
-        t = float(geo.t[step.k])
-        for i, d in enumerate(ends):
-            nxt = step.next_hop[i]
-            target = s + d
-            seen: set[int] = set()
-            for n in [s + e for e in ends if e != d] + sorted(reach[d]):
-                while n != target and n not in seen:
-                    seen.add(n)
-                    h = int(nxt[n])
-                    pts = hops.setdefault((n, target), [])
-                    name = names[h] if h != routing.NONE else ""
-                    if not pts or pts[-1][1] != name:
-                        pts.append([t, name])
-                    if h == routing.NONE:
-                        break
-                    used.add((min(n, h), max(n, h)))
-                    n = h
-            reach[d] |= seen
+        nxt = step.next_hop
+        frontier = reach
+        while True:
+            di, ni = np.nonzero(frontier)
+            h = nxt[di, ni]
+            ok = h >= 0
+            di, h = di[ok], h[ok]
+            new = ~reach[di, h]
+            if not new.any():
+                break
+            frontier = np.zeros_like(reach)
+            frontier[di[new], h[new]] = True
+            reach = reach | frontier
+        changed = reach & (nxt != last)
+        changed[rows, targets] = False
+        di, ni = np.nonzero(changed)
+        changes.append((np.full(len(di), step.k), di, ni, nxt[di, ni]))
+        last[di, ni] = nxt[di, ni]
+    k, di, ni, h = (np.concatenate(x) for x in zip(*changes, strict=True))
+    hops: dict[tuple[int, int], list[list]] = {}
+    for kk, d, n, hh in zip(k.tolist(), di.tolist(), ni.tolist(), h.tolist(), strict=True):
+        hops.setdefault((n, int(targets[d])), []).append(
+            [float(geo.t[kk]), names[hh] if hh != routing.NONE else ""]
+        )
+    on = h >= 0
+    used = {(min(a, b), max(a, b)) for a, b in zip(ni[on].tolist(), h[on].tolist(), strict=True)}
     nodes = sorted({x for ab in used for x in ab} | {s + e for e in ends})
     return {
         "nodes": [{"name": names[n]} for n in nodes],

@@ -23,8 +23,11 @@ def pair_series(sc: dict, pairs: list[tuple[str, str]]) -> pd.DataFrame:
     """One row per pair and step: `from`, `to`, `t_s`, `rtt_s` (the path there and back
     over c at that instant; NaN without a path), `hops` (links on the path), `path` (its
     nodes, '-'-joined) and `changed` (the path differs from the step before)."""
-    con = read(sc)
-    geo = geometry.build(con)
+    return series(geometry.build(read(sc)), pairs)
+
+
+def series(geo: geometry.Geometry, pairs: list[tuple[str, str]]) -> pd.DataFrame:
+    """`pair_series` over a built geometry."""
     idx = [
         (station_index(geo, a, f"pairs[{i}][0]"), station_index(geo, b, f"pairs[{i}][1]"))
         for i, (a, b) in enumerate(pairs)
