@@ -4,6 +4,7 @@ test_constellation_vs_satgenpy.py)."""
 
 from __future__ import annotations
 
+import copy
 import math
 import subprocess
 import sys
@@ -132,7 +133,7 @@ def test_schedule_draws_each_pairs_rtt_hops_and_path_changes(tmp_path):
     "change, message",
     [
         (("constellation.shells[0].walker.inclination", 200),
-         "constellation.shells[0].walker.inclination: 200 is not an inclination in degrees"),
+         "constellation.shells[0].walker.inclination: 200 is not an inclination"),
         (("constellation.shells[0].walker.planes", 0),
          "constellation.shells[0].walker.planes: 0 is not a number of planes"),
         (("constellation.cities", ["Rio de Janeiro", "Atlantis"]),
@@ -164,3 +165,26 @@ def test_the_city_table_finds_english_and_local_names():
     assert city("Sankt-Peterburg-(Saint-Petersburg)", "x")["lon"] == pytest.approx(30.326228)
     assert city("saint petersburg", "x")["name"] == "saint petersburg"
     assert math.isclose(city("Paris", "x")["lat"], 48.85341)
+
+
+def test_a_shell_given_as_tles_routes_as_the_walker_shell_they_were_written_from():
+    from sgp4.exporter import export_tle
+
+    from spacetp.linksrc.satellites import satellites
+
+    sc = kuiper("3 s")
+    walker = sc["constellation"]["shells"][0]["walker"]
+    lines = []
+    for s in satellites({"walker": walker}, "w"):
+        l1, l2 = export_tle(s.satrec)
+        lines += [s.name, l1, l2]
+    tle = copy.deepcopy(sc)
+    tle["constellation"]["start"] = walker["epoch"]
+    tle["constellation"]["shells"][0] = {"name": "K1", "tle": "\n".join(lines),
+                                         "planes": 34, "per_plane": 34}  # fmt: skip
+    a, b = pair_series(sc, [PAIR]), pair_series(tle, [PAIR])
+    assert (a["path"] == b["path"]).all()
+    assert np.allclose(a["rtt_s"], b["rtt_s"], atol=2e-6)  # TLE fields are rounded
+    tle["constellation"]["shells"][0]["per_plane"] = 33
+    with pytest.raises(spacetp.ScenarioError, match=r"shells\[0\]\.tle: 1156 satellites"):
+        pair_series(tle, [PAIR])

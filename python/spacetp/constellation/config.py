@@ -8,20 +8,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from spacetp.linksrc.common import fail, number, seconds, station, table, utc
+from spacetp.linksrc.satellites import satellites
 
 TOP_FIELDS = {"start", "step", "duration", "shells", "ground_stations", "cities", "gsl", "isl"}
 SHELL_FIELDS = {"name", "walker", "tle", "planes", "per_plane", "isls"}
-WALKER_FIELDS = {
-    "epoch",
-    "altitude_km",
-    "mean_motion",
-    "inclination",
-    "planes",
-    "per_plane",
-    "phasing",
-    "raan",
-    "odd_plane_offset",
-}
 GSL_FIELDS = {"elevation_mask", "max_length_km", "rate", "queue", "errors"}
 ISL_FIELDS = {"rate", "queue", "errors"}
 ISL_PATTERNS = ("+grid", "none")
@@ -33,8 +23,8 @@ class Shell:
     planes: int
     per_plane: int
     isls: str
-    walker: dict | None = None
-    tle: str | None = None
+    sats: list  # linksrc.satellites.Satellite, plane by plane
+    epoch: str | None = None  # a Walker shell's
 
 
 @dataclass
@@ -59,38 +49,22 @@ def _shell(cfg: Any, path: str, i: int) -> Shell:
     if isls not in ISL_PATTERNS:
         raise fail(f"{path}.isls", f"{isls!r}: must be one of {', '.join(ISL_PATTERNS)}")
     if "walker" in cfg:
-        w = table(
-            cfg["walker"],
-            f"{path}.walker",
-            WALKER_FIELDS,
-            {"epoch", "inclination", "planes", "per_plane"},
-        )
-        wp = f"{path}.walker"
-        utc(w["epoch"], f"{wp}.epoch")
-        if ("mean_motion" in w) == ("altitude_km" in w):
-            raise fail(wp, "give `altitude_km` or `mean_motion` (revolutions per day), one of them")
-        if "altitude_km" in w:
-            number(w, "altitude_km", wp, 100, 100_000, what="an altitude in km")
-        else:
-            number(w, "mean_motion", wp, 0, 20, lo_open=True, what="a mean motion (rev/day)")
-        number(w, "inclination", wp, 0, 180, what="an inclination in degrees")
-        planes = int(number(w, "planes", wp, 1, 1000, what="a number of planes"))
-        per = int(number(w, "per_plane", wp, 1, 1000, what="a number of satellites per plane"))
-        number(w, "phasing", wp, 0, max(planes - 1, 0), 0, what="a phasing factor")
-        offset = w.get("odd_plane_offset", False)
-        if not isinstance(offset, bool):
-            raise fail(f"{wp}.odd_plane_offset", f"{offset!r} must be true or false")
-        if offset and w.get("phasing", 0):
-            raise fail(f"{wp}.odd_plane_offset", "give it or `phasing`, not both")
         for k in ("planes", "per_plane"):
             if k in cfg:
                 raise fail(f"{path}.{k}", "the walker shell sets it; remove it here")
-        return Shell(name, planes, per, isls, walker=w)
-    if not isinstance(cfg["tle"], str):
-        raise fail(f"{path}.tle", "must be the TLE text (a multi-line string)")
+        sats = satellites({"walker": cfg["walker"]}, path)  # checks it: path.walker.FIELD
+        w = cfg["walker"]
+        return Shell(name, int(w["planes"]), int(w["per_plane"]), isls, sats, w["epoch"])
     planes = int(number(cfg, "planes", path, 1, 1000, what="a number of planes"))
     per = int(number(cfg, "per_plane", path, 1, 1000, what="a number of satellites per plane"))
-    return Shell(name, planes, per, isls, tle=cfg["tle"])
+    sats = satellites({"tle": cfg["tle"]}, path)
+    if len(sats) != planes * per:
+        raise fail(
+            f"{path}.tle",
+            f"{len(sats)} satellites, but planes x per_plane = {planes} x {per} = "
+            f"{planes * per} (TLEs listed plane by plane)",
+        )
+    return Shell(name, planes, per, isls, sats)
 
 
 def _stations(cfg: dict, path: str) -> list[dict]:
@@ -149,8 +123,8 @@ def read(sc: dict) -> Constellation:
     start = (
         utc(cfg["start"], f"{path}.start")
         if "start" in cfg
-        else utc(first.walker["epoch"], f"{path}.start")
-        if first.walker
+        else utc(first.epoch, f"{path}.start")
+        if first.epoch
         else None
     )
     if start is None:

@@ -9,8 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from spacetp.constellation.config import Constellation
-from spacetp.linksrc.common import fail
-from spacetp.linksrc.satellites import itrs_positions, satellites, station_itrs
+from spacetp.linksrc.satellites import itrs_positions, station_itrs
 
 
 @dataclass
@@ -59,19 +58,10 @@ def build(con: Constellation) -> Geometry:
     n = int(np.floor(con.duration / con.step + 1e-9))
     t = np.round(np.arange(n + 1) * con.step, 9)  # whole nanoseconds, as the core counts
     names, sats, isls = [], [], []
-    for i, sh in enumerate(con.shells):
-        p = f"constellation.shells[{i}]"
-        orbit = {"walker": sh.walker} if sh.walker else {"tle": sh.tle}
-        mine = satellites(orbit, p)
-        if len(mine) != sh.planes * sh.per_plane:
-            raise fail(
-                p,
-                f"{len(mine)} satellites, but planes x per_plane = {sh.planes} x "
-                f"{sh.per_plane} = {sh.planes * sh.per_plane} (TLEs listed plane by plane)",
-            )
+    for sh in con.shells:
         first = len(sats)
-        sats += mine
-        names += [f"{sh.name}-{k // sh.per_plane}-{k % sh.per_plane}" for k in range(len(mine))]
+        sats += sh.sats
+        names += [f"{sh.name}-{k // sh.per_plane}-{k % sh.per_plane}" for k in range(len(sh.sats))]
         if sh.isls == "+grid":
             isls += plus_grid(first, sh.planes, sh.per_plane)
     pos = itrs_positions(sats, con.start, t, "constellation")
