@@ -102,7 +102,11 @@ def test_only_what_packets_can_reach_is_built_and_the_run_is_deterministic():
     gsl = next(lk for lk in out["links"] if PAIR[0] in lk["between"])
     delays = [d for _, d in gsl["delay"]["schedule"]]
     assert max(delays) - min(delays) > 5e-5  # 81 us here
-    assert spacetp.run(sc).to_json() == spacetp.run(sc).to_json()
+    res = spacetp.run(sc)
+    assert res.to_json() == spacetp.run(sc).to_json()
+    # What limited the flow is named by the setting a user changes, not an expanded link.
+    top = res.flows[0]["limits"][0]
+    assert (top["state"], top["setting"]) == ("link", "constellation.gsl.rate"), top
 
 
 def test_schedule_draws_each_pairs_rtt_hops_and_path_changes(tmp_path):

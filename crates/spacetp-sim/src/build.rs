@@ -19,6 +19,8 @@ pub struct Built {
     /// Each scenario link's path in the scenario (`links[2]`, or `topology.core` for a
     /// template's): link direction `d` is link `d / 2`, `d % 2 == 1` its back direction.
     pub link_paths: Vec<String>,
+    /// Per link: its table sets both directions at once (`origin`): no `_back` settings.
+    pub link_one_setting: Vec<bool>,
 }
 
 /// Add the nodes and links of a ready-made topology to the scenario's own. Returns, for every
@@ -330,12 +332,14 @@ pub fn build_links(
         link_names,
         link_paths: (0..sc.links.len())
             .map(|li| {
-                origins
-                    .get(li)
-                    .cloned()
+                sc.links[li]
+                    .origin
+                    .clone()
+                    .or_else(|| origins.get(li).cloned())
                     .unwrap_or_else(|| format!("links[{li}]"))
             })
             .collect(),
+        link_one_setting: sc.links.iter().map(|l| l.origin.is_some()).collect(),
     })
 }
 

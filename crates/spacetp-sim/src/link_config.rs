@@ -131,6 +131,10 @@ pub enum CorruptedPolicy {
 pub struct LinkCfg {
     /// The two ends. `between[0] -> between[1]` is the forward direction.
     pub between: [String; 2],
+    /// The table that made this link when the Python front wrote it (a constellation's
+    /// links: `constellation.isl`, `constellation.gsl`); the limit analysis names that
+    /// table's settings, one for both directions, instead of this entry's.
+    pub origin: Option<String>,
     /// Forward rate: a rate, or a step schedule of rates (a packet is serialised at the
     /// rates in force while it is on the wire; 0 inside a schedule pauses the
     /// transmitter). Required unless `contacts` or a Python-side source sets it.
@@ -242,6 +246,7 @@ impl LinkTemplate {
     pub fn between(&self, a: &str, b: &str) -> LinkCfg {
         LinkCfg {
             between: [a.to_string(), b.to_string()],
+            origin: None,
             rate: self.rate.clone(),
             rate_back: self.rate_back.clone(),
             delay: self.delay.clone(),

@@ -116,9 +116,10 @@ def _link(geo: geometry.Geometry, con, a: int, b: int, names: list[str]) -> dict
     pa = geo.sat_pos[a, ks] if a < s else geo.gs_pos[a - s][None, :]
     pb = geo.sat_pos[b, ks] if b < s else geo.gs_pos[b - s][None, :]
     delay = np.linalg.norm(pa - pb, axis=-1) / routing.C_KM_S
-    kind = con.isl_link if b < s else con.gsl_link
+    kind, origin = (con.isl_link, "isl") if b < s else (con.gsl_link, "gsl")
     link = {
         "between": [names[a], names[b]],
+        "origin": f"constellation.{origin}",
         "rate": kind.get("rate", "10 Mb/s"),
         "delay": {
             "schedule": [[float(geo.t[k]), float(x)] for k, x in zip(ks, delay, strict=True)]

@@ -248,8 +248,13 @@ impl World {
     fn limit_setting(&self, fi: usize, l: Limit, facts: &PathFacts) -> Option<(String, String)> {
         let f = &self.flows[fi];
         let link = |ld: u32, what: &str| {
-            let path = &self.b.link_paths[(ld / 2) as usize];
-            let back = if ld % 2 == 1 { "_back" } else { "" };
+            let li = (ld / 2) as usize;
+            let path = &self.b.link_paths[li];
+            let back = if ld % 2 == 1 && !self.b.link_one_setting[li] {
+                "_back"
+            } else {
+                ""
+            };
             format!("{path}.{what}{back}")
         };
         let rate = |ld: u32| text::rate(self.b.links[ld as usize].nominal_rate());
@@ -283,7 +288,8 @@ impl World {
             }
         }
         .map(|(path, value)| {
-            if path.starts_with("links[") || path.starts_with("topology.") {
+            let scenario_wide = ["links[", "topology.", "constellation."];
+            if scenario_wide.iter().any(|p| path.starts_with(p)) {
                 (path, value)
             } else {
                 (format!("{}.{path}", self.flow_path(fi)), value)

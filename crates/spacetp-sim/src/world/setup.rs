@@ -67,6 +67,7 @@ impl World {
                 routes: Default::default(),
                 link_names: Vec::new(),
                 link_paths: Vec::new(),
+                link_one_setting: Vec::new(),
             },
         };
         let stop = sc.stop.map(|d| d.0);
