@@ -93,11 +93,15 @@ def test_only_what_packets_can_reach_is_built_and_the_run_is_deterministic():
     out = expand(sc)
     names = {n["name"] for n in out["nodes"]}
     assert set(PAIR) <= names and len(names) < 40, len(names)  # of 1158 nodes
-    # Every forwarding entry's hop is a neighbour by one of the built links.
+    # Every forwarding entry's hop is a neighbour by one of the built links, and leads to
+    # the destination or to a node whose own entry toward it is already in force: a packet
+    # never reaches a node the expansion gave no forwarding state.
     ends = {frozenset(lk["between"]) for lk in out["links"]}
+    first = {(e["node"], e["to"]): e["schedule"][0][0] for e in out["forwarding"]}
     for e in out["forwarding"]:
-        for _, nxt in e["schedule"]:
+        for t, nxt in e["schedule"]:
             assert nxt == "" or frozenset((e["node"], nxt)) in ends
+            assert nxt in ("", e["to"]) or first[(nxt, e["to"])] <= t, (e["node"], t, nxt)
     # The link delay follows the satellites: a GSL's changes over 20 s.
     gsl = next(lk for lk in out["links"] if PAIR[0] in lk["between"])
     delays = [d for _, d in gsl["delay"]["schedule"]]
@@ -146,6 +150,11 @@ def test_schedule_draws_each_pairs_rtt_hops_and_path_changes(tmp_path):
          "constellation.shells[0].isls: '+mesh': must be one of +grid, none"),
         (("constellation.step", "0 s"), "constellation.step: '0 s' must be above 0"),
         (("flows[0].to", "Lima"), "flows[0].to: 'Lima' is no ground station"),
+        (("constellation.gsl.rate", "fast"), 'constellation.gsl.rate: "fast" is not a rate'),
+        (("constellation.isl.queue", {"packets": 0}),
+         "constellation.isl.queue.packets: must be at least 1"),
+        (("constellation.cities", [*PAIR, "Saint Petersburg"]),
+         "ground station 'Saint Petersburg' is given twice"),
     ],
 )  # fmt: skip
 def test_bad_constellations_name_the_field_and_exit_2(tmp_path, change, message):
@@ -192,3 +201,31 @@ def test_a_shell_given_as_tles_routes_as_the_walker_shell_they_were_written_from
     tle["constellation"]["shells"][0]["per_plane"] = 33
     with pytest.raises(spacetp.ScenarioError, match=r"shells\[0\]\.tle: 1156 satellites"):
         pair_series(tle, [PAIR])
+
+
+def test_a_workload_between_stations_runs_and_each_pair_is_summarised():
+    from spacetp.constellation import view
+
+    sc = kuiper("20 s")
+    sc["constellation"]["cities"].append("Paris")
+    sc.pop("flows")
+    sc["workloads"] = [{"kind": "file_requests", "server": "Rio de Janeiro",
+                        "clients": ["Saint Petersburg", "Paris"], "direction": "get",
+                        "size": {"constant": "200 kB"}, "interval": {"constant": "2 s"},
+                        "count": 2,
+                        "protocol": "linux-cubic"}]  # fmt: skip
+    assert view.default_pairs(sc) == [("Rio de Janeiro", "Saint Petersburg"),
+                                      ("Rio de Janeiro", "Paris")]  # fmt: skip
+    res = spacetp.run(sc)
+    assert res.flows and all(f["complete"] for f in res.flows)
+    rows = view.summary_rows(pair_series(sc, view.default_pairs(sc)))
+    assert [r["no path"] for r in rows] == ["0.0 s", "0.0 s"]
+    # A pair without a path for part of the run: its time is counted by steps, whatever
+    # the number of pairs in the table.
+    import pandas as pd
+
+    df = pd.DataFrame({"from": ["a", "c"] * 4, "to": ["b", "d"] * 4,
+                       "t_s": [0.0, 0.0, 0.5, 0.5, 1.0, 1.0, 1.5, 1.5],
+                       "rtt_s": [0.1, 0.1, float("nan"), 0.1, float("nan"), 0.1, 0.1, 0.1],
+                       "hops": [3, 3, 0, 3, 0, 3, 3, 3], "changed": [False] * 8})  # fmt: skip
+    assert [r["no path"] for r in view.summary_rows(df)] == ["1.0 s", "0.0 s"]

@@ -98,7 +98,7 @@ def _check_path(tokens: list[str | int], shown: str) -> None:
         for node, r in zip(nodes, roots, strict=True):
             for alt in _resolve(node, r):
                 if alt == {} and not where.endswith("tcp"):
-                    # A free table (`constellation`, checked by the Python front): any path.
+                    # Below a free table (`flows[i].quic`...; their owners check it): any path.
                     nxt.append({})
                     nxt_roots.append(r)
                 elif isinstance(tok, int):

@@ -238,6 +238,19 @@ pub fn build_links(
             .get(li)
             .cloned()
             .unwrap_or_else(|| format!("links[{li}]"));
+        if let Some(o) = &l.origin {
+            if !["constellation.isl", "constellation.gsl"].contains(&o.as_str()) {
+                return Err(FieldError::new(
+                    format!("{p}.origin"),
+                    format!(
+                        "\"{o}\": set by the Python front for a constellation's links, \
+                         \"constellation.isl\" or \"constellation.gsl\""
+                    ),
+                ));
+            }
+        }
+        // A constellation's link is reported as the table that made it.
+        let p = l.origin.clone().unwrap_or(p);
         let a = lookup(idx, &l.between[0], &format!("{p}.between[0]"))?;
         let b = lookup(idx, &l.between[1], &format!("{p}.between[1]"))?;
         if a == b {
@@ -321,8 +334,16 @@ pub fn build_links(
     }
     let names: Vec<String> = sc.nodes.iter().map(|x| x.name.clone()).collect();
     let by_name = |name: &str, path: &str| lookup(idx, name, path);
-    let scheduled = crate::forwarding::build(&sc.forwarding, by_name, &names, &adj)?;
-    let routes = crate::routes::Routes::new(adj).with_schedule(scheduled);
+    let routes = crate::routes::Routes::new(adj);
+    let static_hop = |n: u16, d: u16| routes.static_hop(n, d);
+    let scheduled = crate::forwarding::build(
+        &sc.forwarding,
+        by_name,
+        &names,
+        routes.adjacency(),
+        &static_hop,
+    )?;
+    let routes = routes.with_schedule(scheduled);
     let node_kinds = infer_kinds(sc, idx)?;
     Ok(Built {
         node_names: names,

@@ -32,20 +32,12 @@ pub struct FitPath {
 impl FitPath {
     /// The path from node `from` to `to` (both ways) of `b`, for packets of `mtu` bytes.
     pub fn new(b: &Built, from: u16, to: u16, mtu: u32) -> Self {
-        let walk = |a: u16, z: u16| {
-            let mut dirs = Vec::new();
-            let mut n = a;
-            while n != z {
-                let Some(ld) = b.routes.first_hop(n, z) else {
-                    break;
-                };
-                dirs.push(ld as usize);
-                n = b.links[ld as usize].to;
-                if dirs.len() > b.links.len() {
-                    break;
-                }
-            }
-            dirs
+        let walk = |a: u16, z: u16| -> Vec<usize> {
+            let path = b.routes.setup_path(a, z, |ld| b.links[ld as usize].to);
+            path.unwrap_or_default()
+                .into_iter()
+                .map(|ld| ld as usize)
+                .collect()
         };
         let (fwd, back) = (walk(from, to), walk(to, from));
         let slowest = |d: &[usize]| {

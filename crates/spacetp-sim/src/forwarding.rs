@@ -31,13 +31,15 @@ pub type Points = Vec<(Time, Option<u32>)>;
 /// Next hops by (node, destination).
 pub type Table = HashMap<(u16, u16), Points>;
 
-/// The table of `[[forwarding]]`: names resolved by `lookup` (name, path), each next hop a neighbour by a link, no
+/// The table of `[[forwarding]]`: names resolved by `lookup` (name, path), the static
+/// routes (`static_hop`) where no entry is in force, each next hop a neighbour by a link, no
 /// instant at which the state in force sends a packet around a loop.
 pub fn build(
     cfgs: &[ForwardingCfg],
     lookup: impl Fn(&str, &str) -> Result<u16, FieldError>,
     names: &[String],
     adj: &[Vec<(u16, u32)>],
+    static_hop: &dyn Fn(u16, u16) -> Option<u32>,
 ) -> Result<Table, FieldError> {
     let mut table = Table::new();
     for (i, f) in cfgs.iter().enumerate() {
@@ -95,7 +97,7 @@ pub fn build(
             ));
         }
     }
-    check_loops(&table, adj, names)?;
+    check_loops(&table, adj, names, static_hop)?;
     Ok(table)
 }
 
@@ -103,9 +105,15 @@ fn secs(t: Time) -> f64 {
     t as f64 / 1e9
 }
 
-/// At every instant some entry toward a destination changes, the scheduled hops toward it
-/// must lead out of the scheduled nodes or to it, never around a loop.
-fn check_loops(table: &Table, adj: &[Vec<(u16, u32)>], names: &[String]) -> Result<(), FieldError> {
+/// At every instant some entry toward a destination changes, the hops in force toward it
+/// (a node's entry once its first point has passed, else its static route: `static_hop`)
+/// must lead to it or out of the network, never around a loop.
+fn check_loops(
+    table: &Table,
+    adj: &[Vec<(u16, u32)>],
+    names: &[String],
+    static_hop: &dyn Fn(u16, u16) -> Option<u32>,
+) -> Result<(), FieldError> {
     // The far end of each link direction.
     let mut far = HashMap::new();
     for links in adj {
@@ -113,39 +121,46 @@ fn check_loops(table: &Table, adj: &[Vec<(u16, u32)>], names: &[String]) -> Resu
             far.insert(ld, nb);
         }
     }
-    let mut by_dst: HashMap<u16, Vec<(u16, &Points)>> = HashMap::new();
+    let mut by_dst: HashMap<u16, HashMap<u16, &Points>> = HashMap::new();
     for (&(node, to), points) in table {
-        by_dst.entry(to).or_default().push((node, points));
+        by_dst.entry(to).or_default().insert(node, points);
     }
-    for (dst, mut entries) in by_dst {
-        entries.sort_by_key(|e| e.0);
+    for (dst, entries) in by_dst {
         let mut instants: Vec<Time> = entries
-            .iter()
-            .flat_map(|e| e.1.iter().map(|p| p.0))
+            .values()
+            .flat_map(|pts| pts.iter().map(|p| p.0))
             .collect();
         instants.sort_unstable();
         instants.dedup();
-        let slot: HashMap<u16, usize> = entries.iter().enumerate().map(|(i, e)| (e.0, i)).collect();
         for t in instants {
-            // The hop of each scheduled node at t (None: static route or dropped: leaves).
-            let hop = |i: usize| -> Option<u16> {
-                let pts = entries[i].1;
-                let k = pts.partition_point(|p| p.0 <= t);
-                let ld = pts.get(k.checked_sub(1)?)?.1?;
+            // A loop in force at t that was not before has a node whose hop changed at t:
+            // walking from those finds it.
+            let mut starts: Vec<u16> = entries
+                .iter()
+                .filter(|(_, pts)| pts.binary_search_by_key(&t, |p| p.0).is_ok())
+                .map(|(&n, _)| n)
+                .collect();
+            starts.sort_unstable();
+            // The next node from n at t, None when the packet leaves (dropped, no route).
+            let next = |n: u16| -> Option<u16> {
+                let ld = match entries.get(&n).and_then(|pts| at(pts, t)) {
+                    Some(hop) => hop?,
+                    None => static_hop(n, dst)?,
+                };
                 far.get(&ld).copied()
             };
-            // 0 unvisited, 1 on the walk now, 2 known to leave.
-            let mut mark = vec![0u8; entries.len()];
-            for start in 0..entries.len() {
+            // 1: on the walk now, 2: known to arrive or leave.
+            let mut mark: HashMap<u16, u8> = HashMap::new();
+            for &start in &starts {
                 let mut walk = Vec::new();
-                let mut i = start;
-                loop {
-                    match mark[i] {
-                        2 => break,
-                        1 => {
+                let mut n = start;
+                while n != dst {
+                    match mark.get(&n) {
+                        Some(2) => break,
+                        Some(_) => {
                             let cycle: Vec<&str> = walk
                                 .iter()
-                                .map(|&w: &usize| names[entries[w].0 as usize].as_str())
+                                .map(|&w: &u16| names[w as usize].as_str())
                                 .collect();
                             return Err(FieldError::new(
                                 "forwarding",
@@ -157,17 +172,17 @@ fn check_loops(table: &Table, adj: &[Vec<(u16, u32)>], names: &[String]) -> Resu
                                 ),
                             ));
                         }
-                        _ => {}
+                        None => {}
                     }
-                    mark[i] = 1;
-                    walk.push(i);
-                    match hop(i).filter(|&n| n != dst).and_then(|n| slot.get(&n)) {
-                        Some(&j) => i = j,
+                    mark.insert(n, 1);
+                    walk.push(n);
+                    match next(n) {
+                        Some(m) => n = m,
                         None => break,
                     }
                 }
                 for w in walk {
-                    mark[w] = 2;
+                    mark.insert(w, 2);
                 }
             }
         }

@@ -131,10 +131,6 @@ pub enum CorruptedPolicy {
 pub struct LinkCfg {
     /// The two ends. `between[0] -> between[1]` is the forward direction.
     pub between: [String; 2],
-    /// The table that made this link when the Python front wrote it (a constellation's
-    /// links: `constellation.isl`, `constellation.gsl`); the limit analysis names that
-    /// table's settings, one for both directions, instead of this entry's.
-    pub origin: Option<String>,
     /// Forward rate: a rate, or a step schedule of rates (a packet is serialised at the
     /// rates in force while it is on the wire; 0 inside a schedule pauses the
     /// transmitter). Required unless `contacts` or a Python-side source sets it.
@@ -184,6 +180,10 @@ pub struct LinkCfg {
     /// Recorded traces replayed by the link (Mahimahi rate traces, delay CSVs). Read by the
     /// Python front before the run.
     pub trace: Option<LinkTraceCfg>,
+    /// The table that made this link when the Python front wrote it (a constellation's
+    /// links: `constellation.isl`, `constellation.gsl`); the limit analysis names that
+    /// table's settings, one for both directions, instead of this entry's.
+    pub origin: Option<String>,
 }
 
 /// A link without its ends: the fields mean what they mean in `[[links]]` (forward is away

@@ -63,13 +63,42 @@ impl Routes {
                 return hop;
             }
         }
+        self.static_hop(from, to)
+    }
+
+    /// The static shortest-hop route's first hop (no `[[forwarding]]`).
+    pub fn static_hop(&self, from: u16, to: u16) -> Option<u32> {
         self.first_to[to as usize].get_or_init(|| first_hops_to(&self.adj, to))[from as usize]
+    }
+
+    /// The link directions a flow's set-up checks walk (route, MTU, path defaults): the
+    /// route in force at the start, or, where `[[forwarding]]` leaves none then (a path that
+    /// appears later, an empty hop), the static one. None when neither reaches `to`.
+    pub fn setup_path(
+        &self,
+        from: u16,
+        to: u16,
+        links_to: impl Fn(u32) -> u16,
+    ) -> Option<Vec<u32>> {
+        let walk = |hop: &dyn Fn(u16) -> Option<u32>| {
+            let (mut n, mut dirs) = (from, Vec::new());
+            while n != to {
+                let ld = hop(n)?;
+                dirs.push(ld);
+                if dirs.len() > self.adj.len() {
+                    return None; // around a loop
+                }
+                n = links_to(ld);
+            }
+            Some(dirs)
+        };
+        walk(&|n| self.hop_at(n, to, 0)).or_else(|| walk(&|n| self.static_hop(n, to)))
     }
 }
 
 /// Every node's first hop toward `dst`: the first link listed at the node whose far end
 /// is one hop nearer.
-fn first_hops_to(adj: &[Vec<(u16, u32)>], dst: u16) -> Vec<Option<u32>> {
+pub(crate) fn first_hops_to(adj: &[Vec<(u16, u32)>], dst: u16) -> Vec<Option<u32>> {
     let hops = hops_to(adj, dst);
     adj.iter()
         .zip(&hops)

@@ -155,7 +155,7 @@ fn bad_forwarding_is_refused_with_its_field_named() {
         + "[[forwarding]]\nnode = \"r1\"\nto = \"b\"\nschedule = [[\"0 s\", \"b\"], [\"5 s\", \"a\"]]\n";
     let e = sim_err(&looped);
     assert!(
-        e.contains("at 5 s the hops toward \"b\" go around a loop: a -> r1"),
+        e.contains("at 5 s the hops toward \"b\" go around a loop: r1 -> a"),
         "{e}"
     );
     let twice = diamond(r#"[["0 s", "r1"]]"#, FLOW)
@@ -171,5 +171,33 @@ fn the_core_refuses_a_constellation_the_python_front_has_not_expanded() {
     assert!(
         e.starts_with("constellation: a constellation is turned into nodes"),
         "{e}"
+    );
+}
+
+#[test]
+fn a_loop_through_a_static_route_is_refused() {
+    // r1 sends packets for b back to a, whose static route to b is through r1.
+    let looped = diamond(r#"[["0 s", "r1"]]"#, FLOW).replace(
+        "[[forwarding]]\nnode = \"a\"\nto = \"b\"\nschedule = [[\"0 s\", \"r1\"]]",
+        "[[forwarding]]\nnode = \"r1\"\nto = \"b\"\nschedule = [[\"0 s\", \"a\"]]",
+    );
+    let e = sim_err(&looped);
+    assert!(
+        e.contains("at 0 s the hops toward \"b\" go around a loop: r1 -> a"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_path_that_is_missing_at_the_start_is_waited_for_not_refused() {
+    // r1 drops packets for b for the first second (a's hop is r1): the flow's set-up checks
+    // walk the static route, its SYN is lost, and it completes once the path is there.
+    let gap = diamond(r#"[["0 s", "r1"]]"#, FLOW)
+        + "[[forwarding]]\nnode = \"r1\"\nto = \"b\"\nschedule = [[\"0 s\", \"\"], [\"1 s\", \"b\"]]\n";
+    let out = sim(&gap);
+    assert_exact(&out);
+    assert!(
+        out.summary.flows[0].timeouts >= 1,
+        "the first SYN was dropped"
     );
 }

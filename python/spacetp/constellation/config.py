@@ -92,14 +92,32 @@ def _stations(cfg: dict, path: str) -> list[dict]:
     seen: set[str] = set()
     for st in out:
         if st["name"] in seen:
-            raise fail(f"{path}.ground_stations", f"{st['name']!r} is named twice")
+            raise fail(path, f"ground station {st['name']!r} is given twice (cities or stations)")
         seen.add(st["name"])
     return out
 
 
 def _link_fields(cfg: Any, path: str, allowed: set[str]) -> dict:
+    """A GSL's or ISL's rate, queue and errors, checked by the core as a link's would be,
+    errors named under `path`."""
+    import json
+
+    from spacetp import _core
+
     table(cfg, path, allowed)
-    return {k: cfg[k] for k in ("rate", "queue", "errors") if k in cfg}
+    fields = {k: cfg[k] for k in ("rate", "queue", "errors") if k in cfg}
+    probe = {
+        "stop": "1 s",
+        "nodes": [{"name": "a"}, {"name": "b"}],
+        "links": [{"between": ["a", "b"], "delay": "1 ms", "rate": "1 Mb/s"} | fields],
+    }
+    try:
+        _core.validate_json(json.dumps(probe))
+    except ValueError as e:
+        where, _, rule = str(e).partition(": ")
+        field = where.removeprefix("links[0]").lstrip(".")
+        raise fail(f"{path}.{field}" if field else path, rule) from None
+    return fields
 
 
 def read(sc: dict) -> Constellation:
@@ -110,6 +128,10 @@ def read(sc: dict) -> Constellation:
     if not isinstance(shells, list) or not shells:
         raise fail(f"{path}.shells", "must be a list of at least one shell")
     parsed = [_shell(s, f"{path}.shells[{i}]", i) for i, s in enumerate(shells)]
+    names = [sh.name for sh in parsed]
+    for i, n in enumerate(names):
+        if n in names[:i]:
+            raise fail(f"{path}.shells[{i}].name", f"{n!r} names an earlier shell too")
     step = seconds(cfg.get("step", "100 ms"), f"{path}.step", positive=True)
     if cfg.get("duration") is not None:
         duration = seconds(cfg["duration"], f"{path}.duration", positive=True)

@@ -22,13 +22,22 @@ DELAY_SAMPLE_S = 1.0  # link delays: linear between samples this far apart (at m
 
 
 def _ends(sc: dict) -> list[tuple[str, str]]:
-    """(name, path) of every flow, workload and traffic end."""
+    """(name, path) of every flow, traffic and workload end (a workload's server and
+    clients)."""
     out = []
-    for part in ("flows", "workloads", "traffic"):
+    for part in ("flows", "traffic"):
         for i, f in enumerate(sc.get(part) or []):
             for end in ("from", "to"):
                 if isinstance(f, dict) and isinstance(f.get(end), str):
                     out.append((f[end], f"{part}[{i}].{end}"))
+    for i, w in enumerate(sc.get("workloads") or []):
+        if not isinstance(w, dict):
+            continue
+        if isinstance(w.get("server"), str):
+            out.append((w["server"], f"workloads[{i}].server"))
+        for j, c in enumerate(w.get("clients") or []):
+            if isinstance(c, str):
+                out.append((c, f"workloads[{i}].clients[{j}]"))
     return out
 
 

@@ -22,17 +22,19 @@ class Geometry:
     gs_up: np.ndarray  # (stations, 3) local vertical
     isls: np.ndarray  # (links, 2) satellite indices
     gsl_max_km: float | None  # a GSL is usable up to this slant range,
-    gsl_mask_deg: float | None  # or above this elevation
+    gsl_mask_deg: float | None  # or above this elevation,
+    gs_mask_deg: np.ndarray  # (stations,) and above each station's own mask
 
     def gsl(self, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Slant ranges (stations, satellites) at step k and which of them are usable."""
         rho = self.sat_pos[None, :, k, :] - self.gs_pos[:, None, :]
         rng = np.linalg.norm(rho, axis=-1)
+        sin_el = np.einsum("gsi,gi->gs", rho, self.gs_up) / rng
+        ok = sin_el >= np.sin(np.radians(self.gs_mask_deg))[:, None]
         if self.gsl_mask_deg is not None:
-            sin_el = np.einsum("gsi,gi->gs", rho, self.gs_up) / rng
-            ok = sin_el >= np.sin(np.radians(self.gsl_mask_deg))
+            ok &= sin_el >= np.sin(np.radians(self.gsl_mask_deg))
         else:
-            ok = rng <= self.gsl_max_km
+            ok &= rng <= self.gsl_max_km
         return rng, ok
 
     def isl_km(self, k: int) -> np.ndarray:
@@ -76,4 +78,5 @@ def build(con: Constellation) -> Geometry:
         isls=np.array(isls, dtype=np.int64).reshape(-1, 2),
         gsl_max_km=con.gsl_max_km,
         gsl_mask_deg=con.gsl_mask_deg,
+        gs_mask_deg=np.array([st["mask"] for st in con.stations], dtype=float),
     )

@@ -9,21 +9,24 @@ import pandas as pd
 
 
 def default_pairs(sc: dict) -> list[tuple[str, str]]:
-    """Every flow's, workload's and traffic source's (from, to), once each."""
+    """Every flow's and traffic source's (from, to) and every workload's (server, client),
+    once each."""
     out: list[tuple[str, str]] = []
-    for part in ("flows", "workloads", "traffic"):
+    for part in ("flows", "traffic"):
         for f in sc.get(part) or []:
             if isinstance(f, dict) and isinstance(f.get("from"), str):
-                pair = (f["from"], f["to"])
-                if pair not in out:
-                    out.append(pair)
-    return out
+                out.append((f["from"], f["to"]))
+    for w in sc.get("workloads") or []:
+        if isinstance(w, dict) and isinstance(w.get("server"), str):
+            out += [(w["server"], c) for c in w.get("clients") or [] if isinstance(c, str)]
+    return list(dict.fromkeys(out))
 
 
 def summary_rows(df: pd.DataFrame) -> list[dict]:
     """Per pair: RTT range, hop range, path changes, time without a path."""
     rows = []
-    step = float(df["t_s"].diff().dropna().min()) if len(df) > 2 else math.nan
+    times = df["t_s"].drop_duplicates()
+    step = float(times.diff().dropna().min()) if len(times) > 1 else math.nan
     for (a, b), g in df.groupby(["from", "to"], sort=False):
         rtt = g["rtt_s"].dropna() * 1e3
         reach = g[g["hops"] > 0]["hops"]

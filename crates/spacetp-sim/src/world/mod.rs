@@ -383,7 +383,11 @@ impl World {
             }
             let (mut n, dst) = (e.node, e.peer_node);
             let mut station = None;
-            while n != dst {
+            for _ in 0..self.b.links.len() {
+                // (bounded: a transient forwarding state may lead around)
+                if n == dst {
+                    break;
+                }
                 let Some(ld) = self.b.routes.hop_at(n, dst, self.now) else {
                     break;
                 };

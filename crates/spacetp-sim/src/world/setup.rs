@@ -454,8 +454,15 @@ impl World {
     }
 }
 
+/// The link directions of the route the set-up checks walk (`Routes::setup_path`).
+fn route(b: &Built, from: u16, to: u16) -> Vec<u32> {
+    b.routes
+        .setup_path(from, to, |ld| b.links[ld as usize].to)
+        .unwrap_or_default()
+}
+
 pub(super) fn check_route(b: &Built, from: u16, to: u16, path: &str) -> Result<(), FieldError> {
-    if b.routes.first_hop(from, to).is_none() {
+    if from != to && route(b, from, to).is_empty() {
         return Err(FieldError::new(
             path.to_string(),
             format!(
@@ -476,13 +483,11 @@ pub(super) fn path_defaults(
     to: u16,
     mtu: u64,
 ) -> crate::transport::ltp::PathDefaults {
-    let (mut n, mut one_way, mut rate) = (from, 0, f64::INFINITY);
-    while n != to {
-        let ld = b.routes.first_hop(n, to).expect("route checked") as usize;
-        let l = &b.links[ld];
+    let (mut one_way, mut rate) = (0, f64::INFINITY);
+    for ld in route(b, from, to) {
+        let l = &b.links[ld as usize];
         one_way += l.delay.at(0);
         rate = rate.min(l.nominal_rate());
-        n = l.to;
     }
     crate::transport::ltp::PathDefaults {
         one_way,
@@ -493,13 +498,11 @@ pub(super) fn path_defaults(
 
 /// The smallest MTU on the route from `from` to `to`.
 fn path_mtu(b: &Built, from: u16, to: u16) -> u32 {
-    let (mut n, mut mtu) = (from, u32::MAX);
-    while n != to {
-        let ld = b.routes.first_hop(n, to).expect("route checked") as usize;
-        mtu = mtu.min(b.links[ld].mtu);
-        n = b.links[ld].to;
-    }
-    mtu
+    route(b, from, to)
+        .into_iter()
+        .map(|ld| b.links[ld as usize].mtu)
+        .min()
+        .unwrap_or(u32::MAX)
 }
 
 pub(super) fn check_path_mtu(
@@ -509,20 +512,17 @@ pub(super) fn check_path_mtu(
     size: u32,
     path: &str,
 ) -> Result<(), FieldError> {
-    let mut n = from;
-    while n != to {
-        let ld = b.routes.first_hop(n, to).expect("route checked") as usize;
-        let l: &LinkDir = &b.links[ld];
+    for ld in route(b, from, to) {
+        let l: &LinkDir = &b.links[ld as usize];
         if size > l.mtu {
             return Err(FieldError::new(
                 path.to_string(),
                 format!(
                     "packets of {size} B exceed the mtu {} B of link {}; lower the flow's mtu",
-                    l.mtu, b.link_names[ld]
+                    l.mtu, b.link_names[ld as usize]
                 ),
             ));
         }
-        n = l.to;
     }
     Ok(())
 }

@@ -118,7 +118,7 @@ impl World {
             if x == y {
                 continue; // a loopback contact (ION's habit) carries nothing between nodes
             }
-            if b.routes.first_hop(x, y).is_none() {
+            if b.routes.static_hop(x, y).is_none() {
                 return Err(FieldError::new(
                     "dtn.contact_plan",
                     format!(
