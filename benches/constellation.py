@@ -1,5 +1,6 @@
 """A traffic matrix over a constellation, as #34 asks: 100 city pairs over Starlink S1 (72 x
-22, Hypatia's 15.19 rev/day, 53 degrees, +Grid ISLs, GSLs up to 1301.4 km, 10 Mb/s links
+22, Hypatia's 15.19 rev/day, 53 degrees, +Grid ISLs, GSLs up to 1301.4 km (550 km / sin 25
+degrees; satgenpy's own figure is 1089.7 km), 10 Mb/s links
 with 100-packet queues) for 200 simulated seconds, routed every 100 ms, one unlimited
 NewReno flow per pair (Hypatia's TCP experiments: NewReno over 10 Mb/s links).
 

@@ -42,7 +42,7 @@ SHELLS = {
     "kuiper_630": {"name": "K1", "mean_motion": 14.80, "inclination": 51.9, "planes": 34,
                    "per_plane": 34, "max_gsl_km": 1260.0},
     "starlink_550": {"name": "S1", "mean_motion": 15.19, "inclination": 53.0, "planes": 72,
-                     "per_plane": 22, "max_gsl_km": 550 / np.sin(np.radians(25))},
+                     "per_plane": 22, "max_gsl_km": 1089.6864181956202},  # its 940.7 km cone
 }  # fmt: skip
 SHELLS = {k: v for k, v in SHELLS.items() if list(DATA.glob(f"{k}_*.csv.gz"))}
 
