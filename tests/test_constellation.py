@@ -229,3 +229,19 @@ def test_a_workload_between_stations_runs_and_each_pair_is_summarised():
                        "rtt_s": [0.1, 0.1, float("nan"), 0.1, float("nan"), 0.1, 0.1, 0.1],
                        "hops": [3, 3, 0, 3, 0, 3, 3, 3], "changed": [False] * 8})  # fmt: skip
     assert [r["no path"] for r in view.summary_rows(df)] == ["1.0 s", "0.0 s"]
+
+
+def test_a_change_of_link_rate_reuses_the_routing_and_applies_the_new_rate(monkeypatch):
+    expand_module = sys.modules["spacetp.constellation.expand"]
+    calls = []
+    real = expand_module._expanded
+    monkeypatch.setattr(expand_module, "_expanded", lambda sc: calls.append(1) or real(sc))
+    expand_module._CACHE.clear()
+    sc = kuiper("5 s")
+    a = expand(sc)
+    sc["constellation"]["gsl"]["rate"] = "5 Mb/s"
+    b = expand(sc)
+    assert len(calls) == 1, "the routing is computed once"
+    gsl = [lk for lk in b["links"] if lk["origin"] == "constellation.gsl"]
+    assert gsl and all(lk["rate"] == "5 Mb/s" for lk in gsl)
+    assert all(lk["rate"] == "20 Mb/s" for lk in a["links"])

@@ -4,7 +4,7 @@ rule, the routing step. Every error names the field path and the rule (exit 2)."
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from spacetp.linksrc.common import fail, number, seconds, station, table, utc
@@ -36,8 +36,6 @@ class Constellation:
     stations: list[dict]
     gsl_mask_deg: float | None
     gsl_max_km: float | None
-    gsl_link: dict = field(default_factory=dict)
-    isl_link: dict = field(default_factory=dict)
 
 
 def _shell(cfg: Any, path: str, i: int) -> Shell:
@@ -97,6 +95,18 @@ def _stations(cfg: dict, path: str) -> list[dict]:
     return out
 
 
+LINK_SETTINGS = ("rate", "queue", "errors")
+
+
+def link_settings(sc: dict) -> dict[str, dict]:
+    """The GSLs' and ISLs' rate, queue and errors ({"gsl": ..., "isl": ...}), checked."""
+    cfg = table(sc["constellation"], "constellation", TOP_FIELDS, {"shells"})
+    return {
+        "gsl": _link_fields(cfg.get("gsl", {}), "constellation.gsl", GSL_FIELDS),
+        "isl": _link_fields(cfg.get("isl", {}), "constellation.isl", ISL_FIELDS),
+    }
+
+
 def _link_fields(cfg: Any, path: str, allowed: set[str]) -> dict:
     """A GSL's or ISL's rate, queue and errors, checked by the core as a link's would be,
     errors named under `path`."""
@@ -105,7 +115,7 @@ def _link_fields(cfg: Any, path: str, allowed: set[str]) -> dict:
     from spacetp import _core
 
     table(cfg, path, allowed)
-    fields = {k: cfg[k] for k in ("rate", "queue", "errors") if k in cfg}
+    fields = {k: cfg[k] for k in LINK_SETTINGS if k in cfg}
     probe = {
         "stop": "1 s",
         "nodes": [{"name": "a"}, {"name": "b"}],
@@ -152,7 +162,7 @@ def read(sc: dict) -> Constellation:
     if start is None:
         raise fail(f"{path}.start", "required with TLE shells: the UTC instant of t = 0")
     gsl = cfg.get("gsl", {})
-    gsl_link = _link_fields(gsl, f"{path}.gsl", GSL_FIELDS)
+    table(gsl, f"{path}.gsl", GSL_FIELDS)  # its link settings: link_settings
     mask = max_km = None
     if "max_length_km" in gsl:
         max_km = number(gsl, "max_length_km", f"{path}.gsl", 0, 1e6, lo_open=True, what="a length")
@@ -161,7 +171,7 @@ def read(sc: dict) -> Constellation:
     else:
         mask = number(gsl, "elevation_mask", f"{path}.gsl", 0, 90, 25.0, hi_open=True,
                       what="an elevation mask in degrees")  # fmt: skip
-    isl_link = _link_fields(cfg.get("isl", {}), f"{path}.isl", ISL_FIELDS)
+
     return Constellation(
         start=start,
         step=step,
@@ -170,6 +180,4 @@ def read(sc: dict) -> Constellation:
         stations=_stations(cfg, path),
         gsl_mask_deg=mask,
         gsl_max_km=max_km,
-        gsl_link=gsl_link,
-        isl_link=isl_link,
     )

@@ -15,7 +15,7 @@ import json
 import numpy as np
 
 from spacetp.constellation import geometry, routing
-from spacetp.constellation.config import read
+from spacetp.constellation.config import LINK_SETTINGS, link_settings, read
 from spacetp.constellation.series import station_index
 
 DELAY_SAMPLE_S = 1.0  # link delays: linear between samples this far apart (at most)
@@ -50,15 +50,28 @@ def expand(sc: dict) -> dict:
     depends on (the constellation, the flows' ends, the stop), so sweeps route once."""
     if not isinstance(sc, dict) or sc.get("constellation") is None:
         return sc
-    key = json.dumps([sc["constellation"], _ends(sc), sc.get("stop")], sort_keys=True, default=str)
+    # The routing depends on neither links' rate, queue nor errors: a sweep over them
+    # routes once; they are laid on the cached links below.
+    settings = link_settings(sc)
+    routed = copy.deepcopy(sc["constellation"])
+    for table in ("gsl", "isl"):
+        if isinstance(routed.get(table), dict):
+            routed[table] = {k: v for k, v in routed[table].items() if k not in LINK_SETTINGS}
+    key = json.dumps([routed, _ends(sc), sc.get("stop")], sort_keys=True, default=str)
     if key not in _CACHE:
         if len(_CACHE) >= 8:
             _CACHE.pop(next(iter(_CACHE)))
         _CACHE[key] = _expanded(sc)
-    part = _CACHE[key]
+    part = copy.deepcopy(_CACHE[key])
+    for link in part["links"]:
+        kind = settings[link["origin"].removeprefix("constellation.")]
+        link["rate"] = kind.get("rate", "10 Mb/s")
+        link["queue"] = link["queue_back"] = kind.get("queue", {"packets": 100})
+        if "errors" in kind:
+            link["errors"] = kind["errors"]
     out = {k: v for k, v in sc.items() if k != "constellation"}
     for k in ("nodes", "links", "forwarding"):
-        out[k] = list(sc.get(k) or []) + copy.deepcopy(part[k])
+        out[k] = list(sc.get(k) or []) + part[k]
     return out
 
 
@@ -118,24 +131,18 @@ def _expanded(sc: dict) -> dict:
 
 def _link(geo: geometry.Geometry, con, a: int, b: int, names: list[str]) -> dict:
     """The link between nodes a < b: an ISL (both satellites) or a GSL, with its delay
-    sampled along the run (linear between samples)."""
+    sampled along the run (linear between samples); `expand` adds its settings."""
     s = len(geo.sat_names)
     every = max(1, int(round(DELAY_SAMPLE_S / con.step)))
     ks = np.unique(np.r_[np.arange(0, len(geo.t), every), len(geo.t) - 1])
     pa = geo.sat_pos[a, ks] if a < s else geo.gs_pos[a - s][None, :]
     pb = geo.sat_pos[b, ks] if b < s else geo.gs_pos[b - s][None, :]
     delay = np.linalg.norm(pa - pb, axis=-1) / routing.C_KM_S
-    kind, origin = (con.isl_link, "isl") if b < s else (con.gsl_link, "gsl")
-    link = {
+    origin = "isl" if b < s else "gsl"
+    return {
         "between": [names[a], names[b]],
         "origin": f"constellation.{origin}",
-        "rate": kind.get("rate", "10 Mb/s"),
         "delay": {
             "schedule": [[float(geo.t[k]), float(x)] for k, x in zip(ks, delay, strict=True)]
         },
-        "queue": kind.get("queue", {"packets": 100}),
-        "queue_back": kind.get("queue", {"packets": 100}),
     }
-    if "errors" in kind:
-        link["errors"] = kind["errors"]
-    return link
