@@ -245,3 +245,29 @@ def test_a_change_of_link_rate_reuses_the_routing_and_applies_the_new_rate(monke
     gsl = [lk for lk in b["links"] if lk["origin"] == "constellation.gsl"]
     assert gsl and all(lk["rate"] == "5 Mb/s" for lk in gsl)
     assert all(lk["rate"] == "20 Mb/s" for lk in a["links"])
+
+
+def test_bundles_take_a_gsl_only_while_its_station_may_use_the_satellite():
+    # Bundle agents route by Contact Graph Routing over a contact plan, not by the packets'
+    # forwarding state. Saint Petersburg may use K1-5-7 only from 3.4 s on (the path change
+    # of kuiper-pair.toml), and the shorter way is through it: a plan with every link up
+    # the whole run sent the first 2.6 s of bundles down a GSL out of reach. The derived
+    # plan opens that GSL at 3.4 s, so the bundles go the way that exists then.
+    sc = kuiper("10 s")
+    sc["flows"][0].update(protocol="bp", bytes="5 MB", bp={"bundle_size": "100 kB"})
+    out = expand(sc)
+    plan = out["dtn"]["contact_plan"]
+    number = {n["name"]: i + 1 for i, n in enumerate(out["nodes"])}
+    late = f"a contact +3.4 +10 {number['K1-5-7']} {number['Saint Petersburg']} 2500000"
+    assert late in plan.splitlines(), plan
+    assert out["dtn"]["drive_links"] is False  # the links keep the satellites' delays
+    res = spacetp.run(sc)
+    flow = res.flows[0]
+    assert flow["complete"] and flow["bytes_delivered"] == 5_000_000
+    assert flow["completion_s"] < 3.4, flow["completion_s"]
+    sent = {lk["name"]: lk["tx_packets"] for lk in res.links}
+    assert sent.get("K1-5-7->Saint Petersburg", 0) == 0, sent
+    assert sent["K1-4-8->Saint Petersburg"] > 3000
+    # A scenario's own plan is kept.
+    sc["dtn"] = {"contact_plan": "a contact +0 +10 1 2 1000\n"}
+    assert expand(sc)["dtn"] == sc["dtn"]

@@ -14,7 +14,7 @@ import json
 
 import numpy as np
 
-from spacetp.constellation import geometry, routing
+from spacetp.constellation import contacts, geometry, routing
 from spacetp.constellation.config import LINK_SETTINGS, link_settings, read
 from spacetp.constellation.series import station_index
 
@@ -72,6 +72,7 @@ def expand(sc: dict) -> dict:
     out = {k: v for k, v in sc.items() if k != "constellation"}
     for k in ("nodes", "links", "forwarding"):
         out[k] = list(sc.get(k) or []) + part[k]
+    contacts.add_plan(out)
     return out
 
 
@@ -91,7 +92,9 @@ def _expanded(sc: dict) -> dict:
     reach[rows, targets] = False
     last = np.full(reach.shape, -2, dtype=np.int64)  # the hop last written; -2: none yet
     changes = []  # (step, destination row, node, next hop) arrays, one set per step
+    usable = []  # (step, station * satellites + satellite) of the GSLs usable then
     for step in routing.steps(geo, ends):
+        usable.append((np.full(len(step.usable), step.k, dtype=np.int32), step.usable))
         nxt = step.next_hop
         frontier = reach
         while True:
@@ -119,14 +122,38 @@ def _expanded(sc: dict) -> dict:
     on = h >= 0
     used = {(min(a, b), max(a, b)) for a, b in zip(ni[on].tolist(), h[on].tolist(), strict=True)}
     nodes = sorted({x for ab in used for x in ab} | {s + e for e in ends})
+    links = [_link(geo, con, a, b, names) for a, b in sorted(used)]
+    uk, uf = (np.concatenate(x) for x in zip(*usable, strict=True))
+    order = np.argsort(uf, kind="stable")  # by GSL, each one's steps in order
+    uk, uf = uk[order], uf[order]
+    for link, (a, b) in zip(links, sorted(used), strict=True):
+        # When bundles may use it (contacts.py): a GSL while the routing could use it.
+        f = (b - s) * s + a
+        lo, hi = np.searchsorted(uf, [f, f + 1])
+        ks = uk[lo:hi] if b >= s else np.arange(len(geo.t))
+        link["usable"] = _windows(geo, ks, con.duration)
     return {
         "nodes": [{"name": names[n]} for n in nodes],
-        "links": [_link(geo, con, a, b, names) for a, b in sorted(used)],
+        "links": links,
         "forwarding": [
             {"node": names[n], "to": names[d], "schedule": pts}
             for (n, d), pts in sorted(hops.items())
         ],
     }
+
+
+def _windows(geo: geometry.Geometry, ks: np.ndarray, end: float) -> list[list[float]]:
+    """The [start, end) intervals of the steps `ks` (sorted): runs of consecutive steps,
+    each from its first step's instant to the next step's (the run's end at the last)."""
+    if len(ks) == 0:
+        return []
+    cut = np.flatnonzero(np.diff(ks) > 1)
+    firsts = np.r_[ks[0], ks[cut + 1]]
+    lasts = np.r_[ks[cut], ks[-1]]
+    return [
+        [float(geo.t[f]), float(geo.t[la + 1]) if la + 1 < len(geo.t) else end]
+        for f, la in zip(firsts.tolist(), lasts.tolist(), strict=True)
+    ]
 
 
 def _link(geo: geometry.Geometry, con, a: int, b: int, names: list[str]) -> dict:

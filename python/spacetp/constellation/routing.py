@@ -26,6 +26,7 @@ class Step:
     k: int
     dist_km: np.ndarray  # (destinations, nodes): path length from each node to it
     next_hop: np.ndarray  # (destinations, nodes): next node toward it, NONE if none
+    usable: np.ndarray  # station * satellites + satellite of every GSL usable now
 
 
 def _graph(geo: Geometry, k: int, rng: np.ndarray, ok: np.ndarray) -> csr_matrix:
@@ -62,7 +63,7 @@ def steps(geo: Geometry, destinations: list[int]) -> Iterator[Step]:
         for i, d in enumerate(targets):
             nxt[i, d] = NONE
             dist[i, d] = 0.0
-        yield Step(k, dist, nxt)
+        yield Step(k, dist, nxt, np.flatnonzero(ok))
 
 
 def _station_hops(
