@@ -155,6 +155,8 @@ def test_schedule_draws_each_pairs_rtt_hops_and_path_changes(tmp_path):
          "constellation.isl.queue.packets: must be at least 1"),
         (("constellation.cities", [*PAIR, "Saint Petersburg"]),
          "ground station 'Saint Petersburg' is given twice"),
+        (("constellation.gsl.device", "one"),
+         "constellation.gsl.device: 'one': must be one of per_link, per_node"),
     ],
 )  # fmt: skip
 def test_bad_constellations_name_the_field_and_exit_2(tmp_path, change, message):
@@ -271,3 +273,32 @@ def test_bundles_take_a_gsl_only_while_its_station_may_use_the_satellite():
     # A scenario's own plan is kept.
     sc["dtn"] = {"contact_plan": "a contact +0 +10 1 2 1000\n"}
     assert expand(sc)["dtn"] == sc["dtn"]
+
+
+def test_one_gsl_device_per_node_shares_a_stations_rate_among_its_satellites():
+    # From Rio de Janeiro, Lagos is reached through K1-8-31 and Bogota through K1-20-20:
+    # with a link per station-satellite pair (a beam each) the two flows get 20 Mb/s each;
+    # with Hypatia's one GSL device per node they share Rio's 20 Mb/s.
+    sc = kuiper("10 s")
+    sc["constellation"]["cities"] = ["Rio de Janeiro", "Lagos", "Bogota"]
+    f = sc["flows"][0]
+    sc["flows"] = [dict(f, to=t, bytes="100 MB") for t in ("Lagos", "Bogota")]
+    first = {e["to"]: e["schedule"][0][1] for e in expand(sc)["forwarding"]
+             if e["node"] == "Rio de Janeiro"}  # fmt: skip
+    assert first["Lagos"] != first["Bogota"], first
+    delivered = {}
+    for device in ("per_link", "per_node"):
+        sc["constellation"]["gsl"]["device"] = device
+        res = spacetp.run(sc)
+        delivered[device] = sum(x["bytes_delivered"] for x in res.flows) * 8 / 10  # b/s
+    assert delivered["per_link"] > 30e6, delivered
+    assert 15e6 < delivered["per_node"] <= 20e6, delivered
+    out = expand(sc)
+    names = {n["name"] for n in out["nodes"]}
+    assert {"Rio de Janeiro~gsl", first["Lagos"] + "~gsl"} <= names
+    # Rio's entries lead to its device; the device's to the satellite Rio chose.
+    rio = {e["to"]: e["schedule"] for e in out["forwarding"] if e["node"] == "Rio de Janeiro"}
+    assert all(h == "Rio de Janeiro~gsl" for s in rio.values() for _, h in s), rio
+    dev = {e["to"]: e["schedule"][0][1] for e in out["forwarding"]
+           if e["node"] == "Rio de Janeiro~gsl"}  # fmt: skip
+    assert dev == first

@@ -61,6 +61,10 @@ pub struct GslCfg {
     pub rate: Option<Sched<RateValue>>,
     pub queue: Option<QueueCfg>,
     pub errors: Option<ErrorCfg>,
+    /// "per_link" (default: each station-satellite pair a link of its own, a beam each) or
+    /// "per_node" (Hypatia's one GSL device per satellite and per station: a node's GSLs
+    /// share its queue and rate).
+    pub device: Option<String>,
 }
 
 /// The ISLs' link settings (default 10 Mb/s, 100 packets, no errors).

@@ -12,7 +12,8 @@ from spacetp.linksrc.satellites import satellites
 
 TOP_FIELDS = {"start", "step", "duration", "shells", "ground_stations", "cities", "gsl", "isl"}
 SHELL_FIELDS = {"name", "walker", "tle", "planes", "per_plane", "isls"}
-GSL_FIELDS = {"elevation_mask", "max_length_km", "rate", "queue", "errors"}
+GSL_FIELDS = {"elevation_mask", "max_length_km", "rate", "queue", "errors", "device"}
+GSL_DEVICES = ("per_link", "per_node")
 ISL_FIELDS = {"rate", "queue", "errors"}
 ISL_PATTERNS = ("+grid", "none")
 
@@ -105,6 +106,18 @@ def link_settings(sc: dict) -> dict[str, dict]:
         "gsl": _link_fields(cfg.get("gsl", {}), "constellation.gsl", GSL_FIELDS),
         "isl": _link_fields(cfg.get("isl", {}), "constellation.isl", ISL_FIELDS),
     }
+
+
+def gsl_device(sc: dict) -> str:
+    """`constellation.gsl.device`, checked: "per_link" (default: each station-satellite
+    pair a link of its own, a beam each) or "per_node" (Hypatia's one GSL device per
+    satellite and per station, its queue and rate shared by all the node's GSLs)."""
+    gsl = sc["constellation"].get("gsl") or {}
+    device = gsl.get("device", "per_link") if isinstance(gsl, dict) else "per_link"
+    if device not in GSL_DEVICES:
+        allowed = ", ".join(GSL_DEVICES)
+        raise fail("constellation.gsl.device", f"{device!r}: must be one of {allowed}")
+    return device
 
 
 def _link_fields(cfg: Any, path: str, allowed: set[str]) -> dict:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from spacetp import units
 
+ION_MAX_RATE = 4_294_967_295.0  # bytes/s, a 32-bit field
+
 
 def wanted(sc: dict) -> bool:
     """Whether the run has bundle agents: a `[dtn]` table, a bp flow, CFDP over bundles."""
@@ -33,7 +35,9 @@ def _num(x: float) -> str:
 
 def _longest_delay(link: dict, t0: float, t1: float) -> float:
     """The link's longest delay over [t0, t1] (its samples there, and the ones either side,
-    between which it is linear)."""
+    between which it is linear; a device's link has one fixed delay)."""
+    if not isinstance(link["delay"], dict):
+        return units.to_si(link["delay"])[0]
     sched = link["delay"]["schedule"]
     inside = [d for t, d in sched if t0 <= t <= t1]
     before = [d for t, d in sched if t < t0][-1:]
@@ -52,19 +56,23 @@ def plan(nodes: list[dict], links: list[dict]) -> str | None:
         rate = units.to_si(link.get("rate"))
         if rate is None or rate[1] not in ("rate", None):
             return None
+        # ION holds rates up to 2^32 - 1 B/s; only a device's far hop is faster (its
+        # device's contact is the one that limits).
+        bytes_per_s = min(rate[0] / 8, ION_MAX_RATE)
         a, b = (number[x] for x in link["between"])
         for t0, t1 in link["usable"]:
             span = f"+{_num(t0)} +{_num(t1)}"
-            lines.append(f"a contact {span} {a} {b} {_num(rate[0] / 8)}")
-            lines.append(f"a contact {span} {b} {a} {_num(rate[0] / 8)}")
+            lines.append(f"a contact {span} {a} {b} {_num(bytes_per_s)}")
+            if not link.get("one_way"):
+                lines.append(f"a contact {span} {b} {a} {_num(bytes_per_s)}")
             lines.append(f"a range {span} {a} {b} {_num(_longest_delay(link, t0, t1))}")
     return "\n".join(lines) + "\n"
 
 
 def add_plan(sc: dict) -> None:
-    """Give `sc` (expanded: its nodes and links written, GSL links with their `usable`
-    intervals) the derived plan when it has bundle agents and no plan of its own, and take
-    the intervals off the links (the core has no such field)."""
+    """Give `sc` (expanded: its nodes and links written with their `usable` intervals, a
+    device's far hops `one_way`: devices.py) the derived plan when it has bundle agents and
+    no plan of its own, and take those keys off the links (the core has no such fields)."""
     links = [x for x in sc["links"] if "usable" in x]
     dtn = sc.get("dtn") if isinstance(sc.get("dtn"), dict) else {}
     own = "contact_plan" in dtn or "contact_plan_file" in dtn
@@ -74,3 +82,4 @@ def add_plan(sc: dict) -> None:
             sc["dtn"] = {**dtn, "contact_plan": text, "drive_links": dtn.get("drive_links", False)}
     for x in links:
         del x["usable"]
+        x.pop("one_way", None)

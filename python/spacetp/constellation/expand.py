@@ -14,8 +14,8 @@ import json
 
 import numpy as np
 
-from spacetp.constellation import contacts, geometry, routing
-from spacetp.constellation.config import LINK_SETTINGS, link_settings, read
+from spacetp.constellation import contacts, devices, geometry, routing
+from spacetp.constellation.config import LINK_SETTINGS, gsl_device, link_settings, read
 from spacetp.constellation.series import station_index
 
 DELAY_SAMPLE_S = 1.0  # link delays: linear between samples this far apart (at most)
@@ -50,13 +50,14 @@ def expand(sc: dict) -> dict:
     depends on (the constellation, the flows' ends, the stop), so sweeps route once."""
     if not isinstance(sc, dict) or sc.get("constellation") is None:
         return sc
-    # The routing depends on neither links' rate, queue nor errors: a sweep over them
-    # routes once; they are laid on the cached links below.
-    settings = link_settings(sc)
+    # The routing depends on neither links' rate, queue, errors nor GSL devices: a sweep
+    # over them routes once; they are laid on the cached links below.
+    settings, device = link_settings(sc), gsl_device(sc)
     routed = copy.deepcopy(sc["constellation"])
     for table in ("gsl", "isl"):
         if isinstance(routed.get(table), dict):
-            routed[table] = {k: v for k, v in routed[table].items() if k not in LINK_SETTINGS}
+            kept = {k: v for k, v in routed[table].items() if k not in (*LINK_SETTINGS, "device")}
+            routed[table] = kept
     key = json.dumps([routed, _ends(sc), sc.get("stop")], sort_keys=True, default=str)
     if key not in _CACHE:
         if len(_CACHE) >= 8:
@@ -69,6 +70,8 @@ def expand(sc: dict) -> dict:
         link["queue"] = link["queue_back"] = kind.get("queue", {"packets": 100})
         if "errors" in kind:
             link["errors"] = kind["errors"]
+    if device == "per_node":
+        part = devices.per_node(part, part["duration"])
     out = {k: v for k, v in sc.items() if k != "constellation"}
     for k in ("nodes", "links", "forwarding"):
         out[k] = list(sc.get(k) or []) + part[k]
@@ -133,6 +136,7 @@ def _expanded(sc: dict) -> dict:
         ks = uk[lo:hi] if b >= s else np.arange(len(geo.t))
         link["usable"] = _windows(geo, ks, con.duration)
     return {
+        "duration": con.duration,
         "nodes": [{"name": names[n]} for n in nodes],
         "links": links,
         "forwarding": [
