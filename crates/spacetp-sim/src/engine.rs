@@ -27,6 +27,8 @@ pub enum Event {
     Datagram(u32),
     /// Link `0` (both directions) goes down (`false`) or comes back (`true`).
     LinkState(u32, bool),
+    /// The `[[forwarding]]` state changes: flows whose path changed read it again.
+    Reroute,
     /// Attack `0` hands its next spoofed segment to its victim.
     Attack(u32),
     /// The bundle agent of node `0` has work (an expiry, a contact, a paced release).

@@ -66,6 +66,20 @@ impl Routes {
         self.static_hop(from, to)
     }
 
+    /// Every instant (after the start) at which a `[[forwarding]]` entry changes, in order:
+    /// where a flow's path may change.
+    pub fn change_instants(&self) -> Vec<spacetp_proto::Time> {
+        let mut out: Vec<_> = self
+            .scheduled
+            .values()
+            .flat_map(|pts| pts.iter().map(|p| p.0))
+            .filter(|&t| t > 0)
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
     /// The static shortest-hop route's first hop (no `[[forwarding]]`).
     pub fn static_hop(&self, from: u16, to: u16) -> Option<u32> {
         self.first_to[to as usize].get_or_init(|| first_hops_to(&self.adj, to))[from as usize]

@@ -201,3 +201,42 @@ fn a_path_that_is_missing_at_the_start_is_waited_for_not_refused() {
         "the first SYN was dropped"
     );
 }
+
+/// a -(r1, 5 Mb/s)- b and a -(r2, 20 Mb/s)- b, 10 ms a link; a's hop toward b moves from r1
+/// to r2 at `switch`; a CUBIC flow that fills whichever path it has until 20 s.
+fn slow_then_fast(switch: &str) -> String {
+    let path = |r: &str, rate: &str| {
+        format!(
+            "[[links]]\nbetween = [\"a\", \"{r}\"]\nrate = \"{rate}\"\ndelay = \"10 ms\"\nqueue = {{ bdp = 1.0 }}\n\
+             [[links]]\nbetween = [\"{r}\", \"b\"]\nrate = \"{rate}\"\ndelay = \"10 ms\"\nqueue = {{ bdp = 1.0 }}\n"
+        )
+    };
+    format!(
+        "seed = 3\nstop = \"20 s\"\n[[nodes]]\nname = \"a\"\n[[nodes]]\nname = \"b\"\n\
+         [[nodes]]\nname = \"r1\"\n[[nodes]]\nname = \"r2\"\n{}{}\
+         [[forwarding]]\nnode = \"a\"\nto = \"b\"\nschedule = [[\"0 s\", \"r1\"], [\"{switch}\", \"r2\"]]\n\
+         [[flows]]\nfrom = \"a\"\nto = \"b\"\nprotocol = \"linux-cubic\"\n\
+         receive_buffer = \"64 MB\"\nsend_buffer = \"64 MB\"\n",
+        path("r1", "5 Mb/s"),
+        path("r2", "20 Mb/s")
+    )
+}
+
+#[test]
+fn the_limit_analysis_follows_the_path_to_its_new_bottleneck() {
+    // From 2 s the flow fills the 20 Mb/s path: the analysis must see that link busy and
+    // name it. Reading the first path's facts all run, it saw a 5 Mb/s link sit idle and
+    // gave the time to the window.
+    let out = sim(&slow_then_fast("2 s"));
+    let fast = link(&out, "a->r2");
+    assert!(
+        fast.tx_bytes as f64 * 8.0 > 0.8 * 20e6 * 18.0,
+        "the new path is full: {} B",
+        fast.tx_bytes
+    );
+    let top = &out.summary.flows[0].limits[0];
+    assert_eq!(top.state, "link", "{:?}", out.summary.flows[0].limits);
+    assert!(top.share > 0.8, "{:?}", out.summary.flows[0].limits);
+    assert_eq!(top.setting.as_deref(), Some("links[2].rate"));
+    assert_eq!(top.value.as_deref(), Some("20 Mb/s"));
+}

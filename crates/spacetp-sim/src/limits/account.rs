@@ -74,6 +74,16 @@ impl Account {
         self.quantity = quantity;
     }
 
+    /// The flow's bottleneck changed at `now` (its path was re-routed): close the open
+    /// interval on the old one's busy integral (`busy_old`) and go on in the same state
+    /// from the new one's (`busy_new`).
+    pub fn rebase(&mut self, now: Time, busy_old: Time, busy_new: Time) {
+        if !self.closed {
+            self.close_interval(now, busy_old);
+            self.busy_at_since = busy_new;
+        }
+    }
+
     /// The flow ended (its last byte arrived, it failed, it stopped, or the run ended).
     pub fn close(&mut self, now: Time, busy: Time) {
         if !self.closed {

@@ -97,6 +97,9 @@ struct Flow {
     /// Its path's facts and where its time went (`limits.rs`), from its start.
     facts: Option<crate::limits::PathFacts>,
     account: Option<crate::limits::Account>,
+    /// Before a re-route: each state that had time then, with the facts of the path it
+    /// first had time on (its description quotes those: a handshake, that path's RTT).
+    earlier_facts: Vec<(crate::limits::Limit, std::rc::Rc<crate::limits::PathFacts>)>,
     /// The settings fitted to its path (`fit = true`).
     fitted: Vec<crate::fit::Fitted>,
 }
@@ -185,6 +188,7 @@ impl World {
                 Event::Datagram(s) => self.datagram(s),
                 Event::Sample => self.sample(),
                 Event::LinkState(l, up) => self.link_state(l, up),
+                Event::Reroute => self.account_rerouted_flows(),
                 Event::Attack(a) => self.attack(a),
                 Event::DtnAgent(n) => self.dtn_agent_timer(n),
                 Event::Contact(c, up) => self.dtn_contact(c, up),

@@ -144,6 +144,9 @@ impl World {
         if let Some(s) = stop {
             w.q.schedule(s, Event::Stop);
         }
+        for t in b.routes.change_instants() {
+            w.q.schedule(t, Event::Reroute);
+        }
         for li in 0..b.links.len() / 2 {
             let (f, r) = (&b.links[2 * li].outages, &b.links[2 * li + 1].outages);
             for (start, end) in crate::link_sched::either_down(f, r) {
@@ -257,6 +260,7 @@ impl World {
             workload: None,
             facts: None,
             account: None,
+            earlier_facts: Vec::new(),
             fitted,
         });
         self.alive += 1;
