@@ -302,3 +302,33 @@ def test_one_gsl_device_per_node_shares_a_stations_rate_among_its_satellites():
     dev = {e["to"]: e["schedule"][0][1] for e in out["forwarding"]
            if e["node"] == "Rio de Janeiro~gsl"}  # fmt: skip
     assert dev == first
+    # One queue serves GSLs of different delays: a BDP-sized one is refused.
+    sc["constellation"]["gsl"]["queue"] = {"bdp": 1.0}
+    with pytest.raises(spacetp.ScenarioError, match=r"constellation\.gsl\.queue\.bdp: with"):
+        expand(sc)
+
+
+def test_the_bundles_plan_covers_scheduled_rates_a_run_ending_at_a_change_and_own_links():
+    sc = kuiper("3.4 s")  # Saint Petersburg's GSL to K1-5-7 opens at the last instant
+    sc["flows"][0].update(protocol="bp", bytes="1 MB", bp={"bundle_size": "100 kB"})
+    plan = expand(sc)["dtn"]["contact_plan"]
+    assert "+3.4 +3.4" not in plan  # an empty contact would be refused
+    assert spacetp.run(sc).flows[0]["complete"]
+    # A rate schedule: the agents believe its largest rate, as the core's own plan does.
+    sc["stop"] = "10 s"
+    sc["constellation"]["gsl"]["rate"] = {"schedule": [["0 s", "20 Mb/s"], ["5 s", "40 Mb/s"]]}
+    out = expand(sc)
+    number = {n["name"]: i + 1 for i, n in enumerate(out["nodes"])}
+    rio = number["Rio de Janeiro"]
+    gsl = [ln for ln in out["dtn"]["contact_plan"].splitlines()
+           if ln.startswith("a contact") and ln.split()[4] == str(rio)]  # fmt: skip
+    assert gsl and all(ln.endswith(" 5000000") for ln in gsl), gsl
+    # The scenario's own links are in the plan for the whole run; one with rules of its
+    # own for being up is refused by path.
+    sc["links"] = [{"between": list(PAIR), "rate": "100 Mb/s", "delay": "40 ms"}]
+    out = expand(sc)
+    a, b = (number[n] for n in PAIR)
+    assert f"a contact +0 +10 {a} {b} 12500000" in out["dtn"]["contact_plan"].splitlines()
+    sc["links"][0]["outages"] = [["1 s", "2 s"]]
+    with pytest.raises(spacetp.ScenarioError, match=r"links\[0\]\.outages: bundles over a"):
+        expand(sc)

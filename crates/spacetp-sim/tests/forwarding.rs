@@ -239,4 +239,5 @@ fn the_limit_analysis_follows_the_path_to_its_new_bottleneck() {
     assert!(top.share > 0.8, "{:?}", out.summary.flows[0].limits);
     assert_eq!(top.setting.as_deref(), Some("links[2].rate"));
     assert_eq!(top.value.as_deref(), Some("20 Mb/s"));
+    assert_eq!(top.fact.as_deref(), Some("link 20 Mb/s"));
 }

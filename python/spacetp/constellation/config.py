@@ -117,6 +117,13 @@ def gsl_device(sc: dict) -> str:
     if device not in GSL_DEVICES:
         allowed = ", ".join(GSL_DEVICES)
         raise fail("constellation.gsl.device", f"{device!r}: must be one of {allowed}")
+    queue = gsl.get("queue") if isinstance(gsl, dict) else None
+    if device == "per_node" and isinstance(queue, dict) and "bdp" in queue:
+        raise fail(
+            "constellation.gsl.queue.bdp",
+            'with device = "per_node" a node\'s GSLs of different delays share one queue, '
+            "which no one BDP sizes: give packets or bytes",
+        )
     return device
 
 

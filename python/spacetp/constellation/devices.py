@@ -5,10 +5,12 @@ share. The expanded network gets, for each node X with GSLs, a device node `X~gs
     X --(device: the GSL rate and queue, no delay)--> X~gsl --(the GSL's delay)--> Y
 
 where Y is any node X may reach by a GSL. X's forwarding entries that lead over a GSL lead
-to its device instead; the device forwards to the GSL neighbour X has chosen, and keeps it
-while X's path goes elsewhere, so what was queued when X's state changed leaves for the
-neighbour it was queued for (Hypatia's device sends each packet to the address it was
-queued with). A device adds no loop: X reaches it only when X's own state leads over it.
+to its device instead; the device forwards to the GSL neighbour X chooses at the instant a
+packet leaves the device's queue, and keeps the last one while X's path goes elsewhere (over
+an ISL, or none), so what was queued still leaves over a GSL. Hypatia's device fixes each
+packet's neighbour when it is queued: on a handover from one satellite to the next, what
+was queued goes to the old one there and to the new one here (a queue's worth of packets at
+each handover). A device adds no loop: X reaches it only when X's own state leads over it.
 The hop from a device to the far end is a link of its own whose rate is far above the
 device's (FAR_RATE), so the device's link is the only queue on the way; bundles see it as a
 contact from the device only (contacts.py), so they too leave through the device. (A bundle
@@ -24,7 +26,7 @@ def device(name: str) -> str:
     return f"{name}~gsl"
 
 
-def per_node(part: dict, duration: float) -> dict:
+def per_node(part: dict, end: float) -> dict:
     """`part` (nodes, links, forwarding, with their settings) with a device node for every
     node that has GSLs, its GSLs leaving through it."""
     gsls = [lk for lk in part["links"] if lk["origin"] == GSL_ORIGIN]
@@ -43,7 +45,7 @@ def per_node(part: dict, duration: float) -> dict:
                 "rate": proto["rate"],
                 "queue": proto["queue"],
                 "queue_back": proto["queue"],
-                "usable": [[0.0, duration]],
+                "usable": [[0.0, end]],
             }
         )
     for lk in gsls:

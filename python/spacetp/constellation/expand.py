@@ -17,6 +17,7 @@ import numpy as np
 from spacetp.constellation import contacts, devices, geometry, routing
 from spacetp.constellation.config import LINK_SETTINGS, gsl_device, link_settings, read
 from spacetp.constellation.series import station_index
+from spacetp.linksrc.common import seconds
 
 DELAY_SAMPLE_S = 1.0  # link delays: linear between samples this far apart (at most)
 
@@ -71,11 +72,11 @@ def expand(sc: dict) -> dict:
         if "errors" in kind:
             link["errors"] = kind["errors"]
     if device == "per_node":
-        part = devices.per_node(part, part["duration"])
+        part = devices.per_node(part, part["end"])
     out = {k: v for k, v in sc.items() if k != "constellation"}
     for k in ("nodes", "links", "forwarding"):
         out[k] = list(sc.get(k) or []) + part[k]
-    contacts.add_plan(out)
+    contacts.add_plan(out, part["end"])
     return out
 
 
@@ -95,9 +96,14 @@ def _expanded(sc: dict) -> dict:
     reach[rows, targets] = False
     last = np.full(reach.shape, -2, dtype=np.int64)  # the hop last written; -2: none yet
     changes = []  # (step, destination row, node, next hop) arrays, one set per step
-    usable = []  # (step, station * satellites + satellite) of the GSLs usable then
+    # The flow ends' GSLs (the only ones packets can use: stations never relay) becoming
+    # usable (+1) or not (-1): when bundles may use them (contacts.py).
+    usable, was = [], np.zeros(0, dtype=np.int64)
     for step in routing.steps(geo, ends):
-        usable.append((np.full(len(step.usable), step.k, dtype=np.int32), step.usable))
+        now = step.usable[np.isin(step.usable // s, ends)]
+        for flips, sign in ((np.setdiff1d(now, was), 1), (np.setdiff1d(was, now), -1)):
+            usable.append(np.stack([flips, np.full(len(flips), step.k), np.full(len(flips), sign)]))
+        was = now
         nxt = step.next_hop
         frontier = reach
         while True:
@@ -126,17 +132,16 @@ def _expanded(sc: dict) -> dict:
     used = {(min(a, b), max(a, b)) for a, b in zip(ni[on].tolist(), h[on].tolist(), strict=True)}
     nodes = sorted({x for ab in used for x in ab} | {s + e for e in ends})
     links = [_link(geo, con, a, b, names) for a, b in sorted(used)]
-    uk, uf = (np.concatenate(x) for x in zip(*usable, strict=True))
-    order = np.argsort(uf, kind="stable")  # by GSL, each one's steps in order
-    uk, uf = uk[order], uf[order]
+    # Contacts reach the run's end: past the routing's, packets keep its last state.
+    end = max(con.duration, seconds(sc["stop"], "stop")) if sc.get("stop") else con.duration
+    flips = np.concatenate(usable, axis=1)
+    flips = flips[:, np.lexsort((flips[1], flips[0]))]  # by GSL, then step
     for link, (a, b) in zip(links, sorted(used), strict=True):
-        # When bundles may use it (contacts.py): a GSL while the routing could use it.
         f = (b - s) * s + a
-        lo, hi = np.searchsorted(uf, [f, f + 1])
-        ks = uk[lo:hi] if b >= s else np.arange(len(geo.t))
-        link["usable"] = _windows(geo, ks, con.duration)
+        lo, hi = np.searchsorted(flips[0], [f, f + 1])
+        link["usable"] = _windows(geo, flips[1:, lo:hi], end) if b >= s else [[0.0, end]]
     return {
-        "duration": con.duration,
+        "end": end,
         "nodes": [{"name": names[n]} for n in nodes],
         "links": links,
         "forwarding": [
@@ -146,18 +151,17 @@ def _expanded(sc: dict) -> dict:
     }
 
 
-def _windows(geo: geometry.Geometry, ks: np.ndarray, end: float) -> list[list[float]]:
-    """The [start, end) intervals of the steps `ks` (sorted): runs of consecutive steps,
-    each from its first step's instant to the next step's (the run's end at the last)."""
-    if len(ks) == 0:
-        return []
-    cut = np.flatnonzero(np.diff(ks) > 1)
-    firsts = np.r_[ks[0], ks[cut + 1]]
-    lasts = np.r_[ks[cut], ks[-1]]
-    return [
-        [float(geo.t[f]), float(geo.t[la + 1]) if la + 1 < len(geo.t) else end]
-        for f, la in zip(firsts.tolist(), lasts.tolist(), strict=True)
-    ]
+def _windows(geo: geometry.Geometry, flips: np.ndarray, end: float) -> list[list[float]]:
+    """The [start, end) intervals a GSL is usable, from its flips (rows: step, +1 usable
+    from then / -1 not, alternating, in order): the last one open until `end`; empty ones
+    (usable only at the run's last instant) left out."""
+    out = []
+    for k, sign in zip(flips[0].tolist(), flips[1].tolist(), strict=True):
+        if sign > 0:
+            out.append([float(geo.t[k]), end])
+        else:
+            out[-1][1] = float(geo.t[k])
+    return [w for w in out if w[1] > w[0]]
 
 
 def _link(geo: geometry.Geometry, con, a: int, b: int, names: list[str]) -> dict:

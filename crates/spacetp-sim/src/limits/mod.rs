@@ -15,9 +15,11 @@
 //! exact without an event per packet.
 
 mod account;
+mod paths;
 pub mod text;
 
 pub use account::{Account, PathFacts};
+pub use paths::PathsTaken;
 pub use text::{describe, LimitShare};
 
 /// A state a flow's time is accounted to (declared in the order of [`ALL`]: its

@@ -324,7 +324,7 @@ impl World {
             workload: Some(wi),
             facts: None,
             account: None,
-            earlier_facts: Vec::new(),
+            earlier_paths: Default::default(),
             fitted: w.fitted.clone(),
         };
         let fi = self.flows.len() as u32;

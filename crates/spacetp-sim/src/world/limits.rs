@@ -118,21 +118,21 @@ impl World {
 
     /// The forwarding state changed: every open flow whose path changed closes its interval
     /// on the old path's facts and reads the new path's (its bottleneck, round trip,
-    /// bandwidth-delay product), so the analysis follows the path as it is re-routed.
+    /// bandwidth-delay product), so the analysis follows the path as it is re-routed. Not
+    /// bp flows: their bundles route by contacts, not by the packets' forwarding state.
     pub(super) fn account_rerouted_flows(&mut self) {
         for fi in 0..self.flows.len() as u32 {
             let f = &self.flows[fi as usize];
             let (Some(old), Some(a)) = (f.facts.as_ref(), f.account.as_ref()) else {
                 continue;
             };
-            if a.is_closed() {
+            if a.is_closed() || matches!(f.spec, crate::transport::TransportSpec::Bundles(_)) {
                 continue;
             }
             let new = self.path_facts(f.from, f.to, f.spec.mss());
             if new.forward == old.forward && new.back == old.back {
                 continue;
             }
-            let (state, quantity) = self.limit_now(fi);
             let now = self.now;
             let busy_old = self.bottleneck_busy(fi);
             let busy_new = new
@@ -143,12 +143,12 @@ impl World {
                 continue;
             };
             a.rebase(now, busy_old, busy_new);
-            a.at(now, busy_new, state, quantity);
-            let old = std::rc::Rc::new(f.facts.replace(new).expect("read above"));
-            for (l, _, _) in a.states() {
-                if !f.earlier_facts.iter().any(|(e, _)| *e == l) {
-                    f.earlier_facts.push((l, old.clone()));
-                }
+            let old = f.facts.replace(new).expect("read above");
+            f.earlier_paths.path_ended(old, &a.states());
+            // The state from now on, judged on the new path's facts.
+            let (state, quantity) = self.limit_now(fi);
+            if let Some(a) = self.flows[fi as usize].account.as_mut() {
+                a.at(now, busy_new, state, quantity);
             }
         }
     }
@@ -273,12 +273,10 @@ impl World {
         states
             .into_iter()
             .map(|(l, t, mean)| {
-                // The facts of the path the state first had time on; the setting, the
-                // last path's (what a user changes now).
-                let first = f.earlier_facts.iter().find(|(e, _)| *e == l);
-                let shown = first.map_or(facts, |(_, p)| p.as_ref());
+                // A re-routed flow: the path the state had the most time on.
+                let facts = f.earlier_paths.facts_for(l, t, facts);
                 let setting = self.limit_setting(fi, l, facts);
-                describe(l, t as f64 / 1e9, t as f64 / total, mean, setting, shown)
+                describe(l, t as f64 / 1e9, t as f64 / total, mean, setting, facts)
             })
             .collect()
     }

@@ -97,9 +97,8 @@ struct Flow {
     /// Its path's facts and where its time went (`limits.rs`), from its start.
     facts: Option<crate::limits::PathFacts>,
     account: Option<crate::limits::Account>,
-    /// Before a re-route: each state that had time then, with the facts of the path it
-    /// first had time on (its description quotes those: a handshake, that path's RTT).
-    earlier_facts: Vec<(crate::limits::Limit, std::rc::Rc<crate::limits::PathFacts>)>,
+    /// The paths it had before a re-route, each state's time on them.
+    earlier_paths: crate::limits::PathsTaken,
     /// The settings fitted to its path (`fit = true`).
     fitted: Vec<crate::fit::Fitted>,
 }

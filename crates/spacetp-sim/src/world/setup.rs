@@ -260,7 +260,7 @@ impl World {
             workload: None,
             facts: None,
             account: None,
-            earlier_facts: Vec::new(),
+            earlier_paths: Default::default(),
             fitted,
         });
         self.alive += 1;
