@@ -5,12 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated
 
-import numpy as np
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from spacetp.models import MODELS
 from spacetp.scenario import ScenarioError
 
 
@@ -37,6 +35,7 @@ def _params(args: list[str]) -> dict[str, float]:
 
 
 def _list_models(console) -> None:
+    from spacetp.models import MODELS
 
     for name, spec in MODELS.items():
         console.print(f"[bold]{name}[/bold] -> {spec.returns}: {spec.description}")
@@ -57,8 +56,8 @@ def register(app: typer.Typer) -> None:
         name: Annotated[
             str | None,
             typer.Argument(
-                help=f"Model name, one of: {', '.join(MODELS)} (omit to list them with their "
-                "parameters)."
+                help="Model name: pftk, mathis, scalable, scps-liu, ltp, cfdp... (omit to "
+                "list every model with its parameters)."
             ),
         ] = None,
         sweep: Annotated[
@@ -68,6 +67,8 @@ def register(app: typer.Typer) -> None:
         plot: Annotated[Path | None, typer.Option(help="With --sweep: write a PNG figure.")] = None,
     ) -> None:
         """Evaluate an analytic throughput model: spacetp model pftk --rtt 0.1 --p 1e-3."""
+        import numpy as np  # here: every other command starts without numpy
+
         from spacetp.console import out
         from spacetp.models import MODELS, evaluate, parse_sweep
 

@@ -14,7 +14,6 @@ from rich.table import Table
 
 from spacetp import human, limits
 from spacetp.scenario import ScenarioError, apply_set, load
-from spacetp.stats import column
 
 out = Console()
 if not out.is_terminal:
@@ -41,6 +40,8 @@ def _shown(res, chosen: list[str] | None) -> list[str]:
 
 def print_summary(res, chosen: list[str] | None = None) -> None:
     """One row per grid point: parameters, successful/planned runs, mean ± 95% CI."""
+    from spacetp.stats import column  # numpy: only when a sweep is shown
+
     metrics = _shown(res, chosen)
     name = res.plan.base.get("name") or res.plan.source or "sweep"
     title = f"{name}: mean ± 95% CI of {res.plan.reps} reps per point"

@@ -5,13 +5,17 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def _columns(raw: dict[str, bytes] | None) -> dict[str, np.ndarray] | None:
     if raw is None:
         return None
+    import numpy as np  # only with traces: a run without pays nothing for it
+
     return {k: np.frombuffer(v, dtype="<f8") for k, v in raw.items()}
 
 
@@ -108,8 +112,13 @@ class Result:
         )
 
     def to_json(self) -> str:
-        """Deterministic JSON of the summary (no wall-clock time in it)."""
-        return json.dumps(self.summary, indent=2, sort_keys=True)
+        """Deterministic JSON of the summary (no wall-clock time in it): `json.dumps(summary,
+        indent=2, sort_keys=True)`, written by the core's encoder of that same text
+        (CPython's own encodes an indent in pure Python, slower than most runs)."""
+        from spacetp import _core
+
+        text = _core.dumps_indent2_sorted(self.summary)
+        return text if text is not None else json.dumps(self.summary, indent=2, sort_keys=True)
 
     def write_traces(self, path: str | Path) -> list[Path]:
         """Write samples to `path` (.csv or .parquet), and segments and limit states beside

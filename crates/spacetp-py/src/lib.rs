@@ -2,6 +2,8 @@
 
 mod cfdp;
 mod errors;
+mod pyjson;
+mod pytoml;
 
 use errors::{field_error, live_error};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
@@ -409,6 +411,8 @@ fn gateway_selftest(py: Python<'_>, link: &str, nbytes: usize, rounds: u32) -> P
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
+    m.add_function(wrap_pyfunction!(pyjson::dumps_indent2_sorted, m)?)?;
+    m.add_function(wrap_pyfunction!(pytoml::toml_loads, m)?)?;
     m.add_function(wrap_pyfunction!(validate_json, m)?)?;
     m.add_function(wrap_pyfunction!(check_toml, m)?)?;
     m.add_function(wrap_pyfunction!(link_schedules, m)?)?;

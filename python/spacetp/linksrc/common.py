@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import math
 from datetime import UTC, datetime
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from spacetp.errors import ScenarioError
 from spacetp.units import to_si
+
+if TYPE_CHECKING:  # numpy is imported where a link source samples (not for every load)
+    import numpy as np
 
 C_KM_S = 299_792.458  # speed of light, km/s (exact, SI)
 
@@ -97,6 +98,8 @@ def horizon(cfg: dict, key: str, path: str, stop: Any) -> float:
 
 def grid(duration: float, resolution: float, extra: np.ndarray | None = None) -> np.ndarray:
     """Sample times 0, res, 2 res, ... up to and including `duration`, with `extra` ones."""
+    import numpy as np
+
     n = int(math.floor(duration / resolution + 1e-9))
     t = np.arange(n + 1) * resolution
     if t[-1] < duration:
@@ -142,6 +145,8 @@ def linear(t: np.ndarray, v: np.ndarray) -> list[list]:
 def up_points(t: np.ndarray, margin: np.ndarray) -> list[list]:
     """An up/down step schedule from a margin sampled at `t` (up where margin >= 0), each
     change placed where the margin crosses 0 by linear interpolation between samples."""
+    import numpy as np
+
     up = margin >= 0
     out: list[list] = [[0.0, bool(up[0])]]
     for k in np.flatnonzero(up[1:] != up[:-1]):

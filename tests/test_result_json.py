@@ -1,0 +1,53 @@
+"""`Result.to_json` is `json.dumps(summary, indent=2, sort_keys=True)` byte for byte, written
+by the core's encoder (CPython's encodes an indent in pure Python); anything that encoder
+leaves to `json` still comes out as `json` writes it."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+import spacetp
+from spacetp import _core
+from spacetp.result import Result
+
+TRICKY = [
+    {},
+    [],
+    {"b": {}, "a": [1, 2.5, None, True, False, "x", []]},
+    {"é": 'ü\u0001\x7f\n\t\r\b\f"\\ /\U0001f600', "Z": 1, "a": 2, "ä": 3},
+    {"big": 1e16, "small": 1e-05, "fixed": 1e15, "tiny": 0.0001, "neg0": -0.0, "int": 2**70},
+    [float("nan"), float("inf"), -float("inf"), 5e-324, 1.7976931348623157e308, -7],
+]
+
+
+@pytest.mark.parametrize("value", TRICKY)
+def test_the_core_writes_what_json_writes(value):
+    assert _core.dumps_indent2_sorted(value) == json.dumps(value, indent=2, sort_keys=True)
+
+
+def test_floats_over_the_whole_range_are_written_as_python_writes_them():
+    rng = random.Random(1)
+    xs = [rng.uniform(-1, 1) * 10 ** rng.randint(-300, 300) for _ in range(5000)]
+    assert _core.dumps_indent2_sorted(xs) == json.dumps(xs, indent=2, sort_keys=True)
+
+
+def test_what_the_core_leaves_to_json_still_comes_out_as_json_writes_it():
+    # A tuple, a non-string key, a subclass: the core's encoder declines, json encodes.
+    class Count(int):
+        pass
+
+    for value in ({"t": (1, 2)}, {1: "one"}, {"c": Count(3)}):
+        assert _core.dumps_indent2_sorted(value) is None
+        assert Result(summary=value).to_json() == json.dumps(value, indent=2, sort_keys=True)
+
+
+def test_a_run_summary_is_written_as_json_writes_it():
+    res = spacetp.run(
+        {"stop": "2 s", "nodes": [{"name": "a"}, {"name": "b"}],
+         "links": [{"between": ["a", "b"], "rate": "10 Mb/s", "delay": "20 ms"}],
+         "flows": [{"from": "a", "to": "b", "bytes": "100 kB"}]}
+    )  # fmt: skip
+    assert res.to_json() == json.dumps(res.summary, indent=2, sort_keys=True)
