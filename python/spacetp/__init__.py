@@ -23,6 +23,7 @@ def __getattr__(name: str):
         return getattr(module, name)
     raise AttributeError(f"module 'spacetp' has no attribute {name!r}")
 
+
 __all__ = [
     "Result",
     "ScenarioError",
