@@ -141,3 +141,20 @@ def test_every_profile_runs_the_asymmetry_example(protocol, cli, tmp_path):
     r = cli("run", str(ASYM), *set_protocol, "--json", str(out), "-q")
     assert r.returncode == 0, r.stderr
     assert json.loads(out.read_text())["flows"][0]["bytes_delivered"] == 5_000_000
+
+
+def test_the_package_exports_the_sweep_function_and_starts_without_numpy():
+    # `spacetp.sweep` is the function even once the submodule of that name is imported,
+    # and `import spacetp` costs no numpy (a fresh interpreter: this one has it loaded).
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, spacetp, spacetp.cli_sweep; "
+        "print(callable(spacetp.sweep) and spacetp.sweep is sys.modules['spacetp.sweep'].sweep)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True"
+    code = "import sys, spacetp.cli; print('numpy' in sys.modules, 'scipy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False False"

@@ -51,3 +51,17 @@ def test_a_run_summary_is_written_as_json_writes_it():
          "flows": [{"from": "a", "to": "b", "bytes": "100 kB"}]}
     )  # fmt: skip
     assert res.to_json() == json.dumps(res.summary, indent=2, sort_keys=True)
+
+
+def test_cycles_deep_nesting_and_lone_surrogates_are_left_to_json():
+    # The core declines; json raises (a cycle, too deep) or writes \udc80 as Python does.
+    loop: dict = {}
+    loop["a"] = loop
+    deep: list = []
+    for _ in range(100_000):
+        deep = [deep]
+    for value in (loop, deep, {"a": "\udc80"}, {"\ud800": 1}):
+        assert _core.dumps_indent2_sorted(value) is None
+    assert Result(summary={"a": "\udc80"}).to_json() == '{\n  "a": "\\udc80"\n}'
+    with pytest.raises(ValueError, match="Circular reference"):
+        Result(summary=loop).to_json()

@@ -51,3 +51,11 @@ def test_dates_and_errors_are_left_to_tomllib():
     assert _core.toml_loads("a = \n") is None
     with pytest.raises(spacetp.ScenarioError, match="not valid TOML: Invalid value"):
         spacetp.loads("a = \n")
+
+
+def test_a_byte_order_mark_and_lone_surrogates_are_left_to_tomllib():
+    assert _core.toml_loads("\ufeffa = 1\n") is None
+    with pytest.raises(spacetp.ScenarioError, match="not valid TOML"):
+        spacetp.loads("\ufeffa = 1\n")
+    assert _core.toml_loads("a = '\udc80'\n") is None
+    assert spacetp.loads("a = '\udc80'\n") == tomllib.loads("a = '\udc80'\n")

@@ -12,17 +12,7 @@ sweeps, figures and the `spacetp` command.
 from spacetp.result import Result
 from spacetp.scenario import ScenarioError, apply_set, load, loads, set_value, validate
 from spacetp.simulate import protocols, run
-
-_LAZY = {"SweepResult", "load_sweep", "sweep"}  # spacetp.sweep: numpy, pandas on first use
-
-
-def __getattr__(name: str):
-    if name in _LAZY:
-        import spacetp.sweep as module
-
-        return getattr(module, name)
-    raise AttributeError(f"module 'spacetp' has no attribute {name!r}")
-
+from spacetp.sweep import SweepResult, load_sweep, sweep
 
 __all__ = [
     "Result",

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
+import sys
 from dataclasses import dataclass
 from typing import Any
-
-import numpy as np
 
 from spacetp import units
 from spacetp.scenario import ScenarioError, _parse_value, copy_of, set_value
@@ -101,8 +101,10 @@ def _range(kind: str, body: str, shown: str) -> list[Any]:
         ) from None
     if n < 2:
         raise ScenarioError(f"--grid {shown}: a range needs at least 2 points, got {n}")
-    if not (np.isfinite(a) and np.isfinite(b)):
+    if not (math.isfinite(a) and math.isfinite(b)):
         raise ScenarioError(f"--grid {shown}: range ends must be finite")
+    import numpy as np  # here: `import spacetp` stays without numpy
+
     if kind == "log":
         if a <= 0 or b <= 0:
             raise ScenarioError(f"--grid {shown}: log spacing needs ends above 0")
@@ -147,9 +149,10 @@ def parse_spec(text: str) -> tuple[str, list[Any]]:
 
 def _plain(value: Any) -> Any:
     """numpy scalars and arrays as plain Python values (JSON and hashing need them)."""
-    if isinstance(value, np.generic):
+    np = sys.modules.get("numpy")  # none without numpy imported
+    if np is not None and isinstance(value, np.generic):
         return value.item()
-    if isinstance(value, np.ndarray):
+    if np is not None and isinstance(value, np.ndarray):
         return value.tolist()
     return value
 
@@ -213,7 +216,7 @@ def check_axes(axes: list[Axis], base: dict) -> None:
                 )
         for v in ax.values:
             for x in v:
-                if isinstance(x, float) and not np.isfinite(x):
+                if isinstance(x, float) and not math.isfinite(x):
                     raise ScenarioError(f"--grid {', '.join(ax.paths)}: {x} is not finite")
 
 

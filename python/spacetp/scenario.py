@@ -213,8 +213,8 @@ def validate(scenario: dict | str | Path) -> dict:
 
 
 def copy_of(scenario: dict) -> dict:
-    """A deep copy (shared parts stay shared): by pickle, in C, 10x copy.deepcopy on a file
-    of 10 000 flows; deepcopy for what pickle cannot take."""
+    """A deep copy (shared parts stay shared): by pickle, in C, 2.7x faster than
+    copy.deepcopy on a file of 10 000 flows; deepcopy for what pickle cannot take."""
     try:
         return pickle.loads(pickle.dumps(scenario, protocol=pickle.HIGHEST_PROTOCOL))
     except (pickle.PicklingError, TypeError, AttributeError):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from spacetp import limits, stats
+from spacetp import limits
 from spacetp import metrics as metric_defs
 from spacetp.grid import canonical
 from spacetp.store import Store
@@ -115,6 +115,8 @@ def frames(plan, store: Store) -> tuple[Any, Any, dict]:
     for name, col in lim.items():
         data[name] = pd.Series(col, dtype=float if name.endswith("_share") else object)
     runs = pd.DataFrame(data)
+    from spacetp import stats  # numpy: only when a sweep's tables are made
+
     summary = stats.summarize(runs, plan.params, plan.metrics)
     for f in range(nflows):
         per_point = [_point_cells(aggs[p][f]) for p in summary["point"]]

@@ -3,12 +3,16 @@
 //! MB summary of 10 000 flows, more than the run itself. Same text: keys sorted by code
 //! point, `", "`-free separators (`","` and `": "`), ASCII only (`\uXXXX`, surrogate pairs
 //! above U+FFFF), floats as `float.__repr__` (NaN and infinities as `json` writes them),
-//! ints as `int.__repr__`. Anything else (a tuple, a non-string key, a subclass) gives
-//! None, and the caller encodes with `json` itself.
+//! ints as `int.__repr__`. Anything else (a tuple, a non-string key, a subclass, a string
+//! with a lone surrogate, nesting deeper than `MAX_DEPTH`, which any cycle reaches) gives
+//! None, and the caller encodes with `json` itself (which raises where it must).
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
 use std::fmt::Write;
+
+/// Nesting this deep is left to `json` (a summary is 4 deep; a cycle is endless).
+const MAX_DEPTH: usize = 200;
 
 /// The text, or None when `obj` holds something this encoder leaves to `json`.
 #[pyfunction]
@@ -26,6 +30,9 @@ fn newline(level: usize, out: &mut String) {
 
 /// Write `obj` at nesting `level`; false when it is not a plain JSON value.
 fn value(obj: &Bound<'_, PyAny>, level: usize, out: &mut String) -> PyResult<bool> {
+    if level > MAX_DEPTH {
+        return Ok(false);
+    }
     if obj.is_none() {
         out.push_str("null");
     } else if let Ok(b) = obj.downcast_exact::<PyBool>() {
@@ -42,7 +49,10 @@ fn value(obj: &Bound<'_, PyAny>, level: usize, out: &mut String) -> PyResult<boo
             out.push_str(&obj.repr()?.to_cow()?);
         }
     } else if let Ok(s) = obj.downcast_exact::<PyString>() {
-        string(&s.to_cow()?, out);
+        let Ok(s) = s.to_cow() else {
+            return Ok(false); // a lone surrogate: not UTF-8
+        };
+        string(&s, out);
     } else if let Ok(list) = obj.downcast_exact::<PyList>() {
         if list.is_empty() {
             out.push_str("[]");
@@ -67,10 +77,14 @@ fn value(obj: &Bound<'_, PyAny>, level: usize, out: &mut String) -> PyResult<boo
         }
         let mut items = Vec::with_capacity(dict.len());
         for (k, v) in dict.iter() {
-            let Ok(k) = k.downcast_exact::<PyString>() else {
+            let Some(k) = k
+                .downcast_exact::<PyString>()
+                .ok()
+                .and_then(|k| k.to_cow().ok())
+            else {
                 return Ok(false);
             };
-            items.push((k.to_cow()?.into_owned(), v));
+            items.push((k.into_owned(), v));
         }
         // Code point order, as Python sorts str: UTF-8's byte order is the same.
         items.sort_by(|a, b| a.0.cmp(&b.0));

@@ -1,16 +1,23 @@
 //! `tomllib.loads(text)` for scenario files, parsed in Rust: the same dict (tables in the
-//! file's order, integers, floats, strings, booleans, arrays), 5-10x faster than tomllib's
-//! pure-Python parser on a file of 10 000 flows. A file with a date or time, or one that
-//! does not parse, gives None: the caller reads it with tomllib, which returns those as
-//! `datetime` objects and words the errors users see.
+//! file's order, integers, floats, strings, booleans, arrays), 3x faster than tomllib's
+//! pure-Python parser on a file of 10 000 flows (0.04 s against 0.12 s). A file with a
+//! date or time, one that does not parse, one that starts with a byte order mark (tomllib
+//! refuses it), or text that is not UTF-8 gives None: the caller reads it with tomllib,
+//! which returns dates as `datetime` objects and words the errors users see.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyDict, PyList, PyString};
 use toml_edit::{DocumentMut, Item, Table, Value};
 
 /// The document as a dict, or None (a date or time in it, or not valid TOML).
 #[pyfunction]
-pub fn toml_loads(py: Python<'_>, text: &str) -> PyResult<Option<PyObject>> {
+pub fn toml_loads(py: Python<'_>, text: &Bound<'_, PyString>) -> PyResult<Option<PyObject>> {
+    let Ok(text) = text.to_str() else {
+        return Ok(None); // a lone surrogate
+    };
+    if text.starts_with('\u{feff}') {
+        return Ok(None);
+    }
     let Ok(doc) = text.parse::<DocumentMut>() else {
         return Ok(None);
     };
@@ -30,7 +37,7 @@ fn table(py: Python<'_>, t: &Table) -> PyResult<Option<PyObject>> {
 
 fn item(py: Python<'_>, item: &Item) -> PyResult<Option<PyObject>> {
     match item {
-        Item::None => Ok(Some(py.None())),
+        Item::None => Ok(None), // never in a parsed document; tomllib decides
         Item::Value(v) => value(py, v),
         Item::Table(t) => table(py, t),
         Item::ArrayOfTables(a) => {
