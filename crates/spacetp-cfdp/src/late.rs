@@ -7,7 +7,28 @@
 
 use spacepackets::cfdp::pdu::ack::AckPdu;
 use spacepackets::cfdp::pdu::finished::FinishedPduReader;
-use spacepackets::cfdp::TransactionStatus;
+use spacepackets::cfdp::{ConditionCode, TransactionStatus};
+
+/// The ACK of the EOF PDU that a Finished PDU `raw` implies, if it is one: the receiver
+/// sends Finished only after it received the EOF (727.0-B-5 4.6.3), so a Finished that
+/// reaches a sender still waiting for the EOF's ACK tells it the ACK was lost. cfdp-rs
+/// 0.3's source handler refuses that Finished (it accepts one only once the EOF is
+/// acknowledged): with a receiver that, waiting for its Finished's ACK, does not
+/// acknowledge the EOFs sent again (cfdp-py 0.5), both ends then wait until their limits
+/// with the file delivered. Handed to the handler first, this ACK lets it take the
+/// Finished, acknowledge it and complete, as NASA's CF does in that state.
+pub fn ack_of_eof_implied_by(raw: &[u8]) -> Option<Vec<u8>> {
+    let fin = FinishedPduReader::new(raw).ok()?;
+    // From the receiver toward the sender, as the Finished: its header serves.
+    let ack = AckPdu::new_for_eof_pdu(
+        *fin.pdu_header(),
+        ConditionCode::NoError,
+        TransactionStatus::Active,
+    );
+    let mut out = vec![0u8; ack.len_written()];
+    ack.write_to_bytes(&mut out).ok()?;
+    Some(out)
+}
 
 /// The ACK of `raw` if it is a Finished PDU; None otherwise.
 pub fn ack_of_finished(raw: &[u8]) -> Option<Vec<u8>> {

@@ -186,15 +186,25 @@ impl Sender {
                 }
             }
         }
-        let ok = PduOwnedWithInfo::new_from_raw_packet(&raw)
+        if self.handler.step() == TransactionStep::WaitingForEofAck {
+            if let Some(ack) = crate::late::ack_of_eof_implied_by(&raw) {
+                let _ = self.hand_to_handler(&ack);
+            }
+        }
+        let ok = self.hand_to_handler(&raw);
+        self.parts.refused += ok.is_err() as u64;
+    }
+
+    /// Hand a PDU to cfdp-rs's source handler.
+    fn hand_to_handler(&mut self, raw: &[u8]) -> Result<u32, String> {
+        PduOwnedWithInfo::new_from_raw_packet(raw)
             .map_err(|e| e.to_string())
             .and_then(|p| {
                 let mut user = self.parts.events.clone();
                 self.handler
                     .state_machine(&mut user, Some(&p))
                     .map_err(|e| e.to_string())
-            });
-        self.parts.refused += ok.is_err() as u64;
+            })
     }
 
     /// The next PDU to send now, if any: what the handler produced, else the next file

@@ -558,3 +558,28 @@ fn a_receiver_too_far_behind_reaches_the_keep_alive_limit() {
     );
     assert_eq!(o.sender.reported_progress, Some(200_000));
 }
+
+#[test]
+fn a_finished_after_a_lost_ack_of_eof_ends_the_senders_transaction_at_once() {
+    // Clean but for the receiver's first answer, the ACK of EOF. Its Finished follows (the
+    // EOF was received): the sender takes it as the lost ACK and completes, acknowledging
+    // the Finished, instead of refusing it until an EOF sent again at the positive-ACK
+    // timer (10 s) draws a new ACK; a receiver that does not acknowledge EOFs sent again
+    // (cfdp-py 0.5, waiting for its Finished's ACK) would leave both ends waiting.
+    let lost_ack = Link {
+        lose_first_answer: true,
+        ..CLEAN
+    };
+    let o = transfer(&class(2), 100_000, &lost_ack);
+    assert_eq!(o.delivered, Some(100_000));
+    assert_eq!(o.lost, 1);
+    let (tx, rx) = (o.sender_done.unwrap(), o.receiver_done.unwrap());
+    assert!(tx < 2 * SEC, "the sender done when the Finished came: {tx}");
+    assert!(
+        rx < 2 * SEC,
+        "the receiver done when its Finished was acknowledged: {rx}"
+    );
+    assert_eq!(o.sender.pdus.eof, 1, "no EOF sent again");
+    assert!(o.sender.faults.is_empty() && o.receiver.faults.is_empty());
+    assert_eq!(o.sender.finished.as_ref().unwrap().condition, "NoError");
+}
