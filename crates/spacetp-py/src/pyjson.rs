@@ -1,7 +1,7 @@
 //! `json.dumps(obj, indent=2, sort_keys=True)` byte for byte, walked in Rust. CPython 3.11
 //! encodes with an indent in pure Python (its C encoder takes no indent): 0.46 s for the 16
 //! MB summary of 10 000 flows, more than the run itself. Same text: keys sorted by code
-//! point, `", "`-free separators (`","` and `": "`), ASCII only (`\uXXXX`, surrogate pairs
+//! point, `", "`-free separators (`","` and `": "`), ASCII only (`\u00e9` escapes, surrogate pairs
 //! above U+FFFF), floats as `float.__repr__` (NaN and infinities as `json` writes them),
 //! ints as `int.__repr__`. Anything else (a tuple, a non-string key, a subclass, a string
 //! with a lone surrogate, nesting deeper than `MAX_DEPTH`, which any cycle reaches) gives
