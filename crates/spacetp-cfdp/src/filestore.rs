@@ -273,103 +273,123 @@ impl VirtualFilestore for Files {
             .files
             .get(path)
             .ok_or(FilestoreError::FileDoesNotExist)?;
-        let bytes: Box<dyn Iterator<Item = u8>> = match &f.disk {
-            Some((file, _)) => Box::new(DiskBytes::new(file, size)),
-            None => Box::new((0..size).map(|i| f.byte(i))),
+        let crc = |c: crc::Crc<u32>| {
+            let mut d = c.digest();
+            f.each_chunk(size, |b| d.update(b));
+            d.finalize()
         };
         match kind {
-            ChecksumType::Modular => Ok(modular(bytes)),
-            ChecksumType::Crc32 => Ok(crc(cfdp::CRC_32, bytes)),
-            ChecksumType::Crc32C => Ok(crc(cfdp::CRC_32C, bytes)),
+            ChecksumType::Modular => {
+                let mut m = Modular::default();
+                f.each_chunk(size, |b| m.update(b));
+                Ok(m.finish())
+            }
+            ChecksumType::Crc32 => Ok(crc(cfdp::CRC_32)),
+            ChecksumType::Crc32C => Ok(crc(cfdp::CRC_32C)),
             ChecksumType::NullChecksum => Ok(0),
             other => Err(FilestoreError::ChecksumTypeNotImplemented(other)),
         }
     }
 }
 
-/// The first `size` bytes of a file on disk, read in chunks; zeros past its end (as a hole
-/// reads).
-struct DiskBytes<'a> {
-    file: &'a std::fs::File,
-    size: u64,
-    at: u64,
-    chunk: Vec<u8>,
-    k: usize,
-}
+/// Checksums are computed over chunks of this many bytes (a file is never held whole).
+const CHUNK: usize = 1 << 16;
 
-impl<'a> DiskBytes<'a> {
-    fn new(file: &'a std::fs::File, size: u64) -> Self {
-        DiskBytes {
-            file,
-            size,
-            at: 0,
-            chunk: Vec::new(),
-            k: 0,
-        }
-    }
-}
-
-impl Iterator for DiskBytes<'_> {
-    type Item = u8;
-
-    fn next(&mut self) -> Option<u8> {
-        if self.k == self.chunk.len() {
-            if self.at >= self.size {
-                return None;
-            }
-            let n = (self.size - self.at).min(1 << 16) as usize;
-            self.chunk.clear();
-            self.chunk.resize(n, 0);
+impl File {
+    /// Bytes `at..at + buf.len()` as the file holds them (as [`File::byte`] reads them,
+    /// or from disk: zeros past its end, as a hole reads), into `buf`.
+    fn fill(&self, at: u64, buf: &mut [u8]) {
+        if let Some((file, _)) = &self.disk {
+            buf.fill(0);
             let mut got = 0;
-            while got < n {
-                match self
-                    .file
-                    .read_at(&mut self.chunk[got..], self.at + got as u64)
-                {
+            while got < buf.len() {
+                match file.read_at(&mut buf[got..], at + got as u64) {
                     Ok(0) | Err(_) => break, // past the end: zeros
                     Ok(r) => got += r,
                 }
             }
-            self.at += n as u64;
-            self.k = 0;
+        } else if self.source_size.is_some() {
+            for (i, b) in (at..).zip(buf.iter_mut()) {
+                *b = content(i);
+            }
+        } else {
+            buf.fill(0);
+            let end = at + buf.len() as u64;
+            let first = self.written.partition_point(|r| r.1 <= at);
+            for &(lo, hi) in self.written[first..].iter().take_while(|r| r.0 < end) {
+                for i in lo.max(at)..hi.min(end) {
+                    let b = content(i);
+                    // What a corrupted file holds is not the source's: its checksum differs.
+                    buf[(i - at) as usize] = if self.corrupted { !b } else { b };
+                }
+            }
         }
-        self.k += 1;
-        Some(self.chunk[self.k - 1])
+    }
+
+    /// The first `size` bytes as the file holds them, chunk by chunk, to `sink`.
+    fn each_chunk(&self, size: u64, mut sink: impl FnMut(&[u8])) {
+        let mut buf = vec![0u8; CHUNK.min(size as usize)];
+        let mut at = 0;
+        while at < size {
+            let n = (size - at).min(CHUNK as u64) as usize;
+            self.fill(at, &mut buf[..n]);
+            sink(&buf[..n]);
+            at += n as u64;
+        }
     }
 }
 
 /// CFDP's modular checksum (727.0-B-5 4.2.2.2): the sum, modulo 2^32, of the file as
-/// big-endian 32-bit words aligned to offset 0, the last one padded with zeros.
-pub fn modular(bytes: impl Iterator<Item = u8>) -> u32 {
-    let (mut sum, mut word, mut n) = (0u32, 0u32, 0);
-    for b in bytes {
-        word = word << 8 | b as u32;
-        n += 1;
-        if n == 4 {
-            sum = sum.wrapping_add(word);
-            (word, n) = (0, 0);
-        }
-    }
-    if n > 0 {
-        sum = sum.wrapping_add(word << (8 * (4 - n)));
-    }
-    sum
+/// big-endian 32-bit words aligned to offset 0, the last one padded with zeros; fed in
+/// pieces of any length.
+#[derive(Default)]
+struct Modular {
+    sum: u32,
+    /// The word being filled and its bytes so far (a piece ended inside it).
+    word: u32,
+    n: u32,
 }
 
-fn crc(c: crc::Crc<u32>, bytes: impl Iterator<Item = u8>) -> u32 {
-    let mut d = c.digest();
-    let mut chunk = [0u8; 4096];
-    let mut n = 0;
-    for b in bytes {
-        chunk[n] = b;
-        n += 1;
-        if n == chunk.len() {
-            d.update(&chunk);
-            n = 0;
+impl Modular {
+    fn update(&mut self, mut bytes: &[u8]) {
+        while self.n != 0 && !bytes.is_empty() {
+            self.push(bytes[0]);
+            bytes = &bytes[1..];
+        }
+        let words = bytes.chunks_exact(4);
+        // The bytes after the whole words start the next word.
+        let tail = words.remainder();
+        for w in words {
+            let w = u32::from_be_bytes(w.try_into().expect("4 bytes"));
+            self.sum = self.sum.wrapping_add(w);
+        }
+        for &b in tail {
+            self.push(b);
         }
     }
-    d.update(&chunk[..n]);
-    d.finalize()
+
+    fn push(&mut self, b: u8) {
+        self.word = self.word << 8 | b as u32;
+        self.n += 1;
+        if self.n == 4 {
+            self.sum = self.sum.wrapping_add(self.word);
+            (self.word, self.n) = (0, 0);
+        }
+    }
+
+    fn finish(self) -> u32 {
+        if self.n > 0 {
+            return self.sum.wrapping_add(self.word << (8 * (4 - self.n)));
+        }
+        self.sum
+    }
+}
+
+/// The modular checksum of `bytes` (see [`Modular`]).
+pub fn modular(bytes: &[u8]) -> u32 {
+    let mut m = Modular::default();
+    m.update(bytes);
+    m.finish()
 }
 
 #[cfg(test)]
@@ -379,11 +399,55 @@ mod tests {
     #[test]
     fn the_modular_checksum_sums_big_endian_words_padding_the_last() {
         // 727.0-B-5 4.2.2.2: words aligned to offset 0; a short tail padded with zeros.
-        assert_eq!(modular([0, 0, 0, 1, 0, 0, 0, 2].into_iter()), 3);
-        assert_eq!(
-            modular([1, 2, 3, 4, 5].into_iter()),
-            0x0102_0304 + 0x0500_0000
-        );
+        assert_eq!(modular(&[0, 0, 0, 1, 0, 0, 0, 2]), 3);
+        assert_eq!(modular(&[1, 2, 3, 4, 5]), 0x0102_0304 + 0x0500_0000);
+    }
+
+    #[test]
+    fn the_modular_checksum_is_the_same_fed_in_pieces_of_any_length() {
+        let bytes: Vec<u8> = (0..1001u64).map(content).collect();
+        let whole = modular(&bytes);
+        // Word by word, as the standard's sum reads it.
+        let padded: Vec<u8> = bytes.iter().copied().chain([0, 0, 0]).collect();
+        let by_words = padded.chunks_exact(4).fold(0u32, |s, w| {
+            s.wrapping_add(u32::from_be_bytes(w.try_into().unwrap()))
+        });
+        assert_eq!(whole, by_words);
+        for cuts in [[1, 2, 3], [3, 5, 998], [4, 8, 1000], [0, 7, 7]] {
+            let mut m = Modular::default();
+            let mut at = 0;
+            for c in cuts.into_iter().chain([1001]) {
+                m.update(&bytes[at..c]);
+                at = c;
+            }
+            assert_eq!(m.finish(), whole, "cut at {cuts:?}");
+        }
+    }
+
+    #[test]
+    fn a_files_chunks_hold_what_each_of_its_bytes_reads() {
+        let dst = Files::default();
+        dst.create_file("/b").unwrap();
+        let part = |a: u64, b: u64| (a..b).map(content).collect::<Vec<u8>>();
+        dst.write_data("/b", 3, &part(3, 70_000)).unwrap();
+        dst.write_data("/b", 70_010, &part(70_010, 140_000))
+            .unwrap();
+        dst.write_data("/b", 140_001, &part(140_001, 140_002))
+            .unwrap();
+        for corrupt in [false, true] {
+            if corrupt {
+                dst.write_data("/b", 5, &[!content(5)]).unwrap();
+            }
+            let store = dst.0.lock().unwrap();
+            let f = &store.files["/b"];
+            assert_eq!(f.corrupted, corrupt);
+            for (at, len) in [(0, 140_010), (69_990, 30), (140_000, 2), (5, 1)] {
+                let mut buf = vec![7u8; len];
+                f.fill(at, &mut buf);
+                let each: Vec<u8> = (at..at + len as u64).map(|i| f.byte(i)).collect();
+                assert_eq!(buf, each, "{len} bytes from {at}, corrupted {corrupt}");
+            }
+        }
     }
 
     #[test]
@@ -448,7 +512,7 @@ mod tests {
             .unwrap();
         let whole =
             dst.calculate_checksum("../../etc/copy.bin", ChecksumType::Modular, 70_001, &mut []);
-        assert_eq!(whole.unwrap(), modular(data.iter().copied()));
+        assert_eq!(whole.unwrap(), modular(&data));
         assert_eq!(std::fs::read(&part).unwrap(), data);
         dst.remove_file("../../etc/copy.bin").unwrap();
         assert!(!part.exists(), "a discarded file leaves nothing");

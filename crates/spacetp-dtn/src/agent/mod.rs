@@ -17,7 +17,7 @@ use crate::bundle::{Bundle, BundleId, Eid};
 use crate::cgr::{self, Cgr, CgrSettings, Conditions, Priority};
 use crate::contact_plan::ContactPlan;
 use spacetp_proto::{Time, MS, SEC};
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 /// Bytes a contact may be ahead of its rate: the convergence layer is handed up to a
@@ -113,6 +113,13 @@ pub struct Agent {
     stored_bytes: u64,
     /// Bundles routed to each neighbor, waiting for its contact, in order.
     queues: BTreeMap<u64, VecDeque<u64>>,
+    /// The bytes in each neighbor's queue, kept as bundles join and leave it (CGR reads
+    /// them at every routing: summing the queues there was quadratic in the store).
+    queued_bytes: BTreeMap<u64, u64>,
+    /// Every stored bundle by (expiry, key), and every queued one by (end of its booked
+    /// contact, key): the next deadline without a walk over the store.
+    expiries: BTreeSet<(Time, u64)>,
+    booked_ends: BTreeSet<(Time, u64)>,
     /// Per neighbor, the contact being used (its start) and the bytes handed out in it.
     released: BTreeMap<u64, (Time, u64)>,
     reassembly: HashMap<BundleId, Reassembly>,
@@ -136,6 +143,9 @@ impl Agent {
             next_key: 0,
             stored_bytes: 0,
             queues: BTreeMap::new(),
+            queued_bytes: BTreeMap::new(),
+            expiries: BTreeSet::new(),
+            booked_ends: BTreeSet::new(),
             released: BTreeMap::new(),
             reassembly: HashMap::new(),
             seen: HashSet::new(),
@@ -253,9 +263,8 @@ impl Agent {
         let size = bundle.encoded_len();
         let key = self.next_key;
         self.next_key += 1;
-        self.stored_bytes += size;
-        self.stats.stored_bytes_max = self.stats.stored_bytes_max.max(self.stored_bytes);
-        self.store.insert(
+        self.stats.stored_bytes_max = self.stats.stored_bytes_max.max(self.stored_bytes + size);
+        self.keep(
             key,
             Stored {
                 bundle,
@@ -275,12 +284,42 @@ impl Agent {
         self.route(now, key);
     }
 
+    /// Store bundle `key` (not yet routed).
+    fn keep(&mut self, key: u64, s: Stored) {
+        self.stored_bytes += s.size;
+        self.expiries.insert((s.expires, key));
+        self.store.insert(key, s);
+    }
+
+    /// Queue stored bundle `key` for `neighbor`, booked on its contact (from_time, until).
+    fn enqueue(&mut self, key: u64, neighbor: u64, from_time: Time, until: Time) {
+        let s = self.store.get_mut(&key).expect("stored");
+        s.neighbor = Some(neighbor);
+        s.from_time = from_time;
+        s.until = until;
+        let size = s.size;
+        self.queues.entry(neighbor).or_default().push_back(key);
+        *self.queued_bytes.entry(neighbor).or_default() += size;
+        self.booked_ends.insert((until, key));
+    }
+
     fn remove(&mut self, key: u64) -> Option<Stored> {
         let s = self.store.remove(&key)?;
         self.stored_bytes -= s.size;
+        self.expiries.remove(&(s.expires, key));
         if let Some(n) = s.neighbor {
             if let Some(q) = self.queues.get_mut(&n) {
-                q.retain(|&k| k != key);
+                // Bundles mostly leave from the front (forwarded in order).
+                let at = if q.front() == Some(&key) {
+                    Some(0)
+                } else {
+                    q.iter().position(|&k| k == key)
+                };
+                if let Some(i) = at {
+                    q.remove(i);
+                    *self.queued_bytes.get_mut(&n).expect("queued") -= s.size;
+                    self.booked_ends.remove(&(s.until, key));
+                }
             }
         }
         Some(s)
@@ -297,10 +336,35 @@ impl Agent {
         }
     }
 
+    /// Panics unless the indexes kept beside the store agree with a walk over it.
+    #[cfg(test)]
+    fn check_indexes(&self) {
+        let walked: BTreeMap<u64, u64> = self
+            .queues
+            .iter()
+            .map(|(&n, q)| (n, q.iter().map(|k| self.store[k].size).sum()))
+            .collect();
+        assert_eq!(self.backlog(), walked, "queued bytes per neighbor");
+        let expiries: BTreeSet<(Time, u64)> =
+            self.store.iter().map(|(&k, s)| (s.expires, k)).collect();
+        assert_eq!(self.expiries, expiries, "expiries");
+        let ends: BTreeSet<(Time, u64)> = self
+            .queues
+            .values()
+            .flatten()
+            .map(|&k| (self.store[&k].until, k))
+            .collect();
+        assert_eq!(self.booked_ends, ends, "ends of booked contacts");
+        assert_eq!(
+            self.stored_bytes,
+            self.store.values().map(|s| s.size).sum::<u64>()
+        );
+    }
+
     /// When `on_timeout` next has work: the first expiry, the next opening of a contact a
     /// queue waits for, the end of an open one, or a paced release.
     pub fn poll_timeout(&self, now: Time) -> Option<Time> {
-        let mut next = self.store.values().map(|s| s.expires).min();
+        let mut next = self.expiries.first().map(|&(t, _)| t);
         let mut at = |t: Time| next = Some(next.map_or(t, |n: Time| n.min(t)));
         for (&n, q) in &self.queues {
             let Some(&key) = q.front() else { continue };
@@ -323,16 +387,22 @@ impl Agent {
 
     /// Delete what expired; route again what waits for a contact that has ended.
     pub fn on_timeout(&mut self, now: Time) {
-        let expired: Vec<u64> = self
-            .store
+        // In the store's (key) order, as a walk over the store would find them.
+        let mut expired: Vec<u64> = self
+            .expiries
             .iter()
-            .filter(|(_, s)| s.expires <= now)
-            .map(|(&k, _)| k)
+            .take_while(|&&(t, _)| t <= now)
+            .map(|&(_, k)| k)
             .collect();
+        expired.sort_unstable();
         for k in expired {
             self.expire(k);
         }
-        // Bundles still queued when the contact booked for them ended: route again.
+        // Bundles still queued when the contact booked for them ended: route again, in
+        // the queues' order (walked only when one has).
+        if !self.booked_ends.first().is_some_and(|&(t, _)| t <= now) {
+            return;
+        }
         let stale: Vec<u64> = self
             .queues
             .values()
@@ -346,8 +416,7 @@ impl Agent {
                 s.neighbor = None;
                 let key = self.next_key;
                 self.next_key += 1;
-                self.stored_bytes += s.size;
-                self.store.insert(key, s);
+                self.keep(key, s);
                 self.route(now, key);
             }
         }

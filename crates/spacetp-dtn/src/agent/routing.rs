@@ -7,8 +7,8 @@ impl Agent {
     /// Bytes queued to each neighbor (ION's backlog ahead of a new bundle).
     pub(super) fn backlog(&self) -> BTreeMap<u64, u64> {
         self.queues
-            .iter()
-            .map(|(&n, q)| (n, q.iter().map(|k| self.store[k].size).sum()))
+            .keys()
+            .map(|n| (*n, self.queued_bytes.get(n).copied().unwrap_or(0)))
             .collect()
     }
 
@@ -71,11 +71,7 @@ impl Agent {
         let n = f.route.neighbor;
         let first = self.plan.contact(f.route.hops[0]);
         let (from_time, until) = (first.start, first.end);
-        let s = self.store.get_mut(&key).expect("stored");
-        s.neighbor = Some(n);
-        s.from_time = from_time;
-        s.until = until;
-        self.queues.entry(n).or_default().push_back(key);
+        self.enqueue(key, n, from_time, until);
     }
 
     /// The payload bytes of a fragment that fits what route `f` can carry, if such a
@@ -97,8 +93,7 @@ impl Agent {
             let size = part.encoded_len();
             let k = self.next_key;
             self.next_key += 1;
-            self.stored_bytes += size;
-            self.store.insert(
+            self.keep(
                 k,
                 Stored {
                     bundle: part,
