@@ -158,3 +158,19 @@ def test_the_package_exports_the_sweep_function_and_starts_without_numpy():
     code = "import sys, spacetp.cli; print('numpy' in sys.modules, 'scipy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False False"
+
+
+def test_a_run_over_a_link_from_an_orbit_needs_no_pandas():
+    # The sampled tables are for `spacetp schedule`; a run builds none (pandas's import
+    # was 0.44 s of a 0.93 s run of examples/leo-pass.toml). A fresh interpreter.
+    import subprocess
+    import sys
+
+    pytest.importorskip("skyfield")
+    code = (
+        "import sys, spacetp; "
+        f"r = spacetp.run(spacetp.load({str(EXAMPLES / 'leo-pass.toml')!r})); "
+        "print(r.flows[0]['complete'], 'pandas' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True False"

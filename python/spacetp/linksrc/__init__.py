@@ -104,7 +104,8 @@ def _file_stamps(link: dict) -> list:
 
 
 def resolve_link(link: dict, path: str, stop: Any) -> tuple[dict, dict[str, Any]]:
-    """The link with its sources turned into fields, and each source's sampled table."""
+    """The link with its sources turned into fields, and for each source a maker of its
+    sampled table (called by `resolve_with_tables` alone: a run needs no pandas)."""
     key = json.dumps([link, stop, _file_stamps(link)], sort_keys=True, default=str)
     hit = _CACHE.get(key)
     if hit is not None:
@@ -147,11 +148,17 @@ def resolve_link(link: dict, path: str, stop: Any) -> tuple[dict, dict[str, Any]
 def resolve(sc: dict) -> dict:
     """`sc` with every link source turned into explicit fields (the same dict when there is
     none; a copy otherwise)."""
-    return resolve_with_tables(sc)[0]
+    return _resolve_all(sc)[0]
 
 
 def resolve_with_tables(sc: dict) -> tuple[dict, dict[str, dict[str, Any]]]:
     """`resolve`, and {link path: {source: sampled table}} for `spacetp schedule`."""
+    out, makers = _resolve_all(sc)
+    return out, {p: {src: make() for src, make in t.items()} for p, t in makers.items()}
+
+
+def _resolve_all(sc: dict) -> tuple[dict, dict[str, dict[str, Any]]]:
+    """`resolve`, and {link path: {source: maker of its sampled table}}."""
     if not isinstance(sc, dict) or not needs_resolution(sc):
         return sc, {}
     if sc.get("constellation") is not None:

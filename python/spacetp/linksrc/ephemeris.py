@@ -76,8 +76,8 @@ def light_times(a, b, times, iterations: int = 4) -> np.ndarray:
 
 
 def resolve(link: dict, path: str, stop, fields: Fields):
-    """Set the link's delays (and up/down, with a station) from the ephemeris."""
-    import pandas as pd
+    """Set the link's delays (and up/down, with a station) from the ephemeris; returns a
+    maker of the sampled table (pandas: built only when `spacetp schedule` shows it)."""
     from skyfield.api import wgs84
 
     from spacetp.linksrc.orbit import _down_from_margin, up_schedule
@@ -124,8 +124,14 @@ def resolve(link: dict, path: str, stop, fields: Fields):
     dist = np.linalg.norm(
         body["to"].at(times).position.km - body["from"].at(times).position.km, axis=0
     )
-    df = pd.DataFrame(
-        {"time_s": t, "distance_km": dist, "delay_s": fwd, "delay_back_s": back, **cols}
-    )
-    df.attrs["start_utc"] = start.isoformat()
-    return df
+
+    def sampled():
+        import pandas as pd
+
+        df = pd.DataFrame(
+            {"time_s": t, "distance_km": dist, "delay_s": fwd, "delay_back_s": back, **cols}
+        )
+        df.attrs["start_utc"] = start.isoformat()
+        return df
+
+    return sampled

@@ -138,9 +138,8 @@ def _serving(el, margin, t, decisions, policy) -> np.ndarray:
 
 
 def resolve(link: dict, path: str, stop, fields: Fields):
-    """Set the link's fields from its orbit; returns the sampled table (pandas)."""
-    import pandas as pd
-
+    """Set the link's fields from its orbit; returns a maker of the sampled table (pandas:
+    built only when `spacetp schedule` shows it)."""
     o = table(link["orbit"], path, ORBIT_FIELDS, {"start", "station"})
     start = utc(o["start"], f"{path}.start")
     dur = horizon(o, "duration", path, stop)
@@ -245,21 +244,25 @@ def resolve(link: dict, path: str, stop, fields: Fields):
     fields.put("up", {"schedule": up}, "orbit")
     fields.put("up_back", {"schedule": up}, "orbit")
 
-    up_at = np.array([_up_at(up, x) for x in t.tolist()])
-    df = pd.DataFrame(
-        {
-            "time_s": t,
-            "satellite": [sats[i].name for i in serving],
-            "elevation_deg": el_s,
-            "range_km": total,
-            "delay_s": delay,
-            "up": up_at,
-            **({"gateway_elevation_deg": el_g[serving, idx]} if gw is not None else {}),
-            **cols,
-        }
-    )
-    df.attrs["start_utc"] = start.isoformat()
-    return df
+    def sampled():
+        import pandas as pd
+
+        df = pd.DataFrame(
+            {
+                "time_s": t,
+                "satellite": [sats[i].name for i in serving],
+                "elevation_deg": el_s,
+                "range_km": total,
+                "delay_s": delay,
+                "up": np.array([_up_at(up, x) for x in t.tolist()]),
+                **({"gateway_elevation_deg": el_g[serving, idx]} if gw is not None else {}),
+                **cols,
+            }
+        )
+        df.attrs["start_utc"] = start.isoformat()
+        return df
+
+    return sampled
 
 
 def look_station_pos(st: dict) -> np.ndarray:

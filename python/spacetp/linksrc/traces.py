@@ -117,9 +117,8 @@ def _is_number(s: str) -> bool:
 
 
 def resolve(link: dict, path: str, stop, fields: Fields):
-    """Set rates and delays from the traces; returns the sampled table (pandas)."""
-    import pandas as pd
-
+    """Set rates and delays from the traces; returns a maker of the sampled table (pandas:
+    built only when `spacetp schedule` shows it)."""
     tr = table(link["trace"], path, FIELDS)
     size = to_si(tr.get("packet_size", 1500))
     if size is None or size[1] not in (None, "size") or size[0] <= 0:
@@ -131,22 +130,29 @@ def resolve(link: dict, path: str, stop, fields: Fields):
     dur = None
     if repeat and (tr.get("mahimahi") or tr.get("mahimahi_back")):
         dur = horizon(tr, "duration", path, stop)
-    frames = []
+    columns = []  # (time_s, {column: values})
     for key, field in (("mahimahi", "rate"), ("mahimahi_back", "rate_back")):
         if tr.get(key) is None:
             continue
         t, r = mahimahi_rate(tr[key], f"{path}.{key}", size[0], bin_s, repeat, dur)
         fields.put(field, {"schedule": steps(t, r)}, f"trace.{key}")
-        frames.append(pd.DataFrame({"time_s": t, f"{field}_bps": r}))
+        columns.append((t, {f"{field}_bps": r}))
     for key, field in (("delay_csv", "delay"), ("delay_csv_back", "delay_back")):
         if tr.get(key) is None:
             continue
         t, d = delay_csv(tr[key], f"{path}.{key}")
         fields.put(field, {"schedule": linear(t, d)}, f"trace.{key}")
-        frames.append(pd.DataFrame({"time_s": t, f"{field}_s": d}))
-    if not frames:
+        columns.append((t, {f"{field}_s": d}))
+    if not columns:
         raise fail(path, "give a trace: mahimahi, mahimahi_back, delay_csv or delay_csv_back")
-    df = frames[0]
-    for f in frames[1:]:
-        df = pd.merge(df, f, on="time_s", how="outer")
-    return df.sort_values("time_s").reset_index(drop=True)
+
+    def sampled():
+        import pandas as pd
+
+        frames = [pd.DataFrame({"time_s": t, **cols}) for t, cols in columns]
+        df = frames[0]
+        for f in frames[1:]:
+            df = pd.merge(df, f, on="time_s", how="outer")
+        return df.sort_values("time_s").reset_index(drop=True)
+
+    return sampled
