@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,7 +18,6 @@ def _columns(raw: dict[str, bytes] | None) -> dict[str, np.ndarray] | None:
     return {k: np.frombuffer(v, dtype="<f8") for k, v in raw.items()}
 
 
-@dataclass
 class Result:
     """Summary of a run plus its optional time series.
 
@@ -27,25 +25,61 @@ class Result:
     `datagrams`. `samples` (sender state sampled over time), `segments` (every data
     segment sent) and `limits` (each flow's limit state at every change) are dicts of numpy
     arrays when tracing was on.
+
+    A run's summary stays in the core until it is read: `to_json` of a summary never read
+    is written there (`spacetp run --json FILE -q` parses none of it).
     """
 
-    summary: dict
-    samples: dict[str, np.ndarray] | None = None
-    segments: dict[str, np.ndarray] | None = None
-    limits: dict[str, np.ndarray] | None = None
-    wall_s: float = 0.0
-    scenario: dict = field(default_factory=dict)
+    def __init__(
+        self,
+        summary: dict | None = None,
+        samples: dict[str, np.ndarray] | None = None,
+        segments: dict[str, np.ndarray] | None = None,
+        limits: dict[str, np.ndarray] | None = None,
+        wall_s: float = 0.0,
+        scenario: dict | None = None,
+        *,
+        core_summary=None,
+    ):
+        if summary is None and core_summary is None:
+            raise ValueError("a Result needs its summary")
+        self._summary = summary
+        self._core_summary = core_summary  # _core.Summary, until read
+        self.samples = samples
+        self.segments = segments
+        self.limits = limits
+        self.wall_s = wall_s
+        self.scenario = scenario if scenario is not None else {}
 
     @classmethod
     def from_core(cls, raw: dict, scenario: dict) -> Result:
         return cls(
-            summary=json.loads(raw["summary"]),
             samples=_columns(raw["samples"]),
             segments=_columns(raw["segments"]),
             limits=_columns(raw.get("limits")),
             wall_s=raw["wall_s"],
             scenario=scenario,
+            core_summary=raw["summary"],
         )
+
+    @property
+    def summary(self) -> dict:
+        if self._summary is None:
+            self._summary = json.loads(self._core_summary.text())
+            self._core_summary = None  # the dict may change: it is the summary now
+        return self._summary
+
+    @summary.setter
+    def summary(self, value: dict) -> None:
+        self._summary, self._core_summary = value, None
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_summary"], state["_core_summary"] = self.summary, None
+        return state
+
+    def __repr__(self) -> str:
+        return f"Result(wall_s={self.wall_s!r}, traces={self.samples is not None})"
 
     @property
     def flows(self) -> list[dict]:
@@ -117,6 +151,8 @@ class Result:
         (CPython's own encodes an indent in pure Python, slower than most runs)."""
         from spacetp import _core
 
+        if self._core_summary is not None:
+            return self._core_summary.indent2_sorted()
         text = _core.dumps_indent2_sorted(self.summary)
         return text if text is not None else json.dumps(self.summary, indent=2, sort_keys=True)
 

@@ -3,6 +3,7 @@
 mod cfdp;
 mod errors;
 mod pyjson;
+mod pyjson_serde;
 mod pytoml;
 
 use errors::{field_error, live_error};
@@ -23,8 +24,28 @@ fn table_to_dict<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>
     Ok(d)
 }
 
-/// Run a scenario given as JSON text. Returns a dict with `summary` (JSON text), `samples`
-/// `segments` and `limits` (dicts of little-endian f64 column bytes, or None) and `wall_s`.
+/// A run's summary, kept in the core until Python asks for it in one of two forms: JSON
+/// text in the summary's own field order (`text`, what `Result.summary` parses), or the
+/// text of `json.dumps(indent=2, sort_keys=True)` (`indent2_sorted`, what
+/// `Result.to_json` writes when Python never opened the summary: `spacetp run --json -q`
+/// parses nothing).
+#[pyclass(frozen, module = "spacetp._core")]
+struct Summary(spacetp_sim::Summary);
+
+#[pymethods]
+impl Summary {
+    fn text(&self) -> PyResult<String> {
+        serde_json::to_string(&self.0).map_err(|e| PyValueError::new_err(e.to_string()))
+    }
+
+    fn indent2_sorted(&self) -> PyResult<String> {
+        pyjson_serde::to_indent2_sorted(&self.0).map_err(|e| PyValueError::new_err(e.to_string()))
+    }
+}
+
+/// Run a scenario given as JSON text. Returns a dict with `summary` (a [`Summary`]),
+/// `samples`, `segments` and `limits` (dicts of little-endian f64 column bytes, or None) and
+/// `wall_s`.
 #[pyfunction]
 #[pyo3(signature = (scenario_json, pcap=Vec::new(), keylog=None, qlog=None))]
 fn run_json<'py>(
@@ -40,9 +61,7 @@ fn run_json<'py>(
     let out = py.allow_threads(|| run(sc, &opts)).map_err(field_error)?;
     let wall = t0.elapsed().as_secs_f64();
     let d = PyDict::new(py);
-    let summary =
-        serde_json::to_string(&out.summary).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    d.set_item("summary", summary)?;
+    d.set_item("summary", Summary(out.summary))?;
     d.set_item(
         "samples",
         out.samples
@@ -412,6 +431,7 @@ fn gateway_selftest(py: Python<'_>, link: &str, nbytes: usize, rounds: u32) -> P
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
     m.add_function(wrap_pyfunction!(pyjson::dumps_indent2_sorted, m)?)?;
+    m.add_class::<Summary>()?;
     m.add_function(wrap_pyfunction!(pytoml::toml_loads, m)?)?;
     m.add_function(wrap_pyfunction!(validate_json, m)?)?;
     m.add_function(wrap_pyfunction!(check_toml, m)?)?;

@@ -21,7 +21,7 @@ pub fn dumps_indent2_sorted(obj: &Bound<'_, PyAny>) -> PyResult<Option<String>> 
     Ok(value(obj, 0, &mut out)?.then_some(out))
 }
 
-fn newline(level: usize, out: &mut String) {
+pub(crate) fn newline(level: usize, out: &mut String) {
     out.push('\n');
     for _ in 0..level {
         out.push_str("  ");
@@ -40,14 +40,7 @@ fn value(obj: &Bound<'_, PyAny>, level: usize, out: &mut String) -> PyResult<boo
     } else if obj.is_exact_instance_of::<PyInt>() {
         out.push_str(&obj.repr()?.to_cow()?);
     } else if let Ok(f) = obj.downcast_exact::<PyFloat>() {
-        let v = f.value();
-        if v.is_nan() {
-            out.push_str("NaN");
-        } else if v.is_infinite() {
-            out.push_str(if v > 0.0 { "Infinity" } else { "-Infinity" });
-        } else {
-            out.push_str(&obj.repr()?.to_cow()?);
-        }
+        float_repr(f.value(), out);
     } else if let Ok(s) = obj.downcast_exact::<PyString>() {
         let Ok(s) = s.to_cow() else {
             return Ok(false); // a lone surrogate: not UTF-8
@@ -108,9 +101,45 @@ fn value(obj: &Bound<'_, PyAny>, level: usize, out: &mut String) -> PyResult<boo
     Ok(true)
 }
 
+/// A finite float as `float.__repr__` writes it: the shortest digits that read back the
+/// same (Rust's `{:?}` finds the same ones, and like Python writes 1e-4 <= |x| < 1e16
+/// without an exponent), an exponent with a sign and at least two digits (`1e-05`,
+/// `1.5e+16`); non-finite ones as `json` writes them.
+pub(crate) fn float_repr(v: f64, out: &mut String) {
+    if v.is_nan() {
+        return out.push_str("NaN");
+    }
+    if v.is_infinite() {
+        return out.push_str(if v > 0.0 { "Infinity" } else { "-Infinity" });
+    }
+    let at = out.len();
+    let _ = write!(out, "{v:?}");
+    let Some(e) = out[at..].find('e') else {
+        return;
+    };
+    // Rust writes `1e-5` and `1e16`; Python `1e-05` and `1e+16`.
+    let exp_at = at + e + 1;
+    let negative = out.as_bytes().get(exp_at) == Some(&b'-');
+    let digits_at = exp_at + usize::from(negative);
+    if !negative {
+        out.insert(exp_at, '+');
+    }
+    let digits_at = digits_at + usize::from(!negative);
+    if out.len() - digits_at < 2 {
+        out.insert(digits_at, '0');
+    }
+}
+
 /// A string as `json` writes it with `ensure_ascii` (py_encode_basestring_ascii).
-fn string(s: &str, out: &mut String) {
+pub(crate) fn string(s: &str, out: &mut String) {
     out.push('"');
+    if s.bytes()
+        .all(|b| (b' '..=b'~').contains(&b) && b != b'"' && b != b'\\')
+    {
+        out.push_str(s); // nothing to escape: most keys and values
+        out.push('"');
+        return;
+    }
     for c in s.chars() {
         match c {
             '"' => out.push_str("\\\""),
@@ -130,4 +159,42 @@ fn string(s: &str, out: &mut String) {
         }
     }
     out.push('"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repr(v: f64) -> String {
+        let mut s = String::new();
+        float_repr(v, &mut s);
+        s
+    }
+
+    #[test]
+    fn floats_are_written_as_python_writes_their_repr() {
+        // Each right-hand side is CPython 3.11's repr() of the same float.
+        for (v, python) in [
+            (0.0, "0.0"),
+            (-0.0, "-0.0"),
+            (1.0, "1.0"),
+            (100.0, "100.0"),
+            (0.1, "0.1"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (1.5e-7, "1.5e-07"),
+            (123456789012345.6, "123456789012345.6"),
+            (9999999999999998.0, "9999999999999998.0"),
+            (1e16, "1e+16"),
+            (1.2345e300, "1.2345e+300"),
+            (5e-324, "5e-324"),
+            (1.7976931348623157e308, "1.7976931348623157e+308"),
+            (-2.5e-10, "-2.5e-10"),
+            (1e22, "1e+22"),
+            (f64::NAN, "NaN"),
+            (f64::NEG_INFINITY, "-Infinity"),
+        ] {
+            assert_eq!(repr(v), python, "{v:e}");
+        }
+    }
 }
