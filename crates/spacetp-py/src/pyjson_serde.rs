@@ -53,6 +53,8 @@ struct Writer {
 struct Seq<'a> {
     w: &'a mut Writer,
     items: usize,
+    /// A variant's map (`{"Variant": ...}`) to close after the sequence.
+    variant: bool,
 }
 
 /// A map or struct being written: each value rendered at the end of the text, then all
@@ -72,7 +74,11 @@ impl Writer {
             self.open_variant(name);
         }
         self.out.push('[');
-        Seq { w: self, items: 0 }
+        Seq {
+            w: self,
+            items: 0,
+            variant: variant.is_some(),
+        }
     }
 
     fn map(&mut self, variant: Option<&'static str>) -> Map<'_> {
@@ -121,12 +127,12 @@ impl Seq<'_> {
         r
     }
 
-    fn finish(self, variant: bool) {
+    fn finish(self) {
         if self.items > 0 {
             newline(self.w.level, &mut self.w.out);
         }
         self.w.out.push(']');
-        if variant {
+        if self.variant {
             self.w.close_variant();
         }
     }
@@ -172,6 +178,25 @@ impl Map<'_> {
     }
 }
 
+/// Integers as their decimal text (Python's `int.__repr__`).
+macro_rules! integers {
+    ($($method:ident: $t:ty),*) => {$(
+        fn $method(self, v: $t) -> Result<(), Error> {
+            self.int(v);
+            Ok(())
+        }
+    )*};
+}
+
+/// Integer map keys as their text, as serde_json writes them.
+macro_rules! keys_as_text {
+    ($($method:ident: $t:ty),*) => {$(
+        fn $method(self, v: $t) -> Result<String, Error> {
+            Ok(v.to_string())
+        }
+    )*};
+}
+
 impl<'a> ser::Serializer for &'a mut Writer {
     type Ok = ();
     type Error = Error;
@@ -187,46 +212,18 @@ impl<'a> ser::Serializer for &'a mut Writer {
         self.out.push_str(if v { "true" } else { "false" });
         Ok(())
     }
-    fn serialize_i8(self, v: i8) -> Result<(), Error> {
-        self.int(v);
-        Ok(())
-    }
-    fn serialize_i16(self, v: i16) -> Result<(), Error> {
-        self.int(v);
-        Ok(())
-    }
-    fn serialize_i32(self, v: i32) -> Result<(), Error> {
-        self.int(v);
-        Ok(())
-    }
-    fn serialize_i64(self, v: i64) -> Result<(), Error> {
-        self.int(v);
-        Ok(())
-    }
-    fn serialize_i128(self, v: i128) -> Result<(), Error> {
-        self.int(v);
-        Ok(())
-    }
-    fn serialize_u8(self, v: u8) -> Result<(), Error> {
-        self.int(v);
-        Ok(())
-    }
-    fn serialize_u16(self, v: u16) -> Result<(), Error> {
-        self.int(v);
-        Ok(())
-    }
-    fn serialize_u32(self, v: u32) -> Result<(), Error> {
-        self.int(v);
-        Ok(())
-    }
-    fn serialize_u64(self, v: u64) -> Result<(), Error> {
-        self.int(v);
-        Ok(())
-    }
-    fn serialize_u128(self, v: u128) -> Result<(), Error> {
-        self.int(v);
-        Ok(())
-    }
+    integers!(
+        serialize_i8: i8,
+        serialize_i16: i16,
+        serialize_i32: i32,
+        serialize_i64: i64,
+        serialize_i128: i128,
+        serialize_u8: u8,
+        serialize_u16: u16,
+        serialize_u32: u32,
+        serialize_u64: u64,
+        serialize_u128: u128
+    );
     fn serialize_f32(self, v: f32) -> Result<(), Error> {
         // serde_json writes an f32's shortest text; Python reads that as a double.
         let double: f64 = format!("{v:?}").parse().unwrap_or(f64::NAN);
@@ -253,7 +250,7 @@ impl<'a> ser::Serializer for &'a mut Writer {
         for b in v {
             s.item(b)?;
         }
-        s.finish(false);
+        s.finish();
         Ok(())
     }
     fn serialize_none(self) -> Result<(), Error> {
@@ -331,53 +328,29 @@ impl<'a> ser::Serializer for &'a mut Writer {
     }
 }
 
-impl ser::SerializeSeq for Seq<'_> {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
-        self.item(v)
-    }
-    fn end(self) -> Result<(), Error> {
-        self.finish(false);
-        Ok(())
-    }
+/// Every kind of sequence serde has: items in order.
+macro_rules! sequences {
+    ($($kind:ident::$item:ident),*) => {$(
+        impl ser::$kind for Seq<'_> {
+            type Ok = ();
+            type Error = Error;
+            fn $item<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
+                self.item(v)
+            }
+            fn end(self) -> Result<(), Error> {
+                self.finish();
+                Ok(())
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeTuple for Seq<'_> {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
-        self.item(v)
-    }
-    fn end(self) -> Result<(), Error> {
-        self.finish(false);
-        Ok(())
-    }
-}
-
-impl ser::SerializeTupleStruct for Seq<'_> {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
-        self.item(v)
-    }
-    fn end(self) -> Result<(), Error> {
-        self.finish(false);
-        Ok(())
-    }
-}
-
-impl ser::SerializeTupleVariant for Seq<'_> {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
-        self.item(v)
-    }
-    fn end(self) -> Result<(), Error> {
-        self.finish(true);
-        Ok(())
-    }
-}
+sequences!(
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field
+);
 
 impl ser::SerializeMap for Map<'_> {
     type Ok = ();
@@ -399,37 +372,28 @@ impl ser::SerializeMap for Map<'_> {
     }
 }
 
-impl ser::SerializeStruct for Map<'_> {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        v: &T,
-    ) -> Result<(), Error> {
-        self.entry(Cow::Borrowed(key), v)
-    }
-    fn end(self) -> Result<(), Error> {
-        self.finish();
-        Ok(())
-    }
+/// Structs, plain or a variant's: fields by name.
+macro_rules! structs {
+    ($($kind:ident),*) => {$(
+        impl ser::$kind for Map<'_> {
+            type Ok = ();
+            type Error = Error;
+            fn serialize_field<T: Serialize + ?Sized>(
+                &mut self,
+                key: &'static str,
+                v: &T,
+            ) -> Result<(), Error> {
+                self.entry(Cow::Borrowed(key), v)
+            }
+            fn end(self) -> Result<(), Error> {
+                self.finish();
+                Ok(())
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeStructVariant for Map<'_> {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        v: &T,
-    ) -> Result<(), Error> {
-        self.entry(Cow::Borrowed(key), v)
-    }
-    fn end(self) -> Result<(), Error> {
-        self.finish();
-        Ok(())
-    }
-}
+structs!(SerializeStruct, SerializeStructVariant);
 
 /// A map key as serde_json writes it: a string, or a number or bool as its text.
 struct KeyText;
@@ -448,30 +412,16 @@ impl ser::Serializer for KeyText {
     fn serialize_bool(self, v: bool) -> Result<String, Error> {
         Ok(v.to_string())
     }
-    fn serialize_i8(self, v: i8) -> Result<String, Error> {
-        Ok(v.to_string())
-    }
-    fn serialize_i16(self, v: i16) -> Result<String, Error> {
-        Ok(v.to_string())
-    }
-    fn serialize_i32(self, v: i32) -> Result<String, Error> {
-        Ok(v.to_string())
-    }
-    fn serialize_i64(self, v: i64) -> Result<String, Error> {
-        Ok(v.to_string())
-    }
-    fn serialize_u8(self, v: u8) -> Result<String, Error> {
-        Ok(v.to_string())
-    }
-    fn serialize_u16(self, v: u16) -> Result<String, Error> {
-        Ok(v.to_string())
-    }
-    fn serialize_u32(self, v: u32) -> Result<String, Error> {
-        Ok(v.to_string())
-    }
-    fn serialize_u64(self, v: u64) -> Result<String, Error> {
-        Ok(v.to_string())
-    }
+    keys_as_text!(
+        serialize_i8: i8,
+        serialize_i16: i16,
+        serialize_i32: i32,
+        serialize_i64: i64,
+        serialize_u8: u8,
+        serialize_u16: u16,
+        serialize_u32: u32,
+        serialize_u64: u64
+    );
     fn serialize_f32(self, _: f32) -> Result<String, Error> {
         Err(Error("a float as a map key".into()))
     }
