@@ -4,10 +4,19 @@ from collections.abc import Callable
 
 __version__: str
 
+class Summary:
+    """A run's summary, kept in the core until read."""
+
+    def text(self) -> str:
+        """JSON text, in the summary's own field order."""
+
+    def indent2_sorted(self) -> str:
+        """The text `json.dumps(json.loads(self.text()), indent=2, sort_keys=True)` gives."""
+
 def run_json(scenario_json: str, pcap: list[tuple[str, str]] = ...) -> dict[str, object]:
-    """Run a scenario given as JSON text. Returns {"summary": str (JSON), "samples":
-    dict[str, bytes] | None, "segments": dict[str, bytes] | None, "wall_s": float}; columns are
-    little-endian f64. Raises ValueError naming the offending field."""
+    """Run a scenario given as JSON text. Returns {"summary": Summary, "samples":
+    dict[str, bytes] | None, "segments": dict[str, bytes] | None, "limits": ..., "wall_s":
+    float}; columns are little-endian f64. Raises ValueError naming the offending field."""
 
 def validate_json(scenario_json: str) -> None: ...
 def dumps_indent2_sorted(obj: object) -> str | None: ...

@@ -42,7 +42,7 @@ def run_chunk(chunk: list[tuple[str, str]]) -> list[dict]:
                     "key": key,
                     "status": "ok",
                     "error": None,
-                    "summary": raw["summary"],
+                    "summary": raw["summary"].text(),
                     "wall_s": raw["wall_s"],
                 }
             )
