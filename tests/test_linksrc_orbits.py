@@ -15,7 +15,7 @@ import pytest
 import sgp4
 import skyfield_data  # noqa: F401
 
-from spacetp.linksrc import resolve_with_tables
+from spacetp.linksrc import resolve, resolve_with_tables
 from spacetp.linksrc.orbit import _up_at
 from spacetp.linksrc.satellites import (
     itrs_positions,
@@ -175,6 +175,21 @@ def test_modcod_rate_follows_elevation():
     # The schedules the core gets are steps of the sampled values.
     assert link["rate"] == link["rate_back"]
     assert link["errors"]["per"]["schedule"][0][1] == pytest.approx(1e-7)
+
+
+def test_the_sampled_table_is_the_orbits_even_after_a_caller_changed_its_schedules():
+    # A run resolves the link without building the table; `spacetp schedule` later builds
+    # it from the cache. What the run's caller did to the schedules it was handed must not
+    # show in the table.
+    o = {"start": "2019-12-09T22:48:01Z", "tle": ISS, "station": dict(WALLOPS)}
+    sc = _scenario(o)
+    handed = resolve(sc)["links"][0]
+    up_before = list(handed["up"]["schedule"])
+    handed["up"]["schedule"].clear()
+    _, tables = resolve_with_tables(sc)
+    table = tables["links[0]"]["orbit"]
+    assert table["up"].tolist() == [_up_at(up_before, x) for x in table["time_s"].tolist()]
+    assert table["up"].any() and not table["up"].all()
 
 
 def test_bent_pipe_delay_is_the_sum_of_both_slant_ranges():

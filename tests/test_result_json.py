@@ -93,3 +93,13 @@ def test_an_unread_summary_pickles_and_a_changed_one_is_written_as_changed():
     assert '"name": "renamed"' in back.to_json()
     res.summary = {"a": 1}
     assert res.to_json() == '{\n  "a": 1\n}'
+
+
+def test_a_result_has_exactly_one_summary():
+    with pytest.raises(ValueError, match="needs its summary"):
+        Result()
+    res = spacetp.run(spacetp.load(ASYM_EXAMPLE))
+    with pytest.raises(ValueError, match="needs its summary"):
+        Result(summary={"a": 1}, core_summary=res._core_summary)
+    with pytest.raises(ValueError, match="needs its summary"):
+        res.summary = None

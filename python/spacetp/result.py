@@ -41,8 +41,8 @@ class Result:
         *,
         core_summary=None,
     ):
-        if summary is None and core_summary is None:
-            raise ValueError("a Result needs its summary")
+        if (summary is None) == (core_summary is None):
+            raise ValueError("a Result needs its summary, as a dict or as the core's")
         self._summary = summary
         self._core_summary = core_summary  # _core.Summary, until read
         self.samples = samples
@@ -64,13 +64,17 @@ class Result:
 
     @property
     def summary(self) -> dict:
-        if self._summary is None:
-            self._summary = json.loads(self._core_summary.text())
+        core = self._core_summary
+        if core is not None:
+            if self._summary is None:
+                self._summary = json.loads(core.text())
             self._core_summary = None  # the dict may change: it is the summary now
         return self._summary
 
     @summary.setter
     def summary(self, value: dict) -> None:
+        if value is None:
+            raise ValueError("a Result needs its summary")
         self._summary, self._core_summary = value, None
 
     def __getstate__(self) -> dict:
@@ -151,8 +155,9 @@ class Result:
         (CPython's own encodes an indent in pure Python, slower than most runs)."""
         from spacetp import _core
 
-        if self._core_summary is not None:
-            return self._core_summary.indent2_sorted()
+        core = self._core_summary
+        if core is not None:
+            return core.indent2_sorted()
         text = _core.dumps_indent2_sorted(self.summary)
         return text if text is not None else json.dumps(self.summary, indent=2, sort_keys=True)
 

@@ -1,11 +1,13 @@
 //! The text `json.dumps(json.loads(serde_json::to_string(v)), indent=2, sort_keys=True)`
 //! would give, written straight from a `Serialize` value (a run's summary): no Python
 //! objects and no `serde_json::Value` between (its maps here hash every key: 0.12 s for
-//! the summary of 10 000 flows, this writer about a tenth). What serde_json writes as
-//! null (a non-finite float, `None`, a unit) is null; an `f32` is the float its shortest
+//! the summary of 10 000 flows, this writer about a third of that). What serde_json writes
+//! as null (a non-finite float, `None`, a unit) is null; an `f32` is the float its shortest
 //! text reads back as; maps' and structs' entries are sorted by key (UTF-8 byte order is
 //! code point order, as Python sorts), each rendered in place and moved into order at the
-//! end of its map.
+//! end of its map. For values whose keys are unique within each map (no colliding
+//! `#[serde(flatten)]`: Python would keep the last) and are strings, integers or bools
+//! (serde_json also takes float keys: refused here). The summary is such a value.
 
 use crate::pyjson::{float_repr, newline, string};
 use serde::ser::{self, Serialize};
@@ -417,10 +419,12 @@ impl ser::Serializer for KeyText {
         serialize_i16: i16,
         serialize_i32: i32,
         serialize_i64: i64,
+        serialize_i128: i128,
         serialize_u8: u8,
         serialize_u16: u16,
         serialize_u32: u32,
-        serialize_u64: u64
+        serialize_u64: u64,
+        serialize_u128: u128
     );
     fn serialize_f32(self, _: f32) -> Result<String, Error> {
         Err(Error("a float as a map key".into()))
@@ -594,5 +598,38 @@ mod tests {
   ]
 }"#;
         assert_eq!(to_indent2_sorted(&v).unwrap(), python);
+    }
+
+    #[test]
+    fn map_keys_are_written_as_serde_json_writes_them_or_refused() {
+        let wide: BTreeMap<u128, bool> = [(1u128 << 100, true)].into();
+        let text = to_indent2_sorted(&wide).unwrap();
+        assert_eq!(
+            serde_json::to_string(&wide).unwrap(),
+            r#"{"1267650600228229401496703205376":true}"#
+        );
+        assert_eq!(text, "{\n  \"1267650600228229401496703205376\": true\n}");
+        let floats: BTreeMap<String, f64> = [("x".into(), 0.5)].into();
+        assert!(to_indent2_sorted(&floats).is_ok());
+        let mut by_float = std::collections::HashMap::new();
+        by_float.insert(KeyF(0.5), 1u8);
+        assert!(
+            to_indent2_sorted(&by_float).is_err(),
+            "a float key is refused"
+        );
+    }
+
+    #[derive(PartialEq)]
+    struct KeyF(f64);
+    impl Eq for KeyF {}
+    impl std::hash::Hash for KeyF {
+        fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+            self.0.to_bits().hash(h);
+        }
+    }
+    impl serde::Serialize for KeyF {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.serialize_f64(self.0)
+        }
     }
 }

@@ -244,21 +244,23 @@ def resolve(link: dict, path: str, stop, fields: Fields):
     fields.put("up", {"schedule": up}, "orbit")
     fields.put("up_back", {"schedule": up}, "orbit")
 
+    # The table's columns now (the schedules above may be changed by the caller later);
+    # the frame, and pandas, only when asked.
+    columns = {
+        "time_s": t,
+        "satellite": [sats[i].name for i in serving],
+        "elevation_deg": el_s,
+        "range_km": total,
+        "delay_s": delay,
+        "up": np.array([_up_at(up, x) for x in t.tolist()]),
+        **({"gateway_elevation_deg": el_g[serving, idx]} if gw is not None else {}),
+        **cols,
+    }
+
     def sampled():
         import pandas as pd
 
-        df = pd.DataFrame(
-            {
-                "time_s": t,
-                "satellite": [sats[i].name for i in serving],
-                "elevation_deg": el_s,
-                "range_km": total,
-                "delay_s": delay,
-                "up": np.array([_up_at(up, x) for x in t.tolist()]),
-                **({"gateway_elevation_deg": el_g[serving, idx]} if gw is not None else {}),
-                **cols,
-            }
-        )
+        df = pd.DataFrame(columns)
         df.attrs["start_utc"] = start.isoformat()
         return df
 
