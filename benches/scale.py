@@ -6,9 +6,9 @@ grows? And how much of `spacetp run` is outside the simulator's core?
   the same packets whatever N, so the time per traversal shows what each flow adds.
 - Chain: one NewReno flow across a chain of N nodes (N = 10 ... 10 000) of 100 Mb/s links
   whose delays add up to 20 ms, for 5 simulated seconds: each packet crosses N - 1 links.
-- Outside the core: `.venv/bin/spacetp run FILE --json OUT` as a user runs it (the process's wall)
-  against the core's wall (the binary's, setup and summary included) on the 10 000-flow
-  file.
+- Outside the core: `.venv/bin/spacetp run FILE --json OUT -q` as a user runs it (the
+  process's wall, best of the reps) against the core's wall (the binary's, setup and
+  summary included, best of the reps) on the 10 000-flow file.
 
 The core's figures come from the `spacetp-sim` binary (its wall and peak RSS); time per
 traversal is its wall, less the wall of the same file stopped after 1 us (reading it,
@@ -121,13 +121,15 @@ def main() -> int:
             chain[n] = core(t / f"chain-{n}.toml", a.reps)
             print(f"N = {n}: flows {flows[n]}, chain {chain[n]}", flush=True)
         big = t / f"flows-{SIZES[-1]}.toml"
-        t0 = time.perf_counter()
-        subprocess.run(
-            [str(Path(sys.executable).parent / "spacetp"), "run", str(big),
-             "--json", str(t / "out.json"), "-q"],
-            check=True,
-        )  # fmt: skip
-        user_wall = time.perf_counter() - t0
+        user_wall = float("inf")  # best of the reps, as the core's
+        for _ in range(a.reps):
+            t0 = time.perf_counter()
+            subprocess.run(
+                [str(Path(sys.executable).parent / "spacetp"), "run", str(big),
+                 "--json", str(t / "out.json"), "-q"],
+                check=True,
+            )  # fmt: skip
+            user_wall = min(user_wall, time.perf_counter() - t0)
         assert json.loads((t / "out.json").read_text())["flows"]
     core_wall = flows[SIZES[-1]]["wall"]
     outside = user_wall - core_wall
@@ -146,7 +148,8 @@ def main() -> int:
         "",
         *table("nodes", chain, "RSS per node"),
         "",
-        f"`spacetp run` of the {SIZES[-1]}-flow file (`.venv/bin/spacetp run FILE --json OUT`): "
+        f"`spacetp run` of the {SIZES[-1]}-flow file (`.venv/bin/spacetp run FILE --json OUT -q`, "
+        f"best of {a.reps}): "
         f"{user_wall:.2f} s in all, the core {core_wall:.2f} s, outside it (starting Python, "
         f"loading and checking the file, the summary and its JSON) {outside:.2f} s = "
         f"{outside / core_wall:.2f} x the core's.",
