@@ -23,31 +23,22 @@ def _say(line: str) -> None:
 
 
 class _StopSignal:
-    """SIGTERM and SIGINT stop the gateway: the handler raises KeyboardInterrupt, which the
-    core turns into an orderly stop. One that arrives during a tick waits for the tick's end:
-    the tick writes the log events the core handed it, and an exception in the middle would
-    lose them (a connection's open and close missing from the log)."""
+    """SIGTERM and SIGINT stop the gateway in order. The handler only records the signal;
+    the core asks `requested()` between its steps and begins the stop itself. A handler that
+    raised (KeyboardInterrupt) could cut the tick short anywhere, even before it began, and
+    lose the log events the core had just handed it: a connection's open and close missing
+    from the log."""
 
     def __init__(self):
-        self.in_tick = False
         self.pending = False
 
     def __call__(self, signum, frame):
-        if self.in_tick:
-            self.pending = True
-            return
-        raise KeyboardInterrupt
+        self.pending = True
 
-    @contextlib.contextmanager
-    def tick(self):
-        self.in_tick = True
-        try:
-            yield
-        finally:
-            self.in_tick = False
-        if self.pending:
-            self.pending = False
-            raise KeyboardInterrupt
+    def requested(self) -> bool:
+        """Whether a stop signal came since the last call."""
+        was, self.pending = self.pending, False
+        return was
 
 
 def _listening(report_json: str) -> str:
@@ -58,7 +49,7 @@ def _listening(report_json: str) -> str:
     return f"; listening on {', '.join(bound)}" if bound else ""
 
 
-def _ready_then(ticker, stop: _StopSignal):
+def _ready_then(ticker):
     """The gateway's tick: first one readiness line on stderr (in the log's format), once the
     core runs: its sockets listen, and SIGHUP reloads and SIGTERM stops it from here on (a
     SIGHUP before this line may find the default action, which ends the process). Scripts
@@ -66,14 +57,12 @@ def _ready_then(ticker, stop: _StopSignal):
     first = [True]
 
     def tick(report_json: str):
-        with stop.tick():
-            if first[0]:
-                first[0] = False
-                ticker.say(
-                    f"ready: pid {os.getpid()}{_listening(report_json)}; "
-                    "SIGHUP reloads, SIGTERM stops"
-                )
-            return ticker.tick(report_json)
+        if first[0]:
+            first[0] = False
+            ticker.say(
+                f"ready: pid {os.getpid()}{_listening(report_json)}; SIGHUP reloads, SIGTERM stops"
+            )
+        return ticker.tick(report_json)
 
     return tick
 
@@ -274,7 +263,7 @@ def _run(o: dict, given: dict, flags: dict, cfg: dict, quic_carrier: bool) -> di
                 undo.callback(server.close)
             ticker = Ticker(given["config"], flags, quic_carrier, _say, server, log=o["log"])
             signal.signal(signal.SIGHUP, ticker.request)
-            rep = run(cfg, fd, ls, _ready_then(ticker, stop))
+            rep = run(cfg, fd, ls, _ready_then(ticker), stop.requested)
             ticker.log_events(rep.pop("events", []))
         except (EmulateError, ValueError, OSError) as e:
             raise UserError(str(e)) from None
@@ -332,8 +321,12 @@ def register(app: typer.Typer) -> None:
             Path(o["stats"]).write_text(json.dumps(rep, indent=2) + "\n")
         if rep.get("reset_on_stop"):
             how = "" if drain else " (--drain SECONDS lets open transfers finish first)"
-            _say(f"spacetp gateway: stopped by {rep['stopped']}: {rep['reset_on_stop']} open "
-                 f"connections reset on both sides{how}")  # fmt: skip
+            # In the log's format: with --log json, every line on stderr is JSON.
+            from spacetp.live.gateway_log import message_line
+
+            text = (f"spacetp gateway: stopped by {rep['stopped']}: {rep['reset_on_stop']} "
+                    f"open connections reset on both sides{how}")  # fmt: skip
+            _say(message_line(text, o["log"]))
         if rep["stopped"].startswith("error"):
             raise UserError(rep["stopped"])
 

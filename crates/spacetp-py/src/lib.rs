@@ -292,14 +292,20 @@ fn gateway_check(config_json: &str) -> PyResult<()> {
 /// `on_tick`, if given, is called about once a second with the report so far (JSON text):
 /// what a metrics endpoint serves; an SCPS-TP gateway's has the log events since the last
 /// call under `events` (with `log_connections`).
+///
+/// `stop_requested`, if given, is asked (a call returning a bool) between the core's steps
+/// whether a stop signal came: a handler that only records the signal never cuts a tick
+/// short while it writes the events handed to it (a KeyboardInterrupt raised there lost
+/// them: a connection's open and close missing from the log).
 #[pyfunction]
-#[pyo3(signature = (config_json, link_fd=None, link_state_fd=None, on_tick=None))]
+#[pyo3(signature = (config_json, link_fd=None, link_state_fd=None, on_tick=None, stop_requested=None))]
 fn gateway(
     py: Python<'_>,
     config_json: &str,
     link_fd: Option<i32>,
     link_state_fd: Option<i32>,
     on_tick: Option<PyObject>,
+    stop_requested: Option<PyObject>,
 ) -> PyResult<String> {
     let mut ticks = 0u32;
     let interrupted = Cell::new(false);
@@ -321,12 +327,18 @@ fn gateway(
     // A signal begins an orderly stop (every relayed connection reset on both sides, or
     // drained for drain_s); a second one while draining resets at once. The loop ends when
     // the gateway has finished stopping.
+    let asked = |py: Python<'_>| -> PyResult<bool> {
+        match &stop_requested {
+            Some(f) => f.call0(py)?.extract(py),
+            None => Ok(false),
+        }
+    };
     while py.allow_threads(|| g.run_for(100_000_000)) {
-        if py.check_signals().is_err() {
+        if py.check_signals().is_err() | asked(py)? {
             g.begin_stop("signal");
         }
         let new = tick(py, &mut || g.report_value().to_string())?;
-        if interrupted.take() {
+        if interrupted.take() | asked(py)? {
             g.begin_stop("signal");
         }
         if let Some(text) = new {

@@ -25,14 +25,22 @@ def check_config(cfg: dict) -> None:
     _core.gateway_check(json.dumps(cfg))
 
 
-def run(cfg: dict, link_fd: int | None, link_state_fd: int | None = None, on_tick=None) -> dict:
+def run(
+    cfg: dict,
+    link_fd: int | None,
+    link_state_fd: int | None = None,
+    on_tick=None,
+    stop_requested=None,
+) -> dict:
     """Run a gateway on packet fd `link_fd` (a QUIC gateway: on a UDP socket at its tunnel
     address when None) until cfg["duration_s"] or a signal; the report. Link-state notices
     (b"link down", b"link up") arrive as datagrams on `link_state_fd`; `on_tick(report_json)`
-    is called about once a second."""
+    is called about once a second; `stop_requested()`, if given, is asked every 100 ms
+    whether to begin the orderly stop (a signal handler that records rather than raises)."""
     from spacetp import _core
 
-    return json.loads(_core.gateway(json.dumps(cfg), link_fd, link_state_fd, on_tick))
+    text = _core.gateway(json.dumps(cfg), link_fd, link_state_fd, on_tick, stop_requested)
+    return json.loads(text)
 
 
 def is_quic(gateway: dict) -> bool:
