@@ -202,7 +202,7 @@ def test_gateway_passes_drain_to_the_relay(monkeypatch):
 
     seen = []
 
-    def run(cfg, link_fd, link_state_fd, on_tick=None):
+    def run(cfg, link_fd, link_state_fd, on_tick=None, stop_requested=None):
         seen.append(cfg)
         return {"stopped": "duration"}
 
