@@ -46,45 +46,64 @@ impl Timer {
 
 /// Every timer's deadline. The parts that own a timer's state (the receiver's delayed ACK
 /// and BETS, TCP-Peach+'s burst) are handed the table to arm and stop theirs.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct TimerTable([Option<Time>; Timer::ALL.len()]);
+///
+/// A stopped timer holds `UNARMED` rather than None: the earliest deadline, asked after
+/// every event, is then a plain minimum over the array (no branch per timer). A deadline
+/// is kept below `UNARMED`, so every armed timer stays armed.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TimerTable([Time; Timer::ALL.len()]);
+
+const UNARMED: Time = Time::MAX;
+
+impl Default for TimerTable {
+    fn default() -> Self {
+        TimerTable([UNARMED; Timer::ALL.len()])
+    }
+}
 
 impl TimerTable {
     pub fn get(&self, t: Timer) -> Option<Time> {
-        self.0[t as usize]
+        let d = self.0[t as usize];
+        (d != UNARMED).then_some(d)
     }
 
     pub fn set(&mut self, t: Timer, at: Time) {
-        self.0[t as usize] = Some(at);
+        self.0[t as usize] = at.min(UNARMED - 1);
     }
 
     /// Arm `t` at `at`, or stop it (None).
     pub fn put(&mut self, t: Timer, at: Option<Time>) {
-        self.0[t as usize] = at;
+        match at {
+            Some(at) => self.set(t, at),
+            None => self.stop(t),
+        }
     }
 
     /// Arm `t` at `at` unless it is armed already.
     pub fn set_if_idle(&mut self, t: Timer, at: Time) {
-        self.0[t as usize].get_or_insert(at);
+        if !self.is_armed(t) {
+            self.set(t, at);
+        }
     }
 
     /// Arm `t` at `at`, or keep its deadline if that is earlier.
     pub fn set_earliest(&mut self, t: Timer, at: Time) {
         let slot = &mut self.0[t as usize];
-        *slot = Some(slot.map_or(at, |d| d.min(at)));
+        *slot = (*slot).min(at.min(UNARMED - 1));
     }
 
     pub fn stop(&mut self, t: Timer) {
-        self.0[t as usize] = None;
+        self.0[t as usize] = UNARMED;
     }
 
     pub fn is_armed(&self, t: Timer) -> bool {
-        self.0[t as usize].is_some()
+        self.0[t as usize] != UNARMED
     }
 
     /// The earliest deadline in the table.
     pub fn earliest(&self) -> Option<Time> {
-        self.0.iter().flatten().min().copied()
+        let d = self.0.iter().fold(UNARMED, |m, &d| m.min(d));
+        (d != UNARMED).then_some(d)
     }
 }
 
@@ -245,5 +264,43 @@ impl Connection {
     pub(super) fn arm_rto(&mut self, now: Time) {
         let at = now + self.rtt.rto();
         self.timers.set_if_idle(Timer::Rto, at);
+    }
+}
+
+#[cfg(test)]
+mod table_tests {
+    use super::*;
+
+    #[test]
+    fn the_earliest_deadline_is_the_smallest_armed_one_and_none_when_all_are_stopped() {
+        let mut t = TimerTable::default();
+        assert_eq!(t.earliest(), None);
+        t.set(Timer::Rto, 500);
+        t.set(Timer::Persist, 300);
+        t.set_if_idle(Timer::Rto, 100); // armed already: kept
+        assert_eq!((t.get(Timer::Rto), t.earliest()), (Some(500), Some(300)));
+        t.set_earliest(Timer::Rto, 200);
+        t.set_earliest(Timer::Tlp, 900);
+        assert_eq!(
+            (t.get(Timer::Rto), t.get(Timer::Tlp)),
+            (Some(200), Some(900))
+        );
+        assert_eq!(t.earliest(), Some(200));
+        t.stop(Timer::Rto);
+        t.put(Timer::Persist, None);
+        assert_eq!((t.get(Timer::Rto), t.earliest()), (None, Some(900)));
+        t.stop(Timer::Tlp);
+        assert_eq!(t.earliest(), None);
+    }
+
+    #[test]
+    fn a_timer_armed_at_the_end_of_time_stays_armed() {
+        let mut t = TimerTable::default();
+        t.set(Timer::Bets, Time::MAX);
+        assert!(t.is_armed(Timer::Bets));
+        assert_eq!(t.earliest(), Some(Time::MAX - 1));
+        t.put(Timer::Peach, Some(Time::MAX));
+        t.set_if_idle(Timer::Peach, 5); // armed: kept
+        assert_eq!(t.get(Timer::Peach), Some(Time::MAX - 1));
     }
 }

@@ -13,8 +13,11 @@
 //! it was retransmitted, SACKed or is deemed lost); the recovery policy (`recovery/rack.rs`)
 //! retransmits what it marks lost.
 
+mod sent_order;
+
 use super::sack_scan::SackScan;
 use crate::time::{Time, MS};
+use sent_order::SentOrder;
 use std::collections::VecDeque;
 
 /// The worst-case delayed-ACK time added to PTO when one segment is in flight (RFC 8985
@@ -55,6 +58,9 @@ pub(super) enum ProbeOutcome {
 #[derive(Debug, Default)]
 pub(super) struct Rack {
     segs: VecDeque<Seg>,
+    /// The segments neither SACKed nor marked lost, in the order they were sent, for the
+    /// loss detection (`sent_order.rs`).
+    order: SentOrder,
     /// The SACK blocks scanned: a segment wholly inside one is SACKed (`sack_scan.rs`).
     scan: SackScan,
     /// The most recently sent segment among those delivered: its send time and end.
@@ -77,6 +83,15 @@ pub(super) struct Rack {
     pub due_probe: Option<Option<u64>>,
     /// Segments delivered by the ACK being processed, for step 3's ordering by send time.
     delivered: Vec<(Time, u64, bool)>,
+}
+
+/// The segment that starts at `start`, if one does.
+fn seg_mut(segs: &mut VecDeque<Seg>, start: u64) -> Option<&mut Seg> {
+    if segs.front()?.start > start {
+        return None;
+    }
+    let i = segs.partition_point(|s| s.start < start);
+    segs.get_mut(i).filter(|s| s.start == start)
 }
 
 /// RFC 8985 RACK_sent_after: t1/seq1 was sent after t2/seq2.
@@ -105,6 +120,7 @@ impl Rack {
             sacked: false,
             lost: false,
         };
+        self.order.push(now, start);
         if self.segs.back().is_none_or(|s| s.end <= start) {
             self.segs.push_back(seg);
             return;
@@ -125,6 +141,11 @@ impl Rack {
             }
             if s.end > end {
                 pieces[1] = Some(Seg { start: end, ..s });
+                if !s.sacked && !s.lost {
+                    // The head keeps the segment's entry (same start, same time); the
+                    // tail needs its own.
+                    self.order.insert(s.xmit_ts, end);
+                }
             }
             j += 1;
         }
@@ -265,15 +286,39 @@ impl Rack {
 
     /// Step 5: mark lost every unSACKed segment sent before the most recently delivered one
     /// whose time is up. Returns how long until the next one's would be (0: none waits):
-    /// the reordering timer.
+    /// the reordering timer. Only segments sent by the RACK segment's time are visited.
     pub fn detect_loss(&mut self, now: Time, reo_wnd: Time) -> Time {
         let mut timeout = 0;
-        for s in self.segs.iter_mut() {
-            // Beyond an original RACK segment, everything was sent after it (in order, or
-            // resent later); beyond a retransmitted one, originals sent before it may wait.
-            if s.start >= self.end_seq && !self.retransmitted {
-                break;
+        let (segs, lost_bytes) = (&mut self.segs, &mut self.lost_bytes);
+        let (rack_ts, rack_end, rack_rtt) = (self.xmit_ts, self.end_seq, self.rtt);
+        self.order.sweep(rack_ts, |ts, start| {
+            let Some(s) = seg_mut(segs, start) else {
+                return false; // acknowledged, or covered by a retransmission
+            };
+            if s.xmit_ts != ts || s.sacked || s.lost {
+                return false; // sent again since, SACKed or lost already
             }
+            if !sent_after(rack_ts, rack_end, s.xmit_ts, s.end) {
+                return true;
+            }
+            let deadline = s.xmit_ts + rack_rtt + reo_wnd;
+            if deadline <= now {
+                s.lost = true;
+                *lost_bytes += s.end - s.start;
+                false
+            } else {
+                timeout = timeout.max(deadline - now);
+                true
+            }
+        });
+        timeout
+    }
+
+    /// Step 5 as RFC 8985 writes it, a walk of every segment: what `detect_loss` must equal.
+    #[cfg(test)]
+    fn detect_loss_by_walk(&mut self, now: Time, reo_wnd: Time) -> Time {
+        let mut timeout = 0;
+        for s in self.segs.iter_mut() {
             if s.sacked || s.lost || !sent_after(self.xmit_ts, self.end_seq, s.xmit_ts, s.end) {
                 continue;
             }
@@ -298,6 +343,7 @@ impl Rack {
                 self.lost_bytes += s.end - s.start;
             }
         }
+        self.order.clear();
         self.probe = None;
     }
 
@@ -308,6 +354,8 @@ impl Rack {
         for s in self.segs.iter_mut() {
             s.lost = false;
         }
+        let live = self.segs.iter().filter(|s| !s.sacked);
+        self.order.rebuild(live.map(|s| (s.xmit_ts, s.start)));
     }
 
     /// Section 7.2: PTO for `flight` bytes in flight of `mss`-byte segments, before the RTO
@@ -355,220 +403,4 @@ impl Rack {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    use super::super::sack_scan::story::{block, Rnd};
-
-    const SEG: u64 = 1000;
-
-    /// Everything but the scanned blocks.
-    fn state(r: &Rack) -> String {
-        format!(
-            "{:?} {} {} {} {} {} {} {} {:?}",
-            r.segs,
-            r.xmit_ts,
-            r.end_seq,
-            r.rtt,
-            r.retransmitted,
-            r.fack,
-            r.reordering_seen,
-            r.lost_bytes,
-            r.delivered
-        )
-    }
-
-    #[test]
-    fn sack_blocks_that_repeat_and_grow_mark_as_a_full_scan_does() {
-        // Two RACKs fed the same pseudo-random story (new segments, retransmissions of whole
-        // segments and of their second halves, ACKs with up to 4 SACK blocks growing and
-        // moving, RTO marking); one forgets its scanned blocks before every ACK (a full
-        // scan each time). Their state stays the same.
-        let (mut fast, mut full) = (Rack::new(), Rack::new());
-        let mut rnd = Rnd(5);
-        let (mut next, mut una, mut now) = (0u64, 0u64, 1);
-        let mut last: Option<(u64, u64)> = None;
-        for _ in 0..4000 {
-            now += MS;
-            match rnd.below(10) {
-                0..=3 => {
-                    for r in [&mut fast, &mut full] {
-                        r.on_sent(next * SEG, (next + 1) * SEG, now, false);
-                    }
-                    next += 1;
-                }
-                4 if next > una => {
-                    let k = una + rnd.below(next - una);
-                    let start = k * SEG + if rnd.below(2) == 0 { 0 } else { SEG / 2 };
-                    for r in [&mut fast, &mut full] {
-                        r.on_sent(start, (k + 1) * SEG, now, true);
-                    }
-                }
-                5 => {
-                    for r in [&mut fast, &mut full] {
-                        r.on_timeout();
-                    }
-                }
-                _ if next > una + 2 => {
-                    let mut blocks = Vec::new();
-                    for _ in 0..1 + rnd.below(4) {
-                        let (l, r) = block(&mut rnd, &mut last, (una, next, SEG), false);
-                        blocks.push((l, r));
-                    }
-                    if rnd.below(3) == 0 {
-                        una += 1 + rnd.below((next - una).min(5));
-                    }
-                    full.scan.forget();
-                    for r in [&mut fast, &mut full] {
-                        r.on_ack(una * SEG, &blocks, now, Some(10 * MS));
-                    }
-                }
-                _ => {}
-            }
-            assert_eq!(state(&fast), state(&full));
-        }
-        assert!(fast.fack > 100 * SEG);
-    }
-
-    /// Ten segments sent 1 ms apart from t = 0.
-    fn ten() -> Rack {
-        let mut r = Rack::new();
-        for k in 0..10 {
-            r.on_sent(1 + k * SEG, 1 + (k + 1) * SEG, k * MS, false);
-        }
-        r
-    }
-
-    #[test]
-    fn a_segment_is_lost_once_a_later_one_is_delivered_and_rtt_plus_reo_wnd_passed() {
-        let mut r = ten();
-        // Segment 0 missing; segment 1 (sent at 1 ms) SACKed at 101 ms: RACK.rtt 100 ms.
-        r.on_ack(1, &[(1 + SEG, 1 + 2 * SEG)], 101 * MS, Some(100 * MS));
-        let reo = 25 * MS;
-        let wait = r.detect_loss(101 * MS, reo);
-        assert_eq!(r.first_lost(1), None, "within the reordering window");
-        assert_eq!(wait, 24 * MS, "sent at 0: lost at 0 + 100 + 25 ms");
-        r.detect_loss(125 * MS, reo);
-        assert_eq!(r.first_lost(1), Some(1));
-        assert_eq!(r.lost_bytes(), SEG);
-    }
-
-    #[test]
-    fn a_reordered_segment_delivered_within_the_window_is_not_lost() {
-        let mut r = ten();
-        r.on_ack(1, &[(1 + SEG, 1 + 2 * SEG)], 101 * MS, Some(100 * MS));
-        r.detect_loss(101 * MS, 25 * MS);
-        // Segment 0 arrives late, 10 ms after its successor: reordering, not loss.
-        r.on_ack(1 + 2 * SEG, &[], 111 * MS, Some(100 * MS));
-        assert!(r.reordering_seen);
-        assert_eq!(r.detect_loss(200 * MS, 25 * MS), 0);
-        assert_eq!(r.first_lost(1), None);
-    }
-
-    #[test]
-    fn a_lost_retransmission_is_detected_by_time() {
-        let mut r = ten();
-        r.on_ack(1, &[(1 + SEG, 1 + 10 * SEG)], 110 * MS, Some(100 * MS));
-        r.detect_loss(130 * MS, 0);
-        assert_eq!(r.first_lost(1), Some(1));
-        // Resent at 130 ms, and lost again; new data sent at 131 ms is SACKed at 231 ms.
-        r.on_sent(1, 1 + SEG, 130 * MS, true);
-        assert_eq!(r.first_lost(1), None, "retransmitted, in flight again");
-        r.on_sent(1 + 10 * SEG, 1 + 11 * SEG, 131 * MS, false);
-        r.on_ack(1, &[(1 + SEG, 1 + 11 * SEG)], 231 * MS, Some(100 * MS));
-        r.detect_loss(231 * MS, 0);
-        assert_eq!(r.first_lost(1), Some(1), "the retransmission is lost");
-    }
-
-    #[test]
-    fn the_window_is_zero_in_recovery_until_reordering_is_seen_and_then_a_quarter_min_rtt() {
-        let mut r = ten();
-        assert_eq!(r.reo_wnd(false, 1, 1, true, 0, 3, 100 * MS, 80 * MS), 0);
-        assert_eq!(
-            r.reo_wnd(false, 1, 1, false, 3, 3, 100 * MS, 80 * MS),
-            0,
-            "DupThresh segments SACKed"
-        );
-        assert_eq!(
-            r.reo_wnd(false, 1, 1, false, 1, 3, 100 * MS, 80 * MS),
-            20 * MS
-        );
-        r.reordering_seen = true;
-        assert_eq!(
-            r.reo_wnd(false, 1, 1, true, 5, 3, 100 * MS, 80 * MS),
-            20 * MS
-        );
-        // A DSACK widens it by a quarter min_RTT per round, up to SRTT.
-        assert_eq!(
-            r.reo_wnd(true, 1, 5000, true, 5, 3, 100 * MS, 80 * MS),
-            40 * MS
-        );
-        r.reo_wnd_mult = 9;
-        assert_eq!(
-            r.reo_wnd(false, 1, 5000, true, 5, 3, 100 * MS, 80 * MS),
-            100 * MS
-        );
-    }
-
-    #[test]
-    fn pto_is_two_srtt_plus_the_delayed_ack_for_a_single_segment_and_before_the_rto() {
-        assert_eq!(Rack::pto(Some(100 * MS), 5000, 1000, 0, None), 200 * MS);
-        assert_eq!(Rack::pto(Some(100 * MS), 1000, 1000, 0, None), 400 * MS);
-        assert_eq!(Rack::pto(None, 5000, 1000, 0, None), 1000 * MS);
-        assert_eq!(
-            Rack::pto(Some(100 * MS), 5000, 1000, 0, Some(150 * MS)),
-            150 * MS
-        );
-    }
-
-    #[test]
-    fn a_probe_that_resent_data_acked_beyond_itself_repaired_a_loss_unless_dsacked() {
-        let mut r = Rack::new();
-        r.set_probe(Probe {
-            end_seq: 100,
-            is_retrans: true,
-        });
-        assert_eq!(r.on_probe_ack(90, None, false), ProbeOutcome::Pending);
-        assert_eq!(r.on_probe_ack(100, None, false), ProbeOutcome::Pending);
-        assert_eq!(r.on_probe_ack(150, None, false), ProbeOutcome::RepairedLoss);
-        r.set_probe(Probe {
-            end_seq: 100,
-            is_retrans: true,
-        });
-        assert_eq!(r.on_probe_ack(100, Some(100), false), ProbeOutcome::NoLoss);
-        r.set_probe(Probe {
-            end_seq: 100,
-            is_retrans: false,
-        });
-        assert_eq!(r.on_probe_ack(100, None, false), ProbeOutcome::NoLoss);
-    }
-
-    #[test]
-    fn a_tail_segment_beyond_a_delivered_retransmission_is_lost_once_its_time_is_up() {
-        // Segments 3 and 9 lost; 3 resent at 200 ms and delivered: 9, sent at 9 ms, before
-        // the retransmission, is lost although it lies beyond it in sequence.
-        let mut r = ten();
-        r.on_ack(
-            1,
-            &[(1, 1 + 3 * SEG), (1 + 4 * SEG, 1 + 9 * SEG)],
-            110 * MS,
-            Some(100 * MS),
-        );
-        r.on_sent(1 + 3 * SEG, 1 + 4 * SEG, 200 * MS, true);
-        r.on_ack(1 + 9 * SEG, &[], 300 * MS, Some(100 * MS));
-        r.detect_loss(300 * MS, 0);
-        assert_eq!(r.first_lost(1), Some(1 + 9 * SEG));
-    }
-
-    #[test]
-    fn a_retransmission_of_part_of_a_segment_splits_it() {
-        let mut r = ten();
-        r.on_ack(1, &[(1 + 5 * SEG, 1 + 10 * SEG)], 110 * MS, None);
-        r.detect_loss(200 * MS, 0);
-        assert_eq!(r.lost_bytes(), 5 * SEG);
-        r.on_sent(1 + 500, 1 + 1500, 200 * MS, true);
-        assert_eq!(r.lost_bytes(), 4 * SEG, "half of two segments resent");
-        assert_eq!(r.first_lost(1), Some(1));
-        assert_eq!(r.first_lost(501), Some(1 + 1500));
-    }
-}
+mod tests;
