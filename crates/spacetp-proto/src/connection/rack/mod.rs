@@ -120,11 +120,16 @@ impl Rack {
             sacked: false,
             lost: false,
         };
-        self.order.push(now, start);
         if self.segs.back().is_none_or(|s| s.end <= start) {
+            if retx {
+                self.order.insert(now, start); // below new data sent at this instant
+            } else {
+                self.order.push(now, start);
+            }
             self.segs.push_back(seg);
             return;
         }
+        self.order.insert(now, start);
         self.scan.forget(); // it may land inside a block scanned before
                             // A retransmission: it replaces what it covers, the uncovered parts keep theirs
                             // (in place: no allocation per retransmission).
@@ -291,7 +296,9 @@ impl Rack {
         let mut timeout = 0;
         let (segs, lost_bytes) = (&mut self.segs, &mut self.lost_bytes);
         let (rack_ts, rack_end, rack_rtt) = (self.xmit_ts, self.end_seq, self.rtt);
-        self.order.sweep(rack_ts, |ts, start| {
+        // Those sent after the RACK segment (at its instant, those above it) cannot be lost
+        // by it: RACK_sent_after orders by time, then by sequence.
+        self.order.sweep((rack_ts, rack_end), |ts, start| {
             let Some(s) = seg_mut(segs, start) else {
                 return false; // acknowledged, or covered by a retransmission
             };

@@ -1,13 +1,14 @@
 //! The transmissions RACK may yet deem lost, in the order they were sent (Linux's
 //! `tsorted_sent_queue`): loss detection meets them oldest first and stops at the first
 //! sent after the RACK segment, so an ACK visits only what it can judge, not every SACKed
-//! segment of the window (a walk of the whole window on every ACK of a recovery).
+//! segment of the window (a walk of the whole window on every ACK of a recovery), nor the
+//! rest of a burst sent at the RACK segment's instant.
 //!
 //! An entry is a transmission's (send time, start). It goes stale when its segment is
 //! acknowledged, SACKed, marked lost or sent again; the detection drops stale entries as it
 //! meets them, so each costs one visit after it went stale. The owner keeps the invariant:
-//! every segment neither SACKed nor marked lost has an entry, and the entries' send times
-//! never decrease from front to back.
+//! every segment neither SACKed nor marked lost has an entry. Entries are in the order of
+//! (send time, start), RFC 8985's order of transmission (RACK_sent_after).
 
 use crate::time::Time;
 use std::collections::VecDeque;
@@ -16,16 +17,18 @@ use std::collections::VecDeque;
 pub(super) struct SentOrder(VecDeque<(Time, u64)>);
 
 impl SentOrder {
-    /// A transmission at `ts`, no earlier than any before it.
+    /// A transmission of new data at `ts`: after every entry (no earlier, and above every
+    /// start).
     pub fn push(&mut self, ts: Time, start: u64) {
-        debug_assert!(self.0.back().is_none_or(|&(t, _)| t <= ts));
+        debug_assert!(self.0.back().is_none_or(|&e| e < (ts, start)));
         self.0.push_back((ts, start));
     }
 
-    /// The uncovered tail of a segment partly sent again keeps its send time: it goes
-    /// where that time places it (rare: a retransmission smaller than the segment).
+    /// A transmission that may belong before the last entries: a retransmission (below new
+    /// data sent at the same instant), or the uncovered tail of a segment partly sent
+    /// again, which keeps its send time.
     pub fn insert(&mut self, ts: Time, start: u64) {
-        let i = self.0.partition_point(|&(t, _)| t <= ts);
+        let i = self.0.partition_point(|&e| e <= (ts, start));
         self.0.insert(i, (ts, start));
     }
 
@@ -42,14 +45,14 @@ impl SentOrder {
         self.0 = v.into();
     }
 
-    /// Judge every entry sent at or before `until` (`keep(ts, start)`: false drops it);
-    /// those sent later are not visited. Entries are judged newest first: the caller's
+    /// Judge every entry before `until` (send time, start) (`keep(ts, start)`: false drops
+    /// it); the later ones are not visited. Entries are judged newest first: the caller's
     /// verdicts must not depend on their order.
-    pub fn sweep(&mut self, until: Time, mut keep: impl FnMut(Time, u64) -> bool) {
+    pub fn sweep(&mut self, until: (Time, u64), mut keep: impl FnMut(Time, u64) -> bool) {
         let end = self
             .0
             .iter()
-            .position(|&(t, _)| t > until)
+            .position(|&e| e >= until)
             .unwrap_or(self.0.len());
         // Kept entries move to the back of the judged range, in order; the front is cut.
         let mut w = end;
@@ -80,15 +83,16 @@ mod tests {
             o.push(ts, start);
         }
         o.insert(2, 99); // a split segment's tail, sent at 2
+        o.insert(3, 25); // a retransmission at 3, below new data sent at 3
         let mut seen = Vec::new();
-        o.sweep(3, |ts, start| {
+        o.sweep((3, 30), |ts, start| {
             seen.push((ts, start));
             start == 10 || start == 99
         });
         seen.reverse();
-        assert_eq!(seen, [(1, 0), (1, 10), (2, 20), (2, 99), (3, 30)]);
-        assert_eq!(o.entries(), [(1, 10), (2, 99), (5, 40)]);
-        o.sweep(0, |_, _| panic!("nothing was sent by 0"));
+        assert_eq!(seen, [(1, 0), (1, 10), (2, 20), (2, 99), (3, 25)]);
+        assert_eq!(o.entries(), [(1, 10), (2, 99), (3, 30), (5, 40)]);
+        o.sweep((1, 10), |_, _| panic!("nothing was sent before (1, 10)"));
         o.rebuild([(7, 1), (4, 2), (4, 1)].into_iter());
         assert_eq!(o.entries(), [(4, 1), (4, 2), (7, 1)]);
     }
