@@ -13,7 +13,7 @@ $(VENV)/bin/python:
 	$(PIP) install --quiet --upgrade pip
 	$(PIP) install --quiet "maturin>=1.5,<2" pytest ruff
 
-# The Cargo profile of the Python extension: `release` (thin LTO) for the demo and for
+# The Cargo profile of the Python extension: `release` (whole-program LTO) for the demo and for
 # use; `make test` builds it with `tests` (no LTO), the profile of the Rust tests it runs
 # first, so the two share their compiled dependencies instead of building them twice.
 PROFILE ?= release
