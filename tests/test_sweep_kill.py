@@ -23,10 +23,12 @@ from spacetp import _core
 from spacetp.store import Store
 from spacetp.sweep import load_sweep
 
-# 10 loss rates x 3 delays x 20 reps, about 4 ms each. A sweep writes a batch about every
+# 10 loss rates x 3 delays x 40 reps, about 4 ms each. A sweep writes a batch about every
 # 0.5 s; each of the five kills keeps at most a batch or two (about 60-100 runs each on two
-# cores), so runs remain after the last one.
-RUNS = 600
+# cores; more on a faster machine, where 600 runs once ended before the fifth kill), so
+# runs remain after the last one.
+REPS = 40
+RUNS = 10 * 3 * REPS
 
 
 def command(store: Path) -> list[str]:
@@ -41,7 +43,7 @@ def command(store: Path) -> list[str]:
         "--grid",
         "links[1].delay=50 ms,100 ms,150 ms",
         "--reps",
-        "20",
+        str(REPS),
         "--workers",
         "2",
         "--store",
@@ -118,7 +120,7 @@ def test_sigkill_at_any_moment_then_resume(tmp_path):
 
     schedule = [
         starting,
-        at(rng.uniform(0.3, 1.2)),  # at random, early: 600 runs take seconds
+        at(rng.uniform(0.3, 1.2)),  # at random, early: the runs take seconds
         writing,
         after_a_batch(rng.uniform(0.0, 0.3)),
         writing,

@@ -21,7 +21,7 @@ impl Delay {
 
     #[inline]
     pub fn at(&self, t: Time) -> Time {
-        self.0.at(t).round() as Time
+        crate::schedule::round_to_time(self.0.at(t))
     }
 
     pub fn max(&self) -> Time {
