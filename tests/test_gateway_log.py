@@ -86,10 +86,12 @@ def test_a_stop_with_a_connection_open_is_said_in_json_too():
         srv.settimeout(30)
         s, _ = srv.accept()
         assert s.recv(100) == b"open, then nothing"
-        outs = []
-        for g, io in gws:  # A first: B then sees the connection reset by its peer
-            g.send_signal(signal.SIGTERM)
-            outs.append(io.finish(timeout=60))
+        (ga, ioa), (gb, iob) = gws
+        ga.send_signal(signal.SIGTERM)  # A first: B then sees the connection reset by its peer
+        outs = [ioa.finish(timeout=60)]
+        iob.wait_for('"event": "close"')  # B has logged that before its own stop
+        gb.send_signal(signal.SIGTERM)
+        outs.append(iob.finish(timeout=60))
     finally:
         for g, _ in gws:
             g.kill()
@@ -143,6 +145,17 @@ def test_a_stop_signal_never_cuts_short_the_tick_that_writes_the_log():
     assert lines[0].startswith("ready: pid") and lines[1:] == [[]], lines
     assert rep["stopped"] == "signal", rep
     assert not stop.requested()  # the core took the request
+
+
+def test_two_stop_signals_are_two_requests():
+    # The second signal while draining resets at once: it must not merge into the first.
+    from spacetp.cli_gateway import _StopSignal
+
+    stop = _StopSignal()
+    assert not stop.requested()
+    stop(signal.SIGTERM, None)
+    stop(signal.SIGINT, None)
+    assert [stop.requested(), stop.requested(), stop.requested()] == [True, True, False]
 
 
 def test_text_log_lines_name_the_connection_and_what_it_moved():

@@ -30,15 +30,18 @@ class _StopSignal:
     from the log."""
 
     def __init__(self):
-        self.pending = False
+        self.pending = 0
 
     def __call__(self, signum, frame):
-        self.pending = True
+        self.pending += 1
 
     def requested(self) -> bool:
-        """Whether a stop signal came since the last call."""
-        was, self.pending = self.pending, False
-        return was
+        """Whether a stop signal came that the core has not been told of: one per call, so
+        that a second signal (while draining: reset at once) is not merged into the first."""
+        if self.pending == 0:
+            return False
+        self.pending -= 1
+        return True
 
 
 def _listening(report_json: str) -> str:
@@ -52,8 +55,8 @@ def _listening(report_json: str) -> str:
 def _ready_then(ticker):
     """The gateway's tick: first one readiness line on stderr (in the log's format), once the
     core runs: its sockets listen, and SIGHUP reloads and SIGTERM stops it from here on (a
-    SIGHUP before this line may find the default action, which ends the process). Scripts
-    and tests wait for it before they signal or connect."""
+    SIGHUP before this line stops it, or at the very start meets the default action, which
+    ends the process). Scripts and tests wait for it before they signal or connect."""
     first = [True]
 
     def tick(report_json: str):

@@ -327,9 +327,13 @@ fn gateway(
     // A signal begins an orderly stop (every relayed connection reset on both sides, or
     // drained for drain_s); a second one while draining resets at once. The loop ends when
     // the gateway has finished stopping.
+    // A KeyboardInterrupt raised while asking is a stop too, as one inside the tick is.
     let asked = |py: Python<'_>| -> PyResult<bool> {
         match &stop_requested {
-            Some(f) => f.call0(py)?.extract(py),
+            Some(f) => match f.call0(py) {
+                Err(e) if e.is_instance_of::<PyKeyboardInterrupt>(py) => Ok(true),
+                r => r?.extract(py),
+            },
             None => Ok(false),
         }
     };

@@ -97,10 +97,11 @@ fn loss_detection_in_send_order_marks_what_a_walk_of_every_segment_marks() {
             }
             4 | 5 if next > una => {
                 let k = una + rnd.below(next - una);
-                let (start, end) = match rnd.below(3) {
+                let (start, end) = match rnd.below(4) {
                     0 => (k * SEG, (k + 1) * SEG),
                     1 => (k * SEG + SEG / 2, (k + 1) * SEG),
-                    _ => (k * SEG, k * SEG + SEG / 2),
+                    2 => (k * SEG, k * SEG + SEG / 2),
+                    _ => (k * SEG + SEG / 4, k * SEG + 3 * SEG / 4), // a head and a tail left
                 };
                 for r in [&mut fast, &mut walk] {
                     r.on_sent(start, end, now, true);
@@ -143,6 +144,10 @@ fn loss_detection_in_send_order_marks_what_a_walk_of_every_segment_marks() {
         for s in fast.segs.iter().filter(|s| !s.sacked && !s.lost) {
             assert!(entries.contains(&(s.xmit_ts, s.start)), "{s:?} missing");
         }
+        assert!(
+            entries.windows(2).all(|w| w[0] <= w[1]),
+            "out of order: {entries:?}"
+        );
     }
     assert!(marked > 100, "the story marked losses {marked} times");
 }
