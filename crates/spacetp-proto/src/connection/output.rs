@@ -269,8 +269,9 @@ impl Connection {
         if self.pacing.is_some() {
             self.pace(now, len);
         }
-        if let Some(r) = &mut self.rack {
-            // The data only: SACK blocks never cover a FIN.
+        if let (Some(r), true) = (&mut self.rack, self.options.sack) {
+            // The data only: SACK blocks never cover a FIN. Without SACK (the peer did not
+            // permit it) RACK is idle and nothing would ever remove what it recorded.
             r.on_sent(pos, end, now, retx);
         }
         if retx {

@@ -165,6 +165,26 @@ fn rack_needs_sack_and_dsack_needs_sack() {
     assert_eq!(c.validate().unwrap_err().path, "dsack");
 }
 
+#[test]
+fn rack_against_a_peer_without_sack_keeps_nothing() {
+    // RACK needs SACK: against a peer that does not permit it the connection recovers as
+    // NewReno and RACK stays idle. It used to record every segment sent all the same, and
+    // nothing removed them: memory growing with the transfer.
+    let mut p = pipe(RecoveryKind::Rack, 2_000 * PAYLOAD);
+    let no_sack = TcpConfig {
+        sack: false,
+        dsack: false,
+        recovery: RecoveryKind::Newreno,
+        ..cfg(RecoveryKind::Rack)
+    };
+    p.b = Connection::listen(&no_sack, SEG, 80, 1000, 77);
+    p.drop_pos_times_ab = vec![(1 + 500 * PAYLOAD, 1)];
+    p.run(60 * SEC);
+    assert!(p.done_at.is_some(), "the transfer completes");
+    assert!(!p.a.options.sack);
+    assert_eq!(p.a.rack.as_ref().map(|r| r.held()), Some(0));
+}
+
 /// A controller that holds cwnd at a fixed size through losses and paces at a fixed rate
 /// (bytes per second), as BBR does while the window is not what limits it.
 struct PacedFixedWindow {

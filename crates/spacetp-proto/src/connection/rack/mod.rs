@@ -164,6 +164,12 @@ impl Rack {
         }
     }
 
+    /// How many transmissions it holds (tests: what it keeps stays bounded).
+    #[cfg(test)]
+    pub fn held(&self) -> usize {
+        self.segs.len()
+    }
+
     /// Where the highest segment sent starts (what a loss probe resends).
     pub fn last_segment_start(&self) -> Option<u64> {
         self.segs.back().map(|s| s.start)
