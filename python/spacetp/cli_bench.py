@@ -3,8 +3,6 @@
 the simulator's linux-* profiles, spacetp.live.vs_linux) and `spacetp bench --quic` (QUIC,
 TCP and SCPS-TP side by side on space links, spacetp.quic_compare)."""
 
-from __future__ import annotations
-
 import importlib.util
 from pathlib import Path
 from typing import Annotated

@@ -1,7 +1,5 @@
 """The `spacetp dtn` command (registered on the app of spacetp.cli)."""
 
-from __future__ import annotations
-
 import json
 from pathlib import Path
 from typing import Annotated

@@ -1,7 +1,5 @@
 """The `spacetp gateway` command (registered on the app of spacetp.cli)."""
 
-from __future__ import annotations
-
 import contextlib
 import inspect
 import json

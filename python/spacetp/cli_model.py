@@ -1,7 +1,5 @@
 """`spacetp model`: evaluate an analytic model at a point or along a sweep."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

@@ -13,8 +13,6 @@ decrypting is not enough, its ACKs name packet numbers that would have to be map
 stream offsets (spacetp.pcapflows.QUIC_NOT_READ says what to use instead).
 """
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

@@ -1,8 +1,6 @@
 """The `spacetp reproduce` command (registered on the app of spacetp.cli, which imports this
 module at its end: `register(app)`)."""
 
-from __future__ import annotations
-
 import shlex
 import sys
 from pathlib import Path

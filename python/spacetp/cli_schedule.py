@@ -3,8 +3,6 @@ scenario's links will follow (from orbits, ephemerides, traces, contact plans or
 out), as a table of up windows, a CSV, a figure, an ION contact plan, and traces in the
 formats `links[i].trace` reads (Mahimahi, delay CSV) for other emulators and other runs."""
 
-from __future__ import annotations
-
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Annotated

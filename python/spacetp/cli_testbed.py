@@ -1,8 +1,6 @@
 """The `spacetp testbed` command (registered on the app of spacetp.cli, which imports this
 module at its end: `register(app)`)."""
 
-from __future__ import annotations
-
 import json
 from pathlib import Path
 from typing import Annotated

@@ -1,8 +1,6 @@
 """The `spacetp tune` command (registered on the app of spacetp.cli, which imports this
 module at its end: `register(app)`)."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 
