@@ -8,7 +8,7 @@ use super::timer::Timer;
 use super::Connection;
 use crate::cc::CongestionControl;
 use crate::config::TcpConfig;
-use crate::time::Time;
+use crate::time::{ceil_to_u64, Time};
 
 /// A paced connection's schedule.
 #[derive(Clone, Copy, Debug, Default)]
@@ -55,7 +55,7 @@ impl Connection {
         let rate = self.pacing_rate().filter(|&r| r > 0.0);
         if let (Some(p), Some(rate)) = (&mut self.pacing, rate) {
             let bytes = len as u64 + RATE_HEADER_BYTES;
-            let gap = (bytes as f64 * 1e9 / rate).ceil() as Time;
+            let gap = ceil_to_u64(bytes as f64 * 1e9 / rate);
             p.next_departure = p.next_departure.max(now) + gap;
         }
     }

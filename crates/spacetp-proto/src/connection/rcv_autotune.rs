@@ -36,7 +36,9 @@ pub(crate) struct RcvAutotune {
     rcvbuf: u64,
     ceiling: u64,
     ratio: f64,
-    /// `window_clamp`: the most the window may reach with this buffer.
+    /// `window_clamp`: the most the window may reach with this buffer, the buffer's window
+    /// `win_from_space(rcvbuf)`; set wherever `rcvbuf` or `ratio` changes, so that the
+    /// per-segment paths read it instead of converting (two float conversions per read).
     clamp: u64,
     rcv_ssthresh: u64,
     mss: u64,
@@ -95,7 +97,7 @@ impl RcvAutotune {
 
     /// The most the window may be now: min(rcv_ssthresh, the buffer's window).
     pub fn limit(&self) -> u64 {
-        self.rcv_ssthresh.min(self.win_from_space(self.rcvbuf))
+        self.rcv_ssthresh.min(self.clamp)
     }
 
     /// An in-order data segment of `len` bytes arrived with `unread` bytes waiting for the
@@ -111,8 +113,8 @@ impl RcvAutotune {
         if len < GROW_MIN_LEN {
             return false;
         }
-        let space = self.win_from_space(self.rcvbuf).saturating_sub(unread);
-        let room = self.clamp.min(space).saturating_sub(self.rcv_ssthresh);
+        let space = self.clamp.saturating_sub(unread);
+        let room = space.saturating_sub(self.rcv_ssthresh);
         if room == 0 {
             return false;
         }
@@ -242,6 +244,26 @@ mod tests {
         let want = ((120 * MSS) as f64 / DATA_RATIO) as u64;
         assert_eq!(a.rcvbuf, want);
         assert_eq!(a.limit(), a.win_from_space(want));
+    }
+
+    /// `limit` and the growth read `clamp` for the buffer's window: it must follow every
+    /// change of the buffer and of the ratio.
+    #[test]
+    fn the_clamp_is_the_buffers_window_after_every_change() {
+        let mut a = linux_default();
+        let check = |a: &RcvAutotune| assert_eq!(a.clamp, a.win_from_space(a.rcvbuf));
+        check(&a);
+        a.on_read(0, 0, 0);
+        a.on_in_order_data(1448, 0);
+        check(&a);
+        a.on_echoed_timestamp(101 * MS, 1, 1448);
+        for (i, read) in [10, 40, 200, 900, 5000].into_iter().enumerate() {
+            a.on_read((i as Time + 1) * 200 * MS, read * MSS, 3 * MSS);
+            a.on_in_order_data(1448, 5 * MSS);
+            check(&a);
+        }
+        a.set_mss(1000);
+        check(&a);
     }
 
     #[test]

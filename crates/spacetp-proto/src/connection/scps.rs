@@ -11,7 +11,7 @@
 use super::timer::Timer;
 use super::{Connection, State};
 use crate::config::LossSource;
-use crate::time::Time;
+use crate::time::{ceil_to_u64, Time};
 use spacetp_wire::{ScpsCapabilities, Snack, SnackList};
 
 /// A connection's SCPS-TP state.
@@ -119,7 +119,7 @@ impl TokenBucket {
         if self.tokens >= need {
             Ok(())
         } else {
-            Err(now + ((need - self.tokens) / self.bytes_per_ns).ceil() as Time)
+            Err(now + ceil_to_u64((need - self.tokens) / self.bytes_per_ns))
         }
     }
 
@@ -138,7 +138,7 @@ impl TokenBucket {
             self.tokens -= size as f64;
             Ok(())
         } else {
-            Err(now + ((need - self.tokens) / self.bytes_per_ns).ceil() as Time)
+            Err(now + ceil_to_u64((need - self.tokens) / self.bytes_per_ns))
         }
     }
 }

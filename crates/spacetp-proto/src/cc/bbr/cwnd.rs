@@ -7,6 +7,7 @@
 
 use super::{Bbr, BbrMode, INIT_CWND_PACKETS, MIN_CWND_PACKETS};
 use crate::cc::{ControlInput, LossState, Window};
+use crate::time::ceil_to_u64;
 
 impl Bbr {
     /// `bbr_bdp`: gain x bw x min_rtt in packets, rounded up; 10 before any RTT sample.
@@ -15,7 +16,7 @@ impl Bbr {
             return INIT_CWND_PACKETS;
         };
         let bytes = bw * min_rtt as f64 / 1e9 * gain;
-        (bytes / self.mss as f64).ceil() as u64
+        ceil_to_u64(bytes / self.mss as f64)
     }
 
     /// `bbr_quantization_budget`: room for three bursts in the end hosts, an even number of
