@@ -11,8 +11,6 @@ from typing import Optional
 
 import typer
 
-from spacetp.live.gateway_net import AFTER_CRASH
-
 
 def _say(line: str) -> None:
     from spacetp.console import err
@@ -295,6 +293,8 @@ def register(app: typer.Typer) -> None:
         if given["cleanup"]:
             _cleanup(o, quic_carrier)
             return
+        from spacetp.live.gateway_net import AFTER_CRASH  # (the network side loads on use)
+
         if o["after_crash"] not in AFTER_CRASH:
             raise UserError(
                 f"--after-crash {o['after_crash']}: use one of {', '.join(AFTER_CRASH)}"

@@ -36,7 +36,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spacetp import executors
 from spacetp import grid as grids
 from spacetp import metrics as metric_defs
 from spacetp.grid import Axis, canonical
@@ -342,6 +341,8 @@ def run_sweep(
     """`sweep` with the CLI's extras: `zipped` (--zip specs), `source` (the scenario file of
     a scenario given as a dict) and the console of the progress bar (None: no bar)."""
     t0 = time.perf_counter()
+    from spacetp import executors  # (process pools and Dask load when a sweep runs)
+
     executors.check(executor)
     workers = executors.default_workers() if workers is None else workers
     if not isinstance(workers, int) or workers < 1:
@@ -379,6 +380,8 @@ def run_sweep(
 def _execute(plan, todo, executor, workers, st, fail_fast, console, cached):
     """Run `todo`, writing records as they come. Returns (computed, failed, core seconds,
     the first error when fail_fast stopped the sweep)."""
+    from spacetp import executors
+
     by_key = {r.key: r for r in todo}
     work = [[(r.key, r.scenario) for r in c] for c in executors.chunks(todo, workers)]
     buffer: list[dict] = []

@@ -17,7 +17,11 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from spacetp.live.gateway_log import check_mode, event_line, message_line
-from spacetp.live.gateway_net import INTERCEPT_PORT
+
+# Port of the transparent socket that intercepted connections are handed to (the default
+# of `intercept_port`; here, not in gateway_net, so that reading settings loads no network
+# code).
+INTERCEPT_PORT = 5999
 
 
 class Setting(NamedTuple):

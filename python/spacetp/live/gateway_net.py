@@ -39,13 +39,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from spacetp.live.emulate import EmulateError, TornDown, _ip, open_tun
+from spacetp.live.gateway_config import INTERCEPT_PORT
 
 # Policy routing numbers: space-link TCP -> the TUN, and intercepted packets -> local delivery.
 TABLE_DIVERT = 5788
 TABLE_LOCAL = 5789
 MARK = 0x5C7
-# Port of the transparent socket that intercepted connections are handed to.
-INTERCEPT_PORT = 5999
 # Where gateways record what they changed on the host (tmpfs: gone after a reboot, as are
 # the changes themselves).
 # Where the gateway records what it changed (systemd: RuntimeDirectory=spacetp); a gateway
