@@ -21,7 +21,7 @@ impl Delay {
 
     #[inline]
     pub fn at(&self, t: Time) -> Time {
-        crate::schedule::round_to_time(self.0.at(t))
+        spacetp_proto::time::round_to_time(self.0.at(t))
     }
 
     pub fn max(&self) -> Time {

@@ -11,6 +11,7 @@
 use schemars::JsonSchema;
 use serde::de::{self, value, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
+use spacetp_proto::time::round_to_time;
 use spacetp_proto::units::{parse_rate, Duration};
 use spacetp_proto::{FieldError, Time};
 use std::marker::PhantomData;
@@ -317,20 +318,6 @@ impl Schedule {
     }
 }
 
-/// `x.round() as Time`, exactly (half away from zero; negative or NaN give 0, beyond the
-/// range `Time::MAX`), without the library call `f64::round` compiles to on x86-64 without
-/// SSE4.1, paid twice per link traversal (a packet's serialisation and its delay):
-/// truncate, then compare the remainder, which is exact.
-#[inline]
-pub fn round_to_time(x: f64) -> Time {
-    let t = x as Time;
-    if x - t as f64 >= 0.5 {
-        t.saturating_add(1)
-    } else {
-        t
-    }
-}
-
 /// Merge `[start, end)` intervals (sorted or not) into sorted disjoint ones.
 pub fn merge_intervals(mut v: Vec<(Time, Time)>) -> Vec<(Time, Time)> {
     v.sort_unstable();
@@ -348,43 +335,6 @@ pub fn merge_intervals(mut v: Vec<(Time, Time)>) -> Vec<(Time, Time)> {
 mod tests {
     use super::*;
     use spacetp_proto::SEC;
-
-    #[test]
-    fn round_to_time_rounds_as_f64_round_does() {
-        let mut xs = vec![
-            0.0,
-            -0.0,
-            0.5,
-            1.5,
-            2.5,
-            0.49999999999999994,
-            1e-300,
-            -0.3,
-            -0.7,
-            -2.5,
-            4503599627370495.5,
-            4503599627370496.0,
-            9007199254740993.0,
-            1.8446744073709552e19,
-            1e30,
-            f64::INFINITY,
-            f64::NEG_INFINITY,
-            f64::NAN,
-            f64::MAX,
-        ];
-        let mut r = 1u64;
-        for _ in 0..100_000 {
-            r = r
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            // 53 random bits at any scale: fractions from 2^-40 to none at all.
-            let x = (r >> 11) as f64 / (1u64 << (r % 48)) as f64;
-            xs.extend([x, x.floor() + 0.5, x.floor() + 0.5 - f64::EPSILON * x]);
-        }
-        for x in xs {
-            assert_eq!(round_to_time(x), x.round() as Time, "{x:e}");
-        }
-    }
 
     fn sched<T: for<'de> Deserialize<'de>>(toml_value: &str) -> Result<Sched<T>, String> {
         #[derive(Deserialize)]
