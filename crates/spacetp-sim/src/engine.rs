@@ -149,6 +149,13 @@ impl Rising {
         self.entries.get(self.head).map(|e| e.key)
     }
 
+    /// Append `e`, whose key is above `last_key`.
+    #[inline(always)]
+    fn push(&mut self, e: Entry) {
+        debug_assert!(self.last_key().is_none_or(|k| k < e.key));
+        self.entries.push(e);
+    }
+
     #[inline(always)]
     fn pop(&mut self) -> Option<Entry> {
         let e = *self.entries.get(self.head)?;
@@ -185,7 +192,7 @@ impl Lane {
     #[inline(always)]
     fn push(&mut self, e: Entry) {
         if self.rising.last_key().is_none_or(|k| k < e.key) {
-            self.rising.entries.push(e);
+            self.rising.push(e);
         } else {
             self.heap.push(e);
         }

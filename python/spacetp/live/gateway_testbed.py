@@ -43,7 +43,7 @@ from spacetp.live.emulate import (
     tun_in_namespace,
 )
 from spacetp.live.gateway import _one_way_s, check_config, is_quic, make_cert, run
-from spacetp.live.gateway_net import INTERCEPT_PORT
+from spacetp.live.gateway_config import INTERCEPT_PORT
 
 # Not `stp-`: `spacetp emulate` deletes `stp-<pid>-*` namespaces it finds stale (dead pid and
 # no TUN device), and a testbed's namespaces have no TUN device.
