@@ -215,6 +215,9 @@ impl Connection {
         }
         let room = self.send_room(now);
         if self.snd_nxt < self.data_end {
+            if room == 0 {
+                return None; // the windows are full: no segment, whatever the data
+            }
             let sacked_at = self.board.next_sacked(self.snd_nxt);
             let record_end = self.record_end_after(self.snd_nxt).unwrap_or(u64::MAX);
             let avail = self.data_end.min(sacked_at).min(record_end) - self.snd_nxt;

@@ -63,15 +63,19 @@ impl Account {
     /// open one in `state`, whose binding quantity is `quantity`; nothing when the state is
     /// the same and its quantity within 3% (the mean of a window is kept to that).
     pub fn at(&mut self, now: Time, busy: Time, state: Limit, quantity: f64) {
-        if self.closed {
+        if self.closed || self.goes_on(state, quantity) {
             return;
-        }
-        if state == self.state && (quantity - self.quantity).abs() * 32.0 <= self.quantity {
-            return; // the same state, its quantity within 3%: the interval goes on
         }
         self.close_interval(now, busy);
         self.state = state;
         self.quantity = quantity;
+    }
+
+    /// Whether `at` would change nothing: the same state, its quantity within 3% (the
+    /// interval goes on). Asked first, it spares reading the bottleneck's busy integral,
+    /// which only a change needs.
+    pub fn goes_on(&self, state: Limit, quantity: f64) -> bool {
+        state == self.state && (quantity - self.quantity).abs() * 32.0 <= self.quantity
     }
 
     /// The flow's bottleneck changed at `now` (its path was re-routed): close the open

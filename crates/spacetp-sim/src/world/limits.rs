@@ -100,6 +100,12 @@ impl World {
             return;
         }
         let (state, quantity) = self.limit_now(fi);
+        if f.account
+            .as_ref()
+            .is_some_and(|a| a.goes_on(state, quantity))
+        {
+            return; // the common case: nothing changed, no interval to close
+        }
         let busy = self.bottleneck_busy(fi);
         let now = self.now;
         if let Some(a) = self.flows[fi as usize].account.as_mut() {
