@@ -25,8 +25,8 @@ pub mod units;
 
 pub use config::TcpConfig;
 pub use connection::{
-    reset_reply, Accepted, CloseReason, ConnStats, Connection, SendLimit, Sent, State, TokenBucket,
-    Transmit,
+    reset_reply, Accepted, CloseReason, ConnStats, Connection, IntoSettings, SendLimit, Sent,
+    State, TokenBucket, Transmit,
 };
 pub use error::FieldError;
 pub use time::{Time, MS, SEC, US};

@@ -197,7 +197,7 @@ impl Gateway {
             Some(key.0)
         };
         let iss = self.isn(now, key);
-        let conn = self.connection(key, iss, Connection::listen);
+        let conn = self.connection(key, iss, Connection::listen::<Arc<TcpConfig>>);
         let sock = match dest.map(connect_nonblocking) {
             Some(Ok(s)) => Some(s),
             _ => None,

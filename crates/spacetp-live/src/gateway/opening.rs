@@ -48,7 +48,7 @@ impl Gateway {
                     continue;
                 }
                 let iss = self.isn(now, key);
-                let conn = self.connection(key, iss, Connection::connect);
+                let conn = self.connection(key, iss, Connection::connect::<Arc<TcpConfig>>);
                 let id = self.open_event(key, "accepted");
                 self.flows
                     .insert(key, Flow::new(conn, Some(s), false, now, id));
@@ -69,11 +69,17 @@ impl Gateway {
         &self,
         key: Key,
         iss: u32,
-        open: fn(&TcpConfig, u32, u16, u16, u32) -> Connection,
+        open: fn(Arc<TcpConfig>, u32, u16, u16, u32) -> Connection,
     ) -> Connection {
         // `mss` leaves room for an IPv4 header; an IPv6 one is 20 bytes longer.
         let mss = self.cfg.mss - if key.0.is_ipv6() { IPV6_EXTRA } else { 0 };
-        let mut conn = open(&self.cfg.tcp, mss, key.0.port(), key.1.port(), iss);
+        let mut conn = open(
+            Arc::new(self.cfg.tcp.clone()),
+            mss,
+            key.0.port(),
+            key.1.port(),
+            iss,
+        );
         conn.set_manual_read();
         let used: std::collections::HashSet<u8> = self
             .flows

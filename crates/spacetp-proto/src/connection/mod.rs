@@ -52,6 +52,7 @@ use crate::time::Time;
 use recovery::{new_recovery, LossRecovery};
 use spacetp_wire::TcpHeader;
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 pub(crate) use recv::Receiver;
 pub use state::{CloseReason, State};
@@ -98,9 +99,36 @@ pub struct Accepted {
     pub len: u32,
 }
 
+/// The settings a connection is opened with: borrowed ones are copied in, shared ones
+/// (`Arc`) are held as they are, so that connections of equal settings read one copy.
+pub trait IntoSettings {
+    fn into_settings(self) -> Arc<TcpConfig>;
+}
+
+impl IntoSettings for &TcpConfig {
+    fn into_settings(self) -> Arc<TcpConfig> {
+        Arc::new(self.clone())
+    }
+}
+
+impl IntoSettings for Arc<TcpConfig> {
+    fn into_settings(self) -> Arc<TcpConfig> {
+        self
+    }
+}
+
+impl IntoSettings for &Arc<TcpConfig> {
+    fn into_settings(self) -> Arc<TcpConfig> {
+        Arc::clone(self)
+    }
+}
+
 /// One end of a TCP or SCPS-TP connection.
 pub struct Connection {
-    cfg: TcpConfig,
+    /// Its settings, shared with every connection opened with the same ones (both ends of a
+    /// flow, and a scenario's flows of equal settings): read on every segment, they stay in
+    /// the caches when thousands of connections run.
+    cfg: Arc<TcpConfig>,
     state: State,
     close_reason: Option<CloseReason>,
     local_port: u16,
@@ -184,7 +212,7 @@ pub struct Connection {
 }
 
 impl Connection {
-    fn new(cfg: &TcpConfig, mss: u32, local_port: u16, remote_port: u16, iss: u32) -> Self {
+    fn new(cfg: Arc<TcpConfig>, mss: u32, local_port: u16, remote_port: u16, iss: u32) -> Self {
         let rcv_wscale = if cfg.window_scaling {
             handshake::wscale_for(cfg.receive_buffer.0)
         } else {
@@ -192,17 +220,17 @@ impl Connection {
         };
         let mss = mss.max(1);
         let cc = cfg.new_controller();
+        let cfg_ref: &TcpConfig = &cfg;
         Connection {
             rate: cc.wants_delivery_rate().then(rate::DeliveryRate::default),
-            pacing: pacing::Pacing::for_controller(cfg, cc.as_ref()),
+            pacing: pacing::Pacing::for_controller(cfg_ref, cc.as_ref()),
             control: cc.controls_window().then(Default::default),
             rto_undo: None,
             rack: (cfg.recovery == crate::config::RecoveryKind::Rack).then(rack::Rack::new),
             cc,
-            rtt: rtt_estimator(cfg),
-            win: initial_window(cfg, mss),
-            rx: Receiver::new(cfg),
-            cfg: cfg.clone(),
+            rtt: rtt_estimator(cfg_ref),
+            win: initial_window(cfg_ref, mss),
+            rx: Receiver::new(cfg_ref),
             state: State::Closed,
             close_reason: None,
             local_port,
@@ -239,12 +267,19 @@ impl Connection {
             rate_sample: None,
             options: handshake::Agreed::offering(rcv_wscale),
             stats: ConnStats::default(),
+            cfg,
         }
     }
 
     /// Active open: the connection will send a SYN on the first `poll_transmit`.
-    pub fn connect(cfg: &TcpConfig, mss: u32, local_port: u16, remote_port: u16, iss: u32) -> Self {
-        let mut c = Self::new(cfg, mss, local_port, remote_port, iss);
+    pub fn connect<S: IntoSettings>(
+        cfg: S,
+        mss: u32,
+        local_port: u16,
+        remote_port: u16,
+        iss: u32,
+    ) -> Self {
+        let mut c = Self::new(cfg.into_settings(), mss, local_port, remote_port, iss);
         c.rx.set_mss(mss as u64);
         c.state = State::SynSent;
         c.syn_pending = true;
@@ -252,8 +287,14 @@ impl Connection {
     }
 
     /// Passive open: waits for a SYN.
-    pub fn listen(cfg: &TcpConfig, mss: u32, local_port: u16, remote_port: u16, iss: u32) -> Self {
-        let mut c = Self::new(cfg, mss, local_port, remote_port, iss);
+    pub fn listen<S: IntoSettings>(
+        cfg: S,
+        mss: u32,
+        local_port: u16,
+        remote_port: u16,
+        iss: u32,
+    ) -> Self {
+        let mut c = Self::new(cfg.into_settings(), mss, local_port, remote_port, iss);
         c.rx.set_mss(mss as u64);
         c.state = State::Listen;
         c

@@ -163,6 +163,8 @@ pub struct World {
     dtn: Option<Box<dtn::Dtn>>,
     /// Keep each flow's limit states over time (with the traces) for the figures.
     trace_limits: bool,
+    /// The flows' settings, one copy of each distinct set (`registry::Shared`).
+    shared: crate::transport::registry::Shared,
 }
 
 mod apps;

@@ -60,6 +60,7 @@ impl World {
             corruption_notices: 0,
             dtn: None,
             trace_limits: false,
+            shared: Default::default(),
             b: Built {
                 node_names: Vec::new(),
                 node_kinds: Vec::new(),
@@ -205,6 +206,7 @@ impl World {
             key_log: self.key_log.clone(),
             qlog_prefix: self.qlog_dir.as_ref().map(|d| d.join(&name)),
             needs_ciphertext: self.needs_ciphertext(),
+            shared: &self.shared,
         };
         let (_, spec, fitted) = flow_transport(f, cx)?;
         let fstop = f.stop.map(|d| d.0).or(stop);
@@ -334,6 +336,7 @@ impl World {
             key_log: self.key_log.clone(),
             qlog_prefix: None,
             needs_ciphertext: self.needs_ciphertext(),
+            shared: &self.shared,
         };
         let (spec, fitted) = workload_transport(wl, cx)?;
         let mut rng = Rng::for_component(self.seed, stream::WORKLOAD, i as u64);

@@ -82,8 +82,8 @@ impl TransportEntry for TcpEntry {
             }
         }
         let spec = TcpSpec {
-            cfg,
-            peer_cfg,
+            cfg: cx.shared.tcp(cfg),
+            peer_cfg: peer_cfg.map(|c| cx.shared.tcp(c)),
             mss: cx.mss,
         };
         Ok((TransportSpec::Ends(Arc::new(spec)), fitted))
@@ -109,7 +109,7 @@ impl TransportEntry for TcpEntry {
             tcp_fit::fit(&mut cfg, family(&wl.protocol), &user, fp)
         });
         let spec = TcpSpec {
-            cfg,
+            cfg: cx.shared.tcp(cfg),
             peer_cfg: None,
             mss: cx.mss,
         };

@@ -14,13 +14,15 @@ use spacetp_wire::{
     compress, decompress, flags, CompressedHeader, CompressionContext, TcpHeader, IPV4_HEADER_LEN,
     TCP_HEADER_LEN,
 };
+use std::sync::Arc;
 
 /// A TCP flow's settings: each end's configuration and the MSS from the flow's MTU.
 #[derive(Clone, Debug)]
 pub struct TcpSpec {
-    pub cfg: TcpConfig,
+    /// Shared by both ends' connections (and by flows of equal settings, `registry::Shared`).
+    pub cfg: Arc<TcpConfig>,
     /// The receiving end's settings when its profile differs.
-    pub peer_cfg: Option<TcpConfig>,
+    pub peer_cfg: Option<Arc<TcpConfig>>,
     pub mss: u32,
 }
 
