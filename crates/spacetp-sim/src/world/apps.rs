@@ -271,15 +271,23 @@ impl World {
         self.service(s_ep);
     }
 
-    /// The flow's stop time: freeze its counters and abandon its connection.
+    /// The flow's stop time: freeze its counters and abandon its connection. Abandoned
+    /// ends hear no packet or timer again, so what they report stays as it is now and the
+    /// summary is read at the end; a flow whose bundles travel on in the delay-tolerant
+    /// network has its summary taken now. (Taking every flow's at its stop cost 10 000
+    /// stopping flows 10 000 summaries of 1.3 kB, written and then copied out.)
     pub(super) fn stop_flow(&mut self, fi: u32) {
         if self.flows[fi as usize].done {
             return;
         }
         self.close_account(fi);
-        let snap = self.flow_summary(fi as usize);
+        let bundles = self.dtn.as_ref().is_some_and(|d| d.flows.contains_key(&fi));
+        let f = &self.flows[fi as usize];
+        if bundles || f.eps.is_none() {
+            let snap = self.flow_summary(fi as usize);
+            self.flows[fi as usize].snapshot = Some(Box::new(snap));
+        }
         let f = &mut self.flows[fi as usize];
-        f.snapshot = Some(snap);
         f.done = true;
         if let Some((s, r)) = f.eps {
             self.eps[s as usize].dead = true;

@@ -92,7 +92,8 @@ struct Flow {
     window: Option<(Time, Time)>,
     delivered_by: [u64; 2],
     done: bool,
-    snapshot: Option<FlowSummary>,
+    /// Its summary as it stopped, for a flow whose state goes on changing after (bundles).
+    snapshot: Option<Box<FlowSummary>>,
     workload: Option<u32>,
     /// Its path's facts and where its time went (`limits.rs`), from its start.
     facts: Option<crate::limits::PathFacts>,

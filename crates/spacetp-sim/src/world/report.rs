@@ -113,7 +113,8 @@ impl World {
             .map(|i| {
                 self.flows[i]
                     .snapshot
-                    .clone()
+                    .as_deref()
+                    .cloned()
                     .unwrap_or_else(|| self.flow_summary(i))
             })
             .collect();
