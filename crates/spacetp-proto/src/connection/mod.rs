@@ -220,17 +220,16 @@ impl Connection {
         };
         let mss = mss.max(1);
         let cc = cfg.new_controller();
-        let cfg_ref: &TcpConfig = &cfg;
         Connection {
             rate: cc.wants_delivery_rate().then(rate::DeliveryRate::default),
-            pacing: pacing::Pacing::for_controller(cfg_ref, cc.as_ref()),
+            pacing: pacing::Pacing::for_controller(&cfg, cc.as_ref()),
             control: cc.controls_window().then(Default::default),
             rto_undo: None,
             rack: (cfg.recovery == crate::config::RecoveryKind::Rack).then(rack::Rack::new),
             cc,
-            rtt: rtt_estimator(cfg_ref),
-            win: initial_window(cfg_ref, mss),
-            rx: Receiver::new(cfg_ref),
+            rtt: rtt_estimator(&cfg),
+            win: initial_window(&cfg, mss),
+            rx: Receiver::new(&cfg),
             state: State::Closed,
             close_reason: None,
             local_port,
