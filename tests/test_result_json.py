@@ -103,3 +103,22 @@ def test_a_result_has_exactly_one_summary():
         Result(summary={"a": 1}, core_summary=res._core_summary)
     with pytest.raises(ValueError, match="needs its summary"):
         res.summary = None
+
+
+def test_a_summary_written_to_a_file_is_to_json_and_a_newline(tmp_path):
+    # Written by the core (the summary never opened in Python), then by Python (opened).
+    for opened in (False, True):
+        res = spacetp.run(ASYM_EXAMPLE)
+        out = tmp_path / f"opened-{opened}.json"
+        if opened:
+            assert res.flows
+        res.write_json(out)
+        assert out.read_text() == res.to_json() + "\n"
+        assert json.loads(out.read_text()) == res.summary
+
+
+def test_a_summary_that_cannot_be_written_names_the_file(tmp_path):
+    res = spacetp.run(ASYM_EXAMPLE)
+    target = tmp_path / "no-such-folder" / "a.json"
+    with pytest.raises(OSError, match="no-such-folder"):
+        res.write_json(target)

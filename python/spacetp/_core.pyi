@@ -1,5 +1,6 @@
 """Type stubs of the compiled core (crates/spacetp-py)."""
 
+import os
 from collections.abc import Callable
 
 __version__: str
@@ -12,6 +13,9 @@ class Summary:
 
     def indent2_sorted(self) -> str:
         """The text `json.dumps(json.loads(self.text()), indent=2, sort_keys=True)` gives."""
+
+    def write_indent2_sorted(self, path: str | os.PathLike[str]) -> None:
+        """`indent2_sorted()` and a newline, written to `path` by the core."""
 
 def run_json(scenario_json: str, pcap: list[tuple[str, str]] = ...) -> dict[str, object]:
     """Run a scenario given as JSON text. Returns {"summary": Summary, "samples":

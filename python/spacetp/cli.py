@@ -246,7 +246,7 @@ def run(
     except ScenarioError as e:
         raise ScenarioError(f"{scenario}: {e}") from None
     if json_out is not None:
-        json_out.write_text(res.to_json() + "\n")
+        res.write_json(json_out)
     written = res.write_traces(trace) if trace is not None else []
     if not quiet:
         print_summary(res)

@@ -41,6 +41,16 @@ impl Summary {
     fn indent2_sorted(&self) -> PyResult<String> {
         pyjson_serde::to_indent2_sorted(&self.0).map_err(|e| PyValueError::new_err(e.to_string()))
     }
+
+    /// `indent2_sorted` and a newline, written to the file at `path` from here: no Python
+    /// string of the whole text, no copy to add the newline, no encoding (16 MB for 10 000
+    /// flows).
+    fn write_indent2_sorted(&self, path: std::path::PathBuf) -> PyResult<()> {
+        let mut text = self.indent2_sorted()?;
+        text.push('\n');
+        std::fs::write(&path, text)
+            .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("{}: {e}", path.display())))
+    }
 }
 
 /// Run a scenario given as JSON text. Returns a dict with `summary` (a [`Summary`]),
