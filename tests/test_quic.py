@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -148,3 +149,40 @@ def test_sizes_only_crypto_with_a_pcap_or_key_log_is_refused_with_the_field_name
         assert "flows[0].quic.crypto" in r.stderr and why in r.stderr, r.stderr
     r = spacetp_cli("run", str(sc_path), "--set", 'flows[0].quic.crypto="fast"', "-q")
     assert r.returncode == 2 and "flows[0].quic.crypto" in r.stderr, r.stderr
+
+
+# A long, lossy link: the handshake's packets decide RTT samples that the whole run keeps.
+LONG_LOSSY = """
+seed = 3
+stop = "60 s"
+[[nodes]]
+name = "a"
+[[nodes]]
+name = "b"
+[[links]]
+between = ["a", "b"]
+rate = "1 Mb/s"
+delay = "10 s"
+errors = { per = 1e-3 }
+[[flows]]
+from = "a"
+to = "b"
+protocol = "quic"
+bytes = "50 MB"
+"""
+
+
+def test_a_quic_run_is_the_same_in_every_process(tmp_path):
+    # Each process makes its own certificate and key; with an ECDSA key the handshake's sizes
+    # changed with the signatures' random nonces, and with them this run's RTT (3 different
+    # summaries out of 6 processes).
+    path = tmp_path / "long-lossy.toml"
+    path.write_text(LONG_LOSSY)
+    code = f"import spacetp; print(spacetp.run({str(path)!r}).to_json())"
+    outs = {
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        ).stdout
+        for _ in range(4)
+    }
+    assert len(outs) == 1, "the summaries differ between processes"

@@ -3,7 +3,11 @@
 //! In the simulator the server presents a self-signed certificate for the name `spacetp`,
 //! made once per process at run time (no key material ships with spacetp); the client
 //! trusts exactly that certificate. What the simulator measures does not depend on the
-//! handshake's randomness: packet sizes and timing are the same whatever the keys are.
+//! handshake's randomness: packet sizes and timing are the same whatever the keys are. For
+//! that the key is Ed25519 and the serial number fixed: an ECDSA signature's encoding is a
+//! byte or two longer or shorter with its random nonce (70 to 72 bytes for P-256), in the
+//! certificate and in every handshake's CertificateVerify, and with it the handshake's
+//! packets, so a run's timing changed from one process to the next.
 //!
 //! A gateway pair (`spacetp gateway --protocol quic`) shares one certificate and key that the
 //! operator made (`spacetp gateway --make-cert DIR`, or any PEM pair): each gateway presents
@@ -38,13 +42,22 @@ impl Clone for Identity {
 }
 
 impl Identity {
-    /// A new self-signed certificate for `name` (an ECDSA P-256 key made now).
+    /// A new self-signed certificate for `name` whose encoding, and whose signatures', have
+    /// the same length whatever the key: an Ed25519 key (64-byte signatures, made without a
+    /// random nonce) and serial number 1 (by default it is taken from the key's hash, one
+    /// byte shorter when that starts with a zero byte).
     pub fn generate(name: &str) -> Identity {
-        let ck = rcgen::generate_simple_self_signed(vec![name.to_string()])
-            .expect("rcgen makes a self-signed certificate for a DNS name");
+        let key =
+            rcgen::KeyPair::generate_for(&rcgen::PKCS_ED25519).expect("ring makes Ed25519 keys");
+        let mut params = rcgen::CertificateParams::new(vec![name.to_string()])
+            .expect("a DNS name is a valid subject alternative name");
+        params.serial_number = Some(rcgen::SerialNumber::from(1u64));
+        let cert = params
+            .self_signed(&key)
+            .expect("rcgen signs a certificate with an Ed25519 key");
         Identity {
-            cert: ck.cert.der().clone(),
-            key: PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(ck.signing_key.serialize_der())),
+            cert: cert.der().clone(),
+            key: PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der())),
         }
     }
 
@@ -77,7 +90,7 @@ pub fn make_pem_pair(name: &str) -> (String, String) {
     (ck.cert.pem(), ck.signing_key.serialize_pem())
 }
 
-/// The simulator's identity: made once per process.
+/// The simulator's identity: made once per process, of the same size in every process.
 fn sim_identity() -> &'static Identity {
     static ID: OnceLock<Identity> = OnceLock::new();
     ID.get_or_init(|| Identity::generate(SERVER_NAME))
@@ -231,6 +244,22 @@ pub fn gateway_client_crypto(id: &Identity) -> Arc<QuicClientConfig> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every process makes its own key; the handshake's sizes, and so a run's timing, must
+    /// not depend on which. With an ECDSA key about half the pairs of certificates differ
+    /// in length.
+    #[test]
+    fn the_simulators_certificates_have_one_length_whatever_the_key() {
+        let ids: Vec<Identity> = (0..32).map(|_| Identity::generate(SERVER_NAME)).collect();
+        let first = ids[0].cert.len();
+        assert!(ids.iter().all(|id| id.cert.len() == first));
+        assert!(
+            ids.windows(2).all(|w| w[0].cert != w[1].cert),
+            "a new key each time"
+        );
+        // The identity is usable by a server.
+        let _ = server_crypto_for(&ids[0]);
+    }
 
     #[test]
     fn a_generated_identity_reads_back_from_its_pem_files() {
