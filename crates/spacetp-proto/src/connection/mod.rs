@@ -212,7 +212,10 @@ pub struct Connection {
 }
 
 impl Connection {
-    fn new(cfg: Arc<TcpConfig>, mss: u32, local_port: u16, remote_port: u16, iss: u32) -> Self {
+    /// A connection in `state` (the two opens differ in nothing else at the start), its
+    /// receiver sized to `mss`.
+    fn new(cfg: Arc<TcpConfig>, mss: u32, ports: (u16, u16), iss: u32, state: State) -> Self {
+        let (local_port, remote_port) = ports;
         let rcv_wscale = if cfg.window_scaling {
             handshake::wscale_for(cfg.receive_buffer.0)
         } else {
@@ -220,7 +223,7 @@ impl Connection {
         };
         let mss = mss.max(1);
         let cc = cfg.new_controller();
-        Connection {
+        let mut c = Connection {
             rate: cc.wants_delivery_rate().then(rate::DeliveryRate::default),
             pacing: pacing::Pacing::for_controller(&cfg, cc.as_ref()),
             control: cc.controls_window().then(Default::default),
@@ -230,7 +233,7 @@ impl Connection {
             rtt: rtt_estimator(&cfg),
             win: initial_window(&cfg, mss),
             rx: Receiver::new(&cfg),
-            state: State::Closed,
+            state,
             close_reason: None,
             local_port,
             remote_port,
@@ -267,36 +270,36 @@ impl Connection {
             options: handshake::Agreed::offering(rcv_wscale),
             stats: ConnStats::default(),
             cfg,
+        };
+        c.rx.set_mss(mss as u64);
+        c
+    }
+
+    /// Active open: the connection will send a SYN on the first `poll_transmit`. The ports
+    /// are its own and the peer's.
+    pub fn connect<S: IntoSettings>(cfg: S, mss: u32, local: u16, remote: u16, iss: u32) -> Self {
+        let c = Self::new(
+            cfg.into_settings(),
+            mss,
+            (local, remote),
+            iss,
+            State::SynSent,
+        );
+        Connection {
+            syn_pending: true,
+            ..c
         }
     }
 
-    /// Active open: the connection will send a SYN on the first `poll_transmit`.
-    pub fn connect<S: IntoSettings>(
-        cfg: S,
-        mss: u32,
-        local_port: u16,
-        remote_port: u16,
-        iss: u32,
-    ) -> Self {
-        let mut c = Self::new(cfg.into_settings(), mss, local_port, remote_port, iss);
-        c.rx.set_mss(mss as u64);
-        c.state = State::SynSent;
-        c.syn_pending = true;
-        c
-    }
-
     /// Passive open: waits for a SYN.
-    pub fn listen<S: IntoSettings>(
-        cfg: S,
-        mss: u32,
-        local_port: u16,
-        remote_port: u16,
-        iss: u32,
-    ) -> Self {
-        let mut c = Self::new(cfg.into_settings(), mss, local_port, remote_port, iss);
-        c.rx.set_mss(mss as u64);
-        c.state = State::Listen;
-        c
+    pub fn listen<S: IntoSettings>(cfg: S, mss: u32, local: u16, remote: u16, iss: u32) -> Self {
+        Self::new(
+            cfg.into_settings(),
+            mss,
+            (local, remote),
+            iss,
+            State::Listen,
+        )
     }
 
     // ----- application interface -----
