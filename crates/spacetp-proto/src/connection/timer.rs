@@ -4,17 +4,19 @@
 use super::{Connection, State};
 use crate::time::Time;
 
-/// Every timer a connection runs.
+/// Every timer a connection runs, declared in the order in which timers due at the same
+/// instant fire (the table is indexed by it, so that the due ones are found in one pass).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Timer {
     /// The receiver's delayed ACK (RFC 1122 4.2.3.2) or SCPS-TP's fixed ACK period.
     DelayedAck,
+    /// RFC 8985 tail loss probe. A probe due with the RTO goes first (RFC 8985 7.2 caps
+    /// PTO at the RTO's expiry) and restarts it.
+    Tlp,
     /// RFC 6298 retransmission timeout (the SYN's during the handshake).
     Rto,
     /// RFC 8985 RACK reordering timer: a segment's reordering window ends.
     RackReorder,
-    /// RFC 8985 tail loss probe.
-    Tlp,
     /// SCPS-TP BETS: the hole at rcv_nxt is given up.
     Bets,
     /// The next NIL segment of a TCP-Peach+ burst.
@@ -28,11 +30,9 @@ pub(crate) enum Timer {
 }
 
 impl Timer {
-    /// The order in which timers due at the same instant fire.
+    /// Every timer, in firing order (their declaration order).
     pub const ALL: [Timer; 9] = [
         Timer::DelayedAck,
-        // A probe due with the RTO goes first (RFC 8985 7.2 caps PTO at the RTO's expiry)
-        // and restarts it.
         Timer::Tlp,
         Timer::Rto,
         Timer::RackReorder,
@@ -100,6 +100,18 @@ impl TimerTable {
         self.0[t as usize] != UNARMED
     }
 
+    /// The timers due at `now`, from the `from`-th of [`Timer::ALL`] on: bit i for the
+    /// i-th (the table's order is `ALL`'s). Branch-free, so that a wake-up finds its one due
+    /// timer without testing each in turn.
+    fn due_from(&self, now: Time, from: u32) -> u32 {
+        let due = self
+            .0
+            .iter()
+            .enumerate()
+            .fold(0u32, |m, (i, &d)| m | ((d <= now) as u32) << i);
+        due >> from << from
+    }
+
     /// The earliest deadline in the table.
     pub fn earliest(&self) -> Option<Time> {
         let d = self.0.iter().fold(UNARMED, |m, &d| m.min(d));
@@ -116,12 +128,18 @@ impl Connection {
         self.timers.earliest()
     }
 
-    /// Handle every timer due at `now`.
+    /// Handle every timer due at `now`, in the order of [`Timer::ALL`]; one that a firing
+    /// timer arms for `now` fires in its turn too, if it comes later in that order.
     pub fn on_timeout(&mut self, now: Time) {
-        for t in Timer::ALL {
-            if self.timers.get(t).is_some_and(|d| d <= now) {
-                self.fire(t, now);
+        let mut from = 0;
+        loop {
+            let due = self.timers.due_from(now, from);
+            if due == 0 {
+                return;
             }
+            let i = due.trailing_zeros();
+            self.fire(Timer::ALL[i as usize], now);
+            from = i + 1;
         }
     }
 
@@ -302,5 +320,35 @@ mod table_tests {
         t.put(Timer::Peach, Some(Time::MAX));
         t.set_if_idle(Timer::Peach, 5); // armed: kept
         assert_eq!(t.get(Timer::Peach), Some(Time::MAX - 1));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_is_indexed_in_firing_order() {
+        for (i, t) in Timer::ALL.into_iter().enumerate() {
+            assert_eq!(t as usize, i, "{t:?}");
+        }
+    }
+
+    #[test]
+    fn due_timers_are_those_at_or_before_now_from_the_given_one_on() {
+        let mut table = TimerTable::default();
+        assert_eq!(table.due_from(5, 0), 0, "nothing armed, nothing due");
+        table.set(Timer::Rto, 5);
+        table.set(Timer::Pace, 3);
+        table.set(Timer::Persist, 6);
+        let bit = |t: Timer| 1u32 << t as u32;
+        assert_eq!(table.due_from(5, 0), bit(Timer::Rto) | bit(Timer::Pace));
+        assert_eq!(table.due_from(5, Timer::Rto as u32 + 1), bit(Timer::Pace));
+        assert_eq!(table.due_from(2, 0), 0);
+        table.stop(Timer::Pace);
+        assert_eq!(
+            table.due_from(u64::MAX - 1, 0),
+            bit(Timer::Rto) | bit(Timer::Persist)
+        );
     }
 }
