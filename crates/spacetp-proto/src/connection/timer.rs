@@ -321,11 +321,6 @@ mod table_tests {
         t.set_if_idle(Timer::Peach, 5); // armed: kept
         assert_eq!(t.get(Timer::Peach), Some(Time::MAX - 1));
     }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
 
     #[test]
     fn the_table_is_indexed_in_firing_order() {
