@@ -458,14 +458,21 @@ def _main(argv: list[str]) -> None:
     log's JSON lines, or -). SIGTERM stops either and writes its report."""
     signal.signal(signal.SIGTERM, _interrupt)
     signal.signal(signal.SIGHUP, _interrupt)
+    # A parent that starts us with Ctrl-C held (spacetp.live.signals.interrupts_held) passes
+    # the mask on: let it in again.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     mode, *args = argv
     if mode == "--emulate":
-        from spacetp.live.emulate import run as emulate
-
         link, fa, fb, stats, *notify = args
+        try:
+            from spacetp.live.emulate import run as emulate
+
+            text = Path(link).read_text()
+        except KeyboardInterrupt:
+            return  # stopped while starting (SIGTERM): no run, nothing to report
         # Real time when the machine allows it (SCHED_FIFO), as `spacetp emulate` runs: the
         # comparisons built on this report its lateness, and a late emulator is the machine.
-        rep = emulate(Path(link).read_text(), int(fa), int(fb), None, True, list(map(int, notify)))
+        rep = emulate(text, int(fa), int(fb), None, True, list(map(int, notify)))
     else:
         cfg, fd, stats, log, *ls = args
         rep = _run_logged(json.loads(cfg), int(fd), int(ls[0]) if ls else None, log)

@@ -24,3 +24,18 @@ def interrupt_on_signals() -> Iterator[None]:
     finally:
         for s, h in old.items():
             signal.signal(s, h)
+
+
+@contextlib.contextmanager
+def interrupts_held() -> Iterator[None]:
+    """Hold SIGINT (Ctrl-C) for the block, to start a child process in it: a Ctrl-C that
+    arrived while `subprocess.Popen` waited for its child's exec unwound the caller before
+    it held the child, which then ran on, orphaned (reading files the caller's cleanup had
+    removed). Held, the interrupt is raised as the block ends, with the child in hand for
+    the caller's `finally` to stop. The child starts with SIGINT held too (a mask is
+    inherited): the caller stops it with SIGTERM, or the child lets SIGINT in itself."""
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)

@@ -136,6 +136,7 @@ def check_machine(controls: tuple[str, ...]) -> tuple[list[str], list[str]]:
 def kernel_run(case: Case, cc: str, seed: int, nbytes: int, tmp: Path) -> dict:
     """One transfer of kernel TCP with `cc` across the emulated link of `case`."""
     from spacetp.live.emulate import ADDR_B, Netns, load_link
+    from spacetp.live.signals import interrupts_held
 
     f = tmp / f"{case.name}-{cc}-{seed}.toml"
     f.write_text(f"seed = {seed}\n{case.link}")
@@ -144,12 +145,14 @@ def kernel_run(case: Case, cc: str, seed: int, nbytes: int, tmp: Path) -> dict:
     emu_report = tmp / f"emu-{case.name}-{cc}-{seed}.json"
     me = [sys.executable, "-m", "spacetp.live.kernel_tcp"]
     with Netns(tag=f"{os.getpid() % 100000}{cc[0]}") as n:
-        emu = subprocess.Popen(
-            [sys.executable, "-m", "spacetp.live.gateway_testbed", "--emulate", str(link_json),
-             str(n.fd_a), str(n.fd_b), str(emu_report)],
-            pass_fds=(n.fd_a, n.fd_b),
-        )  # fmt: skip
+        emu = None
         try:
+            with interrupts_held():
+                emu = subprocess.Popen(
+                    [sys.executable, "-m", "spacetp.live.gateway_testbed", "--emulate",
+                     str(link_json), str(n.fd_a), str(n.fd_b), str(emu_report)],
+                    pass_fds=(n.fd_a, n.fd_b),
+                )  # fmt: skip
             rx = subprocess.Popen(
                 ["ip", "netns", "exec", n.ns_b, *me, "recv", ADDR_B, str(PORT), str(case.cap_s)],
                 stdout=subprocess.PIPE, text=True,
@@ -168,8 +171,9 @@ def kernel_run(case: Case, cc: str, seed: int, nbytes: int, tmp: Path) -> dict:
                 sent = {}
         finally:
             stop_wall = time.time()
-            emu.send_signal(signal.SIGTERM)
-            emu.wait(timeout=10)
+            if emu is not None:
+                emu.send_signal(signal.SIGTERM)
+                emu.wait(timeout=10)
     emu_stats = json.loads(emu_report.read_text()) if emu_report.exists() else {}
     # When the transfer began on the emulator's clock (its outages and schedules count from
     # its own start): the simulator starts its flow there too.
