@@ -458,9 +458,6 @@ def _main(argv: list[str]) -> None:
     log's JSON lines, or -). SIGTERM stops either and writes its report."""
     signal.signal(signal.SIGTERM, _interrupt)
     signal.signal(signal.SIGHUP, _interrupt)
-    # A parent that starts us with Ctrl-C held (spacetp.live.signals.interrupts_held) passes
-    # the mask on: let it in again.
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     mode, *args = argv
     if mode == "--emulate":
         link, fa, fb, stats, *notify = args

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import threading
 from collections.abc import Iterator
 
 
@@ -28,14 +29,22 @@ def interrupt_on_signals() -> Iterator[None]:
 
 @contextlib.contextmanager
 def interrupts_held() -> Iterator[None]:
-    """Hold SIGINT (Ctrl-C) for the block, to start a child process in it: a Ctrl-C that
-    arrived while `subprocess.Popen` waited for its child's exec unwound the caller before
-    it held the child, which then ran on, orphaned (reading files the caller's cleanup had
-    removed). Held, the interrupt is raised as the block ends, with the child in hand for
-    the caller's `finally` to stop. The child starts with SIGINT held too (a mask is
-    inherited): the caller stops it with SIGTERM, or the child lets SIGINT in itself."""
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    """Hold Ctrl-C, SIGTERM and SIGHUP for the block, to start a child process in it: a
+    Ctrl-C that arrived while `subprocess.Popen` waited for its child's exec unwound the
+    caller before it held the child, which then ran on, orphaned (reading files the caller's
+    cleanup had removed). Held, a signal that comes is delivered to its handler as the block
+    ends, with the child in hand for the caller's `finally` to stop. Handlers are the main
+    thread's (Python runs them there), so elsewhere this holds nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    came: list[int] = []
+    sigs = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    old = {s: signal.signal(s, lambda signum, frame: came.append(signum)) for s in sigs}
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        for s, h in old.items():
+            signal.signal(s, h)
+        for signum in dict.fromkeys(came):
+            signal.raise_signal(signum)
