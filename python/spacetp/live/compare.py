@@ -57,18 +57,21 @@ def kernel_case(link: str, cc: str, nbytes: int, cap: float, tmp: Path, out: dic
     """Kernel TCP end to end over the emulated link (spacetp emulate's two namespaces)."""
     from spacetp.live.emulate import ADDR_B, Netns, load_link
     from spacetp.live.gateway_testbed import _exe
+    from spacetp.live.signals import interrupts_held
 
     f = tmp / f"link-{cc}.toml"
     f.write_text(link)
     sc_json = load_link(f)[0]
     with Netns(tag=f"{os.getpid()}{cc[0]}") as n:
         (tmp / f"link-{cc}.json").write_text(sc_json)
-        emu = subprocess.Popen(
-            [*_exe(), "--emulate", str(tmp / f"link-{cc}.json"), str(n.fd_a), str(n.fd_b),
-             str(tmp / f"emu-{cc}.json")],
-            pass_fds=(n.fd_a, n.fd_b),
-        )  # fmt: skip
+        emu = None
         try:
+            with interrupts_held():
+                emu = subprocess.Popen(
+                    [*_exe(), "--emulate", str(tmp / f"link-{cc}.json"), str(n.fd_a),
+                     str(n.fd_b), str(tmp / f"emu-{cc}.json")],
+                    pass_fds=(n.fd_a, n.fd_b),
+                )  # fmt: skip
             rx = subprocess.Popen(
                 ["ip", "netns", "exec", n.ns_b, *_recv(ADDR_B, "5001", cap)],
                 stdout=subprocess.PIPE, text=True,
@@ -82,8 +85,9 @@ def kernel_case(link: str, cc: str, nbytes: int, cap: float, tmp: Path, out: dic
             tx.kill()
             tx.wait()
         finally:
-            emu.send_signal(signal.SIGTERM)
-            emu.wait(timeout=10)
+            if emu is not None:
+                emu.send_signal(signal.SIGTERM)
+                emu.wait(timeout=10)
     emu_report = tmp / f"emu-{cc}.json"
     emu_stats = json.loads(emu_report.read_text()) if emu_report.exists() else {}
     out[f"kernel {cc}"] = {**_received(r, nbytes), "emulator": lateness(emu_stats)}

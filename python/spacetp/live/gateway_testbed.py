@@ -44,6 +44,7 @@ from spacetp.live.emulate import (
 )
 from spacetp.live.gateway import _one_way_s, check_config, is_quic, make_cert, run
 from spacetp.live.gateway_config import INTERCEPT_PORT
+from spacetp.live.signals import interrupts_held
 
 # Not `stp-`: `spacetp emulate` deletes `stp-<pid>-*` namespaces it finds stale (dead pid and
 # no TUN device), and a testbed's namespaces have no TUN device.
@@ -379,12 +380,14 @@ class Testbed(TornDown):
         """Start `cmd` (in namespace `ns`, or here) with inherited `fds`."""
         if ns is not None:
             cmd = ["ip", "netns", "exec", ns, *cmd]
-        self.procs.append(subprocess.Popen(cmd, pass_fds=fds, **kw))
+        with interrupts_held():  # in `procs`, for the teardown, before a signal unwinds us
+            self.procs.append(subprocess.Popen(cmd, pass_fds=fds, **kw))
 
     def exec(self, role: str, cmd: list[str], **kw) -> subprocess.Popen:
         """Start `cmd` in namespace `role` (ended at teardown if still running)."""
-        p = subprocess.Popen(["ip", "netns", "exec", self.ns(role), *cmd], **kw)
-        self.procs.append(p)
+        with interrupts_held():
+            p = subprocess.Popen(["ip", "netns", "exec", self.ns(role), *cmd], **kw)
+            self.procs.append(p)
         return p
 
     def reports(self, settle: float = 0.0) -> dict:
