@@ -245,3 +245,34 @@ def test_no_command_has_annotation_strings_for_typer_to_evaluate_at_each_start()
     for cb in found:
         for p in inspect.signature(cb).parameters.values():
             assert not isinstance(p.annotation, str), (cb.__module__, cb.__name__, p.name)
+
+
+def test_a_quiet_run_loads_no_module_it_does_not_use(tmp_path):
+    """`spacetp run -q` imports neither rich (18 ms: nothing is printed), nor hashlib (its
+    OpenSSL: 3 ms, for sweeps' keys), nor tomllib (the core's parser reads the file); an
+    error is still printed by rich."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from spacetp import cli\n"
+        "sys.argv = ['spacetp', 'run', sys.argv[1], '--json', sys.argv[2], '-q']\n"
+        "try:\n"
+        "    cli.main()\n"
+        "finally:\n"
+        "    print(sorted({m.split('.')[0] for m in sys.modules} & {'rich', 'hashlib', 'tomllib'}))"
+        "\n"
+    )
+    out = tmp_path / "out.json"
+    ran = subprocess.run(
+        [sys.executable, "-c", probe, str(EXAMPLES / "asymmetry.toml"), str(out)],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert ran.stdout.strip() == "[]" and json.loads(out.read_text())["flows"]
+    failed = subprocess.run(
+        [sys.executable, "-c", probe, str(tmp_path / "missing.toml"), str(out)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert failed.returncode == 2 and "no such file" in failed.stderr
+    assert "rich" in failed.stdout

@@ -11,11 +11,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
-from rich.table import Table
 
-from spacetp import human
-from spacetp.console import err, out
+from spacetp import console, human
 from spacetp.errors import SpacetpError, UserError
 from spacetp.scenario import ScenarioError, apply_set, load
 
@@ -48,7 +45,7 @@ def version() -> str:
 
 def _print_version(value: bool) -> None:
     if value:
-        out.print(f"spacetp {version()}", highlight=False, markup=False)
+        console.out.print(f"spacetp {version()}", highlight=False, markup=False)
         raise typer.Exit()
 
 
@@ -86,6 +83,8 @@ def _parse_pcap(specs: list[str]) -> dict[str, str]:
 
 
 def print_summary(res) -> None:
+    from rich.table import Table
+
     run = res.summary["run"]
     t = Table(title=f"{run['name'] or 'scenario'} (seed {run['seed']})", title_justify="left")
     # Say which goodput each column is: to the last byte, and over the flows' windows.
@@ -110,12 +109,12 @@ def print_summary(res) -> None:
         )
     if len(res.flows) > 50:
         t.caption = f"... and {len(res.flows) - 50} more flows (see --json)"
-    out.print(t)
+    console.out.print(t)
     for f in res.flows[:50]:
         if f.get("failure"):
-            out.print(f"{f['name']}: FAILED: {f['failure']}", highlight=False, markup=False)
+            console.out.print(f"{f['name']}: FAILED: {f['failure']}", highlight=False, markup=False)
         for line in limit_lines(f):
-            out.print(f"{f['name']}: {line}", highlight=False, markup=False)
+            console.out.print(f"{f['name']}: {line}", highlight=False, markup=False)
     lt = Table(title="links", title_justify="left")
     for col in (
         "direction",
@@ -139,12 +138,12 @@ def print_summary(res) -> None:
             str(li["outage_drops"]),
             str(li["max_queue_packets"]),
         )
-    out.print(lt)
+    console.out.print(lt)
     if res.summary.get("dtn"):
         _print_dtn(res.summary["dtn"])
     ev = run["events"]
     rate = ev / res.wall_s / 1e6 if res.wall_s > 0 else float("nan")
-    out.print(
+    console.out.print(
         f"simulated {human.duration(run['end_s'])} in {human.duration(res.wall_s)} of wall time "
         f"({ev:,} events, {rate:.1f} M events/s)"
     )
@@ -175,6 +174,8 @@ def limit_lines(flow: dict) -> list[str]:
 
 def _print_dtn(dtn: dict) -> None:
     """The bundle agents of a delay-tolerant network: what each node carried and kept."""
+    from rich.table import Table
+
     t = Table(title=f"bundle agents ({dtn['contacts']} contacts)", title_justify="left")
     cols = ("node", "ipn", "created", "forwarded", "delivered", "expired", "no route",
             "fragmented", "mean custody", "most stored")  # fmt: skip
@@ -195,7 +196,7 @@ def _print_dtn(dtn: dict) -> None:
             _fmt_s(n["storage_time_mean_s"]),
             human.size(n["stored_bytes_max"]),
         )
-    out.print(t)
+    console.out.print(t)
 
 
 @app.command()
@@ -229,7 +230,7 @@ def run(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing.")] = False,
 ) -> None:
     """Simulate a scenario and print a summary."""
-    from spacetp.simulate import run as simulate
+    from spacetp.simulate import run_owned as simulate
 
     sc = load(scenario)
     for s in set_ or []:
@@ -251,7 +252,7 @@ def run(
     if not quiet:
         print_summary(res)
         for w in written:
-            out.print(f"trace written to {w}")
+            console.out.print(f"trace written to {w}")
 
 
 @app.command()
@@ -263,7 +264,7 @@ def validate(scenario: Annotated[Path, typer.Argument(help="Scenario TOML file."
         check(load(scenario))
     except ScenarioError as e:
         raise ScenarioError(f"{scenario}: {e}") from None
-    out.print(f"{scenario}: ok")
+    console.out.print(f"{scenario}: ok")
 
 
 @app.command()
@@ -273,13 +274,15 @@ def protocols(
     """List every protocol of every transport and their settings: TCP's textbook profiles
     (the papers' and ns-3's mechanisms), Linux as deployed (linux-reno, linux-cubic,
     linux-bbr), SCPS-TP, Windows; QUIC (quic, quic-cubic, quic-newreno, quic-bbr); LTP; bp."""
+    from rich.markup import escape
+
     from spacetp import _core
     from spacetp.simulate import linux_base, scps_ri_base
     from spacetp.simulate import protocols as profiles
 
     p = profiles()
     if as_json:
-        out.print_json(json.dumps(p))
+        console.out.print_json(json.dumps(p))
         return
     # TCP's families have titles of their own; every other transport is titled by the
     # registry (a new one is listed with no line here).
@@ -297,20 +300,24 @@ def protocols(
             if fam not in titles:
                 titles[fam] = f"{t['title']} (settings: \\[flows.{t['settings_key']}])"
     for family, title in titles.items():
-        out.print(f"\n[bold underline]{title}[/bold underline]")
+        console.out.print(f"\n[bold underline]{title}[/bold underline]")
         if family == "linux":
             for setting, source in linux_base():
-                out.print(f"  LINUX_BASE  {escape(setting)}  ({escape(source)})", highlight=False)
+                console.out.print(
+                    f"  LINUX_BASE  {escape(setting)}  ({escape(source)})", highlight=False
+                )
         if family == "scps-ri":
             for setting, source in scps_ri_base():
-                out.print(f"  RI  {escape(setting)}  ({escape(source)})", highlight=False)
+                console.out.print(f"  RI  {escape(setting)}  ({escape(source)})", highlight=False)
         for name, info in p.items():
             if info["family"] != family:
                 continue
-            out.print(f"[bold]{name}[/bold]: {escape(info['description'])}")
+            console.out.print(f"[bold]{name}[/bold]: {escape(info['description'])}")
             given = {k: v for k, v in (info["settings"] or {}).items() if v is not None}
             settings = ", ".join(f"{k}={v}" for k, v in given.items())
-            out.print(f"  {escape(settings or 'from the path and the flow')}", highlight=False)
+            console.out.print(
+                f"  {escape(settings or 'from the path and the flow')}", highlight=False
+            )
 
 
 @app.command()
@@ -391,13 +398,15 @@ def main() -> None:
     try:
         code = app(standalone_mode=False)
     except SpacetpError as e:
+        from rich.markup import escape
+
         # Escaped: messages quote user input and field paths such as `links[abc]`.
-        err.print(f"[red]error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)
+        console.err.print(f"[red]error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)
         sys.exit(2)
     except typer.Exit as e:
         sys.exit(e.exit_code)
     except (typer.Abort, KeyboardInterrupt):
-        err.print("aborted")
+        console.err.print("aborted")
         sys.exit(130)
     except Exception as e:
         if _is_usage_error(e):

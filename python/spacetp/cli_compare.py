@@ -7,12 +7,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich import box
-from rich.markup import escape
-from rich.table import Table
 
-from spacetp import human
-from spacetp.cli_sweep import ExecutorOption, WorkersOption, err, out
+from spacetp import console, human
+from spacetp.cli_sweep import ExecutorOption, WorkersOption
 from spacetp.scenario import ScenarioError, apply_set, load
 
 
@@ -21,10 +18,14 @@ def print_ranking(c) -> None:
     inside a word; the model and the timeouts from WIDE columns on), the warnings, and
     the sentence of what limited the best and every profile whose runs did not all finish
     (the page has every profile's)."""
+    from rich import box
+    from rich.markup import escape
+    from rich.table import Table
+
     from spacetp.pathfacts import short_transfer
 
     role = "completion" if c.rank_by == "completion" else "goodput"
-    wide = out.width >= WIDE
+    wide = console.table_out.width >= WIDE
     t = Table(
         title=f"{c.name}: ranked by {'completion time' if role == 'completion' else role}",
         title_justify="left",
@@ -68,7 +69,7 @@ def print_ranking(c) -> None:
             limit = f"unfinished {len_unfinished(r)} of {r['ok']}; {limit}"
         cells.append(escape(limit))
         t.add_row(*cells)
-    out.print(t)
+    console.table_out.print(t)
     say = [w for w in (short_transfer(c.facts),) if w]
     if not c.table.empty:
         best = c.table.iloc[0]
@@ -82,9 +83,9 @@ def print_ranking(c) -> None:
         if len(c.table) > 3:
             say.append("every profile's tuned settings: on the page and in ranking.csv")
     for line in say:
-        out.print(escape(line), highlight=False)
+        console.table_out.print(escape(line), highlight=False)
     for _, r in c.failed.iterrows():
-        err.print(
+        console.table_err.print(
             f"[yellow]{escape(r['protocol'])} did not run:[/yellow] {escape(r['error'])}",
             highlight=False,
             soft_wrap=True,
@@ -174,7 +175,7 @@ def register(app: typer.Typer) -> None:
                 base_seed=seed,
                 source=str(scenario),
                 command=command,
-                console=err if progress and not quiet else None,
+                console=console.table_err if progress and not quiet else None,
                 as_configured=as_configured,
                 tune_trials=tune_trials,
             )
@@ -186,4 +187,4 @@ def register(app: typer.Typer) -> None:
         if quiet:
             return
         print_ranking(c)
-        out.print(f"page: {c.page}  (figures and CSV beside it)", highlight=False)
+        console.table_out.print(f"page: {c.page}  (figures and CSV beside it)", highlight=False)

@@ -6,10 +6,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 
 def print_report(out, rep: dict) -> None:
+    from rich.table import Table
+
     t = Table(
         title=f"emulated {rep['elapsed_s']:.3g} s (stopped by {rep['stopped']})",
         title_justify="left",

@@ -4,6 +4,7 @@ import contextlib
 import inspect
 import json
 import os
+import re
 import signal
 import socket
 from pathlib import Path
@@ -89,15 +90,24 @@ def _print_status(where: str) -> None:
     out.print(t)
 
 
+# What rich takes for a style tag in help text (rich.markup.escape's pattern): `[a...]`.
+_MARKUP_TAG = re.compile(r"(\\*)(\[[a-z#/@][^[]*?])")
+
+
+def escape_markup(text: str) -> str:
+    """`rich.markup.escape(text)`, without importing rich at every start (18 ms): the
+    settings' help is made on every `spacetp` command, and shown only by --help."""
+    text = _MARKUP_TAG.sub(lambda m: f"{m[1]}{m[1]}\\{m[2]}", text)
+    return text + "\\" if text.endswith("\\") and not text.endswith("\\\\") else text
+
+
 def _setting_option(key: str, setting) -> inspect.Parameter:
     """The flag of one gateway setting (gateway_config.KEYS): its kind, its help, its default
     said; None when not given, so that the file's value or the default applies."""
-    from rich.markup import escape
-
     flag = "--" + key.replace("_", "-")
     kinds = {"str": str, "int": int, "number": float, "bool": bool, "list": list[str],
              "table": str}  # fmt: skip
-    help = escape(setting.help)
+    help = escape_markup(setting.help)
     if setting.default not in (None, [], False):
         help += f" (default {setting.default})"
     decls = [f"{flag}/--no-{flag[2:]}"] if setting.kind == "bool" else [flag]

@@ -4,8 +4,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
-from rich.table import Table
 
 from spacetp.scenario import ScenarioError
 
@@ -33,6 +31,8 @@ def _params(args: list[str]) -> dict[str, float]:
 
 
 def _list_models(console) -> None:
+    from rich.markup import escape
+
     from spacetp.models import MODELS
 
     for name, spec in MODELS.items():
@@ -66,6 +66,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Evaluate an analytic throughput model: spacetp model pftk --rtt 0.1 --p 1e-3."""
         import numpy as np  # here: every other command starts without numpy
+        from rich.table import Table
 
         from spacetp.console import out
         from spacetp.models import MODELS, evaluate, parse_sweep

@@ -19,7 +19,8 @@ from typing import Annotated
 import typer
 from typer.core import TyperGroup
 
-from spacetp.cli_sweep import out, plot_cmd
+from spacetp import console
+from spacetp.cli_sweep import plot_cmd
 from spacetp.errors import UserError
 from spacetp.scenario import apply_set, load
 
@@ -111,7 +112,7 @@ def _graph(kind: str):
         view = _view(source, flow, set_, seed, link)
         written = save(kind, view, out_, bin_s, tmin, tmax)
         c = view.counts()
-        out.print(
+        console.table_out.print(
             f"{view.title} ({view.source}): {c['segments']} segments, "
             f"{c['retransmissions']} retransmissions, {c['gaps']} gaps, "
             f"{c['presumed_lost']} presumed lost, {c['sack_blocks']} SACK blocks, "
@@ -119,8 +120,8 @@ def _graph(kind: str):
             highlight=False,
         )
         for n in view.notes:
-            out.print(f"  note: {n}", highlight=False)
-        out.print(f"figure written to {written}", highlight=False)
+            console.table_out.print(f"  note: {n}", highlight=False)
+        console.table_out.print(f"figure written to {written}", highlight=False)
 
     command.__doc__ = {
         "tsg": "Time-sequence graph (tcptrace style): data, retransmissions, ACK, receive "

@@ -7,22 +7,18 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
+from spacetp import console
 from spacetp.cli_sweep import ExecutorOption, WorkersOption
 from spacetp.scenario import ScenarioError
-
-out = Console()
-if not out.is_terminal:
-    out = Console(width=160)  # pipes and CI logs: do not squeeze the table
-err = Console(stderr=True)
 
 VERDICT_STYLE = {"PASS": "green", "FAIL": "red", "NOT COMPARABLE": "yellow"}
 
 
 def print_verdicts(run) -> None:
     """One row per target: figure, target id, ours, target, verdict."""
+    from rich.table import Table
+
     from spacetp.experiments.framework import format_value, tolerance_text
 
     t = Table(title=f"{run.name}: {run.meta['title']}", title_justify="left")
@@ -39,7 +35,7 @@ def print_verdicts(run) -> None:
             tolerance_text(tg),
             f"[{style}]{v.verdict}[/{style}]",
         )
-    out.print(t)
+    console.table_out.print(t)
 
 
 def register(app: typer.Typer) -> None:
@@ -103,8 +99,10 @@ def register(app: typer.Typer) -> None:
                 reps=reps,
                 executor=executor,
                 workers=workers,
-                console=err if progress else None,
+                console=console.table_err if progress else None,
             )
             run = run_paper(experiments.get(name), ctx, command)
             print_verdicts(run)
-            out.print(f"{name}: report in {target / 'report.html'} and {target / 'report.md'}")
+            console.table_out.print(
+                f"{name}: report in {target / 'report.html'} and {target / 'report.md'}"
+            )

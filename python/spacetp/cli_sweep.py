@@ -6,17 +6,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
-from spacetp import human, limits
+from spacetp import console, human, limits
 from spacetp.scenario import ScenarioError, apply_set, load
-
-out = Console()
-if not out.is_terminal:
-    out = Console(width=160)  # pipes and CI logs: do not squeeze the tables
-err = Console(stderr=True)
 
 SHOWN_METRICS = 4
 SHOWN_RUNS = 200
@@ -38,6 +30,8 @@ def _shown(res, chosen: list[str] | None) -> list[str]:
 
 def print_summary(res, chosen: list[str] | None = None) -> None:
     """One row per grid point: parameters, successful/planned runs, mean ± 95% CI."""
+    from rich.table import Table
+
     from spacetp.stats import column  # numpy: only when a sweep is shown
 
     metrics = _shown(res, chosen)
@@ -63,7 +57,7 @@ def print_summary(res, chosen: list[str] | None = None) -> None:
     hidden = len(res.metrics) - len(metrics)
     if hidden > 0 and not chosen:
         t.caption = f"{hidden} more metrics: --metric NAME, or --csv FILE for all"
-    out.print(t)
+    console.table_out.print(t)
 
 
 def _limited_by(frame) -> str:
@@ -74,6 +68,8 @@ def _limited_by(frame) -> str:
 
 def print_runs(res, chosen: list[str] | None = None) -> None:
     """Every run (the first SHOWN_RUNS): parameters, rep, seed, status, metrics, error."""
+    from rich.table import Table
+
     metrics = _shown(res, chosen)
     t = Table(title=f"{len(res.runs)} runs", title_justify="left")
     lim = _limited_by(res.runs)
@@ -98,17 +94,23 @@ def print_runs(res, chosen: list[str] | None = None) -> None:
         )
     if len(res.runs) > SHOWN_RUNS:
         t.caption = f"... and {len(res.runs) - SHOWN_RUNS} more runs (--csv FILE for all)"
-    out.print(t)
+    console.table_out.print(t)
 
 
 def print_failures(res) -> None:
+    from rich.markup import escape
+
     errors = Counter(e for e in res.runs["error"] if isinstance(e, str))
     for msg, n in errors.most_common(3):
         # Escaped: a message quoting `links[abc]` would lose it as a style tag.
         msg = escape(msg)
-        err.print(f"[yellow]{n} run(s) failed:[/yellow] {msg}", highlight=False, soft_wrap=True)
+        console.table_err.print(
+            f"[yellow]{n} run(s) failed:[/yellow] {msg}", highlight=False, soft_wrap=True
+        )
     if len(errors) > 3:
-        err.print(f"... and {len(errors) - 3} other errors (spacetp results DIR --runs)")
+        console.table_err.print(
+            f"... and {len(errors) - 3} other errors (spacetp results DIR --runs)"
+        )
 
 
 def _grid(specs: list[str]) -> dict[str, list]:
@@ -183,7 +185,7 @@ def sweep_cmd(
             retry_failed=retry_failed,
             zipped=zip_,
             source=str(scenario),
-            console=err if progress and not quiet else None,
+            console=console.table_err if progress and not quiet else None,
         )
     except KeyboardInterrupt:  # a one-line message rather than a silent exit
         raise ScenarioError(
@@ -197,7 +199,7 @@ def sweep_cmd(
         return
     print_summary(res, metric)
     s = res.stats
-    out.print(
+    console.table_out.print(
         f"{s['planned']} runs: {s['computed']} computed, {s['cached']} from the store, "
         f"{s['failed']} failed; {human.duration(s['elapsed_s'])} on {s['workers']} worker(s) "
         f"({s['executor']}); store {store}; page {page}",
@@ -226,15 +228,17 @@ def results_cmd(
     if html is not None:
         from spacetp.sweep_report import write as write_report
 
-        out.print(f"page written to {write_report(res, html)}", highlight=False)
+        console.table_out.print(f"page written to {write_report(res, html)}", highlight=False)
     if csv is not None:
         (res.runs if runs else res.summary).to_csv(csv, index=False)
-        out.print(f"{len(res.runs if runs else res.summary)} rows written to {csv}")
+        console.table_out.print(f"{len(res.runs if runs else res.summary)} rows written to {csv}")
         return
     print_runs(res, metric) if runs else print_summary(res, metric)
     s = res.stats
     if s["missing"] or s["failed"]:
-        out.print(f"{s['missing']} runs missing (run the sweep again), {s['failed']} failed")
+        console.table_out.print(
+            f"{s['missing']} runs missing (run the sweep again), {s['failed']} failed"
+        )
 
 
 def plot_cmd(
@@ -298,7 +302,7 @@ def plot_cmd(
         model_scale=model_scale,
         title=title,
     )
-    out.print(f"figure written to {written}")
+    console.table_out.print(f"figure written to {written}")
 
 
 def _pairs(items: list[str], option: str) -> dict[str, str]:

@@ -6,7 +6,8 @@ from typing import Annotated
 
 import typer
 
-from spacetp.cli_sweep import ExecutorOption, WorkersOption, err, out
+from spacetp import console
+from spacetp.cli_sweep import ExecutorOption, WorkersOption
 
 
 def register(app: typer.Typer) -> None:
@@ -54,9 +55,9 @@ def register(app: typer.Typer) -> None:
             apply_set(sc, s)
         res = tune(
             sc, protocol, trials=trials, reps=reps, out=out_dir, executor=executor,
-            workers=workers, params=param, seed=seed, console=None if quiet else err,
+            workers=workers, params=param, seed=seed, console=None if quiet else console.table_err,
         )  # fmt: skip
         for line in lines(res):
-            out.print(line, highlight=False, markup=False, soft_wrap=True)
+            console.table_out.print(line, highlight=False, markup=False, soft_wrap=True)
         for what, f in res.files.items():
-            out.print(f"{what}: {f}", highlight=False, markup=False, soft_wrap=True)
+            console.table_out.print(f"{what}: {f}", highlight=False, markup=False, soft_wrap=True)

@@ -8,7 +8,6 @@ import copy
 import json
 import pickle
 import re
-import tomllib
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -48,6 +47,8 @@ def loads(text: str) -> dict:
     parsed = _core.toml_loads(text)  # the same dict, parsed in Rust; None: tomllib decides
     if parsed is not None:
         return parsed
+    import tomllib  # here: most files are read by the core's parser
+
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -147,6 +148,8 @@ def _check_path(tokens: list[str | int], shown: str) -> None:
 
 def _parse_value(text: str) -> Any:
     """A TOML value (`300`, `"50 ms"`, `true`, `{ ber = 1e-5 }`), or else the bare text."""
+    import tomllib
+
     try:
         return tomllib.loads(f"v = {text}")["v"]
     except tomllib.TOMLDecodeError:

@@ -28,9 +28,27 @@ def run(
     this folder. trace_interval: sample every flow's sender state this often (e.g.
     "100 ms"); trace_segments: log every data segment sent.
     """
+    sc = load(scenario) if isinstance(scenario, str | Path) else copy_of(scenario)
+    return run_owned(
+        sc, seed, pcap=pcap, keylog=keylog, qlog=qlog, trace_interval=trace_interval,
+        trace_segments=trace_segments,
+    )  # fmt: skip
+
+
+def run_owned(
+    sc: dict,
+    seed: int | None = None,
+    *,
+    pcap: dict[str, str] | None = None,
+    keylog: str | Path | None = None,
+    qlog: str | Path | None = None,
+    trace_interval: str | None = None,
+    trace_segments: bool = False,
+) -> Result:
+    """`run` of a scenario dict that the caller gives up (it is changed and kept by the
+    result, not copied: 6 ms for a file of 10 000 flows). `spacetp run` calls this."""
     from spacetp import _core
 
-    sc = load(scenario) if isinstance(scenario, str | Path) else copy_of(scenario)
     if seed is not None:
         if not isinstance(seed, int) or seed < 0:
             raise ScenarioError(f"seed: {seed!r} must be a whole number >= 0")

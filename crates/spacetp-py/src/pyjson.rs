@@ -133,9 +133,11 @@ pub(crate) fn float_repr(v: f64, out: &mut String) {
 /// A string as `json` writes it with `ensure_ascii` (py_encode_basestring_ascii).
 pub(crate) fn string(s: &str, out: &mut String) {
     out.push('"');
-    if s.bytes()
-        .all(|b| (b' '..=b'~').contains(&b) && b != b'"' && b != b'\\')
-    {
+    // Every byte tested, without a branch each (the loop vectorizes).
+    let plain = s.bytes().fold(true, |plain, b| {
+        plain & (b' '..=b'~').contains(&b) & (b != b'"') & (b != b'\\')
+    });
+    if plain {
         out.push_str(s); // nothing to escape: most keys and values
         out.push('"');
         return;

@@ -12,7 +12,6 @@ Process-level options (`--link-fd`, `--link-state-fd`, `--make-cert`, `--cleanup
 from __future__ import annotations
 
 import json
-import tomllib
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -190,6 +189,8 @@ _KINDS = {
 def load(path: Path) -> dict[str, Any]:
     """The file's settings, checked for unknown keys and kinds; ValueError names the file and
     the key."""
+    import tomllib  # here: every `spacetp` start reads this module, few read a file
+
     try:
         data = tomllib.loads(path.read_text())
     except OSError as e:

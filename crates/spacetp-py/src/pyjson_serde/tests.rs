@@ -114,3 +114,140 @@ impl serde::Serialize for KeyF {
         s.serialize_f64(self.0)
     }
 }
+
+#[derive(serde::Serialize)]
+struct Row {
+    z: u8,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    m: Option<u8>,
+    a: u8,
+}
+
+/// Another struct whose first field is also `z` (the same name, maybe the same pointer).
+#[derive(serde::Serialize)]
+struct OtherRow {
+    z: u8,
+    b: u8,
+    y: u8,
+}
+
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+enum AnyRow {
+    Row(Row),
+    Other(OtherRow),
+}
+
+/// `v` as `json.dumps(indent=2, sort_keys=True)` writes it, for integers only: serde_json's
+/// pretty printer over its value with every object rebuilt in key order.
+fn pretty_sorted(v: &impl serde::Serialize) -> String {
+    fn sort(v: serde_json::Value) -> serde_json::Value {
+        match v {
+            serde_json::Value::Object(m) => {
+                let sorted: BTreeMap<String, serde_json::Value> =
+                    m.into_iter().map(|(k, v)| (k, sort(v))).collect();
+                serde_json::Value::Object(sorted.into_iter().collect())
+            }
+            serde_json::Value::Array(xs) => xs.into_iter().map(sort).collect(),
+            other => other,
+        }
+    }
+    serde_json::to_string_pretty(&sort(serde_json::to_value(v).unwrap())).unwrap()
+}
+
+#[test]
+fn structs_whose_fields_change_from_one_to_the_next_are_each_sorted_by_their_own_keys() {
+    // The key order found for a struct is reused for the next of the same fields: a field
+    // skipped in one of them, or another struct starting with the same name, must be sorted
+    // again.
+    let rows: Vec<AnyRow> = (0..6u8)
+        .map(|i| match i % 3 {
+            0 => AnyRow::Row(Row {
+                z: i,
+                m: Some(i),
+                a: i,
+            }),
+            1 => AnyRow::Row(Row {
+                z: i,
+                m: None,
+                a: i,
+            }),
+            _ => AnyRow::Other(OtherRow { z: i, b: i, y: i }),
+        })
+        .chain([AnyRow::Row(Row {
+            z: 9,
+            m: None,
+            a: 9,
+        })])
+        .collect();
+    let text = to_indent2_sorted(&rows).unwrap();
+    assert_eq!(text, pretty_sorted(&rows));
+    assert!(
+        text.contains("{\n    \"a\": 1,\n    \"z\": 1\n  }"),
+        "{text}"
+    );
+    assert!(
+        text.contains("{\n    \"b\": 2,\n    \"y\": 2,\n    \"z\": 2\n  }"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_text_written_from_its_pieces_is_the_whole_text() {
+    fn written(v: &impl serde::Serialize) -> String {
+        let mut file = Vec::new();
+        render_indent2_sorted(v)
+            .unwrap()
+            .write_to(&mut file)
+            .unwrap();
+        String::from_utf8(file).unwrap()
+    }
+    let rows: Vec<Row> = (0..3)
+        .map(|i| Row {
+            z: i,
+            m: None,
+            a: i,
+        })
+        .collect();
+    let nested: BTreeMap<&str, Vec<Row>> = [("rows", rows), ("also", vec![])].into();
+    let empty: BTreeMap<String, u8> = BTreeMap::new();
+    let variant = Kind::Named { z: 1, a: Some(2) };
+    let struct_first = OtherRow { z: 1, b: 2, y: 3 };
+    // Its first value a map, rendered from the start of the text as the outermost one is.
+    let map_first: BTreeMap<&str, BTreeMap<&str, u8>> =
+        [("a", [("y", 1), ("x", 2)].into()), ("b", [("w", 3)].into())].into();
+    for (what, text, whole) in [
+        (
+            "a map of lists",
+            written(&nested),
+            to_indent2_sorted(&nested),
+        ),
+        ("an empty map", written(&empty), to_indent2_sorted(&empty)),
+        ("a variant", written(&variant), to_indent2_sorted(&variant)),
+        (
+            "a struct",
+            written(&struct_first),
+            to_indent2_sorted(&struct_first),
+        ),
+        (
+            "a list",
+            written(&vec![1u8, 2]),
+            to_indent2_sorted(&vec![1u8, 2]),
+        ),
+        (
+            "a map first",
+            written(&map_first),
+            Ok(pretty_sorted(&map_first)),
+        ),
+    ] {
+        assert_eq!(text, whole.unwrap(), "{what}");
+    }
+    assert_eq!(
+        written(&struct_first),
+        "{\n  \"b\": 2,\n  \"y\": 3,\n  \"z\": 1\n}"
+    );
+    assert_eq!(
+        to_indent2_sorted(&map_first).unwrap(),
+        pretty_sorted(&map_first)
+    );
+}
