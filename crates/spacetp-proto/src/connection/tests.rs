@@ -503,3 +503,42 @@ fn a_retransmission_chosen_on_an_earlier_ack_is_not_sent_once_acknowledged() {
         }
     }
 }
+
+#[test]
+fn a_deadline_fires_what_is_due_unless_the_connection_closed_since() {
+    // The SYN's retransmission timer (RFC 6298 5.5): at its deadline an open connection
+    // times out and sends the SYN again; one reset before it fires nothing there.
+    let syn_sent = || {
+        let mut c = Connection::connect(&TcpConfig::default(), 1000, 1000, 80, 1);
+        assert!(c
+            .poll_transmit(0)
+            .is_some_and(|t| t.hdr.flags & flags::SYN != 0));
+        let deadline = c.poll_timeout().expect("the SYN's RTO is armed");
+        (c, deadline)
+    };
+    let (mut open, deadline) = syn_sent();
+    open.on_deadline(deadline - 1);
+    assert_eq!(open.stats().timeouts, 0, "not due yet");
+    open.on_deadline(deadline);
+    assert_eq!(open.stats().timeouts, 1);
+    assert!(open
+        .poll_transmit(deadline)
+        .is_some_and(|t| t.hdr.flags & flags::SYN != 0));
+
+    // Refused: an RST acknowledging the SYN closes it (RFC 9293 3.10.7.3) with the SYN's
+    // timer left in its table; the deadline the driver holds must not resend the SYN.
+    let (mut refused, deadline) = syn_sent();
+    let rst = TcpHeader {
+        src_port: 80,
+        dst_port: 1000,
+        ack: 2, // ISS 1 + the SYN
+        flags: flags::RST | flags::ACK,
+        ..TcpHeader::default()
+    };
+    refused.on_segment(deadline / 2, &rst, 0);
+    assert_eq!(refused.state(), State::Closed);
+    assert_eq!(refused.poll_timeout(), None);
+    refused.on_deadline(deadline);
+    assert_eq!(refused.stats().timeouts, 0);
+    assert!(refused.poll_transmit(deadline).is_none());
+}

@@ -128,6 +128,16 @@ impl Connection {
         self.timers.earliest()
     }
 
+    /// A driver's deadline from `poll_timeout` came: `on_timeout`, unless the connection
+    /// closed since (then `poll_timeout` has none). What `poll_timeout() <= now` before
+    /// `on_timeout` would do, without finding the earliest deadline first (`on_timeout`
+    /// fires only what is due).
+    pub fn on_deadline(&mut self, now: Time) {
+        if self.state != State::Closed {
+            self.on_timeout(now);
+        }
+    }
+
     /// Handle every timer due at `now`, in the order of [`Timer::ALL`]; one that a firing
     /// timer arms for `now` fires in its turn too, if it comes later in that order.
     pub fn on_timeout(&mut self, now: Time) {

@@ -185,6 +185,14 @@ pub trait Transport {
     /// When `on_timeout` next has work to do.
     fn poll_timeout(&self) -> Option<Time>;
     fn on_timeout(&mut self, now: Time);
+    /// The endpoint's timer event at `now` (a deadline `poll_timeout` gave): handle what is
+    /// due, if anything still is. A transport whose `on_timeout` finds its due timers itself
+    /// (TCP: one per paced segment) answers without being asked `poll_timeout` first.
+    fn on_timer(&mut self, now: Time) {
+        if self.poll_timeout().is_some_and(|d| d <= now) {
+            self.on_timeout(now);
+        }
+    }
 
     /// The application offers `n` more bytes; returns how many the transport took.
     fn write(&mut self, n: u64) -> u64;

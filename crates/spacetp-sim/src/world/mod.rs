@@ -370,9 +370,7 @@ impl World {
             return; // superseded by an earlier deadline (lazily cancelled), or abandoned
         }
         e.timer_at = None;
-        if e.transport.poll_timeout().is_some_and(|d| d <= self.now) {
-            e.transport.on_timeout(self.now);
-        }
+        e.transport.on_timer(self.now);
         self.service(ep);
     }
 

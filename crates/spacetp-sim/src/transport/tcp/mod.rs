@@ -148,6 +148,10 @@ impl Transport for TcpEndpoint {
         self.conn.on_timeout(now);
     }
 
+    fn on_timer(&mut self, now: Time) {
+        self.conn.on_deadline(now);
+    }
+
     fn write(&mut self, n: u64) -> u64 {
         self.conn.send(n)
     }
