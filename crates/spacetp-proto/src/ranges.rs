@@ -11,7 +11,14 @@ pub fn insert(v: &mut Vec<(u64, u64)>, start: u64, end: u64) {
         e = e.max(v[j].1);
         j += 1;
     }
-    v.splice(i..j, [(s, e)]);
+    // In place rather than `splice` (which builds and drops an iterator adapter each
+    // time): the usual SACK block grows the range it extends, or starts the last one.
+    if j == i {
+        v.insert(i, (s, e));
+    } else {
+        v[i] = (s, e);
+        v.drain(i + 1..j);
+    }
 }
 
 #[cfg(test)]
@@ -27,5 +34,13 @@ mod tests {
         assert_eq!(v, [(10, 25), (30, 40)]);
         insert(&mut v, 5, 35);
         assert_eq!(v, [(5, 40)]);
+        insert(&mut v, 50, 60);
+        insert(&mut v, 0, 1);
+        insert(&mut v, 42, 45);
+        assert_eq!(v, [(0, 1), (5, 40), (42, 45), (50, 60)]);
+        insert(&mut v, 41, 50);
+        assert_eq!(v, [(0, 1), (5, 40), (41, 60)], "two merged into one, the rest kept");
+        insert(&mut v, 1, 5);
+        assert_eq!(v, [(0, 40), (41, 60)]);
     }
 }

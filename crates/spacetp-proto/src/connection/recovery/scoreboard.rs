@@ -14,19 +14,9 @@ impl Scoreboard {
         let before = self.sacked_bytes();
         for &(s, e) in blocks {
             let (s, e) = (s.max(una), e.min(max));
-            if s >= e {
-                continue;
+            if s < e {
+                crate::ranges::insert(&mut self.sacked, s, e);
             }
-            let i = self.sacked.partition_point(|&(_, b)| b < s);
-            let mut lo = s;
-            let mut hi = e;
-            let mut j = i;
-            while j < self.sacked.len() && self.sacked[j].0 <= hi {
-                lo = lo.min(self.sacked[j].0);
-                hi = hi.max(self.sacked[j].1);
-                j += 1;
-            }
-            self.sacked.splice(i..j, [(lo, hi)]);
         }
         self.sacked_bytes() - before
     }
