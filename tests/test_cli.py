@@ -276,3 +276,20 @@ def test_a_quiet_run_loads_no_module_it_does_not_use(tmp_path):
     )  # fmt: skip
     assert failed.returncode == 2 and "no such file" in failed.stderr
     assert "rich" in failed.stdout
+
+
+def test_the_gateway_options_help_is_escaped_as_rich_escapes_it():
+    # escape_markup copies rich.markup.escape (to spare importing rich at every start):
+    # every setting's help, and text rich would take for tags, come out the same.
+    from rich.markup import escape
+
+    from spacetp.cli_gateway import escape_markup
+    from spacetp.live.gateway_config import KEYS
+
+    texts = [s.help for s in KEYS.values()] + [
+        "[bold]x[/bold]", "a [flows.tcp] b", "[1] kept", "\\[x]", "ends with \\", "ends \\\\",
+        "[#ff0000]red", "[@click]", "no brackets",
+    ]  # fmt: skip
+    assert any("[" in t for t in texts[: len(KEYS)]), "some help quotes a [table]"
+    for t in texts:
+        assert escape_markup(t) == escape(t), t

@@ -39,7 +39,11 @@ mod tests {
         insert(&mut v, 42, 45);
         assert_eq!(v, [(0, 1), (5, 40), (42, 45), (50, 60)]);
         insert(&mut v, 41, 50);
-        assert_eq!(v, [(0, 1), (5, 40), (41, 60)], "two merged into one, the rest kept");
+        assert_eq!(
+            v,
+            [(0, 1), (5, 40), (41, 60)],
+            "two merged into one, the rest kept"
+        );
         insert(&mut v, 1, 5);
         assert_eq!(v, [(0, 40), (41, 60)]);
     }

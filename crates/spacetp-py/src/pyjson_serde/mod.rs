@@ -255,8 +255,9 @@ impl Map<'_> {
         text.clear();
         if outermost {
             // The outermost value: written into a text of its own size, which becomes the
-            // output (no copy back).
-            text.reserve(w.out.len() + 2 * self.entries.len() * (w.level + 2));
+            // output (no copy back). Each entry adds `,\n  "key": ` to its value's text.
+            let keys: usize = self.entries.iter().map(|(k, _)| k.len() + 8).sum();
+            text.reserve(w.out.len() + keys + 4);
         }
         if self.entries.is_empty() {
             text.push_str("{}");
@@ -292,6 +293,7 @@ impl Map<'_> {
 impl Map<'_> {
     /// The outermost map's text as pieces in key order, its values left where rendered.
     fn defer(self, order: &[u32]) {
+        debug_assert!(!self.variant, "a variant's map is never the outermost");
         let w = self.w;
         let mut pieces = Vec::with_capacity(2 * order.len() + 1);
         for (i, &at) in order.iter().enumerate() {
