@@ -30,6 +30,17 @@ def test_path_and_dict_give_the_same_result():
     assert a.to_json() == b.to_json()
 
 
+def test_a_run_leaves_the_callers_dict_as_it_was_unless_given_it():
+    sc = spacetp.load(ASYM)
+    before = json.dumps(sc, sort_keys=True)
+    res = spacetp.run(sc, seed=7, trace_interval="1 s")
+    assert json.dumps(sc, sort_keys=True) == before
+    assert res.scenario["seed"] == 7 and res.scenario is not sc
+    given = spacetp.run(sc, seed=7, trace_interval="1 s", copy=False)
+    assert given.scenario is sc and sc["seed"] == 7 and sc["trace"]["interval"] == "1 s"
+    assert given.to_json() == res.to_json()
+
+
 def test_same_seed_bit_identical_json_other_seed_differs():
     sc = spacetp.load(ASYM)
     spacetp.set_value(sc, "links[1].errors", {"per": 0.01})

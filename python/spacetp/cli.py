@@ -230,7 +230,7 @@ def run(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing.")] = False,
 ) -> None:
     """Simulate a scenario and print a summary."""
-    from spacetp.simulate import run_owned as simulate
+    from spacetp.simulate import run as simulate
 
     sc = load(scenario)
     for s in set_ or []:
@@ -242,8 +242,9 @@ def run(
         kwargs = {"trace_interval": trace_interval, "trace_segments": True}
     try:
         res = simulate(
-            sc, seed=seed, pcap=_parse_pcap(pcap or []), keylog=keylog, qlog=qlog, **kwargs
-        )
+            sc, seed=seed, pcap=_parse_pcap(pcap or []), keylog=keylog, qlog=qlog, copy=False,
+            **kwargs,
+        )  # fmt: skip
     except ScenarioError as e:
         raise ScenarioError(f"{scenario}: {e}") from None
     if json_out is not None:
