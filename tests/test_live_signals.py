@@ -39,3 +39,36 @@ def test_a_ctrl_c_during_a_child_start_is_raised_after_it_with_the_child_in_hand
             os.kill(os.getpid(), signal.SIGINT)
     finally:
         signal.signal(signal.SIGINT, old)
+
+
+def test_an_emulator_child_interrupted_as_it_starts_is_stopped(monkeypatch, tmp_path):
+    # The block that starts `spacetp emulate`'s child for a kernel comparison (compare,
+    # bench --vs-linux): a Ctrl-C while it starts must still stop the child as it unwinds.
+    from spacetp.live import gateway_testbed
+
+    started = []
+    real_popen = subprocess.Popen
+
+    def ctrl_c_as_it_starts(cmd, **kw):
+        os.kill(os.getpid(), signal.SIGINT)
+        started.append(real_popen([sys.executable, "-c", "import time; time.sleep(60)"]))
+        return started[-1]
+
+    def handler(signum, frame):
+        raise Interrupted
+
+    monkeypatch.setattr(gateway_testbed.subprocess, "Popen", ctrl_c_as_it_starts)
+    old = signal.signal(signal.SIGINT, handler)
+    fa, fb = os.pipe()
+    try:
+        with pytest.raises(Interrupted):
+            with gateway_testbed.emulator_child(tmp_path / "l.json", fa, fb, tmp_path / "r"):
+                pytest.fail("the block ran on after the Ctrl-C")
+    finally:
+        signal.signal(signal.SIGINT, old)
+        os.close(fa)
+        os.close(fb)
+        for p in started:
+            if p.poll() is None:
+                p.kill()
+    assert len(started) == 1 and started[0].returncode == -signal.SIGTERM, "left running"

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -56,39 +55,29 @@ def _received(r: dict, nbytes: int) -> dict:
 def kernel_case(link: str, cc: str, nbytes: int, cap: float, tmp: Path, out: dict) -> None:
     """Kernel TCP end to end over the emulated link (spacetp emulate's two namespaces)."""
     from spacetp.live.emulate import ADDR_B, Netns, load_link
-    from spacetp.live.gateway_testbed import _exe
-    from spacetp.live.signals import interrupts_held
+    from spacetp.live.gateway_testbed import emulator_child
 
     f = tmp / f"link-{cc}.toml"
     f.write_text(link)
-    sc_json = load_link(f)[0]
-    with Netns(tag=f"{os.getpid()}{cc[0]}") as n:
-        (tmp / f"link-{cc}.json").write_text(sc_json)
-        emu = None
-        try:
-            with interrupts_held():
-                emu = subprocess.Popen(
-                    [*_exe(), "--emulate", str(tmp / f"link-{cc}.json"), str(n.fd_a),
-                     str(n.fd_b), str(tmp / f"emu-{cc}.json")],
-                    pass_fds=(n.fd_a, n.fd_b),
-                )  # fmt: skip
-            rx = subprocess.Popen(
-                ["ip", "netns", "exec", n.ns_b, *_recv(ADDR_B, "5001", cap)],
-                stdout=subprocess.PIPE, text=True,
-            )  # fmt: skip
-            rx.stdout.readline()
-            tx = subprocess.Popen(
-                ["ip", "netns", "exec", n.ns_a, *_send(ADDR_B, "5001", nbytes, cc)],
-                stdout=subprocess.DEVNULL,
-            )  # fmt: skip
-            r = json.loads(rx.communicate(timeout=cap + 30)[0])
-            tx.kill()
-            tx.wait()
-        finally:
-            if emu is not None:
-                emu.send_signal(signal.SIGTERM)
-                emu.wait(timeout=10)
+    link_json = tmp / f"link-{cc}.json"
+    link_json.write_text(load_link(f)[0])
     emu_report = tmp / f"emu-{cc}.json"
+    with (
+        Netns(tag=f"{os.getpid()}{cc[0]}") as n,
+        emulator_child(link_json, n.fd_a, n.fd_b, emu_report),
+    ):
+        rx = subprocess.Popen(
+            ["ip", "netns", "exec", n.ns_b, *_recv(ADDR_B, "5001", cap)],
+            stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        rx.stdout.readline()
+        tx = subprocess.Popen(
+            ["ip", "netns", "exec", n.ns_a, *_send(ADDR_B, "5001", nbytes, cc)],
+            stdout=subprocess.DEVNULL,
+        )  # fmt: skip
+        r = json.loads(rx.communicate(timeout=cap + 30)[0])
+        tx.kill()
+        tx.wait()
     emu_stats = json.loads(emu_report.read_text()) if emu_report.exists() else {}
     out[f"kernel {cc}"] = {**_received(r, nbytes), "emulator": lateness(emu_stats)}
 

@@ -67,6 +67,26 @@ def _exe() -> list[str]:
     return [sys.executable, "-m", "spacetp.live.gateway_testbed"]
 
 
+@contextlib.contextmanager
+def emulator_child(link_json: Path, fa: int, fb: int, report: Path):
+    """The emulator of `link_json` (its JSON) between fds `fa` and `fb`, in a child process
+    for the block, stopped (SIGTERM) as it ends; it writes its report to `report`. Started
+    with Ctrl-C held: a Ctrl-C during the start is raised after it, inside the `try` whose
+    `finally` stops the child."""
+    emu = None
+    try:
+        with interrupts_held():
+            emu = subprocess.Popen(
+                [*_exe(), "--emulate", str(link_json), str(fa), str(fb), str(report)],
+                pass_fds=(fa, fb),
+            )
+        yield emu
+    finally:
+        if emu is not None:
+            emu.send_signal(signal.SIGTERM)
+            emu.wait(timeout=10)
+
+
 @dataclass
 class Testbed(TornDown):
     """client | gateway A | emulated link | gateway B | server, in four namespaces

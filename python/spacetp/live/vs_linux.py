@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import signal
 import statistics
 import subprocess
 import sys
@@ -136,7 +135,7 @@ def check_machine(controls: tuple[str, ...]) -> tuple[list[str], list[str]]:
 def kernel_run(case: Case, cc: str, seed: int, nbytes: int, tmp: Path) -> dict:
     """One transfer of kernel TCP with `cc` across the emulated link of `case`."""
     from spacetp.live.emulate import ADDR_B, Netns, load_link
-    from spacetp.live.signals import interrupts_held
+    from spacetp.live.gateway_testbed import emulator_child
 
     f = tmp / f"{case.name}-{cc}-{seed}.toml"
     f.write_text(f"seed = {seed}\n{case.link}")
@@ -144,36 +143,27 @@ def kernel_run(case: Case, cc: str, seed: int, nbytes: int, tmp: Path) -> dict:
     link_json.write_text(load_link(f)[0])
     emu_report = tmp / f"emu-{case.name}-{cc}-{seed}.json"
     me = [sys.executable, "-m", "spacetp.live.kernel_tcp"]
-    with Netns(tag=f"{os.getpid() % 100000}{cc[0]}") as n:
-        emu = None
+    with (
+        Netns(tag=f"{os.getpid() % 100000}{cc[0]}") as n,
+        emulator_child(link_json, n.fd_a, n.fd_b, emu_report),
+    ):
+        rx = subprocess.Popen(
+            ["ip", "netns", "exec", n.ns_b, *me, "recv", ADDR_B, str(PORT), str(case.cap_s)],
+            stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        rx.stdout.readline()
+        tx = subprocess.Popen(
+            ["ip", "netns", "exec", n.ns_a, *me, "send", ADDR_B, str(PORT), str(nbytes), cc,
+             str(SAMPLE_S)],
+            stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        got = json.loads(rx.communicate(timeout=case.cap_s + 30)[0])
         try:
-            with interrupts_held():
-                emu = subprocess.Popen(
-                    [sys.executable, "-m", "spacetp.live.gateway_testbed", "--emulate",
-                     str(link_json), str(n.fd_a), str(n.fd_b), str(emu_report)],
-                    pass_fds=(n.fd_a, n.fd_b),
-                )  # fmt: skip
-            rx = subprocess.Popen(
-                ["ip", "netns", "exec", n.ns_b, *me, "recv", ADDR_B, str(PORT), str(case.cap_s)],
-                stdout=subprocess.PIPE, text=True,
-            )  # fmt: skip
-            rx.stdout.readline()
-            tx = subprocess.Popen(
-                ["ip", "netns", "exec", n.ns_a, *me, "send", ADDR_B, str(PORT), str(nbytes), cc,
-                 str(SAMPLE_S)],
-                stdout=subprocess.PIPE, text=True,
-            )  # fmt: skip
-            got = json.loads(rx.communicate(timeout=case.cap_s + 30)[0])
-            try:
-                sent = json.loads(tx.communicate(timeout=30)[0] or "{}")
-            except subprocess.TimeoutExpired:
-                tx.kill()
-                sent = {}
-        finally:
-            stop_wall = time.time()
-            if emu is not None:
-                emu.send_signal(signal.SIGTERM)
-                emu.wait(timeout=10)
+            sent = json.loads(tx.communicate(timeout=30)[0] or "{}")
+        except subprocess.TimeoutExpired:
+            tx.kill()
+            sent = {}
+        stop_wall = time.time()  # as the emulator is stopped
     emu_stats = json.loads(emu_report.read_text()) if emu_report.exists() else {}
     # When the transfer began on the emulator's clock (its outages and schedules count from
     # its own start): the simulator starts its flow there too.
