@@ -194,6 +194,10 @@ impl Pipe {
                 self.b.on_timeout(t);
             }
             self.flush();
+            assert!(
+                self.a.recovery_shortcuts_hold(t),
+                "at {t} ns the recovery policy broke a promise the output path relies on"
+            );
             let w = self.a.window();
             self.trace.push(Sample {
                 t,

@@ -148,6 +148,30 @@ impl Connection {
         (&mut *self.recovery, ctx)
     }
 
+    /// What the recovery policy counts in flight. Outside a recovery every policy counts
+    /// snd_nxt - snd_una (the contract of `LossRecovery::flight`), so the policy's view of
+    /// the sender is built only during one: the output path asks on every poll.
+    pub(super) fn recovery_flight(&mut self, now: Time) -> u64 {
+        if !self.recovery.in_recovery() {
+            return self.snd_nxt - self.snd_una;
+        }
+        let (recovery, ctx) = self.recovery_ctx(now);
+        recovery.flight(&ctx)
+    }
+
+    /// Whether the recovery policy keeps the promises the output path relies on to skip
+    /// asking it: outside a recovery it counts snd_nxt - snd_una in flight
+    /// (`recovery_flight`), and when it says it may not retransmit it has nothing to
+    /// retransmit (`LossRecovery::may_retransmit`). Tests check it after every event.
+    #[cfg(test)]
+    pub(crate) fn recovery_shortcuts_hold(&mut self, now: Time) -> bool {
+        let plain = self.snd_nxt - self.snd_una;
+        let (in_recovery, may) = (self.recovery.in_recovery(), self.recovery.may_retransmit());
+        let (recovery, ctx) = self.recovery_ctx(now);
+        (in_recovery || recovery.flight(&ctx) == plain)
+            && (may || recovery.next_retransmission(&ctx).is_none())
+    }
+
     /// The controller's view of an ACK; `flight_before` is taken before snd_una moves.
     fn ack_event(&self, now: Time, acked: u64, rtt: Option<Time>) -> AckEvent {
         AckEvent {

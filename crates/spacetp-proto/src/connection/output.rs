@@ -54,7 +54,7 @@ impl Connection {
         let data_ok = !self.scps.in_outage
             && self.resend.is_empty()
             && self.rate_check(now, seg_bytes, false)
-            && (self.pacing.is_none() || self.pacing_allows(now));
+            && self.pacing_allows(now);
         if let Some(t) = self.transmit_recovery(now, data_ok, out) {
             return Some(t);
         }
@@ -78,7 +78,7 @@ impl Connection {
         while let Some((pos, snacked)) = self
             .resend
             .front()
-            .filter(|_| !self.scps.in_outage && (self.pacing.is_none() || self.pacing_allows(now)))
+            .filter(|_| !self.scps.in_outage && self.pacing_allows(now))
         {
             if pos < self.snd_una || pos >= self.snd_max {
                 self.resend.pop_front();
@@ -122,6 +122,9 @@ impl Connection {
     /// The loss-recovery policy's next retransmission, unless that segment went out again
     /// less than a round trip ago; held for later when rate control says wait.
     fn transmit_recovery(&mut self, now: Time, data_ok: bool, out: &mut TcpHeader) -> Option<Sent> {
+        if !self.recovery.may_retransmit() {
+            return None;
+        }
         let (recovery, ctx) = self.recovery_ctx(now);
         let pos = recovery.next_retransmission(&ctx)?;
         // A position the policy chose on an earlier ACK may be acknowledged by now (a later
@@ -188,8 +191,7 @@ impl Connection {
         } else {
             0
         };
-        let (recovery, ctx) = self.recovery_ctx(now);
-        let flight = recovery.flight(&ctx);
+        let flight = self.recovery_flight(now);
         let cwnd_room = (self.win.cwnd + lt).saturating_sub(flight);
         let rwnd_room = (self.snd_una + self.snd_wnd).saturating_sub(self.snd_nxt);
         cwnd_room.min(rwnd_room)
@@ -260,8 +262,7 @@ impl Connection {
             // What recovery counts in flight, with this segment (`P.tx_in_flight`), and the
             // bytes deemed lost so far (`P.lost`), a retransmission counting itself (it is
             // counted below): BBRv3 judges loss rates from them.
-            let (recovery, ctx) = self.recovery_ctx(now);
-            let pipe = recovery.flight(&ctx) + (seg_end - pos);
+            let pipe = self.recovery_flight(now) + (seg_end - pos);
             let lost = self.stats.retransmitted_bytes + if retx { len as u64 } else { 0 };
             let at_send = (pipe, lost);
             let outstanding = self.snd_max - self.snd_una;

@@ -36,17 +36,25 @@ impl Connection {
         }
     }
 
-    /// Whether a data segment may leave at `now`; if not, wake up when it may.
-    #[cold]
+    /// Whether a data segment may leave at `now`; if not, wake up when it may. Inline: a
+    /// paced sender asks on every poll, and an unpaced one only tests `pacing`.
+    #[inline]
     pub(super) fn pacing_allows(&mut self, now: Time) -> bool {
-        let Some(next) = self.pacing.map(|p| p.next_departure) else {
-            return true;
-        };
-        if now >= next || self.pacing_rate().is_none() {
-            return true;
+        match self.pacing {
+            Some(p) if now < p.next_departure => !self.pacing_holds(p.next_departure),
+            _ => true,
+        }
+    }
+
+    /// The next departure is at `next`, later than now: hold the segment and wake up then,
+    /// unless no rate is set (nothing to pace by).
+    #[inline(never)]
+    fn pacing_holds(&mut self, next: Time) -> bool {
+        if self.pacing_rate().is_none() {
+            return false;
         }
         self.timers.set_earliest(Timer::Pace, next);
-        false
+        true
     }
 
     /// A data segment of `len` payload bytes left at `now`: the next may leave once this one

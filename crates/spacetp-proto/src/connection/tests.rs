@@ -345,6 +345,38 @@ fn every_recovery_survives_a_lost_retransmission_and_lost_acks() {
     }
 }
 
+/// The output path asks the recovery policy only during a recovery, or when it may have a
+/// retransmission (`recovery_flight`, `may_retransmit`): every policy, with and without
+/// PRR, through losses of data, of retransmissions and of ACKs, keeps both promises after
+/// every event (`Pipe::run` asserts it), and delivers everything.
+#[test]
+fn every_recovery_policy_keeps_the_output_paths_shortcuts() {
+    for (kind, sack) in [
+        (RecoveryKind::Tahoe, false),
+        (RecoveryKind::Reno, false),
+        (RecoveryKind::Newreno, false),
+        (RecoveryKind::Sack, true),
+        (RecoveryKind::Fack, true),
+        (RecoveryKind::Rack, true),
+        (RecoveryKind::Peach, false),
+    ] {
+        for prr in [false, true] {
+            let c = TcpConfig {
+                prr,
+                ..with(kind, sack)
+            };
+            let (first, _) = run_drops(&c, &[20, 23, 26, 60]);
+            let rtx = first.log_ab.iter().position(|l| l.3 && l.2 > 0).unwrap() as u64;
+            run_drops(&c, &[20, 23, rtx, rtx + 5]);
+            let mut q = Pipe::new(&c, 1000, 200_000);
+            q.drop_ba = (5..15).chain(40..44).collect();
+            q.drop_ab = vec![30, 31, 32];
+            q.run(1000 * SEC);
+            assert_eq!(q.b.delivered(), 200_000, "{kind:?} prr {prr}");
+        }
+    }
+}
+
 #[test]
 fn receiver_sack_blocks_newest_first() {
     let c = with(RecoveryKind::Sack, true);

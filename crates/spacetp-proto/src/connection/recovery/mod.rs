@@ -87,13 +87,20 @@ pub(crate) trait LossRecovery: Send {
     /// A retransmission to send now: the position it starts at.
     fn next_retransmission(&mut self, c: &Ctx) -> Option<u64>;
 
+    /// Whether `next_retransmission` may give a position; when false it would give none and
+    /// change nothing, so the output path, which asks on every poll, need not build its view.
+    fn may_retransmit(&self) -> bool {
+        true
+    }
+
     /// A retransmission of `[pos, end)` was sent.
     fn on_retransmit(&mut self, _pos: u64, _end: u64) {}
 
     /// `len` bytes of data (new or retransmitted) were sent (PRR counts them).
     fn on_data_sent(&mut self, _len: u64) {}
 
-    /// Bytes counted against cwnd when deciding to send new data.
+    /// Bytes counted against cwnd when deciding to send new data. Outside a recovery it
+    /// must be snd_nxt - snd_una: the connection then skips asking (`recovery_flight`).
     fn flight(&self, c: &Ctx) -> u64 {
         *c.snd_nxt - c.snd_una
     }

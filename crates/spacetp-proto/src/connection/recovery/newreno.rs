@@ -148,6 +148,10 @@ impl LossRecovery for NewReno {
         self.rtx.take()
     }
 
+    fn may_retransmit(&self) -> bool {
+        self.rtx.is_some()
+    }
+
     fn on_data_sent(&mut self, len: u64) {
         if let (true, Some(p)) = (self.in_recovery, &mut self.prr) {
             p.out += len;

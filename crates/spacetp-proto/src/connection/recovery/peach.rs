@@ -56,4 +56,8 @@ impl LossRecovery for PeachRecovery {
     fn next_retransmission(&mut self, _c: &Ctx) -> Option<u64> {
         self.rtx.take()
     }
+
+    fn may_retransmit(&self) -> bool {
+        self.rtx.is_some()
+    }
 }

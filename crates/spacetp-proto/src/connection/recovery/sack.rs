@@ -186,6 +186,11 @@ impl<P: LossPolicy> LossRecovery for ScoreboardRecovery<P> {
         None
     }
 
+    /// Outside a recovery it sends nothing (and the fast retransmit waits for one).
+    fn may_retransmit(&self) -> bool {
+        self.in_recovery
+    }
+
     fn on_retransmit(&mut self, _pos: u64, end: u64) {
         self.high_rxt = self.high_rxt.max(end);
     }

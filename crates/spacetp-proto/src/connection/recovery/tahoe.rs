@@ -40,4 +40,8 @@ impl LossRecovery for Tahoe {
     fn next_retransmission(&mut self, _c: &Ctx) -> Option<u64> {
         None // retransmissions are the go-back-N resends of ordinary sending
     }
+
+    fn may_retransmit(&self) -> bool {
+        false
+    }
 }
