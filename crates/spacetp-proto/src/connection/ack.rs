@@ -3,7 +3,7 @@
 //! acknowledged.
 
 use super::output::ts_clock;
-use super::recovery::{Ctx, LossRecovery};
+use super::recovery::{Ctx, LossRecovery, Policy};
 use super::timer::Timer;
 use super::{CloseReason, Connection, State};
 use crate::cc::{AckEvent, Window};
@@ -130,7 +130,7 @@ impl Connection {
     }
 
     /// The loss-recovery policy beside its view of the sender, borrowed from disjoint fields.
-    pub(super) fn recovery_ctx(&mut self, now: Time) -> (&mut dyn LossRecovery, Ctx<'_>) {
+    pub(super) fn recovery_ctx(&mut self, now: Time) -> (&mut Policy, Ctx<'_>) {
         let ctx = Ctx {
             win: &mut self.win,
             cc: &mut *self.cc,
@@ -145,7 +145,7 @@ impl Connection {
             keep_ssthresh: false,
             rack_lost: self.rack.as_ref(),
         };
-        (&mut *self.recovery, ctx)
+        (&mut self.recovery, ctx)
     }
 
     /// What the recovery policy counts in flight. Outside a recovery every policy counts

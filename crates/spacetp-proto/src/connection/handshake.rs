@@ -2,7 +2,7 @@
 //! (MSS, window scaling, timestamps, SACK, SCPS-TP capabilities), and the first RTT sample.
 
 use super::output::ts_clock;
-use super::recovery::new_recovery;
+use super::recovery::Policy;
 use super::timer::Timer;
 use super::{scps, Connection, Sent, State, MIN_PEER_MSS};
 use crate::cc::nucc;
@@ -111,7 +111,7 @@ impl Connection {
                 self.rx.set_bets(self.cfg.scps.bets.map(|d| d.0));
             }
         }
-        self.recovery = new_recovery(self.cfg.recovery, self.options.sack, self.cfg.prr);
+        self.recovery = Policy::new(self.cfg.recovery, self.options.sack, self.cfg.prr);
         let mss = self.own_mss.min(peer_mss);
         // RFC 6691: the MSS excludes options, so data segments carry less when timestamps ride
         // on every segment.

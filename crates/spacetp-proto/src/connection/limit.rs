@@ -3,6 +3,7 @@
 //! statistics (`tcp_chrono_start`: busy, receive-window limited, send-buffer limited); the
 //! simulator's limit analysis names every reason, in the order the output path checks them.
 
+use super::recovery::LossRecovery;
 use super::{Connection, State};
 use crate::time::Time;
 

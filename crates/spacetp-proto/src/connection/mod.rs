@@ -49,7 +49,7 @@ use crate::config::{CongestionControlKind, TcpConfig};
 use crate::rto::RttEstimator;
 use crate::seq::to_wire;
 use crate::time::Time;
-use recovery::{new_recovery, LossRecovery};
+use recovery::{LossRecovery, Policy};
 use spacetp_wire::TcpHeader;
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -183,7 +183,7 @@ pub struct Connection {
     rst_at: Option<u64>,
     /// When the last challenge (or out-of-window) ACK went out (RFC 5961 rate limit).
     last_challenge_ack: Option<Time>,
-    recovery: Box<dyn LossRecovery>,
+    recovery: Policy,
     /// What the peer has SACKed above snd_una.
     board: Scoreboard,
     /// Duplicate ACKs in a row.
@@ -262,7 +262,7 @@ impl Connection {
             syn_retransmitted: false,
             rst_at: None,
             last_challenge_ack: None,
-            recovery: new_recovery(cfg.recovery, false, cfg.prr),
+            recovery: Policy::new(cfg.recovery, false, cfg.prr),
             board: Scoreboard::default(),
             dupacks: 0,
             delivered_now: 0,

@@ -2,6 +2,7 @@
 //! (SNACK, corruption, restored link), the recovery policy's retransmission, a TCP-Peach+
 //! NIL segment, new data (or the FIN), a probe, an ACK. Then the headers and their options.
 
+use super::recovery::LossRecovery;
 use super::{scps, Connection, Sent, State, Transmit};
 use crate::seq::to_wire;
 use crate::time::{Time, MS};

@@ -6,6 +6,7 @@
 //! fast recovery would (Linux `tcp_process_tlp_ack`).
 
 use super::rack::{Probe, ProbeOutcome};
+use super::recovery::LossRecovery;
 use super::timer::Timer;
 use super::Connection;
 use crate::time::Time;

@@ -11,6 +11,7 @@
 //! outage is then believed in flight until a loss probe or RACK says otherwise.
 
 use super::output::ts_clock;
+use super::recovery::LossRecovery;
 use super::Connection;
 use spacetp_wire::TcpOptions;
 

@@ -8,6 +8,7 @@
 //! missing too". The sender retransmits the named segments at once, without waiting for
 //! duplicate ACKs.
 
+use super::recovery::LossRecovery;
 use super::timer::Timer;
 use super::{Connection, State};
 use crate::config::LossSource;

@@ -1,6 +1,7 @@
 //! The connection's timers: one enum and one table, so that `poll_timeout` is the earliest
 //! deadline of all and `on_timeout` fires each due timer, in the order of [`Timer::ALL`].
 
+use super::recovery::LossRecovery;
 use super::{Connection, State};
 use crate::time::Time;
 

@@ -16,16 +16,17 @@
 mod fack;
 mod newreno;
 mod peach;
+mod policy;
 mod rack;
 mod reno;
 mod sack;
 mod scoreboard;
 mod tahoe;
 
+pub(crate) use policy::Policy;
 pub use scoreboard::Scoreboard;
 
 use crate::cc::{AckEvent, CongestionControl, Window};
-use crate::config::RecoveryKind;
 use crate::time::Time;
 
 /// What a recovery algorithm may read and change of the sender.
@@ -125,21 +126,5 @@ pub(crate) fn prr_sndcnt(
     } else {
         let limit = delivered_total.saturating_sub(out).max(delivered_now) + mss;
         (ssthresh - pipe).min(limit)
-    }
-}
-
-pub(crate) fn new_recovery(kind: RecoveryKind, sack_ok: bool, prr: bool) -> Box<dyn LossRecovery> {
-    match (kind, sack_ok) {
-        (RecoveryKind::Tahoe, _) => Box::new(tahoe::Tahoe::default()),
-        (RecoveryKind::Reno, _) => Box::new(reno::Reno::default()),
-        (RecoveryKind::Peach, _) => Box::new(peach::PeachRecovery::default()),
-        (RecoveryKind::Sack, true) => Box::new(sack::ScoreboardRecovery::<sack::Rfc6675>::new(prr)),
-        (RecoveryKind::Fack, true) => Box::new(sack::ScoreboardRecovery::<fack::Fack>::new(prr)),
-        (RecoveryKind::Rack, true) => Box::new(sack::ScoreboardRecovery::<rack::Rack>::new(prr)),
-        // SACK-based recovery without SACK negotiated falls back to NewReno.
-        (
-            RecoveryKind::Newreno | RecoveryKind::Sack | RecoveryKind::Fack | RecoveryKind::Rack,
-            _,
-        ) => Box::new(newreno::NewReno::new(prr)),
     }
 }
