@@ -78,15 +78,16 @@ pub fn describe(
     setting: Option<(String, String)>,
     facts: &PathFacts,
 ) -> LimitShare {
-    let bdp = format!("BDP {}", bytes(facts.bdp as f64));
-    let link = format!("link {}", rate(facts.rate_bps));
+    // Only the fact shown is written (a summary of 10 000 flows writes tens of thousands).
     let fact = match limit {
-        Limit::Link | Limit::RateControl | Limit::Pacing => Some(link),
+        Limit::Link | Limit::RateControl | Limit::Pacing => {
+            Some(format!("link {}", rate(facts.rate_bps)))
+        }
         Limit::CongestionWindow
         | Limit::ReceiveWindow
         | Limit::SendBuffer
         | Limit::LtpSessions
-        | Limit::SlowReader => Some(bdp),
+        | Limit::SlowReader => Some(format!("BDP {}", bytes(facts.bdp as f64))),
         Limit::ReturnPath => Some(format!("return link {}", rate(facts.back_rate_bps))),
         Limit::Handshake | Limit::Propagation => {
             Some(format!("RTT {}", seconds(facts.rtt as f64 / 1e9)))
