@@ -196,7 +196,8 @@ impl Pipe {
             self.flush();
             assert!(
                 self.a.recovery_shortcuts_hold(t),
-                "at {t} ns the recovery policy broke a promise the output path relies on"
+                "at {t} ns the recovery policy broke a promise the output path relies on: \
+                 its flight outside a recovery, or a retransmission it said it had not"
             );
             let w = self.a.window();
             self.trace.push(Sample {

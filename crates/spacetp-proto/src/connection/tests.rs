@@ -348,7 +348,7 @@ fn every_recovery_survives_a_lost_retransmission_and_lost_acks() {
 /// The output path asks the recovery policy only during a recovery, or when it may have a
 /// retransmission (`recovery_flight`, `may_retransmit`): every policy, with and without
 /// PRR, through losses of data, of retransmissions and of ACKs, keeps both promises after
-/// every event (`Pipe::run` asserts it), and delivers everything.
+/// every event (`Pipe::run` asserts it, this test adds the cases), and delivers everything.
 #[test]
 fn every_recovery_policy_keeps_the_output_paths_shortcuts() {
     for (kind, sack) in [

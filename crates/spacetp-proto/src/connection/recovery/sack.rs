@@ -186,7 +186,7 @@ impl<P: LossPolicy> LossRecovery for ScoreboardRecovery<P> {
         None
     }
 
-    /// Outside a recovery it sends nothing (and the fast retransmit waits for one).
+    /// Outside a recovery it retransmits nothing.
     fn may_retransmit(&self) -> bool {
         self.in_recovery
     }
