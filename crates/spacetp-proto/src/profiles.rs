@@ -45,15 +45,16 @@ pub const PROFILES: &[(&str, &str)] = &[
     (
         "linux-bbr",
         "Linux as deployed with bbr (tcp_bbr.c, BBR v1: Startup, Drain, ProbeBW gain cycling, \
-         ProbeRTT, long-term bandwidth for policers; paced) on the LINUX_BASE settings",
+         ProbeRTT, long-term bandwidth for policers; paced, each departure a TSO packet of \
+         tcp_tso_segs segments) on the LINUX_BASE settings",
     ),
     ("bbr", "The same as linux-bbr"),
     (
         "bbr3",
         "BBRv3 as draft-ietf-ccwg-bbr-06 specifies it (not what a stock Linux kernel runs: that \
          is BBR v1): loss-bounded inflight, ProbeBW DOWN/CRUISE/REFILL/UP timed for Reno \
-         coexistence, Startup's exit on loss, ProbeRTT every 5 s at half the BDP; paced; on the \
-         LINUX_BASE settings",
+         coexistence, Startup's exit on loss, ProbeRTT every 5 s at half the BDP; paced, a send quantum \
+         per departure; on the LINUX_BASE settings",
     ),
     (
         "scps-tp",

@@ -182,6 +182,15 @@ pub trait CongestionControl: Send {
         None
     }
 
+    /// How many segments leave together at one paced departure, at a pacing rate of `rate`
+    /// bytes per second, a minimum RTT of `min_rtt` and `mss`-byte segments: Linux's TSO/GSO
+    /// autosizing (`tcp_tso_segs`), draft-ietf-ccwg-bbr's send quantum. The next departure
+    /// waits until all of them have left at the pacing rate. 1 (the default): each segment
+    /// is paced on its own.
+    fn pacing_burst(&self, _rate: f64, _min_rtt: Option<Time>, _mss: u64) -> u64 {
+        1
+    }
+
     /// New data acknowledged outside loss recovery: grow the window.
     fn on_ack(&mut self, w: &mut Window, ev: &AckEvent);
 

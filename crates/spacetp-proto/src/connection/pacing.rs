@@ -1,7 +1,9 @@
-//! Pacing, as Linux paces with its earliest departure time (`tcp_wstamp_ns`): a data segment
+//! Pacing, as Linux paces with its earliest departure time (`tcp_wstamp_ns`): a departure
 //! leaves no earlier than the previous one has at the pacing rate, the controller's (BBR) or
-//! `max_pacing_rate`, whichever is lower. Whether a connection paces is decided once, when its
-//! controller is chosen, so that unpaced connections pay nothing for it.
+//! `max_pacing_rate`, whichever is lower. A departure is one segment, or as many as the
+//! controller sends together (`pacing_burst`: Linux's TSO/GSO packet, the BBR draft's send
+//! quantum), all at one instant; the next waits for all of them. Whether a connection paces
+//! is decided once, when its controller is chosen, so that unpaced connections pay nothing.
 
 use super::output::RATE_HEADER_BYTES;
 use super::timer::Timer;
@@ -13,8 +15,11 @@ use crate::time::{ceil_to_u64, Time};
 /// A paced connection's schedule.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Pacing {
-    /// The next data segment leaves no earlier than this.
+    /// The next departure leaves no earlier than this.
     pub next_departure: Time,
+    /// The instant of the current departure, and how many more segments it may carry.
+    burst_at: Time,
+    burst_left: u64,
 }
 
 impl Pacing {
@@ -22,6 +27,11 @@ impl Pacing {
     /// may ever set a rate.
     pub fn for_controller(cfg: &TcpConfig, cc: &dyn CongestionControl) -> Option<Pacing> {
         (cfg.max_pacing_rate.is_some() || cc.pacing_rate().is_some()).then(Pacing::default)
+    }
+
+    /// A segment at `now` joins the departure under way.
+    fn joins_burst(&self, now: Time) -> bool {
+        self.burst_left > 0 && self.burst_at == now
     }
 }
 
@@ -41,7 +51,9 @@ impl Connection {
     #[inline]
     pub(super) fn pacing_allows(&mut self, now: Time) -> bool {
         match self.pacing {
-            Some(p) if now < p.next_departure => !self.pacing_holds(p.next_departure),
+            Some(p) if now < p.next_departure && !p.joins_burst(now) => {
+                !self.pacing_holds(p.next_departure)
+            }
             _ => true,
         }
     }
@@ -57,14 +69,30 @@ impl Connection {
         true
     }
 
-    /// A data segment of `len` payload bytes left at `now`: the next may leave once this one
-    /// has at the pacing rate (earliest departure time; headers counted as rate control does).
+    /// A data segment of `len` payload bytes left at `now`: the next departure may leave
+    /// once this one has at the pacing rate (earliest departure time; headers counted as rate
+    /// control does). The first segment of a departure sizes it (`pacing_burst`).
     pub(super) fn pace(&mut self, now: Time, len: u32) {
-        let rate = self.pacing_rate().filter(|&r| r > 0.0);
-        if let (Some(p), Some(rate)) = (&mut self.pacing, rate) {
+        let Some(rate) = self.pacing_rate().filter(|&r| r > 0.0) else {
+            return;
+        };
+        let starts = self.pacing.is_some_and(|p| !p.joins_burst(now));
+        let burst = if starts {
+            self.cc
+                .pacing_burst(rate, self.rtt.min_rtt(), self.seg_size as u64)
+                .max(1)
+        } else {
+            0
+        };
+        if let Some(p) = &mut self.pacing {
+            if starts {
+                p.burst_at = now;
+                p.burst_left = burst;
+                p.next_departure = p.next_departure.max(now);
+            }
+            p.burst_left -= 1;
             let bytes = len as u64 + RATE_HEADER_BYTES;
-            let gap = ceil_to_u64(bytes as f64 * 1e9 / rate);
-            p.next_departure = p.next_departure.max(now) + gap;
+            p.next_departure += ceil_to_u64(bytes as f64 * 1e9 / rate);
         }
     }
 }

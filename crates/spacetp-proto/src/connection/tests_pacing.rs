@@ -142,3 +142,84 @@ fn each_byte_is_counted_delivered_once_though_sacked_before_the_cumulative_ack_c
     // The data and the FIN: every position once.
     assert_eq!(counted, bytes + 1, "delivered counted {counted}");
 }
+
+/// NewReno paced at a fixed rate, `burst` segments at each departure (as Linux's TSO/GSO
+/// packets, or the BBR draft's send quanta, leave).
+struct BurstPacer {
+    rate: f64,
+    burst: u64,
+}
+
+impl crate::cc::CongestionControl for BurstPacer {
+    fn name(&self) -> &'static str {
+        "burst-pacer"
+    }
+    fn pacing_rate(&self) -> Option<f64> {
+        Some(self.rate)
+    }
+    fn pacing_burst(&self, rate: f64, _min_rtt: Option<Time>, mss: u64) -> u64 {
+        assert_eq!(
+            (rate, mss),
+            (self.rate, 1000),
+            "the connection's rate and segment size"
+        );
+        self.burst
+    }
+    fn on_ack(&mut self, w: &mut crate::cc::Window, ev: &crate::cc::AckEvent) {
+        crate::cc::NewReno.on_ack(w, ev)
+    }
+}
+
+/// The data segments' departure times in groups of one instant: (time, segments).
+fn departures(p: &Pipe) -> Vec<(Time, u64)> {
+    let mut groups: Vec<(Time, u64)> = vec![];
+    for &(t, _, len, _, _) in &p.log_ab {
+        match groups.last_mut() {
+            Some(g) if len > 0 && g.0 == t => g.1 += 1,
+            _ if len > 0 => groups.push((t, 1)),
+            _ => {}
+        }
+    }
+    groups
+}
+
+#[test]
+fn a_paced_burst_leaves_at_one_instant_and_the_next_waits_until_all_of_it_has_at_the_rate() {
+    // 1 MB/s, 1000-byte payloads (1052 bytes with headers): three segments leave together,
+    // and the next three 3.156 ms later; the initial window of 10 is 3 + 3 + 3 + 1.
+    let mut p = Pipe::new(&TcpConfig::default(), 1000, 200_000);
+    p.a.set_controller(Box::new(BurstPacer {
+        rate: 1e6,
+        burst: 3,
+    }));
+    p.run(60 * SEC);
+    assert!(p.done_at.is_some(), "the transfer completes");
+    let d = departures(&p);
+    let first: Vec<u64> = d.iter().take(4).map(|g| g.1).collect();
+    assert_eq!(first, [3, 3, 3, 1], "{d:?}");
+    assert_eq!(d[1].0 - d[0].0, 3_156_000, "{d:?}");
+    for w in d.windows(2) {
+        assert!(w[0].1 <= 3, "a departure of {} segments: {d:?}", w[0].1);
+        let gap = w[1].0 - w[0].0;
+        assert!(
+            gap >= w[0].1 * 1_052_000,
+            "{gap} ns after {} segments",
+            w[0].1
+        );
+    }
+    assert!(d.iter().filter(|g| g.1 == 3).count() > 50, "{d:?}");
+}
+
+#[test]
+fn a_burst_of_one_paces_each_segment_on_its_own() {
+    // The default: every departure is one segment, 1.052 ms apart at 1 MB/s.
+    let mut p = Pipe::new(&TcpConfig::default(), 1000, 50_000);
+    p.a.set_controller(Box::new(BurstPacer {
+        rate: 1e6,
+        burst: 1,
+    }));
+    p.run(60 * SEC);
+    let d = departures(&p);
+    assert!(d.iter().all(|g| g.1 == 1), "{d:?}");
+    assert!(d.windows(2).all(|w| w[1].0 - w[0].0 >= 1_052_000), "{d:?}");
+}

@@ -307,6 +307,10 @@ impl CongestionControl for Bbr {
         Some(self.pacing.rate())
     }
 
+    fn pacing_burst(&self, rate: f64, min_rtt: Option<Time>, mss: u64) -> u64 {
+        Self::tso_segs(rate, min_rtt, mss)
+    }
+
     /// BBR's window moves only in `cong_control`.
     fn on_ack(&mut self, _w: &mut Window, _ev: &AckEvent) {}
 

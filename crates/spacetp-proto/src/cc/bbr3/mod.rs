@@ -296,6 +296,11 @@ impl CongestionControl for Bbr3 {
         Some(self.pacing.rate())
     }
 
+    /// 5.6.3: the send quantum at the connection's pacing rate, in whole segments.
+    fn pacing_burst(&self, rate: f64, _min_rtt: Option<Time>, mss: u64) -> u64 {
+        Self::send_quantum(rate, mss) / mss.max(1)
+    }
+
     /// The window moves only in `cong_control`.
     fn on_ack(&mut self, _w: &mut Window, _ev: &AckEvent) {}
 

@@ -43,9 +43,15 @@ impl Bbr3 {
 
     /// 5.6.3 SetSendQuantum and 5.5.8.1 UpdateOffloadBudget.
     pub(super) fn set_send_quantum(&mut self) {
-        let per_ms = (self.pacing.rate().min(1e15) / 1000.0) as u64;
-        let q = per_ms.min(MAX_SEND_QUANTUM).max(2 * self.mss);
+        let q = Self::send_quantum(self.pacing.rate(), self.mss);
         self.pacing.send_quantum = q;
         self.pacing.offload_budget = 3 * q;
+    }
+
+    /// 5.6.3: the bytes of one transmission aggregate at `rate` bytes per second: 1 ms of
+    /// data within [2 SMSS, 64 kB]. The connection sends them together at a paced departure.
+    pub(super) fn send_quantum(rate: f64, mss: u64) -> u64 {
+        let per_ms = (rate.min(1e15) / 1000.0) as u64;
+        per_ms.min(MAX_SEND_QUANTUM).max(2 * mss)
     }
 }

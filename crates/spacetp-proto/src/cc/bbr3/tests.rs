@@ -423,3 +423,24 @@ fn settings_out_of_range_name_the_field() {
     assert!(bad(|p| p.probe_rtt_duration.0 = 6 * SEC).contains("probe_rtt_duration"));
     assert!(bad(|p| p.min_rtt_window.0 = 0).contains("min_rtt_window"));
 }
+
+#[test]
+fn a_paced_departure_carries_one_send_quantum() {
+    // 5.6.3: pacing_rate x 1 ms within [2 SMSS, 64 kB], in whole segments.
+    let b = Bbr3::new(&Bbr3Params::default());
+    assert_eq!(
+        b.pacing_burst(6.1875e6, Some(40 * MS), 1448),
+        4,
+        "6 187 bytes"
+    );
+    assert_eq!(
+        b.pacing_burst(125_000.0, Some(40 * MS), 1448),
+        2,
+        "at least 2 SMSS"
+    );
+    assert_eq!(
+        b.pacing_burst(1e9, Some(40 * MS), 1448),
+        45,
+        "at most 64 kB"
+    );
+}
