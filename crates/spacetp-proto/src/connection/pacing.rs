@@ -70,8 +70,10 @@ impl Connection {
     }
 
     /// A data segment of `len` payload bytes left at `now`: the next departure may leave
-    /// once this one has at the pacing rate (earliest departure time; headers counted as rate
-    /// control does). The first segment of a departure sizes it (`pacing_burst`).
+    /// once this one has at the pacing rate (earliest departure time). The first segment of
+    /// a departure sizes it (`pacing_burst`) and carries its headers, counted as rate control
+    /// counts them, once: Linux times a TSO packet by its length, one header and the payload
+    /// of all its segments.
     pub(super) fn pace(&mut self, now: Time, len: u32) {
         let Some(rate) = self.pacing_rate().filter(|&r| r > 0.0) else {
             return;
@@ -91,7 +93,7 @@ impl Connection {
                 p.next_departure = p.next_departure.max(now);
             }
             p.burst_left -= 1;
-            let bytes = len as u64 + RATE_HEADER_BYTES;
+            let bytes = len as u64 + if starts { RATE_HEADER_BYTES } else { 0 };
             p.next_departure += ceil_to_u64(bytes as f64 * 1e9 / rate);
         }
     }
