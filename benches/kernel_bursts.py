@@ -6,9 +6,9 @@ Linux paces by departures, not by segments: each departure is one TSO/GSO packet
 and the next waits until it has left at the pacing rate. The simulator's `linux-bbr` does the
 same (`Bbr::tso_segs`, `connection/pacing.rs`). This bench looks at both:
 
-- Kernel: bbr between two namespaces across `spacetp emulate` (the case's link from
-  `spacetp bench --vs-linux`), every data packet's departure read on the sender's TUN device
-  (an AF_PACKET socket, kernel timestamps).
+- Kernel: bbr between two namespaces across `spacetp emulate` (`spacetp bench
+  --vs-linux`'s run of the case), every data packet's departure read on the sender's TUN
+  device (an AF_PACKET socket, kernel timestamps: `kernel_tcp departures`).
 - Simulator: linux-bbr on the same link, seed 1, behind a 10 Gb/s zero-delay first hop whose
   pcap shows the departures before the bottleneck queue (1.2 us of serialization a packet).
 
@@ -25,11 +25,8 @@ from __future__ import annotations
 import argparse
 import collections
 import json
-import signal
-import socket
 import statistics
 import struct
-import subprocess
 import sys
 import tempfile
 import time
@@ -41,69 +38,16 @@ sys.path.insert(0, str(ROOT / "python"))
 
 GROUP_S = 50e-6  # packets closer than this left in one departure
 DATA_BYTES = 500  # an IP packet longer than this carries data
-SO_TIMESTAMPNS = 35
-PACKET_OUTGOING = 4
-
-
-def sniff(device: str, seconds: float, out: str) -> None:
-    """Write [time, IP length] of every packet the host sends on `device`, for `seconds` or
-    until SIGTERM."""
-    stop = []
-    signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
-    s = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(0x0003))
-    s.bind((device, 0))
-    s.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
-    s.settimeout(0.2)
-    print("ready", flush=True)
-    rec = []
-    end = time.monotonic() + seconds
-    while time.monotonic() < end and not stop:
-        try:
-            data, anc, _flags, addr = s.recvmsg(64, 64)
-        except TimeoutError:
-            continue
-        if addr[2] != PACKET_OUTGOING:
-            continue
-        stamp = next((struct.unpack("qq", d[:16]) for _l, t, d in anc if t == SO_TIMESTAMPNS), None)
-        if stamp is not None and len(data) >= 4:
-            rec.append((stamp[0] + stamp[1] * 1e-9, struct.unpack("!H", data[2:4])[0]))
-    Path(out).write_text(json.dumps(rec))
 
 
 def kernel_departures(case, tmp: Path) -> list[tuple[float, int]]:
     """(time, IP length) of the kernel's packets in one bbr transfer across the case's link."""
-    from spacetp.live.emulate import ADDR_B, DEVICE, Netns, load_link
-    from spacetp.live.gateway_testbed import emulator_child
+    from spacetp.live import vs_linux
 
-    f = tmp / f"{case.name}.toml"
-    f.write_text(f"seed = 1\n{case.link}")
-    link_json = tmp / f"{case.name}.json"
-    link_json.write_text(load_link(f)[0])
     rec = tmp / f"{case.name}-kernel.json"
-    me = [sys.executable, "-m", "spacetp.live.kernel_tcp"]
-    with Netns(tag="kbursts") as n, emulator_child(link_json, n.fd_a, n.fd_b, tmp / "emu.json"):
-        sn = subprocess.Popen(
-            ["ip", "netns", "exec", n.ns_a, sys.executable, __file__, "--sniff", DEVICE,
-             str(case.cap_s), str(rec)],
-            stdout=subprocess.PIPE, text=True,
-        )  # fmt: skip
-        sn.stdout.readline()
-        rx = subprocess.Popen(
-            ["ip", "netns", "exec", n.ns_b, *me, "recv", ADDR_B, "5001", str(case.cap_s)],
-            stdout=subprocess.PIPE, text=True,
-        )  # fmt: skip
-        rx.stdout.readline()
-        tx = subprocess.Popen(
-            ["ip", "netns", "exec", n.ns_a, *me, "send", ADDR_B, "5001",
-             str(case.quick_bytes), "bbr", "0.1"],
-            stdout=subprocess.PIPE, text=True,
-        )  # fmt: skip
-        got = json.loads(rx.communicate(timeout=case.cap_s + 30)[0])
-        tx.communicate(timeout=30)
-        sn.terminate()
-        sn.wait(timeout=10)
-    if got["bytes"] != case.quick_bytes:
-        raise SystemExit(f"{case.name}: the kernel's transfer did not complete ({got})")
+    got = vs_linux.kernel_run(case, "bbr", 1, case.quick_bytes, tmp, departures=rec)
+    if not got["complete"]:
+        raise SystemExit(f"{case.name}: the kernel's transfer did not complete ({got['bytes']} B)")
     return [tuple(r) for r in json.loads(rec.read_text())]
 
 
@@ -177,9 +121,6 @@ def table(rows: list[tuple[str, str, dict]]) -> list[str]:
 
 
 def main() -> None:
-    if len(sys.argv) == 5 and sys.argv[1] == "--sniff":
-        sniff(sys.argv[2], float(sys.argv[3]), sys.argv[4])
-        return
     from spacetp.live import vs_linux
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -35,9 +35,9 @@ def test_at_10_mbps_linux_bbr_departs_as_the_kernel_did_singles_then_pairs(tmp_p
 
 def test_at_50_mbps_linux_bbr_departs_in_fours_about_every_ms_as_the_kernel_did(tmp_path):
     # The kernel: most departures 4 segments (tcp_tso_autosize: ~6 kB in 1 ms), median
-    # 0.964 ms from one to the next. Per segment, as the simulator paced before, every
+    # 0.960-0.964 ms from one to the next (three runs). Per segment, as the simulator paced, every
     # departure would be one segment 0.24 ms apart.
     s = kb.summary(kb.departures(kb.sim_departures(CASES["leo"], tmp_path)))
     assert max(range(1, 7), key=lambda k: s["share"][k]) == 4, s
-    assert abs(s["median_gap_ms"] - 0.964) / 0.964 < 0.05, s
+    assert abs(s["median_gap_ms"] - 0.962) / 0.962 < 0.05, s
     assert 2.5 < s["mean"] < 4.0, s

@@ -203,3 +203,34 @@ def test_ctrl_c_during_a_case_tears_everything_down(tmp_path):
     assert p.returncode == 130, (p.returncode, err[-2000:])
     assert "Traceback" not in err, err[-2000:]
     assert set(_namespaces()) == before, "namespaces left behind"
+
+
+@needs_root
+def test_the_kernels_departures_are_read_on_the_sender_device_as_paced_tso_packets(tmp_path):
+    # bbr at 10 Mb/s (geo): the initial window leaves at once (no pacing rate before the
+    # first ACK), then the kernel paces TSO packets of 2 segments (1 below a 1.2 Mb/s pacing
+    # rate, in the first round trips), each leaving at one instant; the record holds every
+    # data packet the sender sent, ACKs of the other direction left out.
+    if "bbr" not in available_congestion_controls():
+        pytest.skip("the kernel has no tcp_bbr")
+    import json
+
+    case = next(c for c in vs_linux.GRID if c.name == "geo")
+    rec = tmp_path / "departures.json"
+    before = set(_namespaces())
+    got = vs_linux.kernel_run(case, "bbr", 1, case.quick_bytes, tmp_path, departures=rec)
+    assert got["complete"]
+    packets = json.loads(rec.read_text())
+    data = [(t, n) for t, n in packets if n > 500]
+    assert len(data) >= case.quick_bytes // 1448, len(data)
+    assert all(b[0] >= a[0] for a, b in zip(data, data[1:], strict=False)), "kernel times"
+    groups = [1]
+    for a, b in zip(data, data[1:], strict=False):
+        if b[0] - a[0] < 50e-6:
+            groups[-1] += 1
+        else:
+            groups.append(1)
+    assert groups[0] == 10, groups[:5]
+    assert max(groups[1:]) <= 2, groups
+    assert groups.count(2) > len(groups) / 2, groups
+    assert set(_namespaces()) == before

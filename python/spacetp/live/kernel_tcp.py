@@ -5,7 +5,10 @@ what arrives. Each runs as its own process inside a namespace:
     python -m spacetp.live.kernel_tcp send HOST PORT BYTES CC INTERVAL_S
     python -m spacetp.live.kernel_tcp recv HOST PORT CAP_S
 
-and prints one JSON object on stdout when done.
+and prints one JSON object on stdout when done. A third records when the host's packets
+leave a device (kernel timestamps), for pacing's departures:
+
+    python -m spacetp.live.kernel_tcp departures DEVICE CAP_S OUT.json
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import signal
 import socket
 import struct
 import sys
@@ -139,6 +143,38 @@ def recv(host: str, port: int, cap: float) -> dict:
     return {"bytes": n, "seconds": t1 - t0, "accept_wall": t0, "sha256": h.hexdigest()}
 
 
+SO_TIMESTAMPNS = 35
+PACKET_OUTGOING = 4
+
+
+def departures(device: str, cap: float, out: str) -> dict:
+    """Write [kernel time (s), IP length] of every packet the host sends on `device` to
+    `out`, for `cap` seconds or until SIGTERM; print "ready" once listening."""
+    stop: list[bool] = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(0x0003))  # ETH_P_ALL
+    s.bind((device, 0))
+    s.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+    s.settimeout(0.2)
+    print(json.dumps({"ready": True}), flush=True)
+    rec = []
+    end = time.monotonic() + cap
+    while time.monotonic() < end and not stop:
+        try:
+            data, anc, _flags, addr = s.recvmsg(64, 64)
+        except TimeoutError:
+            continue
+        if addr[2] != PACKET_OUTGOING or len(data) < 4:
+            continue
+        for _level, kind, d in anc:
+            if kind == SO_TIMESTAMPNS:
+                sec, ns = struct.unpack("qq", d[:16])
+                rec.append((sec + ns * 1e-9, struct.unpack("!H", data[2:4])[0]))
+    with open(out, "w") as f:
+        json.dump(rec, f)
+    return {"packets": len(rec)}
+
+
 if __name__ == "__main__":
     a = sys.argv[1:]
     try:
@@ -146,8 +182,13 @@ if __name__ == "__main__":
             out = send(a[1], int(a[2]), int(a[3]), a[4], float(a[5]))
         elif a and a[0] == "recv":
             out = recv(a[1], int(a[2]), float(a[3]))
+        elif a and a[0] == "departures":
+            out = departures(a[1], float(a[2]), a[3])
         else:
-            sys.exit("usage: kernel_tcp send HOST PORT BYTES CC INTERVAL | recv HOST PORT CAP")
+            sys.exit(
+                "usage: kernel_tcp send HOST PORT BYTES CC INTERVAL | recv HOST PORT CAP"
+                " | departures DEVICE CAP OUT"
+            )
     except OSError as e:
         # One line, not a traceback: e.g. a run interrupted (Ctrl-C) while this end started,
         # its namespace's address already gone (the caller reports the failed rep).

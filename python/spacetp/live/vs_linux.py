@@ -132,9 +132,13 @@ def check_machine(controls: tuple[str, ...]) -> tuple[list[str], list[str]]:
     return usable, skipped
 
 
-def kernel_run(case: Case, cc: str, seed: int, nbytes: int, tmp: Path) -> dict:
-    """One transfer of kernel TCP with `cc` across the emulated link of `case`."""
-    from spacetp.live.emulate import ADDR_B, Netns, load_link
+def kernel_run(
+    case: Case, cc: str, seed: int, nbytes: int, tmp: Path, departures: Path | None = None
+) -> dict:
+    """One transfer of kernel TCP with `cc` across the emulated link of `case`; with
+    `departures`, the sender's packets as they leave its device are written there
+    ([time, IP length], kernel timestamps: `kernel_tcp departures`)."""
+    from spacetp.live.emulate import ADDR_B, DEVICE, Netns, load_link
     from spacetp.live.gateway_testbed import emulator_child
 
     f = tmp / f"{case.name}-{cc}-{seed}.toml"
@@ -147,6 +151,14 @@ def kernel_run(case: Case, cc: str, seed: int, nbytes: int, tmp: Path) -> dict:
         Netns(tag=f"{os.getpid() % 100000}{cc[0]}") as n,
         emulator_child(link_json, n.fd_a, n.fd_b, emu_report),
     ):
+        sniffer = None
+        if departures is not None:
+            sniffer = subprocess.Popen(
+                ["ip", "netns", "exec", n.ns_a, *me, "departures", DEVICE, str(case.cap_s),
+                 str(departures)],
+                stdout=subprocess.PIPE, text=True,
+            )  # fmt: skip
+            sniffer.stdout.readline()
         rx = subprocess.Popen(
             ["ip", "netns", "exec", n.ns_b, *me, "recv", ADDR_B, str(PORT), str(case.cap_s)],
             stdout=subprocess.PIPE, text=True,
@@ -163,6 +175,9 @@ def kernel_run(case: Case, cc: str, seed: int, nbytes: int, tmp: Path) -> dict:
         except subprocess.TimeoutExpired:
             tx.kill()
             sent = {}
+        if sniffer is not None:
+            sniffer.terminate()
+            sniffer.wait(timeout=10)
         stop_wall = time.time()  # as the emulator is stopped
     emu_stats = json.loads(emu_report.read_text()) if emu_report.exists() else {}
     # When the transfer began on the emulator's clock (its outages and schedules count from
