@@ -14,7 +14,8 @@ same (`Bbr::tso_segs`, `connection/pacing.rs`). This bench looks at both:
 
 On both sides, data packets less than 50 us apart are one departure. The table gives the
 share of departures of each size, the mean segments per departure and the median time from
-one departure to the next. Needs root, /dev/net/tun and the kernel's tcp_bbr.
+one departure to the next, over the whole transfer and over its second half in time (past
+Startup, in ProbeBW). Needs root, /dev/net/tun and the kernel's tcp_bbr.
 
     sudo .venv/bin/python benches/kernel_bursts.py [--case leo --case geo]
         [--out benches/kernel_bursts.md]
@@ -52,18 +53,20 @@ def kernel_departures(case, tmp: Path) -> list[tuple[float, int]]:
 
 
 def sim_departures(case, tmp: Path) -> list[tuple[float, int]]:
-    """(time, IP length) of linux-bbr's packets on a 10 Gb/s first hop before the case's link."""
+    """(time, IP length) of linux-bbr's packets on a 10 Gb/s first hop before the case's link.
+    The case's link is listed first: a link's losses are drawn from a stream of its index, so
+    it meets the losses the emulator drew for the kernel's run with the same seed."""
     import spacetp
 
     link = case.link.replace('between = ["a", "b"]', 'between = ["r", "b"]')
     sc = tomllib.loads(
         'name = "departures"\nseed = 1\n[[nodes]]\nname = "a"\n[[nodes]]\nname = "r"\n'
-        '[[nodes]]\nname = "b"\n[[links]]\nbetween = ["a", "r"]\nrate = "10 Gb/s"\n'
-        f'delay = "0 ms"\n{link}\n[[flows]]\nfrom = "a"\nto = "b"\nprotocol = "linux-bbr"\n'
+        f'[[nodes]]\nname = "b"\n{link}\n[[links]]\nbetween = ["a", "r"]\nrate = "10 Gb/s"\n'
+        'delay = "0 ms"\n[[flows]]\nfrom = "a"\nto = "b"\nprotocol = "linux-bbr"\n'
         f"bytes = {case.quick_bytes}\n"
     )
     pcap = tmp / f"{case.name}-sim.pcap"
-    r = spacetp.run(sc, pcap={"0": str(pcap)})
+    r = spacetp.run(sc, pcap={"1": str(pcap)})
     if not r.flows[0]["complete"]:
         raise SystemExit(f"{case.name}: the simulated transfer did not complete")
     return read_pcap(pcap.read_bytes())
@@ -107,16 +110,23 @@ def summary(deps: list[tuple[float, int]]) -> dict:
     }
 
 
-def table(rows: list[tuple[str, str, dict]]) -> list[str]:
+def second_half(deps: list[tuple[float, int]]) -> list[tuple[float, int]]:
+    """The departures of the transfer's second half in time (past Startup: ProbeBW)."""
+    middle = (deps[0][0] + deps[-1][0]) / 2
+    return [d for d in deps if d[0] >= middle]
+
+
+def table(rows: list[tuple[str, str, list[tuple[float, int]]]]) -> list[str]:
     sizes = " | ".join(["1", "2", "3", "4", "5", "6+"])
-    head = f"| case | side | departures | {sizes} | segments per departure | median gap |"
-    lines = [head, "|" + "---|" * 11]
-    for case, side, s in rows:
-        shares = " | ".join(f"{100 * s['share'][k]:.0f}%" for k in range(1, 7))
-        lines.append(
-            f"| {case} | {side} | {s['departures']} | {shares} | {s['mean']:.2f} "
-            f"| {s['median_gap_ms']:.3f} ms |"
-        )
+    head = f"| case | side | part | departures | {sizes} | segments per departure | median gap |"
+    lines = [head, "|" + "---|" * 12]
+    for case, side, deps in rows:
+        for part, s in (("all", summary(deps)), ("second half", summary(second_half(deps)))):
+            shares = " | ".join(f"{100 * s['share'][k]:.0f}%" for k in range(1, 7))
+            lines.append(
+                f"| {case} | {side} | {part} | {s['departures']} | {shares} | {s['mean']:.2f} "
+                f"| {s['median_gap_ms']:.3f} ms |"
+            )
     return lines
 
 
@@ -141,10 +151,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         for name in names:
             case = cases[name]
-            rows.append((name, "kernel bbr", summary(departures(kernel_departures(case, Path(d))))))
-            rows.append(
-                (name, "simulator linux-bbr", summary(departures(sim_departures(case, Path(d)))))
-            )
+            rows.append((name, "kernel bbr", departures(kernel_departures(case, Path(d)))))
+            rows.append((name, "simulator linux-bbr", departures(sim_departures(case, Path(d)))))
     lines = table(rows)
     print("\n".join(lines))
     if args.out:
@@ -154,7 +162,8 @@ def main() -> None:
             f"`sudo .venv/bin/python benches/kernel_bursts.py --out {args.out}` on "
             f"{time.strftime('%Y-%m-%d')}, kernel {kernel_release}, "
             "each case's transfer of `spacetp bench --vs-linux --quick`, seed 1. Shares of "
-            "departures by segments carried; a departure is data packets less than 50 us apart.\n\n"
+            "departures by segments carried; a departure is data packets less than 50 us apart; "
+            "the second half is in time, from the midpoint of the first and last departures.\n\n"
             + "\n".join(lines)
             + "\n"
         )

@@ -29,8 +29,8 @@ pub fn round_to_time(x: f64) -> Time {
 }
 
 /// `x.ceil() as u64`, exactly (negative or NaN give 0, beyond the range `u64::MAX`), without
-/// the library call `f64::ceil` compiles to on x86-64 without SSE4.1, paid per paced segment
-/// and per BBR ACK: truncate, then add one if something was cut off (the comparison is exact).
+/// the library call `f64::ceil` compiles to on x86-64 without SSE4.1, paid per paced
+/// segment and per BBR ACK: truncate, then add one if something was cut off (the comparison is exact).
 #[inline]
 pub fn ceil_to_u64(x: f64) -> u64 {
     let t = x as u64;

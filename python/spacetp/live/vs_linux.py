@@ -169,15 +169,17 @@ def kernel_run(
              str(SAMPLE_S)],
             stdout=subprocess.PIPE, text=True,
         )  # fmt: skip
-        got = json.loads(rx.communicate(timeout=case.cap_s + 30)[0])
         try:
-            sent = json.loads(tx.communicate(timeout=30)[0] or "{}")
-        except subprocess.TimeoutExpired:
-            tx.kill()
-            sent = {}
-        if sniffer is not None:
-            sniffer.terminate()
-            sniffer.wait(timeout=10)
+            got = json.loads(rx.communicate(timeout=case.cap_s + 30)[0])
+            try:
+                sent = json.loads(tx.communicate(timeout=30)[0] or "{}")
+            except subprocess.TimeoutExpired:
+                tx.kill()
+                sent = {}
+        finally:
+            if sniffer is not None:
+                sniffer.terminate()
+                sniffer.wait(timeout=10)
         stop_wall = time.time()  # as the emulator is stopped
     emu_stats = json.loads(emu_report.read_text()) if emu_report.exists() else {}
     # When the transfer began on the emulator's clock (its outages and schedules count from

@@ -4,6 +4,10 @@
 //! controller sends together (`pacing_burst`: Linux's TSO/GSO packet, the BBR draft's send
 //! quantum), all at one instant; the next waits for all of them. Whether a connection paces
 //! is decided once, when its controller is chosen, so that unpaced connections pay nothing.
+//!
+//! What a departure counts: a controller that paces itself is paced as Linux's TCP paces
+//! (`tcp_update_skb_after_send`: the write queue's skb, which holds no headers), by payload
+//! alone; `max_pacing_rate` alone paces as the fq qdisc does, each packet with its headers.
 
 use super::output::RATE_HEADER_BYTES;
 use super::timer::Timer;
@@ -20,13 +24,19 @@ pub(crate) struct Pacing {
     /// The instant of the current departure, and how many more segments it may carry.
     burst_at: Time,
     burst_left: u64,
+    /// Bytes a departure counts beyond its payload: 0, or the headers (`max_pacing_rate`).
+    header_bytes: u64,
 }
 
 impl Pacing {
     /// Pacing for a connection with these settings and this controller: None when neither
     /// may ever set a rate.
     pub fn for_controller(cfg: &TcpConfig, cc: &dyn CongestionControl) -> Option<Pacing> {
-        (cfg.max_pacing_rate.is_some() || cc.pacing_rate().is_some()).then(Pacing::default)
+        let own = cc.pacing_rate().is_some();
+        (cfg.max_pacing_rate.is_some() || own).then(|| Pacing {
+            header_bytes: if own { 0 } else { RATE_HEADER_BYTES },
+            ..Pacing::default()
+        })
     }
 
     /// A segment at `now` joins the departure under way.
@@ -71,29 +81,30 @@ impl Connection {
 
     /// A data segment of `len` payload bytes left at `now`: the next departure may leave
     /// once this one has at the pacing rate (earliest departure time). The first segment of
-    /// a departure sizes it (`pacing_burst`) and carries its headers, counted as rate control
-    /// counts them, once: Linux times a TSO packet by its length, one header and the payload
-    /// of all its segments.
+    /// a departure sizes it (`pacing_burst`), unless it left before its time (a loss probe
+    /// is not held): then it leaves alone, and what follows waits.
     pub(super) fn pace(&mut self, now: Time, len: u32) {
         let Some(rate) = self.pacing_rate().filter(|&r| r > 0.0) else {
             return;
         };
         let starts = self.pacing.is_some_and(|p| !p.joins_burst(now));
-        let burst = if starts {
+        let on_time = self.pacing.is_some_and(|p| now >= p.next_departure);
+        let burst = if starts && on_time {
             self.cc
                 .pacing_burst(rate, self.rtt.min_rtt(), self.seg_size as u64)
                 .max(1)
         } else {
-            0
+            1
         };
         if let Some(p) = &mut self.pacing {
+            let mut bytes = len as u64;
             if starts {
                 p.burst_at = now;
                 p.burst_left = burst;
                 p.next_departure = p.next_departure.max(now);
+                bytes += p.header_bytes;
             }
             p.burst_left -= 1;
-            let bytes = len as u64 + if starts { RATE_HEADER_BYTES } else { 0 };
             p.next_departure += ceil_to_u64(bytes as f64 * 1e9 / rate);
         }
     }

@@ -84,11 +84,12 @@ fn a_controller_that_asks_is_handed_the_bottleneck_rate_and_can_pace() {
         .collect();
     let mean = late.iter().sum::<f64>() / late.len() as f64;
     assert!((mean - 500_000.0).abs() / 500_000.0 < 0.05, "mean {mean}");
-    // Paced at 250 kB/s (below the bottleneck): data segments leave 4.208 ms apart.
+    // Paced at 250 kB/s (below the bottleneck) by the controller itself: data segments leave
+    // 4 ms apart, their payload at the rate (Linux's own pacing counts no headers).
     let (p, _) = run(Some(250_000.0));
     let times: Vec<Time> = p.log_ab.iter().filter(|l| l.2 > 0).map(|l| l.0).collect();
     let min_gap = times.windows(2).map(|w| w[1] - w[0]).min().unwrap();
-    assert!(min_gap >= 4_208_000, "min gap {min_gap}");
+    assert!(min_gap >= 4_000_000, "min gap {min_gap}");
 }
 
 /// NewReno that sets cwnd itself (as BBR does) and adds up what each ACK says it delivered.
@@ -185,9 +186,9 @@ fn departures(p: &Pipe) -> Vec<(Time, u64)> {
 
 #[test]
 fn a_paced_burst_leaves_at_one_instant_and_the_next_waits_until_all_of_it_has_at_the_rate() {
-    // 1 MB/s, 1000-byte payloads: three segments leave together, with one set of headers
-    // (52 bytes) as a TSO packet has, and the next three 3.052 ms later; the initial window
-    // of 10 is 3 + 3 + 3 + 1.
+    // 1 MB/s, 1000-byte payloads: three segments leave together, and the next three 3 ms
+    // later (their payload at the rate: the controller paces, as Linux's TCP does, by the
+    // headerless length); the initial window of 10 is 3 + 3 + 3 + 1.
     let mut p = Pipe::new(&TcpConfig::default(), 1000, 200_000);
     p.a.set_controller(Box::new(BurstPacer {
         rate: 1e6,
@@ -198,12 +199,12 @@ fn a_paced_burst_leaves_at_one_instant_and_the_next_waits_until_all_of_it_has_at
     let d = departures(&p);
     let first: Vec<u64> = d.iter().take(4).map(|g| g.1).collect();
     assert_eq!(first, [3, 3, 3, 1], "{d:?}");
-    assert_eq!(d[1].0 - d[0].0, 3_052_000, "{d:?}");
+    assert_eq!(d[1].0 - d[0].0, 3_000_000, "{d:?}");
     for w in d.windows(2) {
         assert!(w[0].1 <= 3, "a departure of {} segments: {d:?}", w[0].1);
         let gap = w[1].0 - w[0].0;
         assert!(
-            gap >= w[0].1 * 1_000_000 + 52_000,
+            gap >= w[0].1 * 1_000_000,
             "{gap} ns after {} segments",
             w[0].1
         );
@@ -213,7 +214,7 @@ fn a_paced_burst_leaves_at_one_instant_and_the_next_waits_until_all_of_it_has_at
 
 #[test]
 fn a_burst_of_one_paces_each_segment_on_its_own() {
-    // The default: every departure is one segment, 1.052 ms apart at 1 MB/s.
+    // The default: every departure is one segment, 1 ms apart at 1 MB/s.
     let mut p = Pipe::new(&TcpConfig::default(), 1000, 50_000);
     p.a.set_controller(Box::new(BurstPacer {
         rate: 1e6,
@@ -222,5 +223,44 @@ fn a_burst_of_one_paces_each_segment_on_its_own() {
     p.run(60 * SEC);
     let d = departures(&p);
     assert!(d.iter().all(|g| g.1 == 1), "{d:?}");
-    assert!(d.windows(2).all(|w| w[1].0 - w[0].0 >= 1_052_000), "{d:?}");
+    assert!(d.windows(2).all(|w| w[1].0 - w[0].0 >= 1_000_000), "{d:?}");
+}
+
+#[test]
+fn a_segment_sent_before_its_departure_time_leaves_alone_and_what_follows_waits() {
+    // A loss probe is not held by pacing. If it opened a departure of 3, two more segments
+    // could follow it at once, before their time.
+    let mut p = Pipe::new(&TcpConfig::default(), 1000, 10_000);
+    p.a.set_controller(Box::new(BurstPacer {
+        rate: 1e6,
+        burst: 3,
+    }));
+    let c = &mut p.a;
+    for _ in 0..3 {
+        assert!(c.pacing_allows(0), "a departure of three at 0");
+        c.pace(0, 1000);
+    }
+    assert!(!c.pacing_allows(0), "the fourth waits");
+    // A probe at 1 ms, early: the next departure still waits, now until 4 ms.
+    c.pace(MS, 1000);
+    assert!(!c.pacing_allows(MS), "nothing follows the early probe");
+    assert!(!c.pacing_allows(4 * MS - 1));
+    assert!(c.pacing_allows(4 * MS), "on time again at 4 ms");
+    c.pace(4 * MS, 1000);
+    assert!(c.pacing_allows(4 * MS), "and a full departure then");
+}
+
+#[test]
+fn max_pacing_rate_alone_counts_each_segments_headers_as_the_fq_qdisc_does() {
+    // NewReno does not pace itself: the cap paces each 1000-byte segment with its 52 header
+    // bytes, 1.052 ms at 1 MB/s.
+    let cfg = TcpConfig {
+        max_pacing_rate: Some(crate::units::Rate(8e6)),
+        ..TcpConfig::default()
+    };
+    let mut p = Pipe::new(&cfg, 1000, 50_000);
+    p.run(60 * SEC);
+    let d = departures(&p);
+    assert!(d.iter().all(|g| g.1 == 1), "{d:?}");
+    assert_eq!(d[1].0 - d[0].0, 1_052_000, "{d:?}");
 }

@@ -187,7 +187,7 @@ pub trait Transport {
     fn on_timeout(&mut self, now: Time);
     /// The endpoint's timer event at `now` (a deadline `poll_timeout` gave): handle what is
     /// due, if anything still is. A transport whose `on_timeout` finds its due timers itself
-    /// (TCP: one per paced segment) answers without being asked `poll_timeout` first.
+    /// (TCP: one per paced departure) answers without being asked `poll_timeout` first.
     fn on_timer(&mut self, now: Time) {
         if self.poll_timeout().is_some_and(|d| d <= now) {
             self.on_timeout(now);

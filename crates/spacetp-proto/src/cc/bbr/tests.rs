@@ -243,7 +243,8 @@ fn after_a_single_loss_the_window_is_restored_not_halved() {
 fn data_leaves_paced_in_departures_of_two_segments_as_linux_sizes_them_at_this_rate() {
     // In ProbeBW the sender paces at ~0.99 x 1 MB/s: about 1 kB per ms, so Linux's TSO
     // autosizing gives BBR's minimum of 2 segments per departure; the next departure waits
-    // until both have left at the pacing rate (2 x 1000 bytes and one set of headers, 52).
+    // until both have left at the pacing rate (2 x 1000 bytes: Linux's TCP paces the
+    // headerless length).
     let (mut p, modes) = bbr_pipe(20_000_000);
     p.run(60 * SEC);
     let probe_at = modes.lock().unwrap()[2].0;
@@ -269,7 +270,7 @@ fn data_leaves_paced_in_departures_of_two_segments_as_linux_sizes_them_at_this_r
     for w in departures.windows(2) {
         let gap = w[1].0 - w[0].0;
         assert!(
-            gap >= (w[0].1 * 1000 + 52) * 808,
+            gap >= w[0].1 * 1000 * 808,
             "{gap} ns after {} segments",
             w[0].1
         );
@@ -306,8 +307,19 @@ fn a_paced_departure_carries_what_linux_sizes_a_tso_packet_to() {
     assert_eq!(segs(10.0, 1.0, 600 * MS), 2);
     assert_eq!(segs(1.0, 1.0, 600 * MS), 1);
     // A short min RTT adds a GSO packet halved per 512 us: 1 ms -> 32 607 bytes more.
-    assert_eq!(segs(10.0, 1.0, MS), (1237 + 32_607) / 1448);
-    assert_eq!(segs(10.0, 1.0, 16 * MS), 2, "nothing added from 16.4 ms");
+    // rate >> 10, not / 1000: 4.4 MB/s gives 4 296 bytes, 2 segments (4 400 would be 3).
+    assert_eq!(Bbr::tso_segs(4.4e6, Some(40 * MS), 1448), 2);
+    assert_eq!(segs(10.0, 1.0, MS), (1208 + 32_607) / 1448);
+    assert_eq!(
+        segs(10.0, 1.0, 9 * MS),
+        2,
+        "nothing added from 8.2 ms: 65 215 >> 16 = 0"
+    );
+    assert_eq!(
+        Bbr::tso_segs(1.2375e6, None, 1448),
+        2,
+        "nothing added without an RTT"
+    );
     // At most one GSO packet (65 215 bytes of payload).
     assert_eq!(segs(10_000.0, 1.0, 600 * MS), 45);
     assert_eq!(Bbr::tso_segs(f64::INFINITY, None, 1448), 45);
