@@ -22,6 +22,9 @@ needs_root = pytest.mark.skipif(
     os.geteuid() != 0 or not os.path.exists("/dev/net/tun"),
     reason="needs root and /dev/net/tun (network namespaces, TUN devices)",
 )
+needs_bbr = pytest.mark.skipif(
+    "bbr" not in available_congestion_controls(), reason="the kernel has no tcp_bbr"
+)
 
 
 def _namespaces() -> list[str]:
@@ -206,13 +209,12 @@ def test_ctrl_c_during_a_case_tears_everything_down(tmp_path):
 
 
 @needs_root
+@needs_bbr
 def test_the_kernels_departures_are_read_on_the_sender_device_as_paced_tso_packets(tmp_path):
     # bbr at 10 Mb/s (geo): the initial window leaves at once (no pacing rate before the
     # first ACK), then the kernel paces TSO packets of 2 segments (1 below a 1.2 Mb/s pacing
     # rate, in the first round trips), each leaving at one instant; the record holds every
     # data packet the sender sent, ACKs of the other direction left out.
-    if "bbr" not in available_congestion_controls():
-        pytest.skip("the kernel has no tcp_bbr")
     import json
 
     case = next(c for c in vs_linux.GRID if c.name == "geo")

@@ -170,12 +170,7 @@ def kernel_run(
             stdout=subprocess.PIPE, text=True,
         )  # fmt: skip
         try:
-            got = json.loads(rx.communicate(timeout=case.cap_s + 30)[0])
-            try:
-                sent = json.loads(tx.communicate(timeout=30)[0] or "{}")
-            except subprocess.TimeoutExpired:
-                tx.kill()
-                sent = {}
+            got, sent = _outcome(rx, tx, case.cap_s)
         finally:
             if sniffer is not None:
                 sniffer.terminate()
@@ -246,6 +241,18 @@ def sim_run(
     }
 
 
+def _outcome(rx: subprocess.Popen, tx: subprocess.Popen, cap_s: float) -> tuple[dict, dict]:
+    """What the receiver and the sender (`kernel_tcp recv`, `send`) report once the transfer
+    ends: the receiver within its cap and 30 s, the sender 30 s after ({} if it hangs)."""
+    got = json.loads(rx.communicate(timeout=cap_s + 30)[0])
+    try:
+        sent = json.loads(tx.communicate(timeout=30)[0] or "{}")
+    except subprocess.TimeoutExpired:
+        tx.kill()
+        sent = {}
+    return got, sent
+
+
 def _start_on_emulator_clock(sent: dict, emu: dict, stop_wall: float) -> float:
     """When the sender began, on the emulator's clock (its outages and schedules count from
     its own start, `elapsed_s` before it stopped at `stop_wall`)."""
@@ -278,12 +285,7 @@ def gateway_run(case: Case, seed: int, nbytes: int, tmp: Path, gateway: dict | N
         rx.stdout.readline()
         tx = tb.exec("cli", [*me, "send", GWA_ADDR, "5000", str(nbytes), "-", "1"],
                      stdout=subprocess.PIPE, text=True)  # fmt: skip
-        got = json.loads(rx.communicate(timeout=case.cap_s + 30)[0])
-        try:
-            sent = json.loads(tx.communicate(timeout=30)[0] or "{}")
-        except subprocess.TimeoutExpired:
-            tx.kill()
-            sent = {}
+        got, sent = _outcome(rx, tx, case.cap_s)
         reps = tb.reports()
         stop_wall = time.time()
     emu = reps.get("emulator", {})
