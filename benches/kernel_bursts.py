@@ -27,7 +27,6 @@ import argparse
 import collections
 import json
 import statistics
-import struct
 import sys
 import tempfile
 import time
@@ -57,6 +56,7 @@ def sim_departures(case, tmp: Path) -> list[tuple[float, int]]:
     The case's link is listed first: a link's losses are drawn from a stream of its index, so
     it meets the losses the emulator drew for the kernel's run with the same seed."""
     import spacetp
+    from spacetp.pcapflows import packets_from
 
     link = case.link.replace('between = ["a", "b"]', 'between = ["r", "b"]')
     sc = tomllib.loads(
@@ -69,18 +69,7 @@ def sim_departures(case, tmp: Path) -> list[tuple[float, int]]:
     r = spacetp.run(sc, pcap={"1": str(pcap)})
     if not r.flows[0]["complete"]:
         raise SystemExit(f"{case.name}: the simulated transfer did not complete")
-    return read_pcap(pcap.read_bytes())
-
-
-def read_pcap(b: bytes) -> list[tuple[float, int]]:
-    """(time, original length) of every record of a little-endian pcap, micro or nano."""
-    scale = 1e-9 if struct.unpack("<I", b[:4])[0] == 0xA1B23C4D else 1e-6
-    out, off = [], 24
-    while off + 16 <= len(b):
-        sec, frac, incl, orig = struct.unpack("<IIII", b[off : off + 16])
-        out.append((sec + frac * scale, orig))
-        off += 16 + incl
-    return out
+    return packets_from(pcap, "10.0.0.1")  # node a, the first
 
 
 def departures(packets: list[tuple[float, int]]) -> list[tuple[float, int]]:

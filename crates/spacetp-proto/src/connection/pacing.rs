@@ -84,28 +84,29 @@ impl Connection {
     /// a departure sizes it (`pacing_burst`), unless it left before its time (a loss probe
     /// is not held): then it leaves alone, and what follows waits.
     pub(super) fn pace(&mut self, now: Time, len: u32) {
-        let Some(rate) = self.pacing_rate().filter(|&r| r > 0.0) else {
+        let (Some(p), Some(rate)) = (self.pacing, self.pacing_rate().filter(|&r| r > 0.0)) else {
             return;
         };
-        let starts = self.pacing.is_some_and(|p| !p.joins_burst(now));
-        let on_time = self.pacing.is_some_and(|p| now >= p.next_departure);
-        let burst = if starts && on_time {
+        let starts = !p.joins_burst(now);
+        let burst = if starts && now >= p.next_departure {
+            let min_rtt = self.rtt.min_rtt();
             self.cc
-                .pacing_burst(rate, self.rtt.min_rtt(), self.seg_size as u64)
+                .pacing_burst(rate, min_rtt, self.seg_size as u64)
                 .max(1)
         } else {
             1
         };
-        if let Some(p) = &mut self.pacing {
-            let mut bytes = len as u64;
-            if starts {
-                p.burst_at = now;
-                p.burst_left = burst;
-                p.next_departure = p.next_departure.max(now);
-                bytes += p.header_bytes;
-            }
-            p.burst_left -= 1;
-            p.next_departure += ceil_to_u64(bytes as f64 * 1e9 / rate);
+        let Some(p) = &mut self.pacing else {
+            return;
+        };
+        let mut bytes = len as u64;
+        if starts {
+            p.burst_at = now;
+            p.burst_left = burst;
+            p.next_departure = p.next_departure.max(now);
+            bytes += p.header_bytes;
         }
+        p.burst_left -= 1;
+        p.next_departure += ceil_to_u64(bytes as f64 * 1e9 / rate);
     }
 }

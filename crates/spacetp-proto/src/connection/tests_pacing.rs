@@ -171,6 +171,13 @@ impl crate::cc::CongestionControl for BurstPacer {
     }
 }
 
+/// `bytes` in 1000-byte segments from a sender paced at 1 MB/s, `burst` segments a departure.
+fn burst_pipe(burst: u64, bytes: u64) -> Pipe {
+    let mut p = Pipe::new(&TcpConfig::default(), 1000, bytes);
+    p.a.set_controller(Box::new(BurstPacer { rate: 1e6, burst }));
+    p
+}
+
 /// The data segments' departure times in groups of one instant: (time, segments).
 fn departures(p: &Pipe) -> Vec<(Time, u64)> {
     let mut groups: Vec<(Time, u64)> = vec![];
@@ -189,11 +196,7 @@ fn a_paced_burst_leaves_at_one_instant_and_the_next_waits_until_all_of_it_has_at
     // 1 MB/s, 1000-byte payloads: three segments leave together, and the next three 3 ms
     // later (their payload at the rate: the controller paces, as Linux's TCP does, by the
     // headerless length); the initial window of 10 is 3 + 3 + 3 + 1.
-    let mut p = Pipe::new(&TcpConfig::default(), 1000, 200_000);
-    p.a.set_controller(Box::new(BurstPacer {
-        rate: 1e6,
-        burst: 3,
-    }));
+    let mut p = burst_pipe(3, 200_000);
     p.run(60 * SEC);
     assert!(p.done_at.is_some(), "the transfer completes");
     let d = departures(&p);
@@ -215,11 +218,7 @@ fn a_paced_burst_leaves_at_one_instant_and_the_next_waits_until_all_of_it_has_at
 #[test]
 fn a_burst_of_one_paces_each_segment_on_its_own() {
     // The default: every departure is one segment, 1 ms apart at 1 MB/s.
-    let mut p = Pipe::new(&TcpConfig::default(), 1000, 50_000);
-    p.a.set_controller(Box::new(BurstPacer {
-        rate: 1e6,
-        burst: 1,
-    }));
+    let mut p = burst_pipe(1, 50_000);
     p.run(60 * SEC);
     let d = departures(&p);
     assert!(d.iter().all(|g| g.1 == 1), "{d:?}");
@@ -230,11 +229,7 @@ fn a_burst_of_one_paces_each_segment_on_its_own() {
 fn a_segment_sent_before_its_departure_time_leaves_alone_and_what_follows_waits() {
     // A loss probe is not held by pacing. If it opened a departure of 3, two more segments
     // could follow it at once, before their time.
-    let mut p = Pipe::new(&TcpConfig::default(), 1000, 10_000);
-    p.a.set_controller(Box::new(BurstPacer {
-        rate: 1e6,
-        burst: 3,
-    }));
+    let mut p = burst_pipe(3, 10_000);
     let c = &mut p.a;
     for _ in 0..3 {
         assert!(c.pacing_allows(0), "a departure of three at 0");
