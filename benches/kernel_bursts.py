@@ -15,7 +15,10 @@ same (`Bbr::tso_segs`, `connection/pacing.rs`). This bench looks at both:
 On both sides, data packets less than 50 us apart are one departure. The table gives the
 share of departures of each size, the mean segments per departure and the median time from
 one departure to the next, over the whole transfer and over its second half in time (past
-Startup, in ProbeBW). Needs root, /dev/net/tun and the kernel's tcp_bbr.
+Startup, in ProbeBW), also without the two round trips after each loss's first resend; and
+how many departures carry resent data, and how many of those mix
+it with new data or carry ranges that do not follow one another (an skb is one range of one
+kind). Needs root, /dev/net/tun and the kernel's tcp_bbr.
 
     sudo .venv/bin/python benches/kernel_bursts.py [--case leo --case geo]
         [--out benches/kernel_bursts.md]
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import dataclasses
 import json
 import statistics
 import sys
@@ -37,11 +41,20 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
 
 GROUP_S = 50e-6  # packets closer than this left in one departure
-DATA_BYTES = 500  # an IP packet longer than this carries data
+SEQ_SPACE = 1 << 32
 
 
-def kernel_departures(case, tmp: Path) -> list[tuple[float, int]]:
-    """(time, IP length) of the kernel's packets in one bbr transfer across the case's link."""
+@dataclasses.dataclass
+class Departure:
+    t: float
+    segments: int
+    resent: bool  # it carries data sent before
+    mixed: bool  # resent and new data, or ranges that do not follow one another
+
+
+def kernel_departures(case, tmp: Path) -> list[tuple[float, int, int]]:
+    """(time, sequence number, payload bytes) of the kernel's data segments in one bbr
+    transfer across the case's link."""
     from spacetp.live import vs_linux
 
     rec = tmp / f"{case.name}-kernel.json"
@@ -51,12 +64,13 @@ def kernel_departures(case, tmp: Path) -> list[tuple[float, int]]:
     return [tuple(r) for r in json.loads(rec.read_text())]
 
 
-def sim_departures(case, tmp: Path) -> list[tuple[float, int]]:
-    """(time, IP length) of linux-bbr's packets on a 10 Gb/s first hop before the case's link.
+def sim_departures(case, tmp: Path) -> list[tuple[float, int, int]]:
+    """(time, sequence number, payload bytes) of linux-bbr's data segments on a 10 Gb/s first
+    hop before the case's link.
     The case's link is listed first: a link's losses are drawn from a stream of its index, so
     it meets the losses the emulator drew for the kernel's run with the same seed."""
     import spacetp
-    from spacetp.pcapflows import packets_from
+    from spacetp.pcapflows import tcp_data_from
 
     link = case.link.replace('between = ["a", "b"]', 'between = ["r", "b"]')
     sc = tomllib.loads(
@@ -69,52 +83,86 @@ def sim_departures(case, tmp: Path) -> list[tuple[float, int]]:
     r = spacetp.run(sc, pcap={"1": str(pcap)})
     if not r.flows[0]["complete"]:
         raise SystemExit(f"{case.name}: the simulated transfer did not complete")
-    return packets_from(pcap, "10.0.0.1")  # node a, the first
+    return tcp_data_from(pcap, "10.0.0.1")  # node a, the first
 
 
-def departures(packets: list[tuple[float, int]]) -> list[tuple[float, int]]:
-    """(start, segments) of each departure: data packets less than GROUP_S apart."""
-    out: list[list] = []
-    last = None
-    for t, length in packets:
-        if length <= DATA_BYTES:
-            continue
-        if out and t - last < GROUP_S:
-            out[-1][1] += 1
+def departures(segments: list[tuple[float, int, int]]) -> list[Departure]:
+    """The departures of a sender's data segments (time, sequence number, payload): those
+    less than GROUP_S apart leave together. A segment is resent when it starts below the
+    highest sequence number sent before it (modulo 2^32)."""
+    out: list[Departure] = []
+    last_t = None
+    high = None  # end of the highest data sent so far
+    prev_end = None  # end of the previous segment
+    prev_resent = False
+    for t, seq, length in segments:
+        resent = high is not None and 0 < (high - seq) % SEQ_SPACE <= SEQ_SPACE // 2
+        if out and t - last_t < GROUP_S:
+            d = out[-1]
+            d.segments += 1
+            d.resent |= resent
+            d.mixed |= resent != prev_resent or seq != prev_end
         else:
-            out.append([t, 1])
-        last = t
-    return [(t, n) for t, n in out]
+            out.append(Departure(t, 1, resent, False))
+        end = (seq + length) % SEQ_SPACE
+        if high is None or (end - high) % SEQ_SPACE < SEQ_SPACE // 2:
+            high = end
+        last_t, prev_end, prev_resent = t, end, resent
+    return out
 
 
-def summary(deps: list[tuple[float, int]]) -> dict:
-    sizes = collections.Counter(min(n, 6) for _t, n in deps)
-    gaps = [b[0] - a[0] for a, b in zip(deps, deps[1:], strict=False)]
+def summary(deps: list[Departure]) -> dict:
+    sizes = collections.Counter(min(d.segments, 6) for d in deps)
+    gaps = [b.t - a.t for a, b in zip(deps, deps[1:], strict=False)]
+    segments = sum(d.segments for d in deps)
     return {
         "departures": len(deps),
-        "segments": sum(n for _t, n in deps),
+        "segments": segments,
         "share": {k: sizes[k] / len(deps) for k in range(1, 7)},
-        "mean": sum(n for _t, n in deps) / len(deps),
+        "mean": segments / len(deps),
         "median_gap_ms": statistics.median(gaps) * 1e3 if gaps else float("nan"),
+        "resent": sum(d.resent for d in deps),
+        "mixed": sum(d.mixed for d in deps),
     }
 
 
-def second_half(deps: list[tuple[float, int]]) -> list[tuple[float, int]]:
+def second_half(deps: list[Departure]) -> list[Departure]:
     """The departures of the transfer's second half in time (past Startup: ProbeBW)."""
-    middle = (deps[0][0] + deps[-1][0]) / 2
-    return [d for d in deps if d[0] >= middle]
+    middle = (deps[0].t + deps[-1].t) / 2
+    return [d for d in deps if d.t >= middle]
 
 
-def table(rows: list[tuple[str, str, list[tuple[float, int]]]]) -> list[str]:
+def outside_recovery(deps: list[Departure], rtt_s: float) -> list[Departure]:
+    """The departures not within two round trips after one with resent data: a loss's
+    recovery round (packet conservation holds the window to what is in flight) and the
+    round after, which depend on where the link's losses fell, not on pacing."""
+    out, until = [], float("-inf")
+    for d in deps:
+        if d.resent:
+            until = d.t + 2 * rtt_s
+        elif d.t > until:
+            out.append(d)
+    return out
+
+
+def table(rows: list[tuple[str, str, float, list[Departure]]]) -> list[str]:
     sizes = " | ".join(["1", "2", "3", "4", "5", "6+"])
-    head = f"| case | side | part | departures | {sizes} | segments per departure | median gap |"
-    lines = [head, "|" + "---|" * 12]
-    for case, side, deps in rows:
-        for part, s in (("all", summary(deps)), ("second half", summary(second_half(deps)))):
+    head = (
+        f"| case | side | part | departures | {sizes} | segments per departure | median gap "
+        "| with resent data | of them mixed |"
+    )
+    lines = [head, "|" + "---|" * 14]
+    for case, side, rtt_s, deps in rows:
+        parts = (
+            ("all", summary(deps)),
+            ("second half", summary(second_half(deps))),
+            ("second half, outside recovery", summary(outside_recovery(second_half(deps), rtt_s))),
+        )
+        for part, s in parts:
             shares = " | ".join(f"{100 * s['share'][k]:.0f}%" for k in range(1, 7))
             lines.append(
                 f"| {case} | {side} | {part} | {s['departures']} | {shares} | {s['mean']:.2f} "
-                f"| {s['median_gap_ms']:.3f} ms |"
+                f"| {s['median_gap_ms']:.3f} ms | {s['resent']} | {s['mixed']} |"
             )
     return lines
 
@@ -140,8 +188,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         for name in names:
             case = cases[name]
-            rows.append((name, "kernel bbr", departures(kernel_departures(case, Path(d)))))
-            rows.append((name, "simulator linux-bbr", departures(sim_departures(case, Path(d)))))
+            rtt = 2 * case.one_way_s
+            kernel = departures(kernel_departures(case, Path(d)))
+            rows.append((name, "kernel bbr", rtt, kernel))
+            rows.append(
+                (name, "simulator linux-bbr", rtt, departures(sim_departures(case, Path(d))))
+            )
     lines = table(rows)
     print("\n".join(lines))
     if args.out:
@@ -152,9 +204,12 @@ def main() -> None:
             f"{time.strftime('%Y-%m-%d')}, kernel {kernel_release}, "
             "each case's transfer of `spacetp bench --vs-linux --quick`, seed 1. Shares of "
             "departures by segments carried; a departure is data packets less than 50 us apart; "
-            "the second half is in time, from the midpoint of the first and last departures.\n\n"
-            + "\n".join(lines)
-            + "\n"
+            "the second half is in time, from the midpoint of the first and last departures; "
+            "outside recovery leaves out the two round trips after each departure with resent "
+            "data. "
+            "Departures with resent data: those carrying a segment that starts below the highest "
+            "sequence number sent before it; mixed: with new data too, or with ranges that do "
+            "not follow one another.\n\n" + "\n".join(lines) + "\n"
         )
 
 

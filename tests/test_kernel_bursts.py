@@ -5,6 +5,7 @@ the TUN device), and the bench's grouping of packets into departures."""
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 from spacetp.live import vs_linux
@@ -12,16 +13,34 @@ from spacetp.live import vs_linux
 BENCH = Path(__file__).resolve().parents[1] / "benches" / "kernel_bursts.py"
 spec = importlib.util.spec_from_file_location("kernel_bursts", BENCH)
 kb = importlib.util.module_from_spec(spec)
+sys.modules["kernel_bursts"] = kb  # its dataclass looks its module up there
 spec.loader.exec_module(kb)
 
 CASES = {c.name: c for c in vs_linux.GRID}
 
 
-def test_packets_closer_than_50_us_are_one_departure_and_acks_are_left_out():
-    packets = [(0.0, 1500), (10e-6, 1500), (20e-6, 52), (30e-6, 1500), (1e-3, 1500)]
-    assert kb.departures(packets) == [(0.0, 3), (1e-3, 1)]
-    s = kb.summary(kb.departures(packets))
+def test_segments_closer_than_50_us_are_one_departure():
+    segments = [(0.0, 0, 1000), (10e-6, 1000, 1000), (30e-6, 2000, 1000), (1e-3, 3000, 1000)]
+    deps = kb.departures(segments)
+    assert [(d.t, d.segments) for d in deps] == [(0.0, 3), (1e-3, 1)]
+    s = kb.summary(deps)
     assert s["share"][3] == 0.5 and s["share"][1] == 0.5 and s["mean"] == 2.0
+    assert s["resent"] == 0 and s["mixed"] == 0
+
+
+def test_a_departure_with_resent_data_is_mixed_when_it_carries_new_data_or_a_gap():
+    # Sequence numbers wrap: 2^32 - 1000 then 0 follow one another.
+    top = (1 << 32) - 1000
+    segments = [
+        (0.0, top, 1000), (10e-6, 0, 1000), (20e-6, 1000, 1000),  # new, across the wrap
+        (1e-3, 0, 1000), (1.01e-3, 1000, 1000),  # resent, one range: not mixed
+        (2e-3, top, 1000), (2.01e-3, 2000, 1000),  # resent, then new: mixed
+        (3e-3, 0, 1000), (3.01e-3, top, 1000),  # resent, not contiguous: mixed
+    ]  # fmt: skip
+    deps = kb.departures(segments)
+    assert [(d.segments, d.resent, d.mixed) for d in deps] == [
+        (3, False, False), (2, True, False), (2, True, True), (2, True, True)
+    ]  # fmt: skip
 
 
 def test_at_10_mbps_linux_bbr_departs_as_the_kernel_did_singles_then_pairs(tmp_path):
@@ -34,15 +53,25 @@ def test_at_10_mbps_linux_bbr_departs_as_the_kernel_did_singles_then_pairs(tmp_p
 
 
 def test_at_50_mbps_linux_bbr_departs_in_fours_about_every_ms_as_the_kernel_did(tmp_path):
-    # The kernel in ProbeBW (the transfer's second half): 930 departures, 77% of them 4
-    # segments (tcp_tso_autosize: ~6 kB in 1 ms), 3.99 segments each, median 0.968 ms from
-    # one to the next, its payload at the pacing rate (one run; the whole transfer's median
-    # was 0.960-0.965 ms over five). Per segment, as the simulator paced before, every
-    # departure would be one segment 0.24 ms apart; with headers counted, the gap would be
-    # 1.1% (once) or 3.8% (per segment) longer.
-    deps = kb.second_half(kb.departures(kb.sim_departures(CASES["leo"], tmp_path)))
-    s = kb.summary(deps)
+    # The kernel in ProbeBW (the transfer's second half), over three runs: 930-958
+    # departures, 63-77% of them 4 segments (tcp_tso_autosize: ~6 kB in 1 ms), 3.91-3.99
+    # segments each, median 0.967-0.968 ms from one to the next, its payload at the pacing
+    # rate (the whole transfer's median was 0.960-0.966 ms over seven). Per segment, as the
+    # simulator paced before, every departure would be one segment 0.24 ms apart; with
+    # headers counted, the gap would be 1.1% (once) or 3.8% (per segment) longer. The two
+    # round trips after a loss's first resend are left out on both sides: the kernel's
+    # second half had none, this run has one (where the link's losses fall depends on the
+    # packets sent before), and its recovery round holds the window to what is in flight.
+    case = CASES["leo"]
+    deps = kb.departures(kb.sim_departures(case, tmp_path))
+    s = kb.summary(kb.outside_recovery(kb.second_half(deps), 2 * case.one_way_s))
     assert max(range(1, 7), key=lambda k: s["share"][k]) == 4, s
     assert abs(s["median_gap_ms"] - 0.968) / 0.968 < 0.01, s
-    assert abs(s["mean"] - 3.99) < 0.25, s
-    assert abs(s["departures"] - 930) < 30, s
+    assert abs(s["mean"] - 3.96) < 0.15, s
+    assert s["departures"] > 700, s
+    # A departure is one range of one kind, as an skb is: the kernel's 247-259 departures
+    # with resent data carried nothing else. A loss probe leaves without waiting for its
+    # departure time, so it may follow one within 50 us.
+    whole = kb.summary(deps)
+    assert whole["resent"] > 300, whole
+    assert whole["mixed"] <= 0.01 * whole["resent"], whole

@@ -233,6 +233,35 @@ def packets_from(path: str | Path, src: str) -> list[tuple[float, int]]:
     return out
 
 
+def tcp_data_from(path: str | Path, src: str) -> list[tuple[float, int, int]]:
+    """(capture time in s, sequence number, payload bytes) of every TCP segment carrying
+    data from address `src`, in capture order: the ranges a sender put on a link."""
+    from scapy.utils import RawPcapReader
+
+    out = []
+    r = RawPcapReader(str(path))
+    nano = bool(getattr(r, "nano", False))
+    linktype = getattr(r, "linktype", None)
+    want = ipaddress.IPv4Address(src).packed
+    try:
+        for data, meta in r:
+            pkt = _ip_payload(getattr(meta, "linktype", None) or linktype, data)
+            if pkt is None or len(pkt) < 40 or pkt[0] >> 4 != 4 or pkt[12:16] != want:
+                continue
+            if pkt[9] != 6:  # not TCP
+                continue
+            ihl = (pkt[0] & 15) * 4
+            payload = int.from_bytes(pkt[2:4], "big") - ihl - (pkt[ihl + 12] >> 4) * 4
+            if payload > 0:
+                seq = int.from_bytes(pkt[ihl + 4 : ihl + 8], "big")
+                out.append((_time(meta, nano), seq, payload))
+    except EOFError:
+        pass
+    finally:
+        r.close()
+    return out
+
+
 def read(path: str | Path) -> list[Conversation]:
     """Every TCP and SCPS-TP conversation of a pcap or pcapng file. A file with none but
     with other UDP datagrams (QUIC, say) is refused with QUIC_NOT_READ."""

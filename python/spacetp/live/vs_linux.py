@@ -137,7 +137,8 @@ def kernel_run(
 ) -> dict:
     """One transfer of kernel TCP with `cc` across the emulated link of `case`; with
     `departures`, the sender's packets as they leave its device are written there
-    ([time, IP length], kernel timestamps: `kernel_tcp departures`)."""
+    ([time, sequence number, payload bytes] of each data segment, kernel timestamps:
+    `kernel_tcp departures`)."""
     from spacetp.live.emulate import ADDR_B, DEVICE, Netns, load_link
     from spacetp.live.gateway_testbed import emulator_child
 

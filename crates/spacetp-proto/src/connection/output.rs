@@ -85,7 +85,7 @@ impl Connection {
                 self.resend.pop_front();
                 continue;
             }
-            if !self.rate_check(now, seg_bytes, true) {
+            if !self.departure_takes(now, pos) || !self.rate_check(now, seg_bytes, true) {
                 break;
             }
             self.resend.pop_front();
@@ -134,7 +134,7 @@ impl Connection {
             return None;
         }
         let seg_bytes = self.seg_size as u64 + RATE_HEADER_BYTES;
-        if data_ok && self.rate_check(now, seg_bytes, true) {
+        if data_ok && self.departure_takes(now, pos) && self.rate_check(now, seg_bytes, true) {
             let t = self.transmit_from(pos, now, out);
             self.recovery.on_retransmit(pos, pos + t.len as u64);
             if self.rack.is_some() && pos == self.snd_una {
@@ -216,6 +216,9 @@ impl Connection {
                 None => break,
             }
         }
+        if !self.departure_takes(now, self.snd_nxt) {
+            return None; // the departure under way carries another range
+        }
         let room = self.send_room(now);
         if self.snd_nxt < self.data_end {
             if room == 0 {
@@ -272,7 +275,7 @@ impl Connection {
             }
         }
         if self.pacing.is_some() {
-            self.pace(now, len);
+            self.pace(now, pos, len, retx);
         }
         if let (Some(r), true) = (&mut self.rack, self.options.sack) {
             // The data only: SACK blocks never cover a FIN. Without SACK (the peer did not

@@ -2,7 +2,9 @@
 //! leaves no earlier than the previous one has at the pacing rate, the controller's (BBR) or
 //! `max_pacing_rate`, whichever is lower. A departure is one segment, or as many as the
 //! controller sends together (`pacing_burst`: Linux's TSO/GSO packet, the BBR draft's send
-//! quantum), all at one instant; the next waits for all of them. Whether a connection paces
+//! quantum), all at one instant; the next waits for all of them. A departure carries one
+//! contiguous range of one kind, new data or retransmissions (Linux: one skb), so a segment
+//! that does not continue it waits for the next. Whether a connection paces
 //! is decided once, when its controller is chosen, so that unpaced connections pay nothing.
 //!
 //! What a departure counts: a controller that paces itself is paced as Linux's TCP paces
@@ -24,6 +26,9 @@ pub(crate) struct Pacing {
     /// The instant of the current departure, and how many more segments it may carry.
     burst_at: Time,
     burst_left: u64,
+    /// Where the current departure's next segment must start, and whether it resends.
+    burst_next: u64,
+    burst_retx: bool,
     /// Bytes a departure counts beyond its payload: 0, or the headers (`max_pacing_rate`).
     header_bytes: u64,
 }
@@ -39,9 +44,14 @@ impl Pacing {
         })
     }
 
-    /// A segment at `now` joins the departure under way.
+    /// A departure under way at `now` may carry more.
     fn joins_burst(&self, now: Time) -> bool {
         self.burst_left > 0 && self.burst_at == now
+    }
+
+    /// The segment from `pos` continues the departure under way at `now`.
+    fn continues(&self, now: Time, pos: u64, retx: bool) -> bool {
+        self.joins_burst(now) && pos == self.burst_next && retx == self.burst_retx
     }
 }
 
@@ -68,6 +78,26 @@ impl Connection {
         }
     }
 
+    /// Whether the segment from `pos`, chosen after `pacing_allows`, may leave at `now`: a
+    /// departure under way takes only the segment that continues it (contiguous, of its
+    /// kind); another ends it, and waits for the next departure. Otherwise as
+    /// `pacing_allows` decided.
+    #[inline]
+    pub(super) fn departure_takes(&mut self, now: Time, pos: u64) -> bool {
+        let retx = pos < self.snd_max;
+        match &mut self.pacing {
+            Some(p) if now < p.next_departure && p.joins_burst(now) => {
+                if p.continues(now, pos, retx) {
+                    return true;
+                }
+                p.burst_left = 0;
+                let next = p.next_departure;
+                !self.pacing_holds(next)
+            }
+            _ => true,
+        }
+    }
+
     /// The next departure is at `next`, later than now: hold the segment and wake up then,
     /// unless no rate is set (nothing to pace by).
     #[inline(never)]
@@ -79,15 +109,16 @@ impl Connection {
         true
     }
 
-    /// A data segment of `len` payload bytes left at `now`: the next departure may leave
-    /// once this one has at the pacing rate (earliest departure time). The first segment of
-    /// a departure sizes it (`pacing_burst`), unless it left before its time (a loss probe
-    /// is not held): then it leaves alone, and what follows waits.
-    pub(super) fn pace(&mut self, now: Time, len: u32) {
+    /// The data segment `pos..pos + len` (a retransmission if `retx`) left at `now`: the
+    /// next departure may leave once this one has at the pacing rate (earliest departure
+    /// time). The first segment of a departure sizes it (`pacing_burst`), unless it left
+    /// before its time (a loss probe is not held): then it leaves alone, and what follows
+    /// waits.
+    pub(super) fn pace(&mut self, now: Time, pos: u64, len: u32, retx: bool) {
         let (Some(p), Some(rate)) = (self.pacing, self.pacing_rate().filter(|&r| r > 0.0)) else {
             return;
         };
-        let starts = !p.joins_burst(now);
+        let starts = !p.continues(now, pos, retx);
         let burst = if starts && now >= p.next_departure {
             let min_rtt = self.rtt.min_rtt();
             self.cc
@@ -103,9 +134,11 @@ impl Connection {
         if starts {
             p.burst_at = now;
             p.burst_left = burst;
+            p.burst_retx = retx;
             p.next_departure = p.next_departure.max(now);
             bytes += p.header_bytes;
         }
+        p.burst_next = pos + len as u64;
         p.burst_left -= 1;
         p.next_departure += ceil_to_u64(bytes as f64 * 1e9 / rate);
     }

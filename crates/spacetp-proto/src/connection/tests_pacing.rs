@@ -231,17 +231,17 @@ fn a_segment_sent_before_its_departure_time_leaves_alone_and_what_follows_waits(
     // could follow it at once, before their time.
     let mut p = burst_pipe(3, 10_000);
     let c = &mut p.a;
-    for _ in 0..3 {
+    for i in 0..3 {
         assert!(c.pacing_allows(0), "a departure of three at 0");
-        c.pace(0, 1000);
+        c.pace(0, i * 1000, 1000, false);
     }
     assert!(!c.pacing_allows(0), "the fourth waits");
     // A probe at 1 ms, early: the next departure still waits, now until 4 ms.
-    c.pace(MS, 1000);
+    c.pace(MS, 3000, 1000, false);
     assert!(!c.pacing_allows(MS), "nothing follows the early probe");
     assert!(!c.pacing_allows(4 * MS - 1));
     assert!(c.pacing_allows(4 * MS), "on time again at 4 ms");
-    c.pace(4 * MS, 1000);
+    c.pace(4 * MS, 4000, 1000, false);
     assert!(c.pacing_allows(4 * MS), "and a full departure then");
 }
 
@@ -258,4 +258,32 @@ fn max_pacing_rate_alone_counts_each_segments_headers_as_the_fq_qdisc_does() {
     let d = departures(&p);
     assert!(d.iter().all(|g| g.1 == 1), "{d:?}");
     assert_eq!(d[1].0 - d[0].0, 1_052_000, "{d:?}");
+}
+
+#[test]
+fn a_departure_carries_one_contiguous_range_of_new_data_or_of_retransmissions() {
+    // Linux paces skbs, and an skb holds one range of its write queue: new data, or a
+    // retransmission. Losses make recovery resend while new data waits to go; neither may
+    // ride in the other's departure, nor a range that is not the next one's continuation.
+    let mut p = burst_pipe(3, 400_000);
+    p.drop_ab = vec![40, 41, 90, 150, 152, 154];
+    p.run(120 * SEC);
+    assert!(p.done_at.is_some(), "the transfer completes");
+    let data: Vec<_> = p.log_ab.iter().filter(|l| l.2 > 0).collect();
+    let retransmissions = data.iter().filter(|l| l.3).count();
+    assert!(retransmissions >= 6, "{retransmissions} retransmissions");
+    for w in data.windows(2) {
+        let (a, b) = (w[0], w[1]);
+        if a.0 == b.0 {
+            assert_eq!(
+                b.3, a.3,
+                "one kind per departure at {} ns: {a:?} then {b:?}",
+                a.0
+            );
+            assert_eq!(b.1, a.1 + a.2 as u64, "one contiguous range at {} ns", a.0);
+        }
+    }
+    // Recovery still sends departures of more than one segment where it has a run to send.
+    let d = departures(&p);
+    assert!(d.iter().filter(|g| g.1 == 3).count() > 50, "{d:?}");
 }
