@@ -84,18 +84,28 @@ impl Connection {
     /// `pacing_allows` decided.
     #[inline]
     pub(super) fn departure_takes(&mut self, now: Time, pos: u64) -> bool {
-        let retx = pos < self.snd_max;
-        match &mut self.pacing {
+        match self.pacing {
             Some(p) if now < p.next_departure && p.joins_burst(now) => {
-                if p.continues(now, pos, retx) {
-                    return true;
-                }
-                p.burst_left = 0;
-                let next = p.next_departure;
-                !self.pacing_holds(next)
+                self.departure_continues(now, pos)
             }
             _ => true,
         }
+    }
+
+    /// The departure under way at `now` takes the segment from `pos` if it continues it;
+    /// else it ends, and the segment waits for the next.
+    #[inline(never)]
+    fn departure_continues(&mut self, now: Time, pos: u64) -> bool {
+        let retx = pos < self.snd_max;
+        let Some(p) = &mut self.pacing else {
+            return true;
+        };
+        if p.continues(now, pos, retx) {
+            return true;
+        }
+        p.burst_left = 0;
+        let next = p.next_departure;
+        !self.pacing_holds(next)
     }
 
     /// The next departure is at `next`, later than now: hold the segment and wake up then,
