@@ -191,6 +191,13 @@ pub trait CongestionControl: Send {
         1
     }
 
+    /// Whether its departures are Linux TSO packets sent by Linux's TCP, so that Linux's
+    /// rule for a window too small for one (`tcp_tso_should_defer`) applies. False (the
+    /// default): a sender sends what its window allows.
+    fn linux_tso(&self) -> bool {
+        false
+    }
+
     /// New data acknowledged outside loss recovery: grow the window.
     fn on_ack(&mut self, w: &mut Window, ev: &AckEvent);
 

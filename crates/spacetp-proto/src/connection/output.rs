@@ -221,8 +221,8 @@ impl Connection {
         }
         let room = self.send_room(now);
         if self.snd_nxt < self.data_end {
-            if room == 0 {
-                return None; // the windows are full: no segment, whatever the data
+            if room == 0 || self.tso_defers(now, room) {
+                return None; // the windows are full, or Linux waits to send a fuller packet
             }
             let sacked_at = self.board.next_sacked(self.snd_nxt);
             let record_end = self.record_end_after(self.snd_nxt).unwrap_or(u64::MAX);

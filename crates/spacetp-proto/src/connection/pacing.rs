@@ -16,7 +16,7 @@ use super::timer::Timer;
 use super::Connection;
 use crate::cc::CongestionControl;
 use crate::config::TcpConfig;
-use crate::time::{ceil_to_u64, Time};
+use crate::time::{ceil_to_u64, Time, MS};
 
 /// A paced connection's schedule.
 #[derive(Clone, Copy, Debug, Default)]
@@ -31,6 +31,8 @@ pub(crate) struct Pacing {
     burst_retx: bool,
     /// Bytes a departure counts beyond its payload: 0, or the headers (`max_pacing_rate`).
     header_bytes: u64,
+    /// Its departures are Linux TSO packets (`CongestionControl::linux_tso`).
+    linux_tso: bool,
 }
 
 impl Pacing {
@@ -40,6 +42,7 @@ impl Pacing {
         let own = cc.pacing_rate().is_some();
         (cfg.max_pacing_rate.is_some() || own).then(|| Pacing {
             header_bytes: if own { 0 } else { RATE_HEADER_BYTES },
+            linux_tso: cc.linux_tso(),
             ..Pacing::default()
         })
     }
@@ -106,6 +109,42 @@ impl Connection {
         p.burst_left = 0;
         let next = p.next_departure;
         !self.pacing_holds(next)
+    }
+
+    /// Linux's TSO deferral (`tcp_tso_should_defer`), for a controller whose departures are
+    /// Linux TSO packets: a sender whose windows leave `room` bytes, less than one TSO
+    /// packet and less than a third of the window, waits for the next ACK to open more, so
+    /// that it sends fewer, larger departures. Not while recovering (Linux: from the
+    /// Recovery state on), nor for a single segment, nor past 1 ms after the departure time
+    /// (the last departure was not recent), nor when the oldest data in flight left less than
+    /// half a round trip ago (the ACK that would open the window would come too late).
+    pub(super) fn tso_defers(&self, now: Time, room: u64) -> bool {
+        // The cheap tests first: a paced sender asks on every poll that has room.
+        let Some(p) = self.pacing else {
+            return false;
+        };
+        if !p.linux_tso || p.joins_burst(now) || now > p.next_departure + MS {
+            return false;
+        }
+        if room >= self.snd_wnd.min(self.win.cwnd) / 3 {
+            return false; // sysctl_tcp_tso_win_divisor: a third of the window is enough
+        }
+        let mss = self.seg_size as u64;
+        if self.snd_nxt < self.snd_max || self.data_end.saturating_sub(self.snd_nxt) <= mss {
+            return false; // resending after a timeout (Linux's Loss state), or one segment
+        }
+        if self.in_recovery() {
+            return false;
+        }
+        let head_near = match (self.sent.oldest_sent_at(), self.rtt.srtt()) {
+            (Some(head), Some(srtt)) => now.saturating_sub(head) >= srtt / 2,
+            _ => false,
+        };
+        let Some(rate) = self.pacing_rate().filter(|&r| r > 0.0) else {
+            return false;
+        };
+        let segs = self.cc.pacing_burst(rate, self.rtt.min_rtt(), mss);
+        head_near && segs > 1 && room < segs * mss // tcp_write_xmit: only for a TSO packet
     }
 
     /// The next departure is at `next`, later than now: hold the segment and wake up then,

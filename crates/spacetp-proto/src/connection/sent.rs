@@ -35,6 +35,11 @@ impl SentLog {
         });
     }
 
+    /// When the oldest new data still in flight was sent.
+    pub fn oldest_sent_at(&self) -> Option<Time> {
+        self.in_flight.front().map(|s| s.sent_at)
+    }
+
     /// `[start, end)` was sent again: an ACK covering it no longer times its first
     /// transmission.
     pub fn on_resent(&mut self, start: u64, end: u64) {

@@ -149,6 +149,8 @@ fn each_byte_is_counted_delivered_once_though_sacked_before_the_cumulative_ack_c
 struct BurstPacer {
     rate: f64,
     burst: u64,
+    /// Its departures are Linux TSO packets (Linux's deferral applies).
+    linux: bool,
 }
 
 impl crate::cc::CongestionControl for BurstPacer {
@@ -166,6 +168,9 @@ impl crate::cc::CongestionControl for BurstPacer {
         );
         self.burst
     }
+    fn linux_tso(&self) -> bool {
+        self.linux
+    }
     fn on_ack(&mut self, w: &mut crate::cc::Window, ev: &crate::cc::AckEvent) {
         crate::cc::NewReno.on_ack(w, ev)
     }
@@ -174,7 +179,11 @@ impl crate::cc::CongestionControl for BurstPacer {
 /// `bytes` in 1000-byte segments from a sender paced at 1 MB/s, `burst` segments a departure.
 fn burst_pipe(burst: u64, bytes: u64) -> Pipe {
     let mut p = Pipe::new(&TcpConfig::default(), 1000, bytes);
-    p.a.set_controller(Box::new(BurstPacer { rate: 1e6, burst }));
+    p.a.set_controller(Box::new(BurstPacer {
+        rate: 1e6,
+        burst,
+        linux: false,
+    }));
     p
 }
 
@@ -286,4 +295,72 @@ fn a_departure_carries_one_contiguous_range_of_new_data_or_of_retransmissions() 
     // Recovery still sends departures of more than one segment where it has a run to send.
     let d = departures(&p);
     assert!(d.iter().filter(|g| g.1 == 3).count() > 50, "{d:?}");
+}
+
+#[test]
+fn linux_defers_a_departure_its_window_would_cut_short_until_an_ack_opens_more() {
+    // tcp_tso_should_defer: with room for 2 of a 4-segment TSO packet, less than a third of
+    // the window, the last departure recent and the oldest data in flight sent at least half
+    // a round trip ago (its ACK is near), Linux waits for that ACK instead of sending 2.
+    let mut p = burst_pipe(4, 1_000_000);
+    p.a.set_controller(Box::new(BurstPacer {
+        rate: 1e6,
+        burst: 4,
+        linux: true,
+    }));
+    p.run(400 * MS);
+    let c = &mut p.a;
+    let srtt = c.rtt.srtt().expect("a round trip measured");
+    let head = c.sent.oldest_sent_at().expect("data in flight");
+    c.win.cwnd = 30_000;
+    c.snd_wnd = 1 << 20;
+    let now = head + srtt / 2;
+    c.pacing.as_mut().unwrap().next_departure = now;
+    assert!(c.tso_defers(now, 2000), "room for half a TSO packet: wait");
+    assert!(!c.tso_defers(now, 4000), "room for a whole one: send");
+    assert!(
+        !c.tso_defers(now - 1, 2000),
+        "the head's ACK is over half a round trip away"
+    );
+    assert!(
+        !c.tso_defers(now + MS + 1, 2000),
+        "the last departure is over 1 ms past"
+    );
+    c.win.cwnd = 6000;
+    assert!(
+        !c.tso_defers(now, 2000),
+        "a third of the window is room enough"
+    );
+    c.win.cwnd = 30_000;
+    c.set_controller(Box::new(BurstPacer {
+        rate: 1e6,
+        burst: 4,
+        linux: false,
+    }));
+    assert!(!c.tso_defers(now, 2000), "not a Linux TSO sender");
+}
+
+#[test]
+fn a_window_limited_linux_sender_sends_fewer_fuller_departures() {
+    // Behind a 0.25 ms/segment bottleneck an ACK comes every 0.5 ms (one for two
+    // segments), and each opens room for two or three segments of NewReno's window: paced
+    // at 10 MB/s in departures of 8, the sender sends what each ACK allows. Deferring until a third of the window or a TSO packet is
+    // free turns those into departures of several segments, as the kernel's are.
+    let sizes = |linux: bool| {
+        let mut p = burst_pipe(8, 300_000);
+        p.gap_ab = MS / 4;
+        p.a.set_controller(Box::new(BurstPacer {
+            rate: 1e7,
+            burst: 8,
+            linux,
+        }));
+        p.run(60 * SEC);
+        assert!(p.done_at.is_some(), "the transfer completes");
+        departures(&p).iter().map(|g| g.1).collect::<Vec<u64>>()
+    };
+    let (each_ack, linux) = (sizes(false), sizes(true));
+    let full = |d: &[u64]| d.iter().filter(|&&n| n == 8).count();
+    assert!(each_ack[2..].iter().all(|&n| n <= 3), "{each_ack:?}");
+    assert!(2 * linux.len() < each_ack.len() + 10, "{linux:?}");
+    assert!(3 * full(&linux) > linux.len(), "{linux:?}");
 }

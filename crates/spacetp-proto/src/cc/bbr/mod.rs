@@ -311,6 +311,10 @@ impl CongestionControl for Bbr {
         Self::tso_segs(rate, min_rtt, mss)
     }
 
+    fn linux_tso(&self) -> bool {
+        true
+    }
+
     /// BBR's window moves only in `cong_control`.
     fn on_ack(&mut self, _w: &mut Window, _ev: &AckEvent) {}
 

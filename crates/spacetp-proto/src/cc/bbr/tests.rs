@@ -40,6 +40,9 @@ impl CongestionControl for Recorded {
     fn pacing_burst(&self, rate: f64, min_rtt: Option<Time>, mss: u64) -> u64 {
         self.bbr.pacing_burst(rate, min_rtt, mss)
     }
+    fn linux_tso(&self) -> bool {
+        self.bbr.linux_tso()
+    }
     fn on_ack(&mut self, w: &mut Window, ev: &AckEvent) {
         self.bbr.on_ack(w, ev)
     }
