@@ -118,12 +118,19 @@ impl Connection {
     /// Recovery state on), nor for a single segment, nor past 1 ms after the departure time
     /// (the last departure was not recent), nor when the oldest data in flight left less than
     /// half a round trip ago (the ACK that would open the window would come too late).
+    #[inline]
     pub(super) fn tso_defers(&self, now: Time, room: u64) -> bool {
-        // The cheap tests first: a paced sender asks on every poll that has room.
-        let Some(p) = self.pacing else {
-            return false;
-        };
-        if !p.linux_tso || p.joins_burst(now) || now > p.next_departure + MS {
+        match self.pacing {
+            Some(p) if p.linux_tso => self.linux_tso_defers(p, now, room),
+            _ => false,
+        }
+    }
+
+    /// `tso_defers` for a Linux TSO sender: the cheap tests first, as it asks on every poll
+    /// that has room.
+    #[inline(never)]
+    fn linux_tso_defers(&self, p: Pacing, now: Time, room: u64) -> bool {
+        if p.joins_burst(now) || now > p.next_departure + MS {
             return false;
         }
         if room >= self.snd_wnd.min(self.win.cwnd) / 3 {
