@@ -24,6 +24,11 @@ impl WindowControl {
         self.loss_until = snd_max;
     }
 
+    /// In the loss state a timeout began (Linux's `TCP_CA_Loss`).
+    pub fn in_loss(&self) -> bool {
+        self.loss_until != 0
+    }
+
     /// The timeout was spurious: the loss state ends (the controller restores its window
     /// as on leaving it).
     pub fn on_timeout_undone(&mut self) {

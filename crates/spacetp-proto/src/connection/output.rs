@@ -94,6 +94,9 @@ impl Connection {
             self.stats.snack_retransmits += snacked as u64;
             let t = self.transmit_from(pos, now, out);
             self.recovery.on_retransmit(pos, pos + t.len as u64);
+            if self.rack.is_some() && pos == self.snd_una {
+                self.restart_rto(now); // as transmit_recovery: RACK watches retransmissions
+            }
             return Some(t);
         }
         None
@@ -216,13 +219,13 @@ impl Connection {
                 None => break,
             }
         }
-        if !self.departure_takes(now, self.snd_nxt) {
-            return None; // the departure under way carries another range
-        }
         let room = self.send_room(now);
         if self.snd_nxt < self.data_end {
             if room == 0 || self.tso_defers(now, room) {
                 return None; // the windows are full, or Linux waits to send a fuller packet
+            }
+            if !self.departure_takes(now, self.snd_nxt) {
+                return None; // the departure under way carries another range
             }
             let sacked_at = self.board.next_sacked(self.snd_nxt);
             let record_end = self.record_end_after(self.snd_nxt).unwrap_or(u64::MAX);
@@ -241,7 +244,8 @@ impl Connection {
             }
         }
         let fin = self.fin_pos().filter(|&f| f == self.snd_nxt)?;
-        Some(self.transmit_from(fin, now, out))
+        self.departure_takes(now, fin)
+            .then(|| self.transmit_from(fin, now, out))
     }
 
     /// Send the segment that starts at `pos` (data, possibly with the FIN), stopping short of

@@ -83,20 +83,17 @@ impl Connection {
 
     /// Whether the segment from `pos`, chosen after `pacing_allows`, may leave at `now`: a
     /// departure under way takes only the segment that continues it (contiguous, of its
-    /// kind); another ends it, and waits for the next departure. Otherwise as
-    /// `pacing_allows` decided.
+    /// kind); another ends it, and waits with everything else for the next departure.
     #[inline]
     pub(super) fn departure_takes(&mut self, now: Time, pos: u64) -> bool {
         match self.pacing {
-            Some(p) if now < p.next_departure && p.joins_burst(now) => {
-                self.departure_continues(now, pos)
-            }
+            Some(p) if now < p.next_departure => self.departure_continues(now, pos),
             _ => true,
         }
     }
 
-    /// The departure under way at `now` takes the segment from `pos` if it continues it;
-    /// else it ends, and the segment waits for the next.
+    /// Before the next departure time, only the segment that continues the departure under
+    /// way at `now` leaves; any other ends it and waits (unless no rate is set).
     #[inline(never)]
     fn departure_continues(&mut self, now: Time, pos: u64) -> bool {
         let retx = pos < self.snd_max;
@@ -111,13 +108,15 @@ impl Connection {
         !self.pacing_holds(next)
     }
 
-    /// Linux's TSO deferral (`tcp_tso_should_defer`), for a controller whose departures are
-    /// Linux TSO packets: a sender whose windows leave `room` bytes, less than one TSO
-    /// packet and less than a third of the window, waits for the next ACK to open more, so
-    /// that it sends fewer, larger departures. Not while recovering (Linux: from the
-    /// Recovery state on), nor for a single segment, nor past 1 ms after the departure time
-    /// (the last departure was not recent), nor when the oldest data in flight left less than
-    /// half a round trip ago (the ACK that would open the window would come too late).
+    /// Linux's TSO deferral (`tcp_tso_should_defer`, Linux 6.18), for a controller whose
+    /// departures are Linux TSO packets: a sender whose windows leave `room` bytes, less than
+    /// one TSO packet and less than a third of the window, waits for the next ACK to open
+    /// more, so that it sends fewer, larger departures. Not while recovering or after a
+    /// timeout (Linux: from the Recovery state on), nor for a single segment, nor past 1 ms
+    /// after the departure time (the last departure was not recent), nor when the oldest
+    /// data in flight is not acknowledged within min(srtt / 2, 1 ms) of now by its round trip
+    /// (the ACK would come too late: "tcp: fix tcp_tso_should_defer() vs large RTT", 2025),
+    /// nor for the last of the data or of a record when the windows hold all of it.
     #[inline]
     pub(super) fn tso_defers(&self, now: Time, room: u64) -> bool {
         match self.pacing {
@@ -137,21 +136,33 @@ impl Connection {
             return false; // sysctl_tcp_tso_win_divisor: a third of the window is enough
         }
         let mss = self.seg_size as u64;
-        if self.snd_nxt < self.snd_max || self.data_end.saturating_sub(self.snd_nxt) <= mss {
-            return false; // resending after a timeout (Linux's Loss state), or one segment
+        let end = self
+            .record_end_after(self.snd_nxt)
+            .unwrap_or(u64::MAX)
+            .min(self.data_end);
+        let left = end.saturating_sub(self.snd_nxt);
+        if left <= mss {
+            return false; // one segment: no TSO packet to fill
         }
-        if self.in_recovery() {
+        let in_loss = self.control.as_ref().is_some_and(|c| c.in_loss());
+        if self.in_recovery() || in_loss || self.snd_nxt < self.snd_max {
             return false;
         }
-        let head_near = match (self.sent.oldest_sent_at(), self.rtt.srtt()) {
-            (Some(head), Some(srtt)) => now.saturating_sub(head) >= srtt / 2,
+        let ack_near = match (self.sent.oldest_sent_at(), self.rtt.srtt()) {
+            (Some(head), Some(srtt)) => (head + srtt).saturating_sub(now) <= (srtt / 2).min(MS),
             _ => false,
         };
         let Some(rate) = self.pacing_rate().filter(|&r| r > 0.0) else {
             return false;
         };
         let segs = self.cc.pacing_burst(rate, self.rtt.min_rtt(), mss);
-        head_near && segs > 1 && room < segs * mss // tcp_write_xmit: only for a TSO packet
+        if !ack_near || segs <= 1 || room >= segs * mss {
+            return false; // tcp_write_xmit defers only a TSO packet
+        }
+        // The packet would carry the rest of the data (FIN) or of a record (EOR), and the
+        // windows hold it all: it will not grow, so it leaves.
+        let last = end == self.data_end && self.app_closed || end < self.data_end;
+        !(last && left <= segs * mss && room > left)
     }
 
     /// The next departure is at `next`, later than now: hold the segment and wake up then,

@@ -269,18 +269,10 @@ fn max_pacing_rate_alone_counts_each_segments_headers_as_the_fq_qdisc_does() {
     assert_eq!(d[1].0 - d[0].0, 1_052_000, "{d:?}");
 }
 
-#[test]
-fn a_departure_carries_one_contiguous_range_of_new_data_or_of_retransmissions() {
-    // Linux paces skbs, and an skb holds one range of its write queue: new data, or a
-    // retransmission. Losses make recovery resend while new data waits to go; neither may
-    // ride in the other's departure, nor a range that is not the next one's continuation.
-    let mut p = burst_pipe(3, 400_000);
-    p.drop_ab = vec![40, 41, 90, 150, 152, 154];
-    p.run(120 * SEC);
-    assert!(p.done_at.is_some(), "the transfer completes");
+/// Departures hold one contiguous range of one kind: segments sent at one instant follow one
+/// another and are all new data or all retransmissions.
+fn assert_one_range_of_one_kind(p: &Pipe) {
     let data: Vec<_> = p.log_ab.iter().filter(|l| l.2 > 0).collect();
-    let retransmissions = data.iter().filter(|l| l.3).count();
-    assert!(retransmissions >= 6, "{retransmissions} retransmissions");
     for w in data.windows(2) {
         let (a, b) = (w[0], w[1]);
         if a.0 == b.0 {
@@ -292,35 +284,74 @@ fn a_departure_carries_one_contiguous_range_of_new_data_or_of_retransmissions() 
             assert_eq!(b.1, a.1 + a.2 as u64, "one contiguous range at {} ns", a.0);
         }
     }
-    // Recovery still sends departures of more than one segment where it has a run to send.
-    let d = departures(&p);
-    assert!(d.iter().filter(|g| g.1 == 3).count() > 50, "{d:?}");
+}
+
+#[test]
+fn a_departure_carries_one_contiguous_range_of_new_data_or_of_retransmissions() {
+    // Linux paces skbs, and an skb holds one range of its write queue: new data, or a
+    // retransmission. Losses make recovery resend while new data waits to go; neither may
+    // ride in the other's departure, nor a range that is not the next one's continuation.
+    let mut p = burst_pipe(3, 400_000);
+    p.drop_ab = vec![40, 41, 90, 150, 152, 154];
+    p.run(120 * SEC);
+    assert!(p.done_at.is_some(), "the transfer completes");
+    let retransmissions = p.log_ab.iter().filter(|l| l.2 > 0 && l.3).count();
+    assert!(retransmissions >= 6, "{retransmissions} retransmissions");
+    assert_one_range_of_one_kind(&p);
+}
+
+#[test]
+fn with_sack_a_held_retransmission_leads_the_next_departure_and_new_data_waits() {
+    // SACK recovery may choose a hole that does not continue the departure under way while
+    // the window still has room for new data: the hole waits for the next departure, and
+    // new data may not leave before it at the same instant.
+    let cfg = TcpConfig {
+        recovery: crate::config::RecoveryKind::Rack,
+        sack: true,
+        ..TcpConfig::default()
+    };
+    let mut p = Pipe::new(&cfg, 1000, 600_000);
+    p.a.set_controller(Box::new(BurstPacer {
+        rate: 1e6,
+        burst: 3,
+        linux: false,
+    }));
+    p.drop_ab = (40..400).step_by(7).collect();
+    p.run(300 * SEC);
+    assert!(p.done_at.is_some(), "the transfer completes");
+    let retransmissions = p.log_ab.iter().filter(|l| l.2 > 0 && l.3).count();
+    assert!(retransmissions >= 40, "{retransmissions} retransmissions");
+    assert_one_range_of_one_kind(&p);
 }
 
 #[test]
 fn linux_defers_a_departure_its_window_would_cut_short_until_an_ack_opens_more() {
-    // tcp_tso_should_defer: with room for 2 of a 4-segment TSO packet, less than a third of
-    // the window, the last departure recent and the oldest data in flight sent at least half
-    // a round trip ago (its ACK is near), Linux waits for that ACK instead of sending 2.
+    // tcp_tso_should_defer (Linux 6.18): with room for 2 of a 4-segment TSO packet, less
+    // than a third of the window, the last departure recent and the oldest data in flight
+    // due to be acknowledged within min(srtt / 2, 1 ms), Linux waits for that ACK instead of
+    // sending 2.
+    let linux = |linux| {
+        Box::new(BurstPacer {
+            rate: 1e6,
+            burst: 4,
+            linux,
+        })
+    };
     let mut p = burst_pipe(4, 1_000_000);
-    p.a.set_controller(Box::new(BurstPacer {
-        rate: 1e6,
-        burst: 4,
-        linux: true,
-    }));
+    p.a.set_controller(linux(true));
     p.run(400 * MS);
     let c = &mut p.a;
     let srtt = c.rtt.srtt().expect("a round trip measured");
     let head = c.sent.oldest_sent_at().expect("data in flight");
     c.win.cwnd = 30_000;
     c.snd_wnd = 1 << 20;
-    let now = head + srtt / 2;
+    let now = head + srtt - MS; // the head's ACK is due in 1 ms
     c.pacing.as_mut().unwrap().next_departure = now;
     assert!(c.tso_defers(now, 2000), "room for half a TSO packet: wait");
     assert!(!c.tso_defers(now, 4000), "room for a whole one: send");
     assert!(
         !c.tso_defers(now - 1, 2000),
-        "the head's ACK is over half a round trip away"
+        "the head's ACK is over 1 ms away"
     );
     assert!(
         !c.tso_defers(now + MS + 1, 2000),
@@ -332,11 +363,33 @@ fn linux_defers_a_departure_its_window_would_cut_short_until_an_ack_opens_more()
         "a third of the window is room enough"
     );
     c.win.cwnd = 30_000;
-    c.set_controller(Box::new(BurstPacer {
-        rate: 1e6,
-        burst: 4,
-        linux: false,
-    }));
+    let saved = c.pacing;
+    c.pace(now, c.snd_nxt, 1000, false);
+    assert!(
+        !c.tso_defers(now, 2000),
+        "a departure under way is not a new packet"
+    );
+    c.pacing = saved;
+    let (snd_nxt, data_end) = (c.snd_nxt, c.data_end);
+    c.snd_nxt = c.snd_max - 1000;
+    assert!(!c.tso_defers(now, 2000), "resending after a timeout");
+    c.snd_nxt = snd_nxt;
+    c.data_end = snd_nxt + 1000;
+    assert!(!c.tso_defers(now, 2000), "one segment left");
+    c.data_end = snd_nxt + 1500;
+    c.app_closed = true;
+    assert!(
+        !c.tso_defers(now, 2000),
+        "the last of the data, and room for all of it"
+    );
+    assert!(
+        c.tso_defers(now, 1200),
+        "the last of the data, the room short of it"
+    );
+    (c.data_end, c.app_closed) = (data_end, false);
+    assert!(c.tso_defers(now, 2000), "as at first");
+    c.set_controller(linux(false));
+    c.pacing.as_mut().unwrap().next_departure = now;
     assert!(!c.tso_defers(now, 2000), "not a Linux TSO sender");
 }
 
