@@ -211,12 +211,11 @@ def _time(meta, nano: bool) -> float:
     return meta.sec + meta.usec / (1e9 if nano else 1e6)
 
 
-def packets_from(path: str | Path, src: str) -> list[tuple[float, int]]:
-    """(capture time in s, IPv4 total length) of every IPv4 packet from address `src`, in
-    capture order, whatever it carries (LTP and bundles too): what a sender put on a link."""
+def _ipv4_from(path: str | Path, src: str):
+    """(capture time in s, IPv4 packet) of every IPv4 packet from address `src`, in capture
+    order."""
     from scapy.utils import RawPcapReader
 
-    out = []
     r = RawPcapReader(str(path))
     nano = bool(getattr(r, "nano", False))
     linktype = getattr(r, "linktype", None)
@@ -225,40 +224,30 @@ def packets_from(path: str | Path, src: str) -> list[tuple[float, int]]:
         for data, meta in r:
             pkt = _ip_payload(getattr(meta, "linktype", None) or linktype, data)
             if pkt is not None and len(pkt) >= 20 and pkt[0] >> 4 == 4 and pkt[12:16] == want:
-                out.append((_time(meta, nano), int.from_bytes(pkt[2:4], "big")))
+                yield _time(meta, nano), pkt
     except EOFError:
         pass
     finally:
         r.close()
-    return out
+
+
+def packets_from(path: str | Path, src: str) -> list[tuple[float, int]]:
+    """(capture time in s, IPv4 total length) of every IPv4 packet from address `src`, in
+    capture order, whatever it carries (LTP and bundles too): what a sender put on a link."""
+    return [(t, int.from_bytes(pkt[2:4], "big")) for t, pkt in _ipv4_from(path, src)]
 
 
 def tcp_data_from(path: str | Path, src: str) -> list[tuple[float, int, int]]:
     """(capture time in s, sequence number, payload bytes) of every TCP segment carrying
     data from address `src`, in capture order: the ranges a sender put on a link."""
-    from scapy.utils import RawPcapReader
-
     out = []
-    r = RawPcapReader(str(path))
-    nano = bool(getattr(r, "nano", False))
-    linktype = getattr(r, "linktype", None)
-    want = ipaddress.IPv4Address(src).packed
-    try:
-        for data, meta in r:
-            pkt = _ip_payload(getattr(meta, "linktype", None) or linktype, data)
-            if pkt is None or len(pkt) < 40 or pkt[0] >> 4 != 4 or pkt[12:16] != want:
-                continue
-            if pkt[9] != 6:  # not TCP
-                continue
-            ihl = (pkt[0] & 15) * 4
-            payload = int.from_bytes(pkt[2:4], "big") - ihl - (pkt[ihl + 12] >> 4) * 4
-            if payload > 0:
-                seq = int.from_bytes(pkt[ihl + 4 : ihl + 8], "big")
-                out.append((_time(meta, nano), seq, payload))
-    except EOFError:
-        pass
-    finally:
-        r.close()
+    for t, pkt in _ipv4_from(path, src):
+        ihl = (pkt[0] & 15) * 4
+        if pkt[9] != 6 or len(pkt) < ihl + 20:  # not TCP, or cut short
+            continue
+        payload = int.from_bytes(pkt[2:4], "big") - ihl - (pkt[ihl + 12] >> 4) * 4
+        if payload > 0:
+            out.append((t, int.from_bytes(pkt[ihl + 4 : ihl + 8], "big"), payload))
     return out
 
 
