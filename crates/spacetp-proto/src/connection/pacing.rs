@@ -3,9 +3,11 @@
 //! `max_pacing_rate`, whichever is lower. A departure is one segment, or as many as the
 //! controller sends together (`pacing_burst`: Linux's TSO/GSO packet, the BBR draft's send
 //! quantum), all at one instant; the next waits for all of them. A departure carries one
-//! contiguous range of one kind, new data or retransmissions (Linux: one skb), so a segment
-//! that does not continue it waits for the next. Whether a connection paces
-//! is decided once, when its controller is chosen, so that unpaced connections pay nothing.
+//! contiguous range of one kind, new data or retransmissions (a TSO/GSO packet; in Linux one
+//! skb), so a segment that does not continue it waits for the next. A Linux TSO sender held
+//! by its window may also wait for an ACK to send a fuller packet (`tso_defers`). Whether a
+//! connection paces is decided once, when its controller is chosen, so that unpaced
+//! connections pay nothing.
 //!
 //! What a departure counts: a controller that paces itself is paced as Linux's TCP paces
 //! (`tcp_update_skb_after_send`: the write queue's skb, which holds no headers), by payload
