@@ -240,15 +240,21 @@ def packets_from(path: str | Path, src: str) -> list[tuple[float, int]]:
 def tcp_data_from(path: str | Path, src: str) -> list[tuple[float, int, int]]:
     """(capture time in s, sequence number, payload bytes) of every TCP segment carrying
     data from address `src`, in capture order: the ranges a sender put on a link."""
-    out = []
-    for t, pkt in _ipv4_from(path, src):
-        ihl = (pkt[0] & 15) * 4
-        if pkt[9] != 6 or len(pkt) < ihl + 20:  # not TCP, or cut short
-            continue
-        payload = int.from_bytes(pkt[2:4], "big") - ihl - (pkt[ihl + 12] >> 4) * 4
-        if payload > 0:
-            out.append((t, int.from_bytes(pkt[ihl + 4 : ihl + 8], "big"), payload))
-    return out
+    return [(t, *seg) for t, pkt in _ipv4_from(path, src) if (seg := tcp_data(pkt))]
+
+
+def tcp_data(pkt: bytes) -> tuple[int, int] | None:
+    """(sequence number, payload bytes) of an IPv4 packet that is a TCP segment carrying
+    data (its total length less its headers); None for anything else."""
+    if len(pkt) < 20 or pkt[0] >> 4 != 4 or pkt[9] != 6:  # not IPv4 TCP
+        return None
+    ihl = (pkt[0] & 15) * 4
+    if len(pkt) < ihl + 20:  # cut short
+        return None
+    payload = int.from_bytes(pkt[2:4], "big") - ihl - (pkt[ihl + 12] >> 4) * 4
+    if payload <= 0:
+        return None
+    return int.from_bytes(pkt[ihl + 4 : ihl + 8], "big"), payload
 
 
 def read(path: str | Path) -> list[Conversation]:

@@ -151,6 +151,8 @@ def departures(device: str, cap: float, out: str) -> dict:
     """Write [kernel time (s), sequence number, payload bytes] of every TCP segment carrying
     data that the host sends on `device` to `out`, for `cap` seconds or until SIGTERM; print
     "ready" once listening."""
+    from spacetp.pcapflows import tcp_data
+
     stop: list[bool] = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
     s = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(0x0003))  # ETH_P_ALL
@@ -165,15 +167,10 @@ def departures(device: str, cap: float, out: str) -> dict:
             data, anc, _flags, addr = s.recvmsg(64, 64)
         except TimeoutError:
             continue
-        if addr[2] != PACKET_OUTGOING or len(data) < 40 or data[0] >> 4 != 4 or data[9] != 6:
-            continue  # only outgoing IPv4 TCP
-        ihl = (data[0] & 15) * 4
-        if len(data) < ihl + 13:
-            continue
-        payload = struct.unpack("!H", data[2:4])[0] - ihl - (data[ihl + 12] >> 4) * 4
-        if payload <= 0:
-            continue  # an ACK or a SYN: no data
-        seq = struct.unpack("!I", data[ihl + 4 : ihl + 8])[0]
+        seg = tcp_data(data) if addr[2] == PACKET_OUTGOING else None
+        if seg is None:
+            continue  # incoming, or not a TCP segment carrying data
+        seq, payload = seg
         for _level, kind, d in anc:
             if kind == SO_TIMESTAMPNS:
                 sec, ns = struct.unpack("qq", d[:16])

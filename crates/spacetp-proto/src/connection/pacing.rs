@@ -157,7 +157,7 @@ impl Connection {
         let Some(rate) = self.pacing_rate().filter(|&r| r > 0.0) else {
             return false;
         };
-        let segs = self.cc.pacing_burst(rate, self.rtt.min_rtt(), mss);
+        let segs = self.departure_segments(rate);
         if !ack_near || segs <= 1 || room >= segs * mss {
             return false; // tcp_write_xmit defers only a TSO packet
         }
@@ -165,6 +165,13 @@ impl Connection {
         // windows hold it all: it will not grow, so it leaves.
         let last = end == self.data_end && self.app_closed || end < self.data_end;
         !(last && left <= segs * mss && room > left)
+    }
+
+    /// Segments a departure carries at a pacing rate of `rate` bytes per second (the
+    /// controller's `pacing_burst`: Linux's TSO packet, the draft's send quantum).
+    fn departure_segments(&self, rate: f64) -> u64 {
+        self.cc
+            .pacing_burst(rate, self.rtt.min_rtt(), self.seg_size as u64)
     }
 
     /// The next departure is at `next`, later than now: hold the segment and wake up then,
@@ -189,10 +196,7 @@ impl Connection {
         };
         let starts = !p.continues(now, pos, retx);
         let burst = if starts && now >= p.next_departure {
-            let min_rtt = self.rtt.min_rtt();
-            self.cc
-                .pacing_burst(rate, min_rtt, self.seg_size as u64)
-                .max(1)
+            self.departure_segments(rate).max(1)
         } else {
             1
         };
