@@ -214,7 +214,9 @@ def test_the_kernels_departures_are_read_on_the_sender_device_as_paced_tso_packe
     # bbr at 10 Mb/s (geo): the initial window leaves at once (no pacing rate before the
     # first ACK), then the kernel paces TSO packets of 2 segments (1 below a 1.2 Mb/s pacing
     # rate, in the first round trips), each leaving at one instant; the record holds every
-    # data packet the sender sent, ACKs of the other direction left out.
+    # data packet the sender sent, ACKs of the other direction left out. "At once" is within
+    # 5 ms, in one burst or a few (seen on a loaded machine: 1 segment, then 9 behind it); the
+    # next data waits for the first ACK, a round trip of over half a second later.
     import json
 
     case = next(c for c in vs_linux.GRID if c.name == "geo")
@@ -226,13 +228,17 @@ def test_the_kernels_departures_are_read_on_the_sender_device_as_paced_tso_packe
     assert all(n > 0 for _t, _seq, n in data), "data segments only"
     assert sum(n for _t, _seq, n in data) >= case.quick_bytes, len(data)
     assert all(b[0] >= a[0] for a, b in zip(data, data[1:], strict=False)), "kernel times"
+    initial = [t for t, _seq, _n in data if t - data[0][0] < 5e-3]
+    assert len(initial) == 10, [round(t - data[0][0], 6) for t, _seq, _n in data[:12]]
+    paced = data[10:]
     groups = [1]
-    for a, b in zip(data, data[1:], strict=False):
+    for a, b in zip(paced, paced[1:], strict=False):
         if b[0] - a[0] < 50e-6:
             groups[-1] += 1
         else:
             groups.append(1)
-    assert groups[0] == 10, groups[:5]
-    assert max(groups[1:]) <= 2, groups
+    # On a loaded machine the kernel's pacing timer may fire late, and two departures then
+    # leave back to back (seen: a burst of 3): rarely.
+    assert sum(g > 2 for g in groups) <= max(1, len(groups) // 50), groups
     assert groups.count(2) > len(groups) / 2, groups
     assert set(_namespaces()) == before
