@@ -142,7 +142,7 @@ def main() -> int:
         best = measure(files, a.reps)
         flows = {n: best[f"flows {n}"] for n in SIZES}
         chain = {n: best[f"chain {n}"] for n in SIZES}
-        shared = {n: best[f"share {n}"] for n in SIZES} if a.share else {}
+        fixed_share = {n: best[f"share {n}"] for n in SIZES} if a.share else {}
         big = t / f"flows-{SIZES[-1]}.toml"
         user_wall = float("inf")  # best of the reps, as the core's
         as_users_have_it = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -174,7 +174,7 @@ def main() -> int:
                 f"N linux-cubic flows on one link of N x {a.share:g} Mb/s, 20 ms (each flow's "
                 "share fixed; the packets carried grow with N), 2 simulated s:",
                 "",
-                *table("flows", shared, "RSS per flow"),
+                *table("flows", fixed_share, "RSS per flow"),
                 "",
             ]
             if a.share
