@@ -466,3 +466,27 @@ def test_check_says_each_direction_in_units_with_its_error_model(tmp_path):
     f.write_text(f.read_text().split("errors")[0])
     r = spacetp_cli("emulate", str(f), "--check")
     assert all(x.endswith("errors: none") for x in r.stdout.strip().splitlines())
+
+
+def test_a_ctrl_c_while_a_namespace_is_made_leaves_it_listed_for_the_teardown(monkeypatch):
+    # CI once saw `bench --vs-linux` interrupted with Ctrl-C leave `stp-<tag>-b` behind: the
+    # signal came while `ip netns add` ran, after the namespace existed but before it was
+    # listed. A stand-in `ip` that makes the namespace, then gets the Ctrl-C.
+    from spacetp.live import emulate
+
+    made: list[str] = []
+
+    def ip(*args, check=True):
+        if args[:2] == ("netns", "add"):
+            made.append(args[2])
+            signal.raise_signal(signal.SIGINT)
+
+    monkeypatch.setattr(emulate, "_ip", ip)
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    created: list[str] = []
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            emulate.add_namespace("stp-1-b", created)
+    finally:
+        signal.signal(signal.SIGINT, old)
+    assert made == ["stp-1-b"] and created == made

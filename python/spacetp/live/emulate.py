@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from spacetp.errors import SpacetpError
-from spacetp.live.signals import interrupt_on_signals
+from spacetp.live.signals import interrupt_on_signals, interrupts_held
 from spacetp.scenario import ScenarioError, load
 
 PREFIX = "stp-"
@@ -160,6 +160,15 @@ def tun_in_namespace(ns: str, tmp: str, name: str, addr: str, peer: str, mtu: in
     return fd
 
 
+def add_namespace(ns: str, created: list[str]) -> None:
+    """Create namespace `ns` and list it in `created`, for the teardown to delete. Signals are
+    held meanwhile: a Ctrl-C that came while `ip netns add` ran unwound the caller after the
+    namespace existed but before it was listed, and the teardown left it behind (seen in CI)."""
+    with interrupts_held():
+        _ip("netns", "add", ns)
+        created.append(ns)
+
+
 def namespaces() -> list[str]:
     r = _ip("netns", "list", check=False)
     return [ln.split()[0] for ln in r.stdout.splitlines() if ln.strip()]
@@ -258,8 +267,7 @@ class Netns(TornDown):
             (self.ns_a, ADDR_A, ADDR_B, "a"),
             (self.ns_b, ADDR_B, ADDR_A, "b"),
         ):
-            _ip("netns", "add", ns)
-            self.created.append(ns)
+            add_namespace(ns, self.created)
             # IPv6 off inside: no router solicitations or DAD mixed into the measured traffic.
             ns_sysctl(ns, "net.ipv6.conf.all.disable_ipv6=1")
             fd = tun_in_namespace(ns, f"stp{self.tag[-9:]}{end}", DEVICE, addr, peer, self.mtu)

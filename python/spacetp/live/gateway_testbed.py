@@ -36,6 +36,7 @@ from spacetp.live.emulate import (
     EmulateError,
     TornDown,
     _ip,
+    add_namespace,
     check_machine,
     delete_namespace,
     load_link,
@@ -152,8 +153,7 @@ class Testbed(TornDown):
         check_machine()
         for role in ("cli", "gwa", "gwb", "srv"):
             ns = self.ns(role)
-            _ip("netns", "add", ns)
-            self.created.append(ns)
+            add_namespace(ns, self.created)
             off = "0" if self.ipv6 else "1"
             ns_sysctl(ns, f"net.ipv6.conf.all.disable_ipv6={off}",
                       f"net.ipv6.conf.default.disable_ipv6={off}")  # fmt: skip
