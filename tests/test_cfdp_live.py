@@ -188,6 +188,10 @@ def test_cfdp_over_bp_class_1_arrives_whole_through_losses_ltp_repairs(tmp_path)
     assert relay.dropped > 10, relay.dropped
     resent = sum(s["reports_sent"] for s in rep["bp"]["spans"])
     assert resent > 1, rep["bp"]["spans"]
+    # The receiver's node stopped once its entity was done and its peer answered, not when
+    # the run's duration ran out.
+    assert rep["stopped"] == "received" and rep["bp"]["stopped"] == "answered", rep["bp"]
+    assert rep["bp"]["elapsed_s"] < 30, rep["bp"]["elapsed_s"]
 
 
 def test_bad_bp_flags_say_what_to_give(tmp_path):

@@ -82,6 +82,26 @@ fn transfer(name: &str, size: usize, settings: serde_json::Value, nth: u64) -> O
     }
 }
 
+/// Both entities and their nodes stopped on their own, well before the runs' 60 s duration:
+/// the sender once its last bundles left, the receiver once its peer was answered. (A
+/// Finished PDU sent again, still held for a sender that had stopped, held the receiver's
+/// node until the duration in half the class 2 runs.)
+fn assert_both_stopped_on_their_own(o: &Outcome) {
+    let (txb, rxb) = (o.tx.bp.as_ref().unwrap(), o.rx.bp.as_ref().unwrap());
+    assert_eq!(
+        (o.tx.stopped.as_str(), txb.stopped.as_str()),
+        ("sent", "sent")
+    );
+    assert_eq!(
+        (o.rx.stopped.as_str(), rxb.stopped.as_str()),
+        ("received", "answered")
+    );
+    assert!(
+        txb.elapsed_s < 30.0 && rxb.elapsed_s < 30.0,
+        "{txb:?} {rxb:?}"
+    );
+}
+
 #[test]
 fn class_1_over_bp_arrives_whole_through_losses_ltp_repairs() {
     let s = serde_json::json!({"class": 1, "carrier": "bp", "rate": "8 Mb/s"});
@@ -108,6 +128,7 @@ fn class_1_over_bp_arrives_whole_through_losses_ltp_repairs() {
         .sum();
     assert!(resent > 0, "LTP repaired the losses: {txb:?}");
     assert_eq!(got.pdus.nak, 0, "class 1 asks for nothing");
+    assert_both_stopped_on_their_own(&o);
     std::fs::remove_dir_all(o.out.parent().unwrap()).ok();
 }
 
@@ -129,6 +150,7 @@ fn class_2_over_bp_gets_its_finished_pdu_back() {
     // when the positive ACK timer (10 s) ran out.
     assert!(got.pdus.finished >= 1, "{got:?}");
     assert!(t.pdus.ack >= 1, "the Finished PDU acknowledged: {t:?}");
+    assert_both_stopped_on_their_own(&o);
     std::fs::remove_dir_all(o.out.parent().unwrap()).ok();
 }
 

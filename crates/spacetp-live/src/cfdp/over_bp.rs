@@ -158,8 +158,13 @@ impl Turns for CfdpOverBp {
             match why {
                 // Stopped from outside: the node too, its open blocks canceled.
                 "signal" | "duration" => self.node.begin_stop(why),
-                // Done: the last bundles go first (class 1's EOF, a Finished PDU's ACK), and
-                // the node answers its peer for its linger (as `spacetp dtn --until-sent`).
+                // Received, and every Finished PDU acknowledged: nothing more from here must
+                // arrive. A Finished sent again (its ACK was late) may still be held for a
+                // sender that has stopped; the node answers its peer for its linger and stops.
+                "received" => self.node.stop_when_answered(),
+                // Done sending: the last bundles go first (class 1's EOF, a Finished PDU's
+                // ACK), and the node answers its peer for its linger (as `spacetp dtn
+                // --until-sent`).
                 _ => self.node.stop_when_sent(),
             }
         }

@@ -58,6 +58,8 @@ pub struct DtnNode {
     /// When the stop condition was first met, and the stop's reason once stopping.
     done_since: Option<Time>,
     stop: Option<String>,
+    /// Stop once peers are answered, whatever is still held (`stop_when_answered`).
+    answer_only: bool,
     finished: bool,
     report: DtnReport,
     buf: Vec<u8>,
@@ -135,6 +137,7 @@ impl DtnNode {
             in_ltp: 0,
             done_since: None,
             stop: None,
+            answer_only: false,
             finished: false,
             report: DtnReport {
                 node: cfg.s.node,
@@ -241,6 +244,15 @@ impl DtnNode {
     /// that has stopped lets its last bundles go.
     pub fn stop_when_sent(&mut self) {
         self.cfg.s.until_sent = true;
+    }
+
+    /// Stop once its peers have been answered for the linger, whatever is still held here:
+    /// an application whose peers confirmed all they needed from it (a CFDP receiver whose
+    /// Finished PDUs were acknowledged) has nothing left that must arrive. Waiting for its
+    /// last bundles to leave, as `stop_when_sent`, held such a node until its duration when
+    /// a copy sent again was bound for a peer that had since stopped.
+    pub fn stop_when_answered(&mut self) {
+        self.answer_only = true;
     }
 
     /// Counts time from `start` (a monotonic instant): an application that drives the node
@@ -355,8 +367,8 @@ impl DtnNode {
         // Every condition given must hold: a node that both receives and sends stops once
         // it has its data units and everything it sent has left.
         let want_delivered = self.cfg.s.until_delivered;
-        let want_sent = self.cfg.s.until_sent;
-        if want_delivered.is_none() && !want_sent {
+        let want_sent = self.cfg.s.until_sent && !self.answer_only;
+        if want_delivered.is_none() && !want_sent && !self.answer_only {
             return;
         }
         let delivered = want_delivered.is_none_or(|n| self.report.delivered.len() as u64 >= n);
@@ -370,7 +382,8 @@ impl DtnNode {
             let why = match (want_delivered.is_some(), want_sent) {
                 (true, true) => "delivered and sent",
                 (true, false) => "delivered",
-                _ => "sent",
+                (false, true) => "sent",
+                (false, false) => "answered",
             };
             self.stop = Some(why.into());
         }

@@ -138,8 +138,8 @@ impl SpanCounts {
 pub struct DtnReport {
     pub node: u64,
     pub elapsed_s: f64,
-    /// Why the node stopped: "duration", "delivered", "sent", "delivered and sent", or
-    /// "signal".
+    /// Why the node stopped: "duration", "delivered", "sent", "delivered and sent",
+    /// "answered" (an application on it was done: `stop_when_answered`) or "signal".
     pub stopped: String,
     pub sent: Vec<SentFile>,
     pub delivered: Vec<DeliveredFile>,
