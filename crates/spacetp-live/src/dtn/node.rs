@@ -59,7 +59,7 @@ pub struct DtnNode {
     done_since: Option<Time>,
     stop: Option<String>,
     /// Stop once peers are answered, whatever is still held (`stop_when_answered`).
-    answer_only: bool,
+    until_answered: bool,
     finished: bool,
     report: DtnReport,
     buf: Vec<u8>,
@@ -137,7 +137,7 @@ impl DtnNode {
             in_ltp: 0,
             done_since: None,
             stop: None,
-            answer_only: false,
+            until_answered: false,
             finished: false,
             report: DtnReport {
                 node: cfg.s.node,
@@ -250,9 +250,10 @@ impl DtnNode {
     /// an application whose peers confirmed all they needed from it (a CFDP receiver whose
     /// Finished PDUs were acknowledged) has nothing left that must arrive. Waiting for its
     /// last bundles to leave, as `stop_when_sent`, held such a node until its duration when
-    /// a copy sent again was bound for a peer that had since stopped.
+    /// a copy sent again was bound for a peer that had since stopped. (An application
+    /// gives its node one of the two.)
     pub fn stop_when_answered(&mut self) {
-        self.answer_only = true;
+        self.until_answered = true;
     }
 
     /// Counts time from `start` (a monotonic instant): an application that drives the node
@@ -367,8 +368,8 @@ impl DtnNode {
         // Every condition given must hold: a node that both receives and sends stops once
         // it has its data units and everything it sent has left.
         let want_delivered = self.cfg.s.until_delivered;
-        let want_sent = self.cfg.s.until_sent && !self.answer_only;
-        if want_delivered.is_none() && !want_sent && !self.answer_only {
+        let want_sent = self.cfg.s.until_sent;
+        if want_delivered.is_none() && !want_sent && !self.until_answered {
             return;
         }
         let delivered = want_delivered.is_none_or(|n| self.report.delivered.len() as u64 >= n);
